@@ -1,0 +1,215 @@
+"""Ingest throughput through the real HTTP API with the offline compressor. Prints figures.
+
+1. single enqueues/s: POST /api/sessions/observations, one event per request, from several
+   client processes over keep-alive connections (like many hooks at once);
+2. end to end: from the first enqueue until the worker has stored every observation;
+3. import: observations/s through POST /api/import at 100,000 rows.
+
+Usage: python bench/ingest.py [--events 5000] [--clients 2] [--import-rows 100000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import multiprocessing as mp
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_service(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
+    env.update(
+        WORKBENCH_DATA_DIR=str(data_dir),
+        WORKBENCH_PORT=str(port),
+        WORKBENCH_COMPRESSOR="offline",
+        WORKBENCH_MAX_BODY_BYTES=str(512 * 1024 * 1024),
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "service"],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    for _ in range(600):
+        try:
+            status, _ = request(port, "GET", "/api/health")
+            if status == 200:
+                return proc
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    raise SystemExit("service did not start")
+
+
+def request(
+    port: int,
+    method: str,
+    path: str,
+    body: object = None,
+    conn: http.client.HTTPConnection | None = None,
+) -> tuple[int, object]:
+    own = conn is None
+    conn = conn or http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+    data = None if body is None else json.dumps(body)
+    conn.request(method, path, body=data, headers={"Content-Type": "application/json"})
+    resp = conn.getresponse()
+    payload = json.loads(resp.read() or b"null")
+    if own:
+        conn.close()
+    return resp.status, payload
+
+
+def tool_event(client: int, index: int) -> dict[str, object]:
+    path = f"/home/dev/src/bench/pkg{index % 50}/module_{index}.py"
+    return {
+        "contentSessionId": f"bench-{client}",
+        "tool_name": "Edit" if index % 3 else "Read",
+        "tool_input": {
+            "file_path": path,
+            "old_string": f"x = {index}",
+            "new_string": f"x = {index + 1}",
+        },
+        "tool_response": {
+            "filePath": path,
+            "oldString": f"x = {index}",
+            "newString": f"x = {index + 1}",
+        },
+        "cwd": "/home/dev/src/bench",
+        "tool_use_id": f"toolu_{client}_{index}",
+    }
+
+
+def client_worker(port: int, client: int, count: int, out: mp.Queue) -> None:  # type: ignore[type-arg]
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    request(
+        port,
+        "POST",
+        "/api/sessions/init",
+        {"contentSessionId": f"bench-{client}", "project": "bench", "prompt": "benchmark"},
+        conn,
+    )
+    start = time.perf_counter()
+    for i in range(count):
+        status, _ = request(port, "POST", "/api/sessions/observations", tool_event(client, i), conn)
+        assert status == 200, status
+    out.put(time.perf_counter() - start)
+
+
+def wait_idle(port: int) -> None:
+    while True:
+        _, health = request(port, "GET", "/api/health")
+        if health["queueDepth"] == 0:  # type: ignore[index]
+            return
+        time.sleep(0.02)
+
+
+def import_document(rows: int) -> dict[str, object]:
+    return {
+        "format": "workbench-export",
+        "version": 1,
+        "sessions": [
+            {"content_session_id": f"imp-{s}", "project": f"proj{s % 5}"}
+            for s in range(rows // 100 + 1)
+        ],
+        "observations": [
+            {
+                "content_session_id": f"imp-{i // 100}",
+                "project": f"proj{(i // 100) % 5}",
+                "type": "discovery",
+                "title": f"Observation {i} about module {i % 977}",
+                "narrative": f"Read module {i % 977} and found function f{i}.",
+                "facts": [f"fact {i}"],
+                "concepts": ["bench"],
+                "files_read": [f"/src/m{i % 977}.py"],
+                "created_at_epoch": 1_764_000_000_000 + i * 1000,
+            }
+            for i in range(rows)
+        ],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--events", type=int, default=5000, help="events per client")
+    parser.add_argument("--clients", type=int, default=2)
+    parser.add_argument("--import-rows", type=int, default=100_000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        port = free_port()
+        proc = start_service(Path(tmp) / "data", port)
+        try:
+            out: mp.Queue = mp.Queue()  # type: ignore[type-arg]
+            workers = [
+                mp.Process(target=client_worker, args=(port, c, args.events, out))
+                for c in range(args.clients)
+            ]
+            wall = time.perf_counter()
+            for w in workers:
+                w.start()
+            for w in workers:
+                w.join()
+            enqueue_s = time.perf_counter() - wall
+            wait_idle(port)
+            e2e_s = time.perf_counter() - wall
+            total = args.events * args.clients
+            _, stats = request(port, "GET", "/api/stats")
+            stored = stats["totals"]["observations"]  # type: ignore[index]
+
+            document = import_document(args.import_rows)
+            t0 = time.perf_counter()
+            status, report = request(port, "POST", "/api/import", document)
+            import_s = time.perf_counter() - t0
+            assert status == 200, report
+        finally:
+            proc.terminate()
+            proc.wait()
+    rows = [
+        (
+            f"single enqueues (HTTP, {args.clients} clients)",
+            f"{total / enqueue_s:,.0f} events/s",
+            f"{total} events in {enqueue_s:.2f} s",
+        ),
+        (
+            "end to end (enqueue → stored)",
+            f"{stored / e2e_s:,.0f} observations/s",
+            f"{stored} observations in {e2e_s:.2f} s",
+        ),
+        (
+            "import (POST /api/import)",
+            f"{args.import_rows / import_s:,.0f} observations/s",
+            f"{args.import_rows} rows in {import_s:.2f} s (incl. JSON upload)",
+        ),
+    ]
+    try:
+        from rich.console import Console
+        from rich.table import Table
+
+        grid = Table(title="bench/ingest.py (offline compressor, 2 cores)")
+        for col in ("measure", "throughput", "detail"):
+            grid.add_column(col)
+        for row in rows:
+            grid.add_row(*row)
+        Console().print(grid)
+    except ImportError:
+        for row in rows:
+            print(" | ".join(row))
+
+
+if __name__ == "__main__":
+    main()

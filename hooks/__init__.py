@@ -1,0 +1,15 @@
+"""Claude Code lifecycle hooks: one short stdlib-only script per event, run as a subprocess.
+
+Modules:
+- ``_runtime``            the shared runtime: stdin adapter, raw-socket HTTP, deliver-or-spool,
+                          one-line stdout; states the fail-open contract every script follows
+- ``session_start``       SessionStart: make sure the service runs (spawn it detached under a
+                          lock), drain the spool, print the injected memory as additionalContext
+- ``user_prompt_submit``  UserPromptSubmit: post the (privacy-stripped) prompt to sessions/init
+- ``post_tool_use``       PostToolUse: post one tool call (redacted) to sessions/observations
+- ``stop``                Stop: read the last assistant message from the transcript's tail and
+                          post it to sessions/summarize (not for subagents or re-entrant stops)
+- ``session_end``         SessionEnd: post the end reason to sessions/end
+
+Kept empty on purpose: every import here would be paid on every tool call.
+"""

@@ -1,0 +1,315 @@
+"""The shared runtime of the hook scripts: read stdin, talk to the service, spool, print.
+
+The fail-open contract. A memory hook must never disrupt an agent session, so every script:
+
+- reads one JSON object from stdin, and treats empty or malformed input as a no-op;
+- prints at most one JSON object, on one line (anything else lands in the agent's context);
+- exits 0 whatever happens (exit 2 would block the agent and show stderr to the model).
+
+The last rule is enforced at exactly one place per script, the documented fail-open boundary
+under ``if __name__ == "__main__":``. Everything here is fail-fast: expected conditions (the
+service is down, a field is missing) are handled, anything else raises to that boundary.
+
+Start-up cost is the budget, because PostToolUse runs on every tool call. Hence the standard
+library only, plus the stdlib-only ``workbench.locate``/``spool``/``redact``; and HTTP is
+spoken over a raw socket, because importing ``http.client`` alone costs more than the rest of
+a hook (ENVIRONMENT.md, "Hooks: start-up cost"). The client is deliberately tiny: one request
+per connection (``Connection: close``), to 127.0.0.1 only, reading ``Content-Length``,
+chunked or until-close bodies.
+
+Delivery (``deliver``): every event gets an idempotency key at capture, sent as the
+``Idempotency-Key`` header and written into the spool envelope, so a replay of an event the
+service did receive is a no-op. Any 2xx is success. A 4xx means the service judged the event
+invalid; spooling it would only have it rejected forever, so it is dropped. Connection refused,
+a timeout, a malformed reply, a 5xx, or the two "try later" 4xx (408, 429) mean "not now": the
+event is spooled under ``<data_dir>/spool`` and the service replays it when it next starts.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+import time
+from pathlib import Path
+
+from workbench import locate, spool
+
+# ``typing`` and ``dataclasses`` (which pulls in ``inspect``) are kept out of the hooks' own
+# code: measured with bench/hooks.py-style runs they add ~3 ms and ~12 ms of start-up, on a
+# path that runs at every tool call. Annotations stay strings (PEP 563), the two value classes
+# below are plain slotted classes, and type checkers treat this name as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+HOST = "127.0.0.1"
+CONNECT_TIMEOUT_S = 0.3
+TOTAL_TIMEOUT_S = 2.0
+PLATFORM_SOURCE = "claude-code"
+# 4xx statuses that say "try later", not "this event is invalid": spooled, not dropped.
+RETRYABLE_4XX = frozenset({408, 429})
+
+
+# ----- stdin: the Claude Code payload adapter -------------------------------------------------
+
+
+class HookInput:
+    """One Claude Code hook payload, normalised: missing or mistyped fields become ``""``/None.
+
+    Ground truth is Claude Code's hooks reference, summarised in ARCHITECTURE.md ("Claude Code
+    hook contract") and captured as real-shaped payloads in ``tests/fixtures/hooks/``. Every
+    event carries ``session_id``, ``transcript_path``, ``cwd`` and ``hook_event_name``; then:
+
+    - SessionStart: ``source`` (startup / resume / clear / compact)
+    - UserPromptSubmit: ``prompt``
+    - PostToolUse: ``tool_name``, ``tool_input``, ``tool_response``, ``tool_use_id``; from a
+      subagent also ``agent_id`` and ``agent_type``
+    - Stop / SubagentStop: ``stop_hook_active``; SubagentStop also ``agent_id``
+    - SessionEnd: ``reason`` (clear / logout / prompt_input_exit / other)
+
+    Tolerant on purpose: hooks are fail-open, and a partially populated event is still worth
+    capturing; the service validates and decides. Read-only by convention.
+    """
+
+    __slots__ = (
+        "hook_event_name",
+        "session_id",
+        "cwd",
+        "transcript_path",
+        "source",
+        "prompt",
+        "reason",
+        "tool_name",
+        "tool_input",
+        "tool_response",
+        "tool_use_id",
+        "agent_id",
+        "agent_type",
+        "stop_hook_active",
+    )
+
+    def __init__(self, payload: dict[str, Any]) -> None:
+        def text(key: str) -> str:
+            value = payload.get(key)
+            return value if isinstance(value, str) else ""
+
+        self.hook_event_name = text("hook_event_name")
+        self.session_id = text("session_id")
+        self.cwd = text("cwd")
+        self.transcript_path = text("transcript_path")
+        self.source = text("source")
+        self.prompt = text("prompt")
+        self.reason = text("reason")
+        self.tool_name = text("tool_name")
+        self.tool_input: Any = payload.get("tool_input")
+        self.tool_response: Any = payload.get("tool_response")
+        self.tool_use_id = text("tool_use_id")
+        self.agent_id = text("agent_id")
+        self.agent_type = text("agent_type")
+        active = payload.get("stop_hook_active")
+        self.stop_hook_active = active is True or (isinstance(active, str) and active == "true")
+
+
+def parse_input(raw: bytes) -> HookInput | None:
+    """The payload in ``raw``, or None when it is empty, not JSON, or not a JSON object."""
+    if not raw.strip():
+        return None
+    try:
+        payload = json.loads(raw)
+    except (ValueError, RecursionError):  # ValueError covers bad JSON and bad UTF-8
+        return None
+    return HookInput(payload) if isinstance(payload, dict) else None
+
+
+def read_input() -> HookInput | None:
+    """Read and parse the whole of stdin (Claude Code writes one JSON object, then EOF)."""
+    return parse_input(sys.stdin.buffer.read())
+
+
+# ----- stdout ----------------------------------------------------------------------------------
+
+
+def emit(output: dict[str, Any] | None = None) -> None:
+    """Print the hook's one JSON object on one line (``{}`` when there is nothing to say).
+
+    ASCII-escaped so the bytes are valid whatever the locale; flushed here so a broken pipe
+    surfaces inside ``main`` (and meets the fail-open boundary) rather than at interpreter exit.
+    """
+    sys.stdout.write(json.dumps(output or {}, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
+
+
+# ----- where the service is ------------------------------------------------------------------
+
+
+def data_dir() -> Path:
+    return locate.resolve_data_dir()
+
+
+def service_port(root: Path) -> int:
+    return locate.service_port(root)
+
+
+# ----- HTTP over a raw socket ------------------------------------------------------------------
+
+
+class Reply:
+    """A parsed HTTP response: status code and the (de-chunked) body bytes."""
+
+    __slots__ = ("status", "body")
+
+    def __init__(self, status: int, body: bytes) -> None:
+        self.status = status
+        self.body = body
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+    def json(self) -> Any:
+        """The body as JSON, or None when it is not JSON."""
+        try:
+            return json.loads(self.body)
+        except ValueError:
+            return None
+
+
+def request(
+    port: int,
+    method: str,
+    target: str,
+    body: dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+    *,
+    connect_timeout: float = CONNECT_TIMEOUT_S,
+    total_timeout: float = TOTAL_TIMEOUT_S,
+) -> Reply:
+    """One HTTP/1.1 request to ``127.0.0.1:port``; raises OSError (refused, timeout) or ValueError.
+
+    ``total_timeout`` bounds the whole exchange, connect included: a hook must not hang on a
+    service that accepted the connection and then stalled.
+    """
+    deadline = time.monotonic() + total_timeout
+    payload = b"" if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8")
+    lines = [
+        f"{method} {target} HTTP/1.1",
+        f"Host: {HOST}:{port}",
+        "Connection: close",
+        "Accept: application/json, text/plain",
+        "User-Agent: workbench-hook",
+    ]
+    if body is not None:
+        lines += ["Content-Type: application/json", f"Content-Length: {len(payload)}"]
+    lines += [f"{key}: {value}" for key, value in (headers or {}).items()]
+    head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+    # A plain connect to a numeric address: create_connection() would call getaddrinfo(),
+    # which imports the idna codec just to encode "127.0.0.1".
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(min(connect_timeout, _remaining(deadline)))
+        sock.connect((HOST, port))
+        sock.settimeout(_remaining(deadline))
+        sock.sendall(head + payload)
+        return read_response(sock, deadline)
+
+
+def _remaining(deadline: float) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("the service did not answer in time")
+    return left
+
+
+def read_response(sock: socket.socket, deadline: float) -> Reply:
+    """Read one response from ``sock``: stop at Content-Length, else read until the peer closes."""
+    buf = bytearray()
+    head_end = -1
+    status, length, chunked = 0, None, False
+    while True:
+        if head_end < 0:
+            head_end = buf.find(b"\r\n\r\n")
+            if head_end >= 0:
+                status, length, chunked = _parse_head(bytes(buf[:head_end]))
+        if head_end >= 0 and length is not None and len(buf) - head_end - 4 >= length:
+            break
+        sock.settimeout(_remaining(deadline))
+        data = sock.recv(65536)
+        if not data:
+            break
+        buf += data
+    if head_end < 0:
+        raise ValueError("the connection closed before a complete HTTP response head")
+    content = bytes(buf[head_end + 4 :])
+    if chunked:
+        content = _dechunk(content)
+    elif length is not None:
+        if len(content) < length:
+            raise ValueError("the connection closed before the whole HTTP body arrived")
+        content = content[:length]
+    return Reply(status=status, body=content)
+
+
+def _parse_head(head: bytes) -> tuple[int, int | None, bool]:
+    """The status line and the framing headers: (status, content-length, chunked)."""
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    parts = status_line.split(None, 2)
+    if len(parts) < 2 or not parts[0].startswith("HTTP/") or not parts[1].isdigit():
+        raise ValueError(f"not an HTTP status line: {status_line[:80]!r}")
+    headers: dict[str, str] = {}
+    for line in header_lines:
+        name, sep, value = line.partition(":")
+        if sep:
+            headers[name.strip().lower()] = value.strip()
+    length_text = headers.get("content-length", "")
+    chunked = "chunked" in headers.get("transfer-encoding", "").lower()
+    length = int(length_text) if length_text.isdigit() and not chunked else None
+    return int(parts[1]), length, chunked
+
+
+def _dechunk(data: bytes) -> bytes:
+    """Decode a ``Transfer-Encoding: chunked`` body (trailers ignored)."""
+    out = bytearray()
+    pos = 0
+    while True:
+        line_end = data.find(b"\r\n", pos)
+        if line_end < 0:
+            raise ValueError("truncated chunked body")
+        size_text = data[pos:line_end].split(b";", 1)[0].strip()
+        try:
+            size = int(size_text, 16)
+        except ValueError:
+            raise ValueError(f"bad chunk size {size_text[:20]!r}") from None
+        if size == 0:
+            return bytes(out)
+        start = line_end + 2
+        if start + size > len(data):
+            raise ValueError("truncated chunked body")
+        out += data[start : start + size]
+        pos = start + size + 2
+
+
+# ----- deliver or spool ------------------------------------------------------------------------
+
+
+def deliver(hook: str, path: str, body: dict[str, Any], root: Path | None = None) -> str:
+    """Post one event to the service, spooling it when the service cannot take it now.
+
+    Returns what happened: ``"delivered"``, ``"dropped"`` (a 4xx: invalid, never retried) or
+    ``"spooled"``. The idempotency key is made first, at capture, so the spool file name (which
+    starts with the key's nanoseconds) sorts in capture order.
+    """
+    event_key = spool.new_event_key()
+    root = root if root is not None else data_dir()
+    try:
+        reply = request(service_port(root), "POST", path, body, {"Idempotency-Key": event_key})
+    except (OSError, ValueError):  # refused, timed out, or a reply we could not parse
+        reply = None
+    if reply is not None and reply.ok:
+        return "delivered"
+    if reply is not None and 400 <= reply.status < 500 and reply.status not in RETRYABLE_4XX:
+        # Trigger: the service answered 4xx. / Why: it judged this event invalid, and a replay
+        # would be rejected the same way forever. / Outcome: dropped, not spooled.
+        return "dropped"
+    envelope = spool.Envelope(event_key, path, body, hook=hook, spooled_at_ns=time.time_ns())
+    spool.write(root / "spool", envelope)
+    return "spooled"

@@ -1,0 +1,13 @@
+"""The local ingest service: a FastAPI app on 127.0.0.1, the one writer of the store.
+
+Modules:
+- ``app``        ``create_app(settings)``: middleware, error mapping, routers, lifespan
+- ``runtime``    what the lifespan owns: store, ingestor, worker, spool replayer, PID file
+- ``deps``       ``Annotated`` dependency aliases used by route signatures
+- ``schemas``    request bodies (the wire contract; unknown fields are a 422)
+- ``limits``     pure-ASGI guards: body size limit, cross-origin write refusal
+- ``worker``     the background thread that drains the durable queue
+- ``replay``     replays spooled hook events through the same ingest path
+- ``routes/``    one module per resource
+- ``__main__``   ``python -m service``: load settings, run uvicorn on loopback
+"""

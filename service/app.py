@@ -1,0 +1,102 @@
+"""``create_app(settings)``: the FastAPI app, built per data dir (no module-level app).
+
+- Domain errors map to HTTP statuses in one handler (``WorkbenchError.status_code``), and
+  request validation errors become a 422 that lists each bad field, so a client sees
+  exactly what to fix.
+- CORS allows only http://localhost:* and http://127.0.0.1:* origins; ``LocalOriginOnly``
+  refuses cross-origin writes; ``BodyLimit`` caps bodies before parsing.
+- The lifespan starts the ``Runtime`` (store, worker, spool replay, PID lock) unless one is
+  passed in (tests of validation edge cases use an in-process app).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from types import ModuleType
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse
+
+from service import routes
+from service.limits import LOCAL_ORIGIN, BodyLimit, LocalOriginOnly
+from service.runtime import Runtime
+from workbench import __version__
+from workbench.errors import WorkbenchError
+from workbench.settings import Settings
+
+
+def route_modules() -> list[ModuleType]:
+    """Every module in ``service/routes/`` that defines a ``router``, in name order.
+
+    Discovery instead of a hand-kept list: a new resource is one new file, and no two
+    changes ever need to edit the same line to register theirs.
+    """
+    found = []
+    for info in sorted(pkgutil.iter_modules(routes.__path__), key=lambda i: i.name):
+        module = importlib.import_module(f"service.routes.{info.name}")
+        if hasattr(module, "router"):
+            found.append(module)
+    return found
+
+
+def create_app(settings: Settings, *, pid_lock: bool = True) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        runtime = Runtime.start(settings, pid_lock=pid_lock)
+        app.state.runtime = runtime
+        try:
+            yield
+        finally:
+            runtime.stop()
+
+    app = FastAPI(
+        title="workbench",
+        version=__version__,
+        description="Local memory service for coding agents (loopback only).",
+        lifespan=lifespan,
+    )
+    for module in route_modules():
+        app.include_router(module.router)
+
+    @app.exception_handler(WorkbenchError)
+    async def domain_error(_: Request, exc: WorkbenchError) -> JSONResponse:
+        return JSONResponse(
+            {"error": exc.code, "message": exc.message, **_jsonable(exc.details)},
+            status_code=exc.status_code,
+        )
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = [
+            {
+                "field": ".".join(str(p) for p in err["loc"] if p != "body") or "body",
+                "message": err["msg"],
+                "type": err["type"],
+            }
+            for err in exc.errors()
+        ]
+        summary = "; ".join(f"{p['field']}: {p['message']}" for p in problems[:5])
+        return JSONResponse(
+            {"error": "INVALID_REQUEST", "message": summary, "errors": problems},
+            status_code=422,
+        )
+
+    app.add_middleware(
+        CORSMiddleware,
+        allow_origin_regex=LOCAL_ORIGIN.pattern,
+        allow_methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
+        allow_headers=["*"],
+    )
+    app.add_middleware(LocalOriginOnly)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    return app
+
+
+def _jsonable(details: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in details.items() if isinstance(v, str | int | float | bool | list)}

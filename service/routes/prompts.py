@@ -1,0 +1,31 @@
+"""User prompts, newest first (private prompts were never stored)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from service.deps import RuntimeDep
+from service.routes.pagination import PageDep, page
+from workbench.store import sessions
+
+router = APIRouter(prefix="/api", tags=["prompts"])
+
+
+@router.get("/prompts")
+def list_prompts(runtime: RuntimeDep, params: PageDep) -> dict[str, Any]:
+    conn = runtime.store.conn
+    items, more = sessions.list_prompts(
+        conn, project=params.project, offset=params.offset, limit=params.limit
+    )
+    return page(items, more, params)
+
+
+@router.get("/sessions")
+def list_sessions(runtime: RuntimeDep, params: PageDep) -> dict[str, Any]:
+    conn = runtime.store.conn
+    items, more = sessions.list_sessions(
+        conn, project=params.project, offset=params.offset, limit=params.limit
+    )
+    return page(items, more, params)

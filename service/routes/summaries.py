@@ -1,0 +1,22 @@
+"""Session summaries, newest first."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from service.deps import RuntimeDep
+from service.routes.pagination import PageDep, page
+from workbench.store import summaries
+
+router = APIRouter(prefix="/api", tags=["summaries"])
+
+
+@router.get("/summaries")
+def list_summaries(runtime: RuntimeDep, params: PageDep) -> dict[str, Any]:
+    conn = runtime.store.conn
+    items, more = summaries.list_page(
+        conn, project=params.project, offset=params.offset, limit=params.limit
+    )
+    return page(items, more, params)

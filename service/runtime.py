@@ -1,0 +1,92 @@
+"""What the service owns while it runs, started and stopped by the app's lifespan.
+
+Start order matters: take the PID lock (one service per data dir) → open and migrate the
+store → re-queue work a crashed process had claimed → start the worker → replay the spool →
+start the periodic replayer. Stop runs it backwards and releases the lock last.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+
+from service.replay import ReplayReport, replay
+from service.worker import Worker
+from workbench.compress.base import build_compressor
+from workbench.ingest import Ingestor
+from workbench.pidfile import PidFile
+from workbench.settings import Settings
+from workbench.store import events
+from workbench.store.database import Store
+
+log = logging.getLogger("workbench.service")
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    store: Store
+    ingestor: Ingestor
+    worker: Worker
+    pidfile: PidFile | None
+    started_at: float = field(default_factory=time.time)
+    requeued_at_start: int = 0
+    last_replay: ReplayReport | None = None
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _replayer: threading.Thread | None = None
+
+    @classmethod
+    def start(cls, settings: Settings, *, pid_lock: bool = True) -> Runtime:
+        settings.ensure_dirs()
+        pidfile = PidFile(settings.pid_path) if pid_lock else None
+        if pidfile:
+            pidfile.acquire()
+        try:
+            store = Store(settings.db_path)
+            requeued = events.requeue_claimed(store.conn)
+            worker = Worker(store, settings, lambda: build_compressor(settings))
+            ingestor = Ingestor(store, settings, notify=worker.notify)
+        except BaseException:
+            if pidfile:
+                pidfile.release()
+            raise
+        runtime = cls(settings, store, ingestor, worker, pidfile, requeued_at_start=requeued)
+        if requeued:
+            log.info("re-queued %d events claimed by a previous process", requeued)
+        worker.start()
+        runtime.replay_spool()
+        runtime._replayer = threading.Thread(
+            target=runtime._replay_loop, name="workbench-replayer", daemon=True
+        )
+        runtime._replayer.start()
+        return runtime
+
+    def replay_spool(self) -> ReplayReport:
+        self.last_replay = replay(self.ingestor, self.settings.spool_retention_days)
+        return self.last_replay
+
+    def _replay_loop(self) -> None:
+        while not self._stop.wait(self.settings.spool_replay_interval_s):
+            try:
+                self.replay_spool()
+            except Exception:
+                log.exception("spool replay failed")
+
+    def stop(self) -> None:
+        self._stop.set()
+        # Wait out one model call at most; the claimed event is re-queued at the next start.
+        self.worker.stop(timeout=self.settings.llm_timeout_s + 5)
+        if self._replayer is not None:
+            self._replayer.join(5)
+        if self.worker.is_alive():
+            log.warning("worker still busy at shutdown; leaving the store to the OS")
+        else:
+            self.store.close()
+        if self.pidfile:
+            self.pidfile.release()
+
+    @property
+    def uptime_s(self) -> float:
+        return time.time() - self.started_at

@@ -1,0 +1,157 @@
+"""Request bodies: the wire contract of the hook routes and the memory API.
+
+Field names are camelCase where claude-mem's API (and so outside clients) use camelCase, and
+snake_case where Claude Code's hook payload does (``tool_name``…): they are kept exactly as
+the contract names them. ``extra="forbid"`` turns a typo into a precise 422 instead of a
+silently dropped field. Each hook body knows how to hand itself to the ``Ingestor``, so the
+routes and spool replay share one path.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from workbench.ingest import Ingestor, IngestResult
+
+SessionId = Annotated[str, Field(min_length=1, max_length=200)]
+ShortText = Annotated[str, Field(max_length=500)]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class SessionInit(_Body):
+    contentSessionId: SessionId
+    project: Annotated[str, Field(min_length=1, max_length=200)]
+    prompt: str = ""
+    platformSource: ShortText = "claude-code"
+
+    def ingest(self, ingestor: Ingestor, event_key: str | None) -> IngestResult:
+        return ingestor.session_init(
+            content_session_id=self.contentSessionId,
+            project=self.project,
+            prompt=self.prompt,
+            platform_source=self.platformSource,
+            event_key=event_key,
+        )
+
+
+class ToolObservation(_Body):
+    contentSessionId: SessionId
+    tool_name: Annotated[str, Field(min_length=1, max_length=200)]
+    tool_input: Any = None
+    tool_response: Any = None
+    cwd: Annotated[str, Field(max_length=4096)] = ""
+    tool_use_id: ShortText | None = None
+    agentId: ShortText | None = None
+    agentType: ShortText | None = None
+
+    def ingest(self, ingestor: Ingestor, event_key: str | None) -> IngestResult:
+        return ingestor.observation(
+            content_session_id=self.contentSessionId,
+            tool_name=self.tool_name,
+            tool_input=self.tool_input,
+            tool_response=self.tool_response,
+            cwd=self.cwd,
+            tool_use_id=self.tool_use_id,
+            agent_id=self.agentId,
+            agent_type=self.agentType,
+            event_key=event_key,
+        )
+
+
+class Summarize(_Body):
+    contentSessionId: SessionId
+    last_assistant_message: str = ""
+
+    def ingest(self, ingestor: Ingestor, event_key: str | None) -> IngestResult:
+        return ingestor.summarize(
+            content_session_id=self.contentSessionId,
+            last_assistant_message=self.last_assistant_message,
+            event_key=event_key,
+        )
+
+
+class SessionEnd(_Body):
+    contentSessionId: SessionId
+    reason: ShortText = ""
+
+    def ingest(self, ingestor: Ingestor, event_key: str | None) -> IngestResult:
+        return ingestor.session_end(
+            content_session_id=self.contentSessionId, reason=self.reason, event_key=event_key
+        )
+
+
+class MemorySave(_Body):
+    text: Annotated[str, Field(min_length=1, max_length=100_000)]
+    title: Annotated[str, Field(max_length=300)] | None = None
+    project: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+
+    def ingest(self, ingestor: Ingestor, event_key: str | None) -> IngestResult:
+        return ingestor.memory_save(
+            text=self.text, title=self.title, project=self.project, event_key=event_key
+        )
+
+
+HOOK_BODIES: dict[str, type[SessionInit | ToolObservation | Summarize | SessionEnd]] = {
+    "/api/sessions/init": SessionInit,
+    "/api/sessions/observations": ToolObservation,
+    "/api/sessions/summarize": Summarize,
+    "/api/sessions/end": SessionEnd,
+}
+
+
+def coerce_ids(value: Any) -> list[int]:
+    """Accept ``[1, 2]``, ``"[1, 2]"`` or ``"1,2"``; reject anything else with the forms."""
+    if isinstance(value, str):
+        text = value.strip()
+        if text.startswith("["):
+            try:
+                value = json.loads(text)
+            except ValueError:
+                raise ValueError(f"ids {value!r} is not a valid JSON array") from None
+        else:
+            value = [part.strip() for part in text.split(",") if part.strip()]
+    if not isinstance(value, list):
+        raise ValueError("ids must be an array of integers, a JSON array string or '1,2,3'")
+    out: list[int] = []
+    for item in value:
+        if isinstance(item, bool):
+            raise ValueError(f"ids must be integers, got {item!r}")
+        try:
+            number = int(item)
+        except (TypeError, ValueError):
+            raise ValueError(f"ids must be integers, got {item!r}") from None
+        if number < 1:
+            raise ValueError(f"ids must be positive, got {number}")
+        out.append(number)
+    return out
+
+
+class ObservationBatch(_Body):
+    ids: list[int]
+    orderBy: Literal["date_desc", "date_asc", "id_asc", "id_desc"] = "date_desc"
+    limit: Annotated[int, Field(ge=1, le=1000)] | None = None
+    project: Annotated[str, Field(max_length=200)] | None = None
+
+    @field_validator("ids", mode="before")
+    @classmethod
+    def _ids(cls, value: Any) -> list[int]:
+        ids = coerce_ids(value)
+        if len(ids) > 1000:
+            raise ValueError("at most 1000 ids per batch")
+        return ids
+
+
+class Recompress(_Body):
+    project: str | None = None
+    since: str | None = None
+    compressor: Literal["offline", "claude"] | None = None
+
+
+class RetryFailed(_Body):
+    eventIds: list[int] | None = None

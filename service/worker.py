@@ -1,0 +1,151 @@
+"""The background worker: claim → compress → store → ack, one event at a time.
+
+One thread, so events are derived in the order they arrived (a prompt's summary after its
+observations). Failures never loop forever and are never dropped:
+- ``CompressionError(retryable=True)`` (rate limit, overload, network) and unexpected
+  exceptions back off exponentially and retry, up to ``max_attempts``;
+- ``CompressionError(retryable=False)`` (bad key, no credit) parks the event as failed with
+  the message, which ``/api/stats`` and ``workbench status`` show and ``retry`` re-queues.
+
+The compressor is built lazily on first use so a slow import (``anthropic``) never delays the
+service's start, and rebuilt when settings change it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import traceback
+from collections.abc import Callable
+
+from workbench.compress.base import Compressor
+from workbench.derive import Derived, compress_event, store_result
+from workbench.errors import CompressionError
+from workbench.models import CompressionResult
+from workbench.settings import Settings
+from workbench.store import events
+from workbench.store.database import Store
+from workbench.store.db import atomic
+from workbench.store.events import EventRow
+
+log = logging.getLogger("workbench.worker")
+
+
+class Worker(threading.Thread):
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        compressor_factory: Callable[[], Compressor],
+        on_derived: Callable[[EventRow, Derived], None] | None = None,
+    ) -> None:
+        super().__init__(name="workbench-worker", daemon=True)
+        self.store = store
+        self.settings = settings
+        self._factory = compressor_factory
+        self._compressor: Compressor | None = None
+        self._wake = threading.Event()
+        # Not ``_stop``: that name is a method threading.Thread.join() calls internally.
+        self._stopping = threading.Event()
+        self.on_derived = on_derived
+        self.processed = 0
+        self.last_error: str | None = None
+        self.batch_size = 64
+
+    @property
+    def compressor(self) -> Compressor:
+        if self._compressor is None:
+            self._compressor = self._factory()
+        return self._compressor
+
+    def notify(self) -> None:
+        """Wake the worker: new work was enqueued."""
+        self._wake.set()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stopping.set()
+        self._wake.set()
+        if self.is_alive():
+            self.join(timeout)
+
+    def run(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                worked = self.step()
+            except Exception:  # the loop must survive a broken store moment (disk full…)
+                log.exception("worker step failed")
+                worked = False
+                self._stopping.wait(1.0)
+            if not worked:
+                # Sleep until woken; wake up anyway to pick up retries whose backoff expired.
+                self._wake.wait(timeout=0.5)
+                self._wake.clear()
+
+    def step(self) -> bool:
+        """Process one batch of ready events; False when there was nothing to do.
+
+        Compression runs outside any transaction; the results of the whole batch are then
+        stored and acked in one transaction (each event in its own savepoint, so one bad
+        result cannot take the others down).
+        """
+        # Batches amortise the transaction cost for the fast offline compressor; a model call
+        # can take seconds, so with Claude each event is claimed (and held) on its own.
+        size = self.batch_size if self.compressor.name == "offline" else 1
+        batch = events.claim(self.store.conn, limit=size)
+        if not batch:
+            return False
+        done: list[tuple[EventRow, CompressionResult]] = []
+        for event in batch:
+            if event.kind == "summarize" and done:
+                # A summary digests its prompt's stored observations, which may be earlier in
+                # this very batch: store those first, or the summary would not see them.
+                self._store(done)
+                done = []
+            try:
+                done.append((event, compress_event(self.store, self.compressor, event)))
+            except CompressionError as exc:
+                self._failed(event, f"{exc.kind}: {exc.message}", retryable=exc.retryable)
+            except Exception as exc:  # a bug or odd payload: retry a bounded number of times
+                self._failed(event, f"unexpected: {_describe(exc)}", retryable=True)
+        self._store(done)
+        return True
+
+    def _store(self, done: list[tuple[EventRow, CompressionResult]]) -> None:
+        """Store and ack compressed results in one transaction (a savepoint per event)."""
+        stored: list[tuple[EventRow, Derived]] = []
+        with atomic(self.store.conn):
+            for event, result in done:
+                try:
+                    stored.append((event, store_result(self.store, event, result)))
+                except Exception as exc:
+                    self._failed(event, f"unexpected: {_describe(exc)}", retryable=True)
+        self.processed += len(stored)
+        if self.on_derived is not None:
+            for event, derived in stored:
+                self.on_derived(event, derived)
+
+    def _failed(self, event: EventRow, reason: str, *, retryable: bool) -> None:
+        self.last_error = reason
+        status = events.fail(
+            self.store.conn,
+            event.id,
+            reason,
+            retryable=retryable,
+            max_attempts=self.settings.max_attempts,
+            base_delay_s=self.settings.retry_base_s,
+            max_delay_s=self.settings.retry_max_s,
+        )
+        log.warning(
+            "event %s %s: %s", event.id, "parked" if status == "failed" else "will retry", reason
+        )
+
+    def drain(self, timeout: float = 30.0) -> None:
+        """Process until nothing is ready (used by ``workbench demo`` and tests in-process)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self.step():
+            pass
+
+
+def _describe(exc: BaseException) -> str:
+    return "".join(traceback.format_exception_only(type(exc), exc)).strip()

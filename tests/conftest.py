@@ -1,0 +1,202 @@
+"""Shared fixtures: a real data dir in tmp_path, a real uvicorn service on a free port.
+
+Nothing here mocks our own stack. The only fake is the Anthropic API, served as a real local
+HTTP server by ``tests/fake_anthropic.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+HOOKS_DIR = ROOT / "hooks"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+pytest_plugins = ["tests.fake_anthropic"]
+
+# Variables that would let the developer's shell leak into a test.
+LEAKY_ENV = [k for k in os.environ if k.startswith("WORKBENCH_")] + [
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "CLAUDE_CONFIG_DIR",
+    "XDG_CONFIG_HOME",
+]
+
+
+def pytest_report_header() -> list[str]:
+    import fastapi
+    import pydantic
+
+    return [
+        f"sqlite {sqlite3.sqlite_version}, fastapi {fastapi.__version__}, "
+        f"pydantic {pydantic.VERSION}"
+    ]
+
+
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in LEAKY_ENV:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    path = tmp_path / "data"
+    path.mkdir()
+    return path
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def base_env(data_dir: Path, port: int, **extra: str) -> dict[str, str]:
+    """A clean environment for a subprocess: no leaking WORKBENCH_*/ANTHROPIC_* variables."""
+    env = {k: v for k, v in os.environ.items() if k not in LEAKY_ENV}
+    env.update(
+        WORKBENCH_DATA_DIR=str(data_dir),
+        WORKBENCH_PORT=str(port),
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        PYTHONUNBUFFERED="1",
+    )
+    env.update(extra)
+    return env
+
+
+def http_json(
+    method: str,
+    url: str,
+    body: Any = None,
+    headers: dict[str, str] | None = None,
+    timeout: float = 10.0,
+) -> tuple[int, Any]:
+    """One request with the standard library; returns (status, parsed JSON or text)."""
+    data = None if body is None else json.dumps(body).encode("utf-8")
+    req = urllib.request.Request(url, data=data, method=method)
+    req.add_header("Content-Type", "application/json")
+    for key, value in (headers or {}).items():
+        req.add_header(key, value)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            raw = resp.read().decode("utf-8")
+            status = resp.status
+    except urllib.error.HTTPError as exc:
+        raw = exc.read().decode("utf-8")
+        status = exc.code
+    try:
+        return status, json.loads(raw)
+    except ValueError:
+        return status, raw
+
+
+@dataclass
+class Service:
+    """A real ``python -m service`` process on a free loopback port."""
+
+    data_dir: Path
+    port: int
+    env: dict[str, str]
+    proc: subprocess.Popen[bytes] | None = None
+    log_path: Path = field(default_factory=Path)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 30.0) -> Service:
+        self.log_path = self.data_dir.parent / f"service-{self.port}-{time.time_ns()}.log"
+        log = self.log_path.open("wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "service"],
+            env=self.env,
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(
+                    f"service exited with {self.proc.returncode}:\n{self.log_path.read_text()}"
+                )
+            try:
+                status, body = http_json("GET", f"{self.url}/api/health", timeout=1.0)
+                if status == 200 and isinstance(body, dict) and body.get("service") == "workbench":
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"service did not answer in {timeout}s:\n{self.log_path.read_text()}")
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def kill9(self) -> None:
+        assert self.proc is not None
+        self.proc.kill()
+        self.proc.wait()
+
+    def get(self, path: str, **kw: Any) -> tuple[int, Any]:
+        return http_json("GET", self.url + path, **kw)
+
+    def post(self, path: str, body: Any = None, **kw: Any) -> tuple[int, Any]:
+        return http_json("POST", self.url + path, body, **kw)
+
+    def wait_idle(self, timeout: float = 20.0) -> dict[str, Any]:
+        """Wait until the worker has drained the queue (nothing pending or claimed)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            _, health = self.get("/api/health")
+            queue = health.get("queue", {})
+            if queue.get("pending", 0) == 0 and queue.get("claimed", 0) == 0:
+                return health
+            time.sleep(0.05)
+        raise AssertionError(f"queue did not drain in {timeout}s: {health}")
+
+
+@pytest.fixture
+def make_service(data_dir: Path) -> Iterator[Any]:
+    """Factory: ``make_service(**env)`` starts a service on ``data_dir``; all are stopped."""
+    started: list[Service] = []
+
+    def factory(port: int | None = None, *, start: bool = True, **extra: str) -> Service:
+        chosen = port or free_port()
+        svc = Service(data_dir=data_dir, port=chosen, env=base_env(data_dir, chosen, **extra))
+        started.append(svc)
+        return svc.start() if start else svc
+
+    yield factory
+    for svc in started:
+        svc.stop()
+
+
+@pytest.fixture
+def service(make_service: Any) -> Service:
+    """One running service on this test's own data dir (offline compressor)."""
+    return make_service()

@@ -1,0 +1,386 @@
+"""A real local HTTP server speaking the Anthropic Messages API, for tests that use the real client.
+
+Why a server and not a mock: STYLE 18. The real ``anthropic`` client is pointed at it with
+``base_url``, so every test exercises the client's own request building, response parsing and
+error mapping, and survives changes in the HTTP library underneath it.
+
+What it does:
+- ``POST /v1/messages`` (and anything under it) answers from a scripted queue, first in first
+  out; when the queue is empty it answers a minimal valid message (text ``"OK"``).
+- Every request is recorded (method, path, lowercased headers, parsed JSON body) in
+  ``.requests``, in arrival order, whatever the answer was.
+- Scripted answers: ``queue_text`` (a text reply with chosen usage, including
+  ``cache_creation_input_tokens`` / ``cache_read_input_tokens``), ``queue_message`` (any content
+  blocks, e.g. ``tool_use``), ``queue_error`` (status + Anthropic error JSON
+  ``{"type": "error", "error": {"type": …, "message": …}}``), ``queue_raw`` (any status and
+  body), and ``queue_handler`` (a function of the request, for anything else). Each takes a
+  ``delay`` (seconds) to exercise client timeouts.
+- A request with ``"stream": true`` gets the same scripted message as server-sent events
+  (``message_start`` … ``message_stop``), so streaming clients work unchanged.
+- Other paths answer 404 with a ``not_found_error``.
+
+Use the ``fake_anthropic`` fixture (registered as a plugin by ``tests/conftest.py``); it starts
+one server per test and stops it afterwards. ``fake.client()`` builds a real client with
+``max_retries=0`` and a short timeout.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+DEFAULT_MODEL = "claude-haiku-4-5"
+
+
+@dataclass
+class RecordedRequest:
+    """One request as the server received it."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    raw: bytes
+    body: Any = None  # parsed JSON, or None when the body was not JSON
+
+    @property
+    def system_text(self) -> str:
+        """The system prompt as one string (``system`` may be a string or text blocks)."""
+        system = self.body.get("system", "") if isinstance(self.body, dict) else ""
+        if isinstance(system, list):
+            return "\n".join(b.get("text", "") for b in system if isinstance(b, dict))
+        return system if isinstance(system, str) else ""
+
+    @property
+    def user_text(self) -> str:
+        """All text of the user messages, joined."""
+        messages = self.body.get("messages", []) if isinstance(self.body, dict) else []
+        parts: list[str] = []
+        for message in messages:
+            if not isinstance(message, dict) or message.get("role") != "user":
+                continue
+            content = message.get("content")
+            if isinstance(content, str):
+                parts.append(content)
+            elif isinstance(content, list):
+                parts.extend(b.get("text", "") for b in content if isinstance(b, dict))
+        return "\n".join(parts)
+
+
+@dataclass
+class Scripted:
+    """One scripted answer: a status, a JSON (or raw) body, headers, an optional delay."""
+
+    status: int = 200
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+
+
+Handler = Callable[[RecordedRequest], Scripted]
+
+
+def message_body(
+    content: list[dict[str, Any]],
+    *,
+    model: str = DEFAULT_MODEL,
+    stop_reason: str = "end_turn",
+    input_tokens: int = 10,
+    output_tokens: int = 5,
+    cache_creation_input_tokens: int = 0,
+    cache_read_input_tokens: int = 0,
+    message_id: str = "msg_fake",
+) -> dict[str, Any]:
+    """A complete Messages API response body."""
+    return {
+        "id": message_id,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": {
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "cache_creation_input_tokens": cache_creation_input_tokens,
+            "cache_read_input_tokens": cache_read_input_tokens,
+        },
+    }
+
+
+def error_body(error_type: str, message: str) -> dict[str, Any]:
+    """The Anthropic error envelope."""
+    return {"type": "error", "error": {"type": error_type, "message": message}}
+
+
+class FakeAnthropic:
+    """The server, its script and its recordings."""
+
+    def __init__(self) -> None:
+        self.requests: list[RecordedRequest] = []
+        self._script: deque[Scripted | Handler] = deque()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._count = 0
+
+    # ----- lifecycle ---------------------------------------------------------------------------
+    def start(self) -> FakeAnthropic:
+        server = _Server(("127.0.0.1", 0), _make_handler(self))
+        self._server = server
+        self._thread = threading.Thread(
+            target=server.serve_forever,
+            kwargs={"poll_interval": 0.02},  # shutdown() waits up to one poll: keep it short
+            name="fake-anthropic",
+        )
+        self._thread.daemon = True
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()  # wakes any handler sleeping in a scripted delay
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> FakeAnthropic:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "start() the server first"
+        return int(self._server.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def client(self, **overrides: Any) -> Any:
+        """A real ``anthropic.Anthropic`` pointed here: no retries, a short timeout."""
+        import anthropic
+
+        options: dict[str, Any] = {
+            "api_key": "test-key",
+            "base_url": self.base_url,
+            "max_retries": 0,
+            "timeout": 5.0,
+        }
+        options.update(overrides)
+        return anthropic.Anthropic(**options)
+
+    # ----- scripting ---------------------------------------------------------------------------
+    def queue_text(self, text: str, *, delay: float = 0.0, **usage: Any) -> None:
+        """A text reply; ``usage`` takes ``input_tokens``, ``output_tokens``, cache counts…"""
+        self.queue_message([{"type": "text", "text": text}], delay=delay, **usage)
+
+    def queue_message(
+        self, content: list[dict[str, Any]], *, delay: float = 0.0, **fields: Any
+    ) -> None:
+        """A reply with any content blocks (``text``, ``tool_use``…); see ``message_body``."""
+        self._script.append(Scripted(200, ("message", content, fields), delay=delay))
+
+    def queue_error(
+        self,
+        status: int,
+        error_type: str,
+        message: str,
+        *,
+        headers: dict[str, str] | None = None,
+        delay: float = 0.0,
+    ) -> None:
+        """An HTTP error with the Anthropic error JSON."""
+        self.queue_raw(status, error_body(error_type, message), headers=headers, delay=delay)
+
+    def queue_raw(
+        self,
+        status: int,
+        body: Any,
+        *,
+        headers: dict[str, str] | None = None,
+        delay: float = 0.0,
+    ) -> None:
+        """Any status and body (a dict/list is sent as JSON, str/bytes as is)."""
+        self._script.append(Scripted(status, body, dict(headers or {}), delay))
+
+    def queue_handler(self, handler: Handler) -> None:
+        """A function that gets the recorded request and returns a ``Scripted`` answer."""
+        self._script.append(handler)
+
+    @property
+    def last_request(self) -> RecordedRequest:
+        assert self.requests, "the fake Anthropic server received no request"
+        return self.requests[-1]
+
+    @property
+    def pending(self) -> int:
+        """Scripted answers not used yet."""
+        return len(self._script)
+
+    # ----- serving -----------------------------------------------------------------------------
+    def _remember(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self.requests.append(request)
+
+    def _answer(self, request: RecordedRequest) -> Scripted:
+        with self._lock:
+            self.requests.append(request)
+            self._count += 1
+            number = self._count
+            item = self._script.popleft() if self._script else None
+        if callable(item):
+            return item(request)
+        if item is None:
+            item = Scripted(200, ("message", [{"type": "text", "text": "OK"}], {}))
+        if isinstance(item.body, tuple) and item.body[:1] == ("message",):
+            _, content, fields = item.body
+            model = request.body.get("model") if isinstance(request.body, dict) else None
+            fields = {"model": model or DEFAULT_MODEL, "message_id": f"msg_fake_{number}", **fields}
+            return Scripted(item.status, message_body(content, **fields), item.headers, item.delay)
+        return item
+
+    def _wait(self, seconds: float) -> None:
+        if seconds > 0:
+            self._stopping.wait(seconds)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True  # a handler still sleeping in a delay never blocks stop()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that timed out has hung up before a delayed answer: expected, not news.
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)
+
+
+def _make_handler(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
+    class _Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return  # keep pytest output clean
+
+        def do_GET(self) -> None:
+            fake._remember(self._read())
+            self._send(Scripted(404, error_body("not_found_error", f"no route {self.path}")))
+
+        def do_POST(self) -> None:
+            request = self._read()
+            if not self.path.split("?", 1)[0].startswith("/v1/messages"):
+                fake._remember(request)
+                self._send(Scripted(404, error_body("not_found_error", f"no route {self.path}")))
+                return
+            answer = fake._answer(request)
+            fake._wait(answer.delay)
+            wants_stream = isinstance(request.body, dict) and request.body.get("stream") is True
+            if wants_stream and answer.status == 200 and _is_message(answer.body):
+                self._send_stream(answer)
+            else:
+                self._send(answer)
+
+        def _read(self) -> RecordedRequest:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            try:
+                body = json.loads(raw) if raw else None
+            except ValueError:
+                body = None
+            return RecordedRequest(
+                method=self.command,
+                path=self.path,
+                headers={k.lower(): v for k, v in self.headers.items()},
+                raw=raw,
+                body=body,
+            )
+
+        def _send(self, answer: Scripted) -> None:
+            body = answer.body
+            if isinstance(body, (dict, list)):
+                data = json.dumps(body).encode("utf-8")
+                content_type = "application/json"
+            else:
+                data = body if isinstance(body, bytes) else str(body or "").encode("utf-8")
+                content_type = "text/plain; charset=utf-8"
+            self.send_response(answer.status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Connection", "close")
+            self.send_header("request-id", "req_fake")
+            for key, value in answer.headers.items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(data)
+            self.close_connection = True
+
+        def _send_stream(self, answer: Scripted) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Connection", "close")
+            for key, value in answer.headers.items():
+                self.send_header(key, value)
+            self.end_headers()
+            for event, data in sse_events(answer.body):
+                self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
+                self.wfile.flush()
+            self.close_connection = True
+
+    return _Handler
+
+
+def _is_message(body: Any) -> bool:
+    return isinstance(body, dict) and body.get("type") == "message"
+
+
+def sse_events(message: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The server-sent events that stream ``message`` (text and tool_use blocks)."""
+    usage = dict(message.get("usage") or {})
+    start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 0}}
+    yield "message_start", {"type": "message_start", "message": start}
+    for index, block in enumerate(message.get("content") or []):
+        if block.get("type") == "tool_use":
+            opening = {**block, "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block.get("input", {}))}
+        else:
+            opening = {**block, "text": ""}
+            delta = {"type": "text_delta", "text": block.get("text", "")}
+        yield (
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": index,
+                "content_block": opening,
+            },
+        )
+        yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
+        yield "content_block_stop", {"type": "content_block_stop", "index": index}
+    yield (
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": message.get("stop_reason"), "stop_sequence": None},
+            "usage": {"output_tokens": usage.get("output_tokens", 0)},
+        },
+    )
+    yield "message_stop", {"type": "message_stop"}
+
+
+@pytest.fixture
+def fake_anthropic() -> Iterator[FakeAnthropic]:
+    """A running fake Anthropic server for this test; stopped afterwards."""
+    with FakeAnthropic() as server:
+        yield server

@@ -1,0 +1,248 @@
+"""Tag stripping: every stripped tag, its matching rules, and a property over random text."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from workbench.redact import STRIPPED_TAGS, is_task_notification, redact_value, strip_private
+
+ALL_TAGS = [
+    "private",
+    "workbench-context",
+    "claude-mem-context",
+    "system-reminder",
+    "system_instruction",
+    "system-instruction",
+    "persisted-output",
+]
+
+
+def test_the_stripped_tag_list_is_exactly_the_documented_one() -> None:
+    assert sorted(STRIPPED_TAGS) == sorted(ALL_TAGS)
+
+
+@pytest.mark.parametrize("tag", ALL_TAGS)
+def test_each_tag_is_stripped(tag: str) -> None:
+    assert strip_private(f"keep <{tag}>drop me</{tag}> this") == "keep  this"
+
+
+@pytest.mark.parametrize("tag", ALL_TAGS)
+def test_attributes_are_allowed(tag: str) -> None:
+    text = f"a <{tag} id=\"1\" source='hook'>drop</{tag}> b"
+    assert strip_private(text) == "a  b"
+
+
+@pytest.mark.parametrize("tag", ALL_TAGS)
+def test_multiline_blocks_are_stripped(tag: str) -> None:
+    text = f"before\n<{tag}>\nline one\nline two\n</{tag}>\nafter"
+    assert strip_private(text) == "before\n\nafter"
+
+
+def test_tag_names_match_case_insensitively() -> None:
+    assert strip_private("a <PRIVATE>x</Private> b") == "a  b"
+
+
+def test_closing_tag_may_carry_whitespace() -> None:
+    assert strip_private("a <private>x</private > b") == "a  b"
+
+
+def test_matching_is_non_greedy() -> None:
+    text = "<private>one</private> keep this <private>two</private>"
+    assert strip_private(text) == "keep this"
+
+
+def test_different_tags_in_one_text() -> None:
+    text = "<system-reminder>r</system-reminder>ask <private>p</private>me"
+    assert strip_private(text) == "ask me"
+
+
+def test_the_same_closing_tag_is_required() -> None:
+    text = "a <private>secret</system-reminder> b"
+    assert strip_private(text) == text
+
+
+def test_an_unclosed_tag_is_left_alone() -> None:
+    text = "please <private> keep everything after this"
+    assert strip_private(text) == text
+
+
+def test_a_tag_name_prefix_is_not_a_tag() -> None:
+    text = "<privateer>ship</privateer> and <private-note>x</private-note>"
+    assert strip_private(text) == text
+
+
+def test_a_block_inside_a_block_is_removed_with_it() -> None:
+    text = "a <private>outer <system-reminder>inner</system-reminder> tail</private> b"
+    assert strip_private(text) == "a  b"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("<private>a <private>b</private> c</private> d", "d"),
+        ("<private>1 <private>2 <private>3</private> 4</private> 5</private> z", "z"),
+        ("<private>a <system-reminder>b</system-reminder> c</private> d", "d"),
+        # More openers than closers: the closer ends the widest block (when in doubt, strip).
+        ("<private>a <private> b</private> tail", "tail"),
+        ("<private>1 <private>2 <private>3</private> 4</private> z", "z"),
+        # A stray closer is text.
+        ("a</private> b <private>c</private>", "a</private> b"),
+        # Removing a block can re-form a tag around it; that one goes too.
+        ("<pri<private>x</private>vate>y</private> z", "z"),
+    ],
+)
+def test_nested_blocks_never_leak_their_tail(text: str, expected: str) -> None:
+    assert strip_private(text) == expected
+
+
+def test_long_text_with_many_tags_is_fast() -> None:
+    import time
+
+    text = ("word <private>s</private> <private> " * 20_000) + "</private>"
+    started = time.perf_counter()
+    strip_private(text)
+    assert time.perf_counter() - started < 2.0
+
+
+def test_result_is_trimmed() -> None:
+    assert strip_private("  \n <private>x</private>  hello \n ") == "hello"
+
+
+def test_only_private_text_becomes_empty() -> None:
+    assert strip_private("<private>my secret token ABC123</private>") == ""
+
+
+def test_text_without_tags_is_unchanged_but_trimmed() -> None:
+    assert strip_private("  a < b and c > d  ") == "a < b and c > d"
+
+
+# ----- task notifications ---------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("<task-notification>agent finished</task-notification>", True),
+        ("  \n<task-notification id='7'>\nagent\nfinished\n</task-notification>\n ", True),
+        ("<TASK-NOTIFICATION>x</task-notification>", True),
+        ("<task-notification>x</task-notification> and a real question", False),
+        ("a question <task-notification>x</task-notification>", False),
+        ("<task-notification>never closed", False),
+        ("plain prompt", False),
+        ("", False),
+    ],
+)
+def test_task_notification_only(text: str, expected: bool) -> None:
+    assert is_task_notification(text) is expected
+
+
+# ----- redact_value ---------------------------------------------------------------------------
+def test_redact_value_recurses_through_json_like_values() -> None:
+    value = {
+        "command": "echo <private>ABC123</private> done",
+        "nested": {
+            "list": [
+                "ok",
+                "<private>x</private>",
+                {"deep": "<system-reminder>r</system-reminder>kept"},
+            ]
+        },
+        "number": 3,
+        "flag": True,
+        "none": None,
+        "float": 1.5,
+    }
+    assert redact_value(value) == {
+        "command": "echo  done",
+        "nested": {"list": ["ok", "", {"deep": "kept"}]},
+        "number": 3,
+        "flag": True,
+        "none": None,
+        "float": 1.5,
+    }
+
+
+def test_redact_value_returns_new_containers() -> None:
+    original = {"a": ["<private>x</private>"]}
+    redact_value(original)
+    assert original == {"a": ["<private>x</private>"]}
+
+
+def test_redact_value_on_a_plain_string() -> None:
+    assert redact_value("<private>x</private> y") == "y"
+
+
+# ----- property -------------------------------------------------------------------------------
+FRAGMENTS = [
+    "<private>",
+    "</private>",
+    "<private a='1'>",
+    "</private >",
+    "<PRIVATE>",
+    "</Private>",
+    "<private",
+    "</private",
+    "<",
+    ">",
+    "/",
+    " ",
+    "\n",
+    "secret",
+    "<system-reminder>",
+    "</system-reminder>",
+    "<privat",
+    "e>",
+]
+texts = st.lists(
+    st.one_of(st.sampled_from(FRAGMENTS), st.text(alphabet="<>/ aeiprvt=\n'\"", max_size=4)),
+    max_size=25,
+).map("".join)
+CLOSED_PRIVATE = re.compile(r"<private(\s[^<>]*)?>.*?</private\s*>", re.DOTALL | re.IGNORECASE)
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts)
+def test_output_never_holds_a_closed_private_block(text: str) -> None:
+    out = strip_private(text)
+    lowered = out.lower()
+    if "<private>" in lowered:
+        assert "</private>" not in lowered[lowered.index("<private>") :]
+    assert CLOSED_PRIVATE.search(out) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts)
+def test_stripping_is_idempotent(text: str) -> None:
+    once = strip_private(text)
+    assert strip_private(once) == once
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=40).filter(lambda s: "<" not in s))
+def test_text_without_angle_brackets_is_only_trimmed(text: str) -> None:
+    assert strip_private(text) == text.strip()
+
+
+def _block(tag: str, inner: list[str]) -> str:
+    return f"<{tag}>" + " ".join(inner) + f"</{tag}>"
+
+
+secret_blocks = st.recursive(
+    st.just("SECRET"),
+    lambda inner: st.builds(_block, st.sampled_from(ALL_TAGS), st.lists(inner, max_size=4)),
+    max_leaves=12,
+).filter(lambda s: s.startswith("<"))
+documents = st.lists(
+    st.one_of(st.sampled_from(["alpha", "beta", "gamma"]), secret_blocks), max_size=8
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(documents)
+def test_well_nested_blocks_are_removed_whole(parts: list[str]) -> None:
+    """Nothing inside a (possibly nested) block survives, and every word outside does."""
+    out = strip_private(" ".join(parts))
+    assert "SECRET" not in out
+    assert out.split() == [p for p in parts if not p.startswith("<")]

@@ -1,0 +1,393 @@
+"""What the service refuses, and that a refusal never harms the store.
+
+Body-level validation (malformed JSON, unknown fields, wrong types) runs in-process through
+``TestClient(create_app(settings))`` with the lifespan; everything about sockets, sizes,
+origins and processes runs against a real ``python -m service``.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from service.app import create_app
+from tests.conftest import ROOT, Service
+from workbench.settings import load_settings
+
+SMALL_LIMIT = 2048
+
+
+# ----- helpers --------------------------------------------------------------------------------
+@pytest.fixture
+def client(data_dir: Path) -> Iterator[TestClient]:
+    with TestClient(create_app(load_settings(data_dir))) as test_client:
+        yield test_client
+
+
+def raw(
+    svc: Service,
+    method: str,
+    path: str,
+    body: bytes | None = None,
+    headers: dict[str, str] | None = None,
+) -> tuple[int, dict[str, str], bytes]:
+    """One request with exact bytes; returns (status, lowercased headers, body)."""
+    conn = http.client.HTTPConnection("127.0.0.1", svc.port, timeout=10)
+    try:
+        conn.request(method, path, body=body, headers=headers or {})
+        response = conn.getresponse()
+        return (response.status, {k.lower(): v for k, v in response.getheaders()}, response.read())
+    finally:
+        conn.close()
+
+
+def store_state(data_dir: Path) -> tuple[dict[str, int], str]:
+    """Row counts of every canonical table, and PRAGMA integrity_check."""
+    conn = sqlite3.connect(f"file:{data_dir / 'workbench.db'}?mode=ro", uri=True)
+    try:
+        counts = {
+            t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+            for t in (
+                "sessions",
+                "user_prompts",
+                "events",
+                "queue",
+                "observations",
+                "session_summaries",
+            )
+        }
+        return counts, conn.execute("PRAGMA integrity_check").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def seed(svc: Service) -> None:
+    """A little real data, so 'unchanged' means something."""
+    svc.post("/api/sessions/init", {"contentSessionId": "s1", "project": "p", "prompt": "hi"})
+    svc.post("/api/memory/save", {"text": "a memory"})
+
+
+# ----- body validation (in-process) -----------------------------------------------------------
+@pytest.mark.parametrize(
+    "body", [b"{not json", b'{"contentSessionId": "s1",', b"\xff\xfe", b"", b"[]", b"null"]
+)
+def test_malformed_json_body_is_a_422(client: TestClient, body: bytes) -> None:
+    response = client.post(
+        "/api/sessions/init", content=body, headers={"Content-Type": "application/json"}
+    )
+    assert response.status_code == 422, response.text
+    assert response.json()["error"] == "INVALID_REQUEST"
+    assert client.get("/api/stats").json()["totals"]["events"] == 0
+
+
+@pytest.mark.parametrize(
+    ("route", "body", "field"),
+    [
+        ("/api/sessions/init", {"contentSessionId": "s", "project": "p", "promt": "typo"}, "promt"),
+        (
+            "/api/sessions/observations",
+            {"contentSessionId": "s", "tool_name": "Read", "toolInput": {}},
+            "toolInput",
+        ),
+        (
+            "/api/sessions/summarize",
+            {"contentSessionId": "s", "lastAssistantMessage": "x"},
+            "lastAssistantMessage",
+        ),
+        ("/api/sessions/end", {"contentSessionId": "s", "why": "x"}, "why"),
+        ("/api/memory/save", {"text": "x", "tags": ["a"]}, "tags"),
+        ("/api/observations/batch", {"ids": [1], "order": "asc"}, "order"),
+    ],
+)
+def test_unknown_fields_are_a_422_naming_the_field(
+    client: TestClient, route: str, body: dict[str, Any], field: str
+) -> None:
+    response = client.post(route, json=body)
+    assert response.status_code == 422
+    payload = response.json()
+    assert [e["field"] for e in payload["errors"]] == [field]
+    assert payload["errors"][0]["type"] == "extra_forbidden"
+    assert payload["message"].startswith(f"{field}: ")
+
+
+@pytest.mark.parametrize(
+    ("route", "body", "field"),
+    [
+        ("/api/sessions/init", {"contentSessionId": ["s"], "project": "p"}, "contentSessionId"),
+        ("/api/sessions/init", {"contentSessionId": "s", "project": 7}, "project"),
+        ("/api/sessions/init", {"contentSessionId": "", "project": "p"}, "contentSessionId"),
+        ("/api/sessions/init", {"contentSessionId": "s" * 201, "project": "p"}, "contentSessionId"),
+        ("/api/sessions/init", {"project": "p"}, "contentSessionId"),
+        ("/api/sessions/observations", {"contentSessionId": "s", "tool_name": None}, "tool_name"),
+        (
+            "/api/sessions/observations",
+            {"contentSessionId": "s", "tool_name": "R", "cwd": {"a": 1}},
+            "cwd",
+        ),
+        (
+            "/api/sessions/summarize",
+            {"contentSessionId": "s", "last_assistant_message": 3},
+            "last_assistant_message",
+        ),
+        ("/api/memory/save", {"text": ""}, "text"),
+        ("/api/memory/save", {"text": "x", "title": 5}, "title"),
+        ("/api/queue/retry", {"eventIds": "all"}, "eventIds"),
+    ],
+)
+def test_wrong_types_are_a_422_naming_the_field(
+    client: TestClient, route: str, body: dict[str, Any], field: str
+) -> None:
+    response = client.post(route, json=body)
+    assert response.status_code == 422, response.text
+    assert response.json()["errors"][0]["field"] == field
+    assert client.get("/api/stats").json()["totals"]["events"] == 0
+
+
+def test_unknown_route_is_a_404(client: TestClient) -> None:
+    assert client.get("/api/nothing-here").status_code == 404
+
+
+# ----- body size (real service) ---------------------------------------------------------------
+def test_oversized_body_is_a_413_and_the_store_is_unharmed(make_service: Any) -> None:
+    svc = make_service(WORKBENCH_MAX_BODY_BYTES=str(SMALL_LIMIT))
+    seed(svc)
+    before = store_state(svc.data_dir)
+
+    status, body = svc.post("/api/memory/save", {"text": "x" * (SMALL_LIMIT * 2)})
+    assert status == 413
+    assert body["error"] == "BODY_TOO_LARGE"
+    assert str(SMALL_LIMIT) in body["message"]
+    assert "WORKBENCH_MAX_BODY_BYTES" in body["message"]
+    status, _ = svc.post(
+        "/api/sessions/observations",
+        {
+            "contentSessionId": "s1",
+            "tool_name": "Read",
+            "tool_response": "y" * SMALL_LIMIT,
+        },
+    )
+    assert status == 413
+
+    after = store_state(svc.data_dir)
+    assert after == before
+    assert after[1] == "ok"
+    # A body under the limit still goes through.
+    assert svc.post("/api/memory/save", {"text": "small"})[0] == 200
+
+
+def test_declared_length_over_the_limit_is_refused_before_the_body(make_service: Any) -> None:
+    svc = make_service(WORKBENCH_MAX_BODY_BYTES=str(SMALL_LIMIT))
+    conn = http.client.HTTPConnection("127.0.0.1", svc.port, timeout=10)
+    try:
+        conn.putrequest("POST", "/api/memory/save")
+        conn.putheader("Content-Type", "application/json")
+        conn.putheader("Content-Length", str(10 * 1024 * 1024))
+        conn.endheaders()
+        conn.send(b'{"text": "')  # the rest never comes: the answer must not wait for it
+        response = conn.getresponse()
+        assert response.status == 413
+        assert json.loads(response.read())["error"] == "BODY_TOO_LARGE"
+    finally:
+        conn.close()
+
+
+def test_chunked_oversized_body_is_a_413(make_service: Any) -> None:
+    svc = make_service(WORKBENCH_MAX_BODY_BYTES=str(SMALL_LIMIT))
+    seed(svc)
+    before = store_state(svc.data_dir)
+    payload = json.dumps({"text": "z" * (SMALL_LIMIT * 4)}).encode()
+    conn = http.client.HTTPConnection("127.0.0.1", svc.port, timeout=10)
+    try:
+        conn.putrequest("POST", "/api/memory/save")
+        conn.putheader("Content-Type", "application/json")
+        conn.putheader("Transfer-Encoding", "chunked")
+        conn.endheaders()
+        try:
+            for start in range(0, len(payload), 512):
+                chunk = payload[start : start + 512]
+                conn.send(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+            conn.send(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the service may answer and close before the last chunk: that is fine
+        response = conn.getresponse()
+        status, body = response.status, response.read()
+    finally:
+        conn.close()
+    assert status == 413, body
+    assert json.loads(body)["error"] == "BODY_TOO_LARGE"
+    assert store_state(svc.data_dir) == before
+
+
+def test_chunked_body_under_the_limit_is_accepted(make_service: Any) -> None:
+    svc = make_service(WORKBENCH_MAX_BODY_BYTES=str(SMALL_LIMIT))
+    conn = http.client.HTTPConnection("127.0.0.1", svc.port, timeout=10)
+    try:
+        conn.request(
+            "POST",
+            "/api/memory/save",
+            body=iter([b'{"text": ', b'"chunked"}']),
+            headers={"Content-Type": "application/json"},
+            encode_chunked=True,
+        )
+        response = conn.getresponse()
+        assert response.status == 200, response.read()
+    finally:
+        conn.close()
+
+
+# ----- origins --------------------------------------------------------------------------------
+def test_cross_origin_write_is_a_403_and_stores_nothing(service: Service) -> None:
+    before = store_state(service.data_dir)
+    evil = {"Origin": "http://evil.example"}
+    for route, body in (
+        ("/api/memory/save", {"text": "planted memory"}),
+        ("/api/sessions/init", {"contentSessionId": "x", "project": "p", "prompt": "planted"}),
+        ("/api/import", {"observations": [{"title": "planted"}]}),
+    ):
+        status, answer = service.post(route, body, headers=evil)
+        assert status == 403, route
+        assert answer["error"] == "FOREIGN_ORIGIN"
+        assert "http://evil.example" in answer["message"]
+    # A "simple" form post needs no preflight; it is refused all the same.
+    status, _, _ = raw(
+        service,
+        "POST",
+        "/api/memory/save",
+        b"text=planted",
+        {"Origin": "http://evil.example", "Content-Type": "application/x-www-form-urlencoded"},
+    )
+    assert status == 403
+    assert store_state(service.data_dir) == before
+
+
+@pytest.mark.parametrize(
+    "origin",
+    ["http://localhost.evil.example", "https://localhost:3000", "http://127.0.0.1.nip.io", "null"],
+)
+def test_lookalike_origins_are_refused(service: Service, origin: str) -> None:
+    status, _ = service.post("/api/memory/save", {"text": "x"}, headers={"Origin": origin})
+    assert status == 403
+
+
+@pytest.mark.parametrize(
+    "origin", ["http://localhost:3000", "http://127.0.0.1:8080", "http://localhost"]
+)
+def test_local_origin_writes_are_allowed(service: Service, origin: str) -> None:
+    status, body = service.post(
+        "/api/memory/save", {"text": f"from {origin}"}, headers={"Origin": origin}
+    )
+    assert status == 200, body
+    assert body["status"] == "stored"
+
+
+def test_cors_preflight_from_evil_origin_gets_no_allow_origin(service: Service) -> None:
+    status, headers, _ = raw(
+        service,
+        "OPTIONS",
+        "/api/memory/save",
+        headers={
+            "Origin": "http://evil.example",
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "content-type",
+        },
+    )
+    assert status >= 400
+    assert "access-control-allow-origin" not in headers
+    _, headers, _ = raw(service, "GET", "/api/stats", headers={"Origin": "http://evil.example"})
+    assert "access-control-allow-origin" not in headers
+
+
+def test_cors_preflight_from_local_origin_is_allowed(service: Service) -> None:
+    status, headers, _ = raw(
+        service,
+        "OPTIONS",
+        "/api/memory/save",
+        headers={
+            "Origin": "http://localhost:3000",
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "content-type",
+        },
+    )
+    assert status == 200
+    assert headers["access-control-allow-origin"] == "http://localhost:3000"
+
+
+# ----- loopback only --------------------------------------------------------------------------
+def _non_loopback_ipv4() -> str | None:
+    """This machine's outward IPv4 address, if any (a UDP connect sends no packet)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        try:
+            sock.connect(("192.0.2.1", 9))  # TEST-NET-1: connect only picks a route
+            address = sock.getsockname()[0]
+        except OSError:
+            return None
+    return None if address.startswith("127.") or address == "0.0.0.0" else address
+
+
+def test_service_is_not_reachable_on_a_non_loopback_address(service: Service) -> None:
+    address = _non_loopback_ipv4()
+    if address is None:
+        pytest.skip("this machine has no non-loopback IPv4 address")
+    with pytest.raises((ConnectionRefusedError, TimeoutError)):
+        socket.create_connection((address, service.port), timeout=2).close()
+    socket.create_connection(("127.0.0.1", service.port), timeout=2).close()
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="needs Linux /proc/net/tcp")
+def test_service_listens_on_127_0_0_1_only(service: Service) -> None:
+    listening = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        if not Path(table).exists():
+            continue
+        for line in Path(table).read_text(encoding="ascii").splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            address, port = local.rsplit(":", 1)
+            if state == "0A" and int(port, 16) == service.port:  # 0A = LISTEN
+                listening.append(address)
+    assert listening == ["0100007F"]  # 127.0.0.1, little-endian hex; nothing on tcp6
+
+
+# ----- one service per data dir ---------------------------------------------------------------
+def test_second_service_on_the_same_data_dir_exits(make_service: Any) -> None:
+    first = make_service()
+    second = make_service(start=False)  # its own free port: only the data dir is shared
+    proc = subprocess.run(
+        [sys.executable, "-m", "service"],
+        env=second.env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert proc.returncode != 0
+    output = proc.stdout + proc.stderr
+    assert "already serves this data dir" in output
+    assert str(first.get("/api/health")[1]["pid"]) in output
+    # The first service is unharmed and still owns the PID file.
+    status, health = first.get("/api/health")
+    assert status == 200
+    assert (first.data_dir / "service.pid").read_text(encoding="utf-8").strip() == str(
+        health["pid"]
+    )
+
+
+def test_a_stale_pid_file_does_not_block_a_restart(make_service: Any) -> None:
+    first = make_service()
+    first.kill9()  # leaves its PID file behind; the kernel dropped its lock
+    assert (first.data_dir / "service.pid").exists()
+    second = make_service()
+    status, health = second.get("/api/health")
+    assert status == 200
+    assert (second.data_dir / "service.pid").read_text(encoding="utf-8").strip() == str(
+        health["pid"]
+    )

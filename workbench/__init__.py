@@ -1,0 +1,24 @@
+"""workbench: a local-first memory and knowledge workbench for AI coding agents.
+
+Modules:
+- ``settings``  env > settings.json > defaults; every path derived from one data dir
+- ``errors``    the few specific errors users meet, each carrying its fix
+- ``redact``    stdlib-only stripping of private and injected blocks (hooks and service)
+- ``models``    pydantic domain types (observation, summary, ...)
+- ``clock``     timestamps: ISO text plus epoch milliseconds
+- ``locate``    stdlib-only: the data dir, the service port, the project of a cwd (hooks use it)
+- ``spool``     stdlib-only: the on-disk spool of events the service could not take yet
+- ``store/``    SQLite: connection policy, migrations, events log + queue, typed tables
+- ``ingest``    accepting one hook event: redact, skip rules, dedup, append, enqueue
+- ``derive``    events → observations and summaries (the worker, and recompress)
+- ``claude_settings`` merge our hooks into Claude Code settings.json and take them out
+- ``compress/`` turning events into observations and summaries (offline rules or Claude)
+- ``client``    the small HTTP client the CLI uses to talk to the service
+- ``launch``    stdlib-only: find the running service or start it detached
+- ``pidfile``   the PID file held with a lock: one service per data dir
+- ``cli/``      the Typer app, one module per command group
+
+Kept empty on purpose: hooks import ``workbench.redact`` and must not pay for anything else.
+"""
+
+__version__ = "0.1.0"

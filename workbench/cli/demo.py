@@ -1,0 +1,138 @@
+"""``workbench demo``: the quickstart's main job, on a separate demo data dir.
+
+Starts a service on ``./.demo/data`` (never the user's store), replays the bundled sessions
+through the real hook scripts, waits for the worker to compress everything with the offline
+compressor, and prints what the memory now holds.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import tempfile
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from workbench.cli.output import console, handle_errors, table
+
+MARKER = ".workbench-demo"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("demo")(demo)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _prepare(folder: Path, fresh: bool) -> None:
+    """Create (or reset) the demo dir; refuse to wipe a folder that is not a demo dir."""
+    from workbench.errors import InvalidInput
+
+    if folder.exists() and fresh and any(folder.iterdir()):
+        if not (folder / MARKER).exists():
+            raise InvalidInput(
+                f"{folder} is not empty and is not a workbench demo dir (no {MARKER} file); "
+                "refusing to reset it. Pick another --data-dir."
+            )
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / MARKER).write_text("created by `workbench demo`; safe to delete\n", encoding="utf-8")
+
+
+def _wait_idle(client: Any, timeout: float = 60.0) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    health: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        health = client.get("/api/health")
+        if health["queueDepth"] == 0:
+            return health
+        time.sleep(0.1)
+    return health
+
+
+@handle_errors
+def demo(
+    data_dir: Annotated[
+        Path, typer.Option("--data-dir", "-d", help="Demo data dir (not your real memory).")
+    ] = Path(".demo") / "data",
+    fresh: Annotated[bool, typer.Option(help="Start from an empty demo dir.")] = True,
+    keep_running: Annotated[bool, typer.Option(help="Leave the demo service running.")] = False,
+) -> None:
+    """Replay bundled coding sessions through the real hooks into a separate demo memory."""
+    from rich.progress import Progress
+
+    from workbench import demo as demo_lib
+    from workbench import launch
+    from workbench.client import ServiceClient
+    from workbench.pidfile import terminate
+    from workbench.settings import load_settings, write_settings_file
+
+    folder = data_dir.expanduser().resolve()
+    _prepare(folder, fresh)
+    settings = load_settings(folder)
+    if not settings.settings_path.exists():
+        write_settings_file(settings, {"port": _free_port(), "compressor": "offline"})
+        settings = load_settings(folder)
+    out = console()
+    out.print(f"demo data dir: {folder} (port {settings.port}, offline compressor)")
+    if launch.ensure_running(folder, settings.port, wait_s=30.0) is None:
+        typer.secho(
+            f"the demo service did not start; see {settings.logs_dir}/service.log",
+            fg=typer.colors.RED,
+            err=True,
+        )
+        raise typer.Exit(1)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
+    env.update(WORKBENCH_DATA_DIR=str(folder), WORKBENCH_PORT=str(settings.port))
+    # The transcripts stand in for Claude Code's own files (which hold raw prompts): they
+    # live in a temporary folder, never in the memory's data dir.
+    transcripts = tempfile.TemporaryDirectory(prefix="workbench-demo-transcripts-")
+    calls = demo_lib.all_calls(demo_lib.load_sessions(), Path(transcripts.name))
+    try:
+        with Progress(console=out, transient=True) as progress:
+            task = progress.add_task("replaying hook events", total=len(calls))
+            seconds = demo_lib.replay_sessions(
+                calls, env, lambda done, _: progress.update(task, completed=done)
+            )
+        with ServiceClient(settings) as client:
+            health = _wait_idle(client)
+            stats = client.get("/api/stats")
+            recent = client.get("/api/observations", limit=10)["items"]
+            summaries = client.get("/api/summaries", limit=5)["items"]
+    finally:
+        transcripts.cleanup()
+        if not keep_running:
+            terminate(settings.pid_path)
+    out.print(
+        f"replayed {len(calls)} hook events through the real hooks in {seconds:.1f} s "
+        f"({1000 * seconds / max(len(calls), 1):.0f} ms per hook, incl. interpreter start)"
+    )
+    table("memory", ["kind", "rows"], list(stats["totals"].items()))
+    table("observations by type", ["type", "count"], list(stats["types"].items()))
+    table(
+        "newest observations",
+        ["id", "project", "type", "title"],
+        [(o["id"], o["project"], o["type"], o["title"]) for o in recent],
+    )
+    table(
+        "newest summaries",
+        ["project", "request", "completed"],
+        [(s["project"], s["request"][:60], s["completed"][:60]) for s in summaries],
+    )
+    queue = health.get("queue", {})
+    out.print(f"queue: {queue.get('done', 0)} done, {queue.get('failed', 0)} failed")
+    if keep_running:
+        out.print(
+            f"demo service left running at {settings.base_url}; stop it with "
+            f"`workbench stop -d {folder}`"
+        )
+    if queue.get("failed"):
+        raise typer.Exit(1)

@@ -1,0 +1,66 @@
+"""Output shared by every command: ``--json`` for machines, rich tables for people.
+
+``rich`` is imported inside the functions: ``workbench --help`` should not pay for it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from functools import wraps
+from typing import Annotated, Any, ParamSpec, TypeVar
+
+import typer
+
+from workbench.errors import WorkbenchError
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+DataDirOption = Annotated[
+    str | None,
+    typer.Option(
+        "--data-dir", "-d", envvar="WORKBENCH_DATA_DIR", help="Data dir (default ~/.workbench)."
+    ),
+]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def console() -> Any:
+    from rich.console import Console
+
+    return Console()
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    from rich.table import Table
+
+    grid = Table(title=title, title_justify="left", header_style="bold")
+    for column in columns:
+        grid.add_column(column, overflow="fold")
+    for row in rows:
+        grid.add_row(*("" if v is None else str(v) for v in row))
+    console().print(grid)
+
+
+def key_values(title: str, pairs: Iterable[tuple[str, Any]]) -> None:
+    table(title, ["", ""], pairs)
+
+
+def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:
+    """Turn a ``WorkbenchError`` into its message on stderr and exit code 1 (no traceback)."""
+
+    @wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(*args, **kwargs)
+        except WorkbenchError as exc:
+            typer.secho(f"error: {exc.message}", fg=typer.colors.RED, err=True)
+            raise typer.Exit(1) from None
+
+    return wrapper

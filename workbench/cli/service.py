@@ -1,0 +1,236 @@
+"""``workbench serve | status | stop | doctor``: run and inspect the local service.
+
+``serve`` runs ``python -m service`` (the CLI never imports the service package: it would
+drag FastAPI into every command), in the foreground or detached. ``status`` falls back to a
+read-only look at the database when the service is down and says so.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from workbench.cli.output import (
+    DataDirOption,
+    JsonOption,
+    console,
+    handle_errors,
+    key_values,
+    print_json,
+    table,
+)
+from workbench.settings import Settings, load_settings
+
+
+def register(app: typer.Typer) -> None:
+    app.command("serve")(serve)
+    app.command("status")(status)
+    app.command("stop")(stop)
+    app.command("doctor")(doctor)
+
+
+@handle_errors
+def serve(
+    data_dir: DataDirOption = None,
+    port: Annotated[int | None, typer.Option(help="Port (default from settings).")] = None,
+    detach: Annotated[bool, typer.Option("--detach", help="Run in the background.")] = False,
+) -> None:
+    """Run the local service on 127.0.0.1 (foreground unless --detach)."""
+    from workbench import launch
+
+    settings = load_settings(data_dir, **({"port": port} if port else {}))
+    settings.ensure_dirs()
+    running = launch.health(settings.port)
+    if running is not None:
+        typer.echo(f"workbench is already running at {settings.base_url} (pid {running['pid']})")
+        return
+    if detach:
+        found = launch.ensure_running(settings.data_dir, settings.port, wait_s=30.0)
+        if found is None:
+            typer.secho(
+                f"the service did not start; see {settings.logs_dir / 'service.log'}",
+                fg=typer.colors.RED,
+                err=True,
+            )
+            raise typer.Exit(1)
+        typer.echo(f"workbench started at {settings.base_url} (pid {found['pid']})")
+        return
+    env = dict(
+        os.environ, WORKBENCH_DATA_DIR=str(settings.data_dir), WORKBENCH_PORT=str(settings.port)
+    )
+    os.execve(sys.executable, [sys.executable, "-m", "service"], env)
+
+
+def _offline_status(settings: Settings) -> dict[str, Any]:
+    """What can be read without the service: the database, opened read-only."""
+    from workbench.store import stats
+    from workbench.store.database import Store
+
+    if not settings.db_path.exists():
+        return {"service": "stopped", "database": "absent"}
+    with Store(settings.db_path, readonly=True) as store:
+        return {"service": "stopped", **stats.overview(store.conn)}
+
+
+@handle_errors
+def status(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
+    """Show what is stored, queued and failed, and whether the service runs."""
+    from workbench import launch, spool
+    from workbench.client import ServiceClient
+
+    settings = load_settings(data_dir)
+    health = launch.health(settings.port)
+    if health is None:
+        data = _offline_status(settings)
+        data["spool"] = spool.backlog(settings.spool_dir)
+    else:
+        with ServiceClient(settings) as client:
+            data = {"service": "running", "health": health, **client.get("/api/stats")}
+    if as_json:
+        print_json(data)
+        return
+    out = console()
+    if health is None:
+        out.print(
+            f"[yellow]service not running[/] at {settings.base_url} (read-only view of "
+            f"{settings.db_path}); start it with `workbench serve --detach`"
+        )
+    else:
+        out.print(
+            f"[green]service running[/] at {settings.base_url}, pid {health['pid']}, "
+            f"compressor {health['compressor']}, up {health['uptimeSeconds']} s"
+        )
+    totals = data.get("totals", {})
+    queue = data.get("queue", {})
+    spooled = data.get("spool", {})
+    key_values(
+        "memory",
+        [
+            ("data dir", settings.data_dir),
+            *((name, count) for name, count in totals.items()),
+            ("queue pending / claimed", f"{queue.get('pending', 0)} / {queue.get('claimed', 0)}"),
+            ("queue done / failed", f"{queue.get('done', 0)} / {queue.get('failed', 0)}"),
+            (
+                "spool pending / rejected",
+                f"{spooled.get('pending', 0)} / {spooled.get('rejected', 0)}",
+            ),
+        ],
+    )
+    if data.get("failed"):
+        table(
+            "parked events (retry with `workbench retry`)",
+            ["event", "kind", "attempts", "reason"],
+            [(f["eventId"], f["kind"], f["attempts"], f["reason"]) for f in data["failed"]],
+        )
+    for warning in settings.load_warnings:
+        out.print(f"[yellow]warning:[/] {warning}")
+
+
+@handle_errors
+def stop(data_dir: DataDirOption = None) -> None:
+    """Stop the service that serves this data dir."""
+    from workbench.pidfile import terminate
+
+    settings = load_settings(data_dir)
+    pid, stopped = terminate(settings.pid_path)
+    if pid is None:
+        typer.echo("workbench is not running")
+    elif not stopped:
+        typer.secho(f"pid {pid} did not stop in 15 s", fg=typer.colors.RED, err=True)
+        raise typer.Exit(1)
+    else:
+        typer.echo(f"stopped workbench (pid {pid})")
+
+
+def _check(name: str, ok: bool, detail: str) -> tuple[str, str, str]:
+    return (name, "ok" if ok else "PROBLEM", detail)
+
+
+@handle_errors
+def doctor(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
+    """Check the installation: Python, data dir, settings, database, service, hooks."""
+    from workbench import claude_settings, launch, spool
+    from workbench.errors import WorkbenchError
+    from workbench.store import schema
+    from workbench.store.db import connect
+
+    settings = load_settings(data_dir)
+    checks = [
+        _check("python", sys.version_info >= (3, 11), sys.version.split()[0]),
+        _check(
+            "data dir",
+            os.access(settings.data_dir, os.W_OK) or not settings.data_dir.exists(),
+            str(settings.data_dir),
+        ),
+        _check(
+            "settings.json", not settings.load_warnings, "; ".join(settings.load_warnings) or "ok"
+        ),
+    ]
+    if settings.db_path.exists():
+        try:
+            conn = connect(settings.db_path, readonly=True)
+            integrity = conn.execute("PRAGMA integrity_check").fetchone()[0]
+            schema.check_not_newer(conn, str(settings.db_path))
+            checks.append(
+                _check(
+                    "database",
+                    integrity == "ok",
+                    f"{settings.db_path} integrity {integrity}, "
+                    f"{len(schema.pending(conn))} migrations pending",
+                )
+            )
+            conn.close()
+        except (sqlite3.Error, WorkbenchError) as exc:
+            checks.append(_check("database", False, str(exc)))
+    else:
+        checks.append(_check("database", True, "not created yet (the service creates it)"))
+    health = launch.health(settings.port)
+    checks.append(
+        _check(
+            "service",
+            health is not None,
+            f"running at {settings.base_url}"
+            if health
+            else f"not answering at {settings.base_url}: `workbench serve --detach`",
+        )
+    )
+    backlog = spool.backlog(settings.spool_dir)
+    checks.append(
+        _check(
+            "spool",
+            backlog["rejected"] == 0,
+            f"{backlog['pending']} pending, {backlog['rejected']} rejected",
+        )
+    )
+    try:
+        current = claude_settings.read(claude_settings.settings_path())
+        installed = current != claude_settings.without_ours(current)
+        checks.append(
+            _check(
+                "claude hooks",
+                installed,
+                f"{claude_settings.settings_path()}"
+                if installed
+                else "not installed: run `workbench install`",
+            )
+        )
+    except WorkbenchError as exc:
+        checks.append(_check("claude hooks", False, exc.message))
+    checks.append(
+        _check(
+            "compressor",
+            True,
+            settings.active_compressor()
+            + ("" if settings.api_key() else " (no ANTHROPIC_API_KEY)"),
+        )
+    )
+    if as_json:
+        print_json([{"check": c, "status": s, "detail": d} for c, s, d in checks])
+    else:
+        table("workbench doctor", ["check", "status", "detail"], checks)
+    if any(state != "ok" for _, state, _ in checks):
+        raise typer.Exit(1)

@@ -1,0 +1,45 @@
+"""The ``Compressor`` protocol and the one place that picks an implementation.
+
+A compressor is pure with respect to the store: it gets a redacted ``ToolEvent`` (or a
+``SummaryRequest``) and returns drafts plus what they cost. The worker stores them and acks the
+event in one transaction, so a compressor can never leave half a result behind.
+
+Failures are raised as ``CompressionError(retryable=...)``; the worker backs off on retryable
+ones and parks the event with the message otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from workbench.models import CompressionResult, SummaryRequest, ToolEvent
+from workbench.settings import Settings
+
+
+@runtime_checkable
+class Compressor(Protocol):
+    """Turns one tool call into observations and one prompt's work into a summary."""
+
+    name: str
+
+    def observe(self, event: ToolEvent) -> CompressionResult:
+        """Observations for one tool call (possibly none: not every call is worth keeping)."""
+        ...
+
+    def summarize(self, request: SummaryRequest) -> CompressionResult:
+        """A summary for one prompt of a session (``result.summary`` is set)."""
+        ...
+
+
+def build_compressor(settings: Settings, name: str | None = None) -> Compressor:
+    """The compressor for ``name`` (``offline`` | ``claude``), default from the settings."""
+    chosen = name or settings.active_compressor()
+    if chosen == "offline":
+        from workbench.compress.offline import OfflineCompressor
+
+        return OfflineCompressor()
+    if chosen == "claude":
+        from workbench.compress.claude import ClaudeCompressor
+
+        return ClaudeCompressor.from_settings(settings)
+    raise ValueError(f"unknown compressor {chosen!r}; use 'offline' or 'claude'")

@@ -1,0 +1,178 @@
+"""Deriving observations and summaries from events, once (the worker) or again (recompress).
+
+Observations and summaries are a function of the events log and a compressor. ``derive``
+handles one event: compress outside any transaction (a model call can take seconds), then
+store the result and ack the event in one transaction, so a crash between the two leaves the
+event claimed (re-queued at the next start) and never a half-stored result.
+
+``recompress`` re-runs a compressor over past events and reports what changed, which the
+original design cannot do because it keeps only the model's output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.compress.base import Compressor
+from workbench.models import CompressionResult, SummaryRequest, ToolEvent
+from workbench.store import events, observations, sessions, summaries
+from workbench.store.database import Store
+from workbench.store.db import atomic
+from workbench.store.events import EventRow
+
+
+@dataclass
+class Derived:
+    """What one event produced in the store."""
+
+    observation_ids: list[int] = field(default_factory=list)
+    created: int = 0
+    summary_id: int | None = None
+    discovery_tokens: int = 0
+
+
+def compress_event(store: Store, compressor: Compressor, event: EventRow) -> CompressionResult:
+    """Run the compressor for one event (no writes)."""
+    conn = store.conn
+    csid = event.content_session_id or ""
+    prompt = sessions.prompt_text(conn, csid, event.prompt_number) or ""
+    if event.kind == "observation":
+        p = event.payload
+        return compressor.observe(
+            ToolEvent(
+                content_session_id=csid,
+                project=event.project or "unknown",
+                tool_name=p.get("tool_name", ""),
+                tool_input=p.get("tool_input"),
+                tool_response=p.get("tool_response"),
+                cwd=p.get("cwd") or "",
+                prompt_number=event.prompt_number,
+                user_prompt=prompt,
+                agent_id=p.get("agent_id"),
+                agent_type=p.get("agent_type"),
+            )
+        )
+    if event.kind == "summarize":
+        return compressor.summarize(
+            SummaryRequest(
+                content_session_id=csid,
+                project=event.project or "unknown",
+                prompt_number=event.prompt_number,
+                user_prompt=prompt,
+                last_assistant_message=event.payload.get("last_assistant_message", ""),
+                observations=observations.for_prompt(conn, csid, event.prompt_number),
+            )
+        )
+    return CompressionResult(generated_by=compressor.name)
+
+
+def store_result(
+    store: Store, event: EventRow, result: CompressionResult, *, replace: bool = False
+) -> Derived:
+    """Write one event's result and ack it, in one transaction.
+
+    ``replace`` (recompress) first removes the observations this event produced before that
+    are not produced again, so re-deriving converges instead of piling up.
+    """
+    conn = store.conn
+    derived = Derived(discovery_tokens=result.discovery_tokens)
+    count = max(len(result.observations), 1)
+    share = result.discovery_tokens // count  # split the cost over what it produced
+    with atomic(conn):
+        old_ids = {o.id for o in observations.for_event(conn, event.id)} if replace else set()
+        for draft in result.observations:
+            obs_id, created = observations.insert(
+                conn,
+                draft,
+                content_session_id=event.content_session_id,
+                project=event.project or "unknown",
+                prompt_number=event.prompt_number,
+                event_id=event.id,
+                discovery_tokens=share,
+                generated_by=result.generated_by,
+                agent_id=event.payload.get("agent_id"),
+                agent_type=event.payload.get("agent_type"),
+                created_ms=event.received_at_epoch,
+            )
+            derived.observation_ids.append(obs_id)
+            derived.created += int(created)
+        if replace:
+            observations.delete_ids(conn, old_ids - set(derived.observation_ids))
+        if result.summary is not None and event.content_session_id:
+            derived.summary_id = summaries.upsert(
+                conn,
+                result.summary,
+                content_session_id=event.content_session_id,
+                project=event.project or "unknown",
+                prompt_number=event.prompt_number,
+                event_id=event.id,
+                discovery_tokens=result.discovery_tokens,
+                generated_by=result.generated_by,
+                created_ms=event.received_at_epoch,
+            )
+        events.ack(conn, event.id)
+    return derived
+
+
+@dataclass
+class RecompressReport:
+    """What a recompress changed, for the CLI table and the API."""
+
+    events: int = 0
+    observations_before: int = 0
+    observations_after: int = 0
+    added: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    summaries: int = 0
+    failed: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "events": self.events,
+            "observationsBefore": self.observations_before,
+            "observationsAfter": self.observations_after,
+            "added": self.added,
+            "removed": self.removed,
+            "unchanged": self.unchanged,
+            "summaries": self.summaries,
+            "failed": self.failed,
+        }
+
+
+def recompress(
+    store: Store,
+    compressor: Compressor,
+    *,
+    project: str | None = None,
+    since_ms: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> RecompressReport:
+    """Re-derive observations and summaries for past events with ``compressor``."""
+    from workbench.errors import CompressionError
+
+    conn = store.conn
+    todo = events.select_for_recompress(conn, project=project, since_ms=since_ms)
+    report = RecompressReport(events=len(todo))
+    for index, event in enumerate(todo, start=1):
+        before = {o.content_hash for o in observations.for_event(conn, event.id)}
+        report.observations_before += len(before)
+        try:
+            result = compress_event(store, compressor, event)
+        except CompressionError as exc:
+            report.failed.append({"eventId": event.id, "reason": exc.message})
+            report.observations_after += len(before)
+            report.unchanged += len(before)
+            continue
+        derived = store_result(store, event, result, replace=True)
+        after = {o.content_hash for o in observations.for_event(conn, event.id)}
+        report.observations_after += len(after)
+        report.added += len(after - before)
+        report.removed += len(before - after)
+        report.unchanged += len(before & after)
+        report.summaries += int(derived.summary_id is not None)
+        if progress:
+            progress(index, len(todo))
+    return report

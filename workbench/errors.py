@@ -1,0 +1,85 @@
+"""The few errors users meet. Each message names the input, the rule and the next step.
+
+The service maps every ``WorkbenchError`` to an HTTP status in one place (``status_code`` and
+``code`` below); the CLI prints ``str(error)`` and exits non-zero.
+"""
+
+from __future__ import annotations
+
+
+class WorkbenchError(Exception):
+    """Base class: shown to the user as is."""
+
+    status_code = 400
+    code = "WORKBENCH_ERROR"
+
+    def __init__(self, message: str, **details: object) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+
+class InvalidInput(WorkbenchError):
+    """A request value broke a rule that pydantic could not express."""
+
+    code = "INVALID_INPUT"
+
+
+class NotFound(WorkbenchError):
+    """An id or name that does not exist."""
+
+    status_code = 404
+    code = "NOT_FOUND"
+
+
+class SchemaTooNew(WorkbenchError):
+    """The database was written by a newer workbench; opening it could corrupt it."""
+
+    status_code = 500
+    code = "SCHEMA_TOO_NEW"
+
+    def __init__(self, path: str, unknown: list[str]) -> None:
+        super().__init__(
+            f"database {path} was migrated by a newer workbench (unknown migrations: "
+            f"{', '.join(unknown)}). Upgrade workbench (pip install -U workbench) or point "
+            "WORKBENCH_DATA_DIR at another folder; the file was not touched.",
+            unknown=unknown,
+        )
+
+
+class ServiceUnavailable(WorkbenchError):
+    """The local service is not answering."""
+
+    status_code = 503
+    code = "SERVICE_UNAVAILABLE"
+
+
+class CompressionError(WorkbenchError):
+    """A compressor failed on one event.
+
+    ``retryable`` says whether trying again later can help (rate limit, overload, network)
+    or not (bad key, no credit, a reply we cannot parse at all): the worker backs off on the
+    first kind and parks the event with this message on the second.
+    """
+
+    status_code = 502
+    code = "COMPRESSION_FAILED"
+
+    def __init__(self, message: str, *, retryable: bool, kind: str = "error") -> None:
+        super().__init__(message, retryable=retryable, kind=kind)
+        self.retryable = retryable
+        self.kind = kind
+
+
+class MissingDependency(WorkbenchError):
+    """An optional package is not installed."""
+
+    status_code = 501
+    code = "MISSING_DEPENDENCY"
+
+    def __init__(self, package: str, feature: str) -> None:
+        super().__init__(
+            f"{feature} needs the package {package!r}, which is not installed. "
+            f"Install it with: pip install {package}",
+            package=package,
+        )

@@ -1,0 +1,314 @@
+"""Accepting one hook event: redact, apply the skip rules, dedup, append, enqueue.
+
+This is the whole synchronous part of ingest, shared by the HTTP routes and by spool replay so
+both follow the same rules. It never calls a compressor: it appends the event (and the few rows
+that must exist at once, such as the session and the prompt) in one transaction and returns,
+so a hook's request is answered in about a millisecond. The worker does the rest.
+
+Skips are answered with a stated reason (``status="skipped"``) and store nothing:
+- an excluded project (glob list, matched on the full cwd or the project name);
+- a skipped tool (settings ``skipped_tools``);
+- a private prompt, and the observations and summary that belong to it;
+- a prompt that is only a ``<task-notification>`` block.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from workbench.clock import now_ms
+from workbench.errors import InvalidInput
+from workbench.locate import project_from_cwd
+from workbench.models import ObservationDraft
+from workbench.redact import is_task_notification, redact_value, strip_private
+from workbench.settings import Settings
+from workbench.store import events, observations, sessions
+from workbench.store.database import Store
+from workbench.store.db import atomic
+
+Status = Literal["queued", "stored", "duplicate", "skipped"]
+ELISION = "\n[… {n} chars elided by workbench …]\n"
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    """What happened to one event; ``to_json`` is the HTTP response body."""
+
+    status: Status
+    reason: str | None = None
+    event_id: int | None = None
+    session_id: int | None = None
+    prompt_number: int | None = None
+    observation_id: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"status": self.status}
+        for key, value in (
+            ("reason", self.reason),
+            ("eventId", self.event_id),
+            ("sessionDbId", self.session_id),
+            ("promptNumber", self.prompt_number),
+            ("id", self.observation_id),
+        ):
+            if value is not None:
+                body[key] = value
+        return body
+
+
+def bound(value: Any, limit: int) -> Any:
+    """Elide the middle of any string longer than ``limit`` so one event stays bounded."""
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return value
+        head, tail = value[: limit * 3 // 4], value[-limit // 4 :]
+        return head + ELISION.format(n=len(value) - len(head) - len(tail)) + tail
+    if isinstance(value, list):
+        return [bound(v, limit) for v in value]
+    if isinstance(value, dict):
+        return {k: bound(v, limit) for k, v in value.items()}
+    return value
+
+
+class Ingestor:
+    """The synchronous half of ingest over one store. ``notify`` wakes the worker."""
+
+    def __init__(
+        self, store: Store, settings: Settings, notify: Callable[[], None] | None = None
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.notify = notify or (lambda: None)
+
+    # ----- rules ------------------------------------------------------------------------------
+    def excluded(self, project: str, cwd: str = "") -> bool:
+        """True when the project (or the full cwd) matches an ``excluded_projects`` glob."""
+        for pattern in self.settings.excluded_projects:
+            if fnmatch.fnmatchcase(project, pattern) or (cwd and fnmatch.fnmatchcase(cwd, pattern)):
+                return True
+        return False
+
+    def _clean(self, value: Any) -> Any:
+        return bound(redact_value(value), self.settings.max_field_chars)
+
+    # ----- events -----------------------------------------------------------------------------
+    def session_init(
+        self,
+        *,
+        content_session_id: str,
+        project: str,
+        prompt: str,
+        platform_source: str = "claude-code",
+        event_key: str | None = None,
+    ) -> IngestResult:
+        """A new user prompt: count it, store its cleaned text unless it is private."""
+        if self.excluded(project):
+            return IngestResult("skipped", reason=f"project {project!r} is excluded")
+        if is_task_notification(prompt):
+            return IngestResult("skipped", reason="task notification, not a user prompt")
+        cleaned = strip_private(prompt)
+        conn = self.store.conn
+        with atomic(conn):
+            if event_key and (existing := events.find_by_key(conn, event_key)) is not None:
+                return IngestResult("duplicate", reason="event already received", event_id=existing)
+            ms = now_ms()
+            session = sessions.ensure(conn, content_session_id, project, platform_source, ms)
+            number, _, duplicate = sessions.record_prompt(conn, session, cleaned, ms)
+            if duplicate:
+                return IngestResult(
+                    "duplicate",
+                    reason="same prompt within 10 s",
+                    session_id=session.id,
+                    prompt_number=number,
+                )
+            # The payload never holds private text: only the cleaned prompt is logged.
+            event_id, _ = events.append(
+                conn,
+                "session_init",
+                {"project": project, "prompt": cleaned, "platformSource": platform_source},
+                event_key=event_key,
+                content_session_id=content_session_id,
+                project=project,
+                prompt_number=number,
+                enqueue=False,
+                received_ms=ms,
+            )
+        if not cleaned:
+            return IngestResult(
+                "skipped",
+                reason="private prompt: nothing stored",
+                event_id=event_id,
+                session_id=session.id,
+                prompt_number=number,
+            )
+        return IngestResult(
+            "stored", event_id=event_id, session_id=session.id, prompt_number=number
+        )
+
+    def observation(
+        self,
+        *,
+        content_session_id: str,
+        tool_name: str,
+        tool_input: Any,
+        tool_response: Any,
+        cwd: str = "",
+        tool_use_id: str | None = None,
+        agent_id: str | None = None,
+        agent_type: str | None = None,
+        event_key: str | None = None,
+    ) -> IngestResult:
+        """One tool call: enqueue it for compression unless a rule skips it."""
+        project = project_from_cwd(cwd)
+        if tool_name in self.settings.skipped_tools:
+            return IngestResult("skipped", reason=f"tool {tool_name!r} is skipped")
+        if self.excluded(project, cwd):
+            return IngestResult("skipped", reason=f"project {project!r} is excluded")
+        # Claude Code's tool_use_id names the call itself, so it beats the hook's own key: a
+        # call delivered twice (hook retried, spool replayed, demo re-run) is one event.
+        key = f"tool:{content_session_id}:{tool_use_id}" if tool_use_id else event_key
+        conn = self.store.conn
+        with atomic(conn):
+            if key and (existing := events.find_by_key(conn, key)) is not None:
+                return IngestResult("duplicate", reason="event already received", event_id=existing)
+            ms = now_ms()
+            session = sessions.get(conn, content_session_id) or sessions.ensure(
+                conn, content_session_id, project, at_ms=ms
+            )
+            if sessions.current_prompt_is_private(conn, session):
+                return IngestResult(
+                    "skipped", reason="belongs to a private prompt", session_id=session.id
+                )
+            payload = {
+                "tool_name": tool_name,
+                "tool_input": self._clean(tool_input),
+                "tool_response": self._clean(tool_response),
+                "cwd": cwd,
+                "tool_use_id": tool_use_id,
+                "agent_id": agent_id,
+                "agent_type": agent_type,
+            }
+            event_id, _ = events.append(
+                conn,
+                "observation",
+                payload,
+                event_key=key,
+                content_session_id=content_session_id,
+                project=session.project,
+                prompt_number=session.prompt_counter,
+                enqueue=True,
+                received_ms=ms,
+            )
+        self.notify()
+        return IngestResult(
+            "queued", event_id=event_id, session_id=session.id, prompt_number=session.prompt_counter
+        )
+
+    def summarize(
+        self,
+        *,
+        content_session_id: str,
+        last_assistant_message: str = "",
+        event_key: str | None = None,
+    ) -> IngestResult:
+        """End of a prompt's turn (Stop): enqueue a summary of that prompt."""
+        conn = self.store.conn
+        with atomic(conn):
+            if event_key and (existing := events.find_by_key(conn, event_key)) is not None:
+                return IngestResult("duplicate", reason="event already received", event_id=existing)
+            session = sessions.get(conn, content_session_id)
+            if session is None:
+                return IngestResult("skipped", reason="unknown session: no prompt was recorded")
+            if self.excluded(session.project):
+                return IngestResult("skipped", reason=f"project {session.project!r} is excluded")
+            if sessions.current_prompt_is_private(conn, session):
+                return IngestResult(
+                    "skipped", reason="belongs to a private prompt", session_id=session.id
+                )
+            event_id, _ = events.append(
+                conn,
+                "summarize",
+                {"last_assistant_message": self._clean(strip_private(last_assistant_message))},
+                event_key=event_key,
+                content_session_id=content_session_id,
+                project=session.project,
+                prompt_number=session.prompt_counter,
+                enqueue=True,
+            )
+        self.notify()
+        return IngestResult(
+            "queued", event_id=event_id, session_id=session.id, prompt_number=session.prompt_counter
+        )
+
+    def session_end(
+        self, *, content_session_id: str, reason: str = "", event_key: str | None = None
+    ) -> IngestResult:
+        """SessionEnd: mark the session completed."""
+        conn = self.store.conn
+        with atomic(conn):
+            if event_key and (existing := events.find_by_key(conn, event_key)) is not None:
+                return IngestResult("duplicate", reason="event already received", event_id=existing)
+            session = sessions.get(conn, content_session_id)
+            if session is None:
+                return IngestResult("skipped", reason="unknown session")
+            ms = now_ms()
+            sessions.end(conn, content_session_id, "completed", ms)
+            event_id, _ = events.append(
+                conn,
+                "session_end",
+                {"reason": reason},
+                event_key=event_key,
+                content_session_id=content_session_id,
+                project=session.project,
+                prompt_number=session.prompt_counter,
+                enqueue=False,
+                received_ms=ms,
+            )
+        return IngestResult("stored", event_id=event_id, session_id=session.id)
+
+    def memory_save(
+        self,
+        *,
+        text: str,
+        title: str | None = None,
+        project: str | None = None,
+        event_key: str | None = None,
+    ) -> IngestResult:
+        """A memory saved by hand (MCP ``save_memory``, CLI): stored at once, id returned."""
+        cleaned = strip_private(text)
+        if not cleaned:
+            raise InvalidInput(
+                "nothing to save: the text is empty after removing private blocks; "
+                "send the memory text outside <private> tags"
+            )
+        clean_title = strip_private(title or "") or cleaned.splitlines()[0][:80]
+        name = project or "manual"
+        draft = ObservationDraft(
+            type="discovery", title=clean_title, narrative=cleaned, concepts=["manual"]
+        )
+        conn = self.store.conn
+        with atomic(conn):
+            if event_key and (existing := events.find_by_key(conn, event_key)) is not None:
+                return IngestResult("duplicate", reason="event already received", event_id=existing)
+            event_id, _ = events.append(
+                conn,
+                "memory_save",
+                {"text": cleaned, "title": clean_title, "project": name},
+                event_key=event_key,
+                content_session_id=None,
+                project=name,
+                enqueue=False,
+            )
+            obs_id, created = observations.insert(
+                conn,
+                draft,
+                content_session_id=None,
+                project=name,
+                event_id=event_id,
+                generated_by="manual",
+            )
+        return IngestResult(
+            "stored" if created else "duplicate", event_id=event_id, observation_id=obs_id
+        )

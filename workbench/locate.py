@@ -1,0 +1,90 @@
+"""Where things are: the data dir, the service's port, the project of a cwd. Stdlib only.
+
+Hooks run on every tool call under a ~15 ms budget and cannot import pydantic, so the few
+facts they need to find the service live here, and ``workbench.settings`` builds on the same
+functions: one definition, two users.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from pathlib import Path
+
+SETTINGS_FILE = "settings.json"
+PORT_BASE = 37700
+
+
+def default_data_dir() -> Path:
+    """``~/.workbench``: one hidden folder per user, like ``~/.claude``."""
+    return Path.home() / ".workbench"
+
+
+def resolve_data_dir(explicit: Path | str | None = None) -> Path:
+    """The single source of truth for the data dir: argument > ``WORKBENCH_DATA_DIR`` > default."""
+    if explicit is not None:
+        return Path(explicit).expanduser()
+    env = os.environ.get("WORKBENCH_DATA_DIR", "").strip()
+    return Path(env).expanduser() if env else default_data_dir()
+
+
+def default_port() -> int:
+    """``37700 + uid % 100`` so two users on one machine do not fight over one port."""
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    return PORT_BASE + uid % 100
+
+
+def service_port(data_dir: Path) -> int:
+    """The port the service listens on: ``WORKBENCH_PORT`` > settings.json ``port`` > default.
+
+    Mirrors ``Settings.port`` without pydantic; an unreadable file falls back to the default,
+    exactly as the service itself does.
+    """
+    env = parse_port(os.environ.get("WORKBENCH_PORT", ""))
+    if env is not None:
+        return env
+    try:
+        data = json.loads((data_dir / SETTINGS_FILE).read_text(encoding="utf-8"))
+        port = parse_port(data.get("port")) if isinstance(data, dict) else None
+        if port is not None:
+            return port
+    except (OSError, ValueError):
+        pass
+    return default_port()
+
+
+def parse_port(value: object) -> int | None:
+    """A port from env text or a JSON value: an integer 1–65535 (``"40000"``, ``40000.0`` too).
+
+    The one rule both ``service_port`` (hooks) and ``Settings.port`` (the service) apply, so a
+    hook always looks where the service listens. Booleans are not ports.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, str):
+        text = value.strip()
+        if not (text.isascii() and text.isdigit()):
+            return None
+        value = int(text)
+    if isinstance(value, int) and 0 < value < 65536:
+        return value
+    return None
+
+
+@functools.lru_cache(maxsize=1024)
+def project_from_cwd(cwd: str | None) -> str:
+    """Name the project for ``cwd``: the git root's folder name, else the folder's own name.
+
+    Walks up looking for ``.git`` instead of running ``git``: a subprocess would cost more than
+    the whole hook budget. Cached: the service sees the same few cwds thousands of times.
+    """
+    if not cwd:
+        return "unknown"
+    path = Path(cwd)
+    for candidate in (path, *path.parents):
+        if (candidate / ".git").exists():
+            return candidate.name or "unknown"
+    return path.name or "unknown"

@@ -1,0 +1,298 @@
+"""The one settings module: env ``WORKBENCH_*`` > ``<data_dir>/settings.json`` > defaults.
+
+Why a function and not a module-level ``settings = Settings()``: every test, the service and
+the CLI build their own settings for their own data dir, so nothing shares a store by accident.
+
+Every path (database, spool, logs, PID file, corpora, indexes) is a property derived from
+``data_dir``; none can be configured on its own, so moving ``WORKBENCH_DATA_DIR`` moves it all.
+
+A corrupt ``settings.json`` never stops anything: the defaults are used and the problem is kept
+in ``Settings.load_warnings`` so ``/api/health``, ``workbench status`` and ``doctor`` can say so.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import ipaddress
+import json
+import os
+from pathlib import Path
+from types import MappingProxyType
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, PrivateAttr, SecretStr, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from workbench.locate import (
+    SETTINGS_FILE,
+    default_data_dir,
+    default_port,
+    parse_port,
+    resolve_data_dir,
+)
+
+DEFAULT_SKIPPED_TOOLS = [
+    "ListMcpResourcesTool",
+    "SlashCommand",
+    "Skill",
+    "TodoWrite",
+    "AskUserQuestion",
+]
+
+
+class Settings(BaseSettings):
+    """Everything configurable about workbench. Paths are derived, never set."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="WORKBENCH_",
+        env_ignore_empty=True,
+        extra="ignore",
+        validate_assignment=True,
+    )
+
+    data_dir: Path = Field(default_factory=default_data_dir)
+    host: str = "127.0.0.1"
+    port: int = Field(default_factory=default_port, ge=1, le=65535)
+
+    # Compression
+    compressor: Literal["auto", "offline", "claude"] = "auto"
+    anthropic_api_key: SecretStr | None = Field(default=None)
+    anthropic_base_url: str | None = None
+    model: str = "claude-haiku-4-5"
+    llm_timeout_s: float = Field(default=60.0, gt=0)
+
+    # Ingest rules
+    # NoDecode: pydantic-settings would json.loads() a list's env value and fail on ``a,b``;
+    # ``_csv_list`` below accepts both forms.
+    excluded_projects: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    skipped_tools: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: list(DEFAULT_SKIPPED_TOOLS)
+    )
+    max_body_bytes: int = Field(default=5 * 1024 * 1024, ge=1024)
+    max_field_chars: int = Field(default=20_000, ge=100)
+
+    # Worker
+    max_attempts: int = Field(default=5, ge=1, le=100)
+    retry_base_s: float = Field(default=2.0, ge=0)
+    retry_max_s: float = Field(default=300.0, ge=0)
+    spool_replay_interval_s: float = Field(default=30.0, gt=0)
+    spool_retention_days: int = Field(default=7, ge=0)
+
+    # Context injection (used by recall)
+    context_observations: int = Field(default=50, ge=0, le=500)
+    context_full: int = Field(default=0, ge=0, le=50)
+    context_summaries: int = Field(default=10, ge=0, le=100)
+
+    _load_warnings: list[str] = PrivateAttr(default_factory=list)
+
+    @field_validator("host")
+    @classmethod
+    def _loopback_only(cls, value: str) -> str:
+        """The service holds private history: listen on 127.0.0.1 and nowhere else.
+
+        Other loopback names (``localhost``, ``::1``, ``127.0.0.2``) are refused too: the
+        hooks always connect to 127.0.0.1, so a service listening elsewhere would never
+        receive an event.
+        """
+        if value == "127.0.0.1":
+            return value
+        try:
+            loopback = value == "localhost" or ipaddress.ip_address(value).is_loopback
+        except ValueError:
+            loopback = False
+        if loopback:
+            raise ValueError(
+                f"host {value!r} is loopback, but the hooks reach the service at 127.0.0.1 "
+                "only; unset WORKBENCH_HOST"
+            )
+        raise ValueError(
+            f"host {value!r} is not a loopback address; the memory is private, so "
+            "workbench listens on 127.0.0.1 only. Unset WORKBENCH_HOST."
+        )
+
+    @field_validator("port", mode="before")
+    @classmethod
+    def _port(cls, value: Any) -> int:
+        """The same rule as ``locate.service_port``, so hooks look where the service listens."""
+        port = parse_port(value)
+        if port is None:
+            raise ValueError(f"port {value!r} is not an integer from 1 to 65535")
+        return port
+
+    @field_validator("excluded_projects", "skipped_tools", mode="before")
+    @classmethod
+    def _csv_list(cls, value: Any) -> Any:
+        """Accept ``a,b`` from an env var as well as a JSON list."""
+        if isinstance(value, str):
+            text = value.strip()
+            if text.startswith("["):
+                return json.loads(text)
+            return [part.strip() for part in text.split(",") if part.strip()]
+        return value
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Explicit order: constructor args > env > settings.json (passed in as init) > defaults.
+
+        The file's contents are not passed through the constructor (that would beat env vars,
+        the trap basic-memory found); ``load_settings`` hands them to ``_FileSource`` instead.
+        """
+        return (init_settings, env_settings, _FileSource(settings_cls))
+
+    # ----- derived paths -------------------------------------------------------------------
+    @property
+    def settings_path(self) -> Path:
+        return self.data_dir / SETTINGS_FILE
+
+    @property
+    def db_path(self) -> Path:
+        return self.data_dir / "workbench.db"
+
+    @property
+    def spool_dir(self) -> Path:
+        return self.data_dir / "spool"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.data_dir / "logs"
+
+    @property
+    def pid_path(self) -> Path:
+        return self.data_dir / "service.pid"
+
+    @property
+    def corpora_dir(self) -> Path:
+        return self.data_dir / "corpora"
+
+    @property
+    def index_dir(self) -> Path:
+        return self.data_dir / "index"
+
+    @property
+    def conversations_dir(self) -> Path:
+        return self.data_dir / "conversations"
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def load_warnings(self) -> list[str]:
+        """Problems met while reading settings.json (empty when it was fine or absent)."""
+        return list(self._load_warnings)
+
+    def api_key(self) -> str | None:
+        """The Anthropic key: ``WORKBENCH_ANTHROPIC_API_KEY``, else ``ANTHROPIC_API_KEY``."""
+        if self.anthropic_api_key is not None and self.anthropic_api_key.get_secret_value():
+            return self.anthropic_api_key.get_secret_value()
+        return os.environ.get("ANTHROPIC_API_KEY") or None
+
+    def active_compressor(self) -> Literal["offline", "claude"]:
+        """``auto`` means claude when a key is set, else the deterministic offline compressor."""
+        if self.compressor == "auto":
+            return "claude" if self.api_key() else "offline"
+        return self.compressor
+
+    def ensure_dirs(self) -> None:
+        """Create the data dir tree, owner-only: it holds cwd, project names and session ids."""
+        for path in (self.data_dir, self.spool_dir, self.logs_dir):
+            path.mkdir(parents=True, exist_ok=True)
+            try:
+                path.chmod(0o700)
+            except OSError:  # not ours to change (e.g. a shared mount): keep going
+                pass
+
+
+class _FileSource(PydanticBaseSettingsSource):
+    """Feeds the already-parsed settings.json (set by ``load_settings``) as the lowest source."""
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return _file_values.get().get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        fields = self.settings_cls.model_fields
+        return {k: v for k, v in _file_values.get().items() if k in fields}
+
+
+# A context variable rather than a class attribute: two threads loading two data dirs at once
+# must not see each other's files.
+_file_values: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar(
+    "workbench_settings_file",
+    default=MappingProxyType({}),  # type: ignore[arg-type]
+)
+
+
+def read_settings_file(path: Path) -> tuple[dict[str, Any], list[str]]:
+    """Parse settings.json; return (values, warnings). Never raises for a bad file."""
+    if not path.exists():
+        return {}, []
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return {}, [
+            f"settings file is not valid JSON: {path} ({exc}). Using defaults; fix or delete "
+            "the file and restart the service."
+        ]
+    if not isinstance(data, dict):
+        return {}, [
+            f"settings file must hold a JSON object: {path}. Using defaults; fix or delete the "
+            "file and restart the service."
+        ]
+    data.pop("data_dir", None)  # the file lives in the data dir; it cannot move it
+    return data, []
+
+
+def load_settings(data_dir: Path | str | None = None, **overrides: Any) -> Settings:
+    """Build settings for one data dir: overrides > env > settings.json > defaults."""
+    root = resolve_data_dir(data_dir)
+    values, warnings = read_settings_file(root / SETTINGS_FILE)
+    token = _file_values.set(values)
+    try:
+        try:
+            settings = Settings(data_dir=root, **overrides)
+        except ValidationError as exc:
+            bad = {str(err["loc"][0]) for err in exc.errors() if err["loc"]} & values.keys()
+            if not bad:
+                raise  # the bad value came from the environment or an override
+            # A bad value in the file must not stop the service: drop just those keys (not the
+            # whole file, which would silently switch off e.g. excluded_projects), keep env.
+            warnings.append(
+                f"settings file {root / SETTINGS_FILE} has invalid values "
+                f"({_summarise(exc)}). Using defaults for them; fix or delete the file."
+            )
+            _file_values.set({k: v for k, v in values.items() if k not in bad})
+            settings = Settings(data_dir=root, **overrides)
+    finally:
+        _file_values.reset(token)
+    settings._load_warnings = warnings
+    return settings
+
+
+def _summarise(exc: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+    )
+
+
+def write_settings_file(settings: Settings, updates: dict[str, Any]) -> dict[str, Any]:
+    """Merge ``updates`` into settings.json atomically after validating them; return the file."""
+    current, _ = read_settings_file(settings.settings_path)
+    merged = {**current, **updates}
+    Settings.model_validate({**merged, "data_dir": settings.data_dir})  # raises on bad values
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    tmp = settings.settings_path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(merged, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, settings.settings_path)
+    return merged

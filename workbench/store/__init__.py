@@ -1,0 +1,22 @@
+"""The SQLite store. SQLite rows are canonical; everything else is derived.
+
+Canonical (never corrupted, never lost, survives kill -9): ``events`` (the append-only log of
+every accepted hook event, after redaction), ``sessions``, ``user_prompts``, ``observations``,
+``session_summaries``. Observations and summaries are derived *from events* by a compressor,
+and can be re-derived (``workbench recompress``); the work queue is the state of each event.
+
+Derived (eventually consistent, rebuildable with one command): the FTS5 tables (kept in sync by
+triggers, ``workbench reindex``), vectors and the FAISS index, corpora, analytics views.
+Temporary staleness of derived state is always better than a deadlock or a lost write.
+
+Modules:
+- ``db``            connection policy (pragmas, each with its reason) and ``atomic()``
+- ``database``      ``Store``: one file, migrated on open, one connection per thread
+- ``schema``        numbered migrations, each applied with its record in one transaction
+- ``events``        append to the events log; the durable work queue over it
+- ``sessions``      sessions and user prompts
+- ``observations``  observations: insert with content-hash dedup, fetch, list
+- ``summaries``     session summaries
+- ``transfer``      export/import in one JSON format
+- ``stats``         counts for ``/api/stats`` and ``workbench status``
+"""

@@ -1,0 +1,66 @@
+"""``Store``: one database file, migrated on open, one connection per thread.
+
+SQLite connections must not be shared across threads mid-transaction, and opening one costs
+a few hundred microseconds; a thread-local cache gives each request thread and the worker its
+own long-lived connection. ``close()`` closes every connection it handed out.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+from workbench.store import schema
+from workbench.store.db import connect
+
+
+class Store:
+    """The canonical SQLite store at ``path``."""
+
+    def __init__(self, path: Path | str, *, readonly: bool = False, migrate: bool = True) -> None:
+        self.path = Path(path)
+        self.readonly = readonly
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        if readonly and not self.path.exists():
+            raise FileNotFoundError(
+                f"no workbench database at {self.path}; start the service once "
+                "(workbench serve) or point WORKBENCH_DATA_DIR at your data dir"
+            )
+        try:
+            if readonly:
+                schema.check_not_newer(self.conn, str(self.path))
+            elif migrate:
+                schema.apply(self.conn, str(self.path))
+        except BaseException:
+            self.close()  # a refused open (SchemaTooNew…) must not leak its connection
+            raise
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """This thread's connection (opened on first use)."""
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = connect(self.path, readonly=self.readonly)
+            self._local.conn = conn
+            with self._lock:
+                self._all.append(conn)
+        return conn
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._all:
+                try:
+                    conn.close()
+                except sqlite3.Error:
+                    pass
+            self._all.clear()
+        self._local = threading.local()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

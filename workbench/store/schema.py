@@ -1,0 +1,355 @@
+"""Numbered migrations. Each one and its record commit in one transaction.
+
+- Register a migration with ``@migration``; order follows registration, not names.
+- ``pending()`` only reads. ``apply()`` runs each pending migration *and* inserts its row into
+  ``_migrations`` inside one ``BEGIN IMMEDIATE`` transaction, so a crash leaves it pending,
+  never half-applied, and two processes starting at once apply it exactly once.
+- A database whose ``_migrations`` names something this code does not know was written by a
+  newer version: ``apply()`` refuses it (``SchemaTooNew``) without touching the file.
+
+SQL is run statement by statement (``sqlite3.complete_statement``) because ``executescript``
+commits on its own and would break the one-transaction rule.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from workbench.errors import SchemaTooNew
+from workbench.store.db import atomic
+
+Migration = Callable[[sqlite3.Connection], None]
+MIGRATIONS: list[tuple[str, Migration]] = []
+
+
+def migration(fn: Migration) -> Migration:
+    """Register ``fn`` as the next migration under its function name."""
+    name = fn.__name__
+    if any(existing == name for existing, _ in MIGRATIONS):
+        raise ValueError(f"migration {name!r} is registered twice in workbench.store.schema")
+    MIGRATIONS.append((name, fn))
+    return fn
+
+
+def run_script(conn: sqlite3.Connection, script: str) -> None:
+    """Execute a multi-statement script inside the caller's transaction."""
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            conn.execute(buffer)
+            buffer = ""
+    if buffer.strip():
+        raise ValueError(f"incomplete SQL statement at end of script: {buffer.strip()[:80]!r}")
+
+
+def _ensure_table(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+    )
+
+
+def applied(conn: sqlite3.Connection) -> list[str]:
+    """Names recorded in ``_migrations``, in the order they were applied."""
+    exists = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='_migrations'"
+    ).fetchone()
+    if not exists:
+        return []
+    return [r[0] for r in conn.execute("SELECT name FROM _migrations ORDER BY rowid")]
+
+
+def pending(conn: sqlite3.Connection) -> list[str]:
+    """Names of registered migrations not yet applied. Read-only."""
+    done = set(applied(conn))
+    return [name for name, _ in MIGRATIONS if name not in done]
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    """How many migrations the database has (``/api/health`` reports it)."""
+    return len(applied(conn))
+
+
+def check_not_newer(conn: sqlite3.Connection, path: str) -> None:
+    """Refuse a database that records migrations this code does not know."""
+    known = {name for name, _ in MIGRATIONS}
+    unknown = [name for name in applied(conn) if name not in known]
+    if unknown:
+        raise SchemaTooNew(path, unknown)
+
+
+def apply(conn: sqlite3.Connection, path: str = "") -> list[str]:
+    """Apply every pending migration; return the names applied now."""
+    check_not_newer(conn, path)
+    _ensure_table(conn)
+    done_now: list[str] = []
+    for name, fn in MIGRATIONS:
+        with atomic(conn):
+            # Re-check inside the write lock: another process may have just applied it.
+            if conn.execute("SELECT 1 FROM _migrations WHERE name=?", (name,)).fetchone():
+                continue
+            fn(conn)
+            conn.execute(
+                "INSERT INTO _migrations (name, applied_at) VALUES (?, ?)",
+                (name, datetime.now(UTC).isoformat(timespec="seconds")),
+            )
+            done_now.append(name)
+    return done_now
+
+
+# ----------------------------------------------------------------------------------------------
+# The migrations. Never edit one that has shipped: add the next number.
+# ----------------------------------------------------------------------------------------------
+_JSON_ARRAY = "TEXT NOT NULL DEFAULT '[]' CHECK (json_valid({col}) AND json_type({col}) = 'array')"
+
+
+def _json_array(col: str) -> str:
+    return f"{col} " + _JSON_ARRAY.format(col=col)
+
+
+@migration
+def m001_initial(conn: sqlite3.Connection) -> None:
+    """Sessions, prompts, the append-only events log and its queue, observations, summaries."""
+    run_script(
+        conn,
+        f"""
+        CREATE TABLE IF NOT EXISTS sessions (
+            id INTEGER PRIMARY KEY,
+            content_session_id TEXT NOT NULL UNIQUE,
+            project TEXT NOT NULL,
+            platform_source TEXT NOT NULL DEFAULT 'claude-code',
+            status TEXT NOT NULL DEFAULT 'active'
+                CHECK (status IN ('active', 'completed', 'failed')),
+            started_at TEXT NOT NULL,
+            started_at_epoch INTEGER NOT NULL,
+            completed_at TEXT,
+            completed_at_epoch INTEGER,
+            prompt_counter INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX IF NOT EXISTS sessions_project_started
+            ON sessions (project, started_at_epoch DESC);
+
+        CREATE TABLE IF NOT EXISTS user_prompts (
+            id INTEGER PRIMARY KEY,
+            session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            content_session_id TEXT NOT NULL,
+            project TEXT NOT NULL,
+            prompt_number INTEGER NOT NULL,
+            prompt_text TEXT NOT NULL CHECK (length(prompt_text) <= 4000),
+            created_at TEXT NOT NULL,
+            created_at_epoch INTEGER NOT NULL,
+            UNIQUE (content_session_id, prompt_number)
+        );
+        CREATE INDEX IF NOT EXISTS user_prompts_project_created
+            ON user_prompts (project, created_at_epoch DESC);
+        CREATE INDEX IF NOT EXISTS user_prompts_created ON user_prompts (created_at_epoch DESC);
+
+        CREATE TABLE IF NOT EXISTS events (
+            id INTEGER PRIMARY KEY,
+            event_key TEXT UNIQUE,
+            kind TEXT NOT NULL CHECK (kind IN
+                ('session_init', 'observation', 'summarize', 'session_end', 'memory_save')),
+            content_session_id TEXT,
+            project TEXT,
+            prompt_number INTEGER NOT NULL DEFAULT 0,
+            payload TEXT NOT NULL CHECK (json_valid(payload)),
+            received_at TEXT NOT NULL,
+            received_at_epoch INTEGER NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS events_session ON events (content_session_id, id);
+        CREATE INDEX IF NOT EXISTS events_kind_received ON events (kind, received_at_epoch);
+        CREATE TRIGGER IF NOT EXISTS events_append_only_update BEFORE UPDATE ON events
+        BEGIN
+            SELECT RAISE(ABORT, 'events are append-only: the log is the canonical record');
+        END;
+        CREATE TRIGGER IF NOT EXISTS events_append_only_delete BEFORE DELETE ON events
+        BEGIN
+            SELECT RAISE(ABORT, 'events are append-only: the log is the canonical record');
+        END;
+
+        CREATE TABLE IF NOT EXISTS queue (
+            event_id INTEGER PRIMARY KEY REFERENCES events (id),
+            status TEXT NOT NULL CHECK (status IN ('pending', 'claimed', 'done', 'failed')),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_attempt_at INTEGER NOT NULL DEFAULT 0,
+            claimed_at INTEGER,
+            claimed_by TEXT,
+            last_error TEXT,
+            updated_at INTEGER NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS queue_ready ON queue (status, next_attempt_at, event_id);
+
+        CREATE TABLE IF NOT EXISTS observations (
+            id INTEGER PRIMARY KEY,
+            session_id INTEGER REFERENCES sessions (id) ON DELETE SET NULL,
+            content_session_id TEXT,
+            event_id INTEGER REFERENCES events (id),
+            project TEXT NOT NULL,
+            prompt_number INTEGER NOT NULL DEFAULT 0,
+            type TEXT NOT NULL,
+            title TEXT NOT NULL,
+            subtitle TEXT NOT NULL DEFAULT '',
+            narrative TEXT NOT NULL DEFAULT '',
+            {_json_array("facts")},
+            {_json_array("concepts")},
+            {_json_array("files_read")},
+            {_json_array("files_modified")},
+            discovery_tokens INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            created_at_epoch INTEGER NOT NULL,
+            content_hash TEXT NOT NULL UNIQUE,
+            generated_by TEXT NOT NULL DEFAULT 'offline',
+            agent_id TEXT,
+            agent_type TEXT
+        );
+        CREATE INDEX IF NOT EXISTS observations_project_created
+            ON observations (project, created_at_epoch DESC);
+        CREATE INDEX IF NOT EXISTS observations_created ON observations (created_at_epoch DESC);
+        CREATE INDEX IF NOT EXISTS observations_event ON observations (event_id);
+        CREATE INDEX IF NOT EXISTS observations_session
+            ON observations (content_session_id, prompt_number);
+
+        CREATE TABLE IF NOT EXISTS session_summaries (
+            id INTEGER PRIMARY KEY,
+            session_id INTEGER REFERENCES sessions (id) ON DELETE SET NULL,
+            content_session_id TEXT NOT NULL,
+            event_id INTEGER REFERENCES events (id),
+            project TEXT NOT NULL,
+            prompt_number INTEGER NOT NULL DEFAULT 0,
+            request TEXT NOT NULL DEFAULT '',
+            investigated TEXT NOT NULL DEFAULT '',
+            learned TEXT NOT NULL DEFAULT '',
+            completed TEXT NOT NULL DEFAULT '',
+            next_steps TEXT NOT NULL DEFAULT '',
+            notes TEXT NOT NULL DEFAULT '',
+            {_json_array("files_read")},
+            {_json_array("files_edited")},
+            discovery_tokens INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            created_at_epoch INTEGER NOT NULL,
+            generated_by TEXT NOT NULL DEFAULT 'offline',
+            UNIQUE (content_session_id, prompt_number)
+        );
+        CREATE INDEX IF NOT EXISTS summaries_project_created
+            ON session_summaries (project, created_at_epoch DESC);
+        CREATE INDEX IF NOT EXISTS summaries_created ON session_summaries (created_at_epoch DESC);
+        """,
+    )
+
+
+def _fts_triggers(table: str, fts: str, columns: list[str]) -> str:
+    cols = ", ".join(columns)
+    new = ", ".join(f"new.{c}" for c in columns)
+    old = ", ".join(f"old.{c}" for c in columns)
+    return f"""
+        CREATE TRIGGER IF NOT EXISTS {fts}_ai AFTER INSERT ON {table} BEGIN
+            INSERT INTO {fts} (rowid, {cols}) VALUES (new.id, {new});
+        END;
+        CREATE TRIGGER IF NOT EXISTS {fts}_ad AFTER DELETE ON {table} BEGIN
+            INSERT INTO {fts} ({fts}, rowid, {cols}) VALUES ('delete', old.id, {old});
+        END;
+        CREATE TRIGGER IF NOT EXISTS {fts}_au AFTER UPDATE ON {table} BEGIN
+            INSERT INTO {fts} ({fts}, rowid, {cols}) VALUES ('delete', old.id, {old});
+            INSERT INTO {fts} (rowid, {cols}) VALUES (new.id, {new});
+        END;
+    """
+
+
+FTS_TABLES: dict[str, tuple[str, list[str]]] = {
+    "observations_fts": ("observations", ["title", "subtitle", "narrative", "facts", "concepts"]),
+    "summaries_fts": (
+        "session_summaries",
+        ["request", "investigated", "learned", "completed", "next_steps", "notes"],
+    ),
+    "prompts_fts": ("user_prompts", ["prompt_text"]),
+}
+
+
+@migration
+def m002_fts(conn: sqlite3.Connection) -> None:
+    """FTS5 external-content indexes (porter-stemmed) kept in sync by triggers.
+
+    Porter stemming: natural-language questions recall far better stemmed (see issue 3's
+    measurements). External content keeps one copy of the text, in the canonical table.
+    """
+    for fts, (table, columns) in FTS_TABLES.items():
+        run_script(
+            conn,
+            f"""
+            CREATE VIRTUAL TABLE IF NOT EXISTS {fts} USING fts5 (
+                {", ".join(columns)},
+                content='{table}', content_rowid='id', tokenize='porter unicode61'
+            );
+            {_fts_triggers(table, fts, columns)}
+            """,
+        )
+        conn.execute(f"INSERT INTO {fts} ({fts}) VALUES ('rebuild')")
+
+
+@migration
+def m003_embeddings(conn: sqlite3.Connection) -> None:
+    """Embedding cache keyed by (model, hash of the embedded text): derived, rebuildable.
+
+    Keyed by the text's hash, not the observation id, so re-indexing unchanged content costs
+    zero model calls and two observations with the same text share one vector. Vectors are
+    little-endian float32 blobs.
+    """
+    run_script(
+        conn,
+        """
+        CREATE TABLE IF NOT EXISTS embeddings (
+            model TEXT NOT NULL,
+            text_hash TEXT NOT NULL,
+            dim INTEGER NOT NULL CHECK (dim > 0),
+            vector BLOB NOT NULL CHECK (length(vector) = dim * 4),
+            created_at_epoch INTEGER NOT NULL,
+            PRIMARY KEY (model, text_hash)
+        ) WITHOUT ROWID;
+        """,
+    )
+
+
+@migration
+def m004_injection_ledger(conn: sqlite3.Connection) -> None:
+    """The injection ledger: what context was injected where, and what was fetched later.
+
+    Lets analytics show each memory's return on investment: what it cost to create
+    (discovery_tokens), how often it was injected, and whether the agent then asked for it.
+    """
+    run_script(
+        conn,
+        """
+        CREATE TABLE IF NOT EXISTS injections (
+            id INTEGER PRIMARY KEY,
+            content_session_id TEXT,
+            project TEXT,
+            kind TEXT NOT NULL CHECK (kind IN ('session_start', 'prompt', 'file', 'other')),
+            tokens INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            created_at_epoch INTEGER NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS injections_session ON injections (content_session_id);
+        CREATE INDEX IF NOT EXISTS injections_created ON injections (created_at_epoch);
+
+        CREATE TABLE IF NOT EXISTS injection_items (
+            injection_id INTEGER NOT NULL REFERENCES injections (id) ON DELETE CASCADE,
+            observation_id INTEGER NOT NULL,
+            shown TEXT NOT NULL DEFAULT 'index' CHECK (shown IN ('index', 'full', 'file')),
+            PRIMARY KEY (injection_id, observation_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS injection_items_observation
+            ON injection_items (observation_id);
+
+        CREATE TABLE IF NOT EXISTS fetches (
+            id INTEGER PRIMARY KEY,
+            content_session_id TEXT,
+            observation_id INTEGER NOT NULL,
+            source TEXT NOT NULL DEFAULT 'http',
+            created_at TEXT NOT NULL,
+            created_at_epoch INTEGER NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS fetches_observation ON fetches (observation_id);
+        """,
+    )

@@ -1,0 +1,156 @@
+"""Sessions and user prompts.
+
+A session's ``prompt_counter`` counts every accepted prompt, private ones included, but a
+private prompt (empty after redaction) gets no ``user_prompts`` row: its number is a gap. That
+gap is how the ingest path knows the observations and summary of that prompt must be skipped,
+without ever storing anything about its text.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from workbench.clock import iso_from_ms, now_ms
+from workbench.models import Prompt, Session
+
+MAX_PROMPT_CHARS = 4000
+DUPLICATE_PROMPT_WINDOW_MS = 10_000
+
+
+def _session(row: sqlite3.Row) -> Session:
+    return Session(**dict(row))
+
+
+def get(conn: sqlite3.Connection, content_session_id: str) -> Session | None:
+    row = conn.execute(
+        "SELECT * FROM sessions WHERE content_session_id = ?", (content_session_id,)
+    ).fetchone()
+    return _session(row) if row else None
+
+
+def ensure(
+    conn: sqlite3.Connection,
+    content_session_id: str,
+    project: str,
+    platform_source: str = "claude-code",
+    at_ms: int | None = None,
+) -> Session:
+    """Return the session, creating it (active) when new. Call inside ``atomic()``."""
+    ms = at_ms if at_ms is not None else now_ms()
+    conn.execute(
+        "INSERT INTO sessions (content_session_id, project, platform_source, status,"
+        " started_at, started_at_epoch) VALUES (?, ?, ?, 'active', ?, ?)"
+        " ON CONFLICT (content_session_id) DO NOTHING",
+        (content_session_id, project, platform_source, iso_from_ms(ms), ms),
+    )
+    session = get(conn, content_session_id)
+    assert session is not None  # just inserted or already there
+    return session
+
+
+def record_prompt(
+    conn: sqlite3.Connection, session: Session, cleaned: str, at_ms: int | None = None
+) -> tuple[int, int | None, bool]:
+    """Count a new prompt; store its text unless private (empty after redaction).
+
+    Returns ``(prompt_number, prompt_id or None, duplicate)``. The same cleaned text in the
+    same session within 10 s is a duplicate (a hook retried by the harness): nothing changes.
+    """
+    ms = at_ms if at_ms is not None else now_ms()
+    text = cleaned[:MAX_PROMPT_CHARS]
+    if text:
+        last = conn.execute(
+            "SELECT id, prompt_number, prompt_text, created_at_epoch FROM user_prompts"
+            " WHERE content_session_id = ? ORDER BY prompt_number DESC LIMIT 1",
+            (session.content_session_id,),
+        ).fetchone()
+        if (
+            last is not None
+            and last["prompt_text"] == text
+            and last["prompt_number"] == session.prompt_counter
+            and abs(ms - last["created_at_epoch"]) <= DUPLICATE_PROMPT_WINDOW_MS
+        ):
+            return int(last["prompt_number"]), int(last["id"]), True
+    number = session.prompt_counter + 1
+    conn.execute(
+        "UPDATE sessions SET prompt_counter = ?, status = 'active', completed_at = NULL,"
+        " completed_at_epoch = NULL WHERE id = ?",
+        (number, session.id),
+    )
+    if not text:
+        return number, None, False
+    cur = conn.execute(
+        "INSERT INTO user_prompts (session_id, content_session_id, project, prompt_number,"
+        " prompt_text, created_at, created_at_epoch) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (
+            session.id,
+            session.content_session_id,
+            session.project,
+            number,
+            text,
+            iso_from_ms(ms),
+            ms,
+        ),
+    )
+    return number, int(cur.lastrowid or 0), False
+
+
+def prompt_text(conn: sqlite3.Connection, content_session_id: str, number: int) -> str | None:
+    """The stored text of one prompt, or None when it was private (or never seen)."""
+    row = conn.execute(
+        "SELECT prompt_text FROM user_prompts WHERE content_session_id = ? AND prompt_number = ?",
+        (content_session_id, number),
+    ).fetchone()
+    return str(row[0]) if row else None
+
+
+def current_prompt_is_private(conn: sqlite3.Connection, session: Session) -> bool:
+    """True when the session's latest prompt was private (counted but not stored)."""
+    if session.prompt_counter == 0:
+        return False
+    return prompt_text(conn, session.content_session_id, session.prompt_counter) is None
+
+
+def end(
+    conn: sqlite3.Connection,
+    content_session_id: str,
+    status: str = "completed",
+    at_ms: int | None = None,
+) -> bool:
+    """Mark a session completed (or failed); False when the session is unknown."""
+    ms = at_ms if at_ms is not None else now_ms()
+    cur = conn.execute(
+        "UPDATE sessions SET status = ?, completed_at = ?, completed_at_epoch = ?"
+        " WHERE content_session_id = ?",
+        (status, iso_from_ms(ms), ms, content_session_id),
+    )
+    return cur.rowcount > 0
+
+
+def list_prompts(
+    conn: sqlite3.Connection, *, project: str | None, offset: int, limit: int
+) -> tuple[list[Prompt], bool]:
+    """A page of prompts, newest first; ``hasMore`` is computed by fetching one extra row."""
+    sql = "SELECT * FROM user_prompts"
+    params: list[Any] = []
+    if project:
+        sql += " WHERE project = ?"
+        params.append(project)
+    sql += " ORDER BY created_at_epoch DESC, id DESC LIMIT ? OFFSET ?"
+    rows = conn.execute(sql, [*params, limit + 1, offset]).fetchall()
+    items = [Prompt(**{k: r[k] for k in Prompt.model_fields}) for r in rows[:limit]]
+    return items, len(rows) > limit
+
+
+def list_sessions(
+    conn: sqlite3.Connection, *, project: str | None, offset: int, limit: int
+) -> tuple[list[Session], bool]:
+    sql = "SELECT * FROM sessions"
+    params: list[Any] = []
+    if project:
+        sql += " WHERE project = ?"
+        params.append(project)
+    sql += " ORDER BY started_at_epoch DESC, id DESC LIMIT ? OFFSET ?"
+    rows = conn.execute(sql, [*params, limit + 1, offset]).fetchall()
+    return [_session(r) for r in rows[:limit]], len(rows) > limit

@@ -1,0 +1,304 @@
+"""Export and import in one JSON format: sessions, prompts, observations, summaries.
+
+Format (``format: "workbench-export"``, ``version: 1``)::
+
+    {"format": "workbench-export", "version": 1, "exported_at": "...",
+     "sessions": [...], "prompts": [...], "observations": [...], "summaries": [...]}
+
+Each row carries its natural key, so import dedups without trusting ids from another store:
+sessions by ``content_session_id``, prompts and summaries by (session, prompt number),
+observations by content hash. Existing rows are kept (never overwritten); the report counts
+imported and skipped rows per kind. Imported text is redacted again, like any other input.
+Import runs in one transaction: a bad file changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from workbench.clock import iso_from_ms, ms_from_iso, now_ms
+from workbench.errors import InvalidInput
+from workbench.models import ObservationDraft, SummaryDraft
+from workbench.redact import strip_private
+from workbench.store import observations as obs_store
+from workbench.store import sessions as session_store
+from workbench.store import summaries as summary_store
+from workbench.store.db import atomic
+
+FORMAT = "workbench-export"
+VERSION = 1
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    @field_validator("created_at", "started_at", "completed_at", check_fields=False)
+    @classmethod
+    def _iso(cls, value: str | None) -> str | None:
+        """Refuse a bad timestamp here, where the error names its row, not mid-import."""
+        if value is not None:
+            ms_from_iso(value)  # the ValueError names the text and the accepted forms
+        return value
+
+
+class SessionRow(_Row):
+    content_session_id: str = Field(min_length=1)
+    project: str = "unknown"
+    platform_source: str = "claude-code"
+    status: str = "completed"
+    started_at: str | None = None
+    started_at_epoch: int | None = None
+    completed_at: str | None = None
+    completed_at_epoch: int | None = None
+    prompt_counter: int = 0
+
+
+class PromptRow(_Row):
+    content_session_id: str = Field(min_length=1)
+    project: str = "unknown"
+    prompt_number: int = Field(ge=0)
+    prompt_text: str
+    created_at: str | None = None
+    created_at_epoch: int | None = None
+
+
+class ObservationRow(_Row):
+    content_session_id: str | None = None
+    project: str = "unknown"
+    prompt_number: int = 0
+    type: str = "discovery"
+    title: str = Field(min_length=1)
+    subtitle: str = ""
+    narrative: str = ""
+    facts: list[str] = Field(default_factory=list)
+    concepts: list[str] = Field(default_factory=list)
+    files_read: list[str] = Field(default_factory=list)
+    files_modified: list[str] = Field(default_factory=list)
+    discovery_tokens: int = 0
+    created_at: str | None = None
+    created_at_epoch: int | None = None
+    generated_by: str = "import"
+    agent_id: str | None = None
+    agent_type: str | None = None
+
+
+class SummaryRow(_Row):
+    content_session_id: str = Field(min_length=1)
+    project: str = "unknown"
+    prompt_number: int = 0
+    request: str = ""
+    investigated: str = ""
+    learned: str = ""
+    completed: str = ""
+    next_steps: str = ""
+    notes: str = ""
+    files_read: list[str] = Field(default_factory=list)
+    files_edited: list[str] = Field(default_factory=list)
+    discovery_tokens: int = 0
+    created_at: str | None = None
+    created_at_epoch: int | None = None
+    generated_by: str = "import"
+
+
+class ExportDocument(BaseModel):
+    """The whole file, validated before anything is written."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    format: str = FORMAT
+    version: int = VERSION
+    sessions: list[SessionRow] = Field(default_factory=list)
+    prompts: list[PromptRow] = Field(default_factory=list)
+    observations: list[ObservationRow] = Field(default_factory=list)
+    summaries: list[SummaryRow] = Field(default_factory=list)
+
+
+def _epoch(epoch: int | None, iso: str | None) -> int:
+    if epoch is not None:
+        return epoch
+    if iso:
+        return ms_from_iso(iso)
+    return now_ms()
+
+
+def export(conn: sqlite3.Connection, project: str | None = None) -> dict[str, Any]:
+    """Everything (or one project) as an export document (plain dict, JSON-ready)."""
+    where, params = ("WHERE project = ?", [project]) if project else ("", [])
+
+    def rows(table: str, drop: tuple[str, ...] = ("id", "session_id", "event_id")) -> list[Any]:
+        out = []
+        for row in conn.execute(f"SELECT * FROM {table} {where} ORDER BY id", params):
+            data = {k: row[k] for k in row.keys() if k not in drop}
+            for key in ("facts", "concepts", "files_read", "files_modified", "files_edited"):
+                if key in data and isinstance(data[key], str):
+                    data[key] = json.loads(data[key])
+            out.append(data)
+        return out
+
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "exported_at": iso_from_ms(now_ms()),
+        "sessions": rows("sessions"),
+        "prompts": rows("user_prompts"),
+        "observations": rows("observations", ("id", "session_id", "event_id", "content_hash")),
+        "summaries": rows("session_summaries"),
+    }
+
+
+def parse(document: Any) -> ExportDocument:
+    """Validate an export document; ``InvalidInput`` says which row and field is wrong."""
+    if not isinstance(document, dict):
+        raise InvalidInput("import expects a JSON object in the workbench-export format")
+    if document.get("format", FORMAT) != FORMAT:
+        raise InvalidInput(
+            f"unknown import format {document.get('format')!r}; expected {FORMAT!r} "
+            "(the output of workbench export / GET /api/export)"
+        )
+    if document.get("version", VERSION) != VERSION:
+        raise InvalidInput(f"unsupported export version {document.get('version')!r}")
+    try:
+        return ExportDocument.model_validate(document)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise InvalidInput(
+            f"invalid import file at {where}: {first['msg']} ({exc.error_count()} errors)"
+        ) from None
+
+
+@contextmanager
+def _refused_as_invalid() -> Iterator[None]:
+    """A row SQLite refuses (an integer too large…) is the file's fault: a 400, not a 500.
+
+    Entered outside ``atomic()``, so the transaction has rolled back when this converts.
+    """
+    try:
+        yield
+    except (OverflowError, ValueError, sqlite3.IntegrityError) as exc:
+        raise InvalidInput(f"import refused, nothing was imported: {exc}") from None
+
+
+def import_document(conn: sqlite3.Connection, doc: ExportDocument) -> dict[str, dict[str, int]]:
+    """Insert what is new, keep what exists; return ``{kind: {imported, skipped}}``."""
+    report = {
+        k: {"imported": 0, "skipped": 0}
+        for k in ("sessions", "prompts", "observations", "summaries")
+    }
+
+    def count(kind: str, changed: int) -> None:
+        report[kind]["imported"] += changed
+        report[kind]["skipped"] += 1 - changed
+
+    with _refused_as_invalid(), atomic(conn):
+        known = {s.content_session_id for s in doc.sessions}
+        # Rows that point at a session the file does not list still get one.
+        implied = {
+            r.content_session_id: r.project
+            for r in (*doc.prompts, *doc.summaries, *doc.observations)
+            if r.content_session_id and r.content_session_id not in known
+        }
+        for row in doc.sessions:
+            start = _epoch(row.started_at_epoch, row.started_at)
+            cur = conn.execute(
+                "INSERT INTO sessions (content_session_id, project, platform_source, status,"
+                " started_at, started_at_epoch, completed_at, completed_at_epoch, prompt_counter)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (content_session_id) DO NOTHING",
+                (
+                    row.content_session_id,
+                    row.project,
+                    row.platform_source,
+                    row.status if row.status in ("active", "completed", "failed") else "completed",
+                    iso_from_ms(start),
+                    start,
+                    row.completed_at,
+                    row.completed_at_epoch,
+                    row.prompt_counter,
+                ),
+            )
+            count("sessions", cur.rowcount)
+        for csid, project in implied.items():
+            session_store.ensure(conn, csid, project)
+        for p in doc.prompts:
+            text = strip_private(p.prompt_text)[: session_store.MAX_PROMPT_CHARS]
+            if not text:
+                count("prompts", 0)
+                continue
+            ms = _epoch(p.created_at_epoch, p.created_at)
+            cur = conn.execute(
+                "INSERT INTO user_prompts (session_id, content_session_id, project,"
+                " prompt_number, prompt_text, created_at, created_at_epoch)"
+                " SELECT id, ?, ?, ?, ?, ?, ? FROM sessions WHERE content_session_id = ?"
+                " ON CONFLICT (content_session_id, prompt_number) DO NOTHING",
+                (
+                    p.content_session_id,
+                    p.project,
+                    p.prompt_number,
+                    text,
+                    iso_from_ms(ms),
+                    ms,
+                    p.content_session_id,
+                ),
+            )
+            count("prompts", cur.rowcount)
+            conn.execute(
+                "UPDATE sessions SET prompt_counter = max(prompt_counter, ?)"
+                " WHERE content_session_id = ?",
+                (p.prompt_number, p.content_session_id),
+            )
+        for o in doc.observations:
+            draft = ObservationDraft(
+                type=o.type,
+                title=strip_private(o.title) or "untitled",
+                subtitle=strip_private(o.subtitle),
+                narrative=strip_private(o.narrative),
+                facts=[strip_private(f) for f in o.facts],
+                concepts=o.concepts,
+                files_read=o.files_read,
+                files_modified=o.files_modified,
+            )
+            _, created = obs_store.insert(
+                conn,
+                draft,
+                content_session_id=o.content_session_id,
+                project=o.project,
+                prompt_number=o.prompt_number,
+                discovery_tokens=o.discovery_tokens,
+                generated_by=o.generated_by,
+                agent_id=o.agent_id,
+                agent_type=o.agent_type,
+                created_ms=_epoch(o.created_at_epoch, o.created_at),
+            )
+            count("observations", int(created))
+        for s in doc.summaries:
+            exists = conn.execute(
+                "SELECT 1 FROM session_summaries WHERE content_session_id = ?"
+                " AND prompt_number = ?",
+                (s.content_session_id, s.prompt_number),
+            ).fetchone()
+            if exists:
+                count("summaries", 0)
+                continue
+            draft_s = SummaryDraft(
+                **{f: strip_private(getattr(s, f)) for f in summary_store.TEXT_FIELDS},
+                files_read=s.files_read,
+                files_edited=s.files_edited,
+            )
+            summary_store.upsert(
+                conn,
+                draft_s,
+                content_session_id=s.content_session_id,
+                project=s.project,
+                prompt_number=s.prompt_number,
+                discovery_tokens=s.discovery_tokens,
+                generated_by=s.generated_by,
+                created_ms=_epoch(s.created_at_epoch, s.created_at),
+            )
+            count("summaries", 1)
+    return report
