@@ -154,6 +154,7 @@ def fail(
     max_attempts: int,
     base_delay_s: float,
     max_delay_s: float,
+    min_delay_s: float = 0.0,
 ) -> str:
     """Record a failed attempt: back off and retry, or park as failed. Returns the new status."""
     now = now_ms()
@@ -161,7 +162,8 @@ def fail(
         row = conn.execute("SELECT attempts FROM queue WHERE event_id = ?", (event_id,)).fetchone()
         attempts = (int(row[0]) if row else 0) + 1
         if retryable and attempts < max_attempts:
-            delay_ms = int(min(max_delay_s, base_delay_s * 2 ** (attempts - 1)) * 1000)
+            backoff = min(max_delay_s, base_delay_s * 2 ** (attempts - 1))
+            delay_ms = int(max(backoff, min_delay_s) * 1000)  # a provider's retry-after wins
             status, next_at = "pending", now + delay_ms
         else:
             status, next_at = "failed", now
