@@ -12,14 +12,17 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from service.bus import Bus
 from service.replay import ReplayReport, replay
 from service.worker import Worker
 from workbench.compress.base import build_compressor
+from workbench.derive import Derived
 from workbench.ingest import Ingestor
 from workbench.pidfile import PidFile
 from workbench.settings import Settings
 from workbench.store import events
 from workbench.store.database import Store
+from workbench.store.events import EventRow
 
 log = logging.getLogger("workbench.service")
 
@@ -31,6 +34,7 @@ class Runtime:
     ingestor: Ingestor
     worker: Worker
     pidfile: PidFile | None
+    bus: Bus = field(default_factory=Bus)
     started_at: float = field(default_factory=time.time)
     requeued_at_start: int = 0
     last_replay: ReplayReport | None = None
@@ -46,13 +50,17 @@ class Runtime:
         try:
             store = Store(settings.db_path)
             requeued = events.requeue_claimed(store.conn)
+            bus = Bus()
             worker = Worker(store, settings, lambda: build_compressor(settings))
-            ingestor = Ingestor(store, settings, notify=worker.notify)
+            ingestor = Ingestor(store, settings, notify=worker.notify, listener=bus.publish)
         except BaseException:
             if pidfile:
                 pidfile.release()
             raise
-        runtime = cls(settings, store, ingestor, worker, pidfile, requeued_at_start=requeued)
+        runtime = cls(
+            settings, store, ingestor, worker, pidfile, bus=bus, requeued_at_start=requeued
+        )
+        worker.listeners.append(runtime._publish_derived)
         if requeued:
             log.info("re-queued %d events claimed by a previous process", requeued)
         worker.start()
@@ -62,6 +70,23 @@ class Runtime:
         )
         runtime._replayer.start()
         return runtime
+
+    def _publish_derived(self, event: EventRow, derived: Derived) -> None:
+        """Tell live clients what the worker just stored (runs on the worker thread)."""
+        for obs_id in derived.created_ids:
+            self.bus.publish(
+                "new_observation", {"id": obs_id, "project": event.project, "eventId": event.id}
+            )
+        if derived.summary_id is not None:
+            self.bus.publish(
+                "new_summary",
+                {
+                    "id": derived.summary_id,
+                    "project": event.project,
+                    "contentSessionId": event.content_session_id,
+                },
+            )
+        self.bus.publish("processing_status", {"queue": events.depth(self.store.conn)})
 
     def replay_spool(self) -> ReplayReport:
         self.last_replay = replay(self.ingestor, self.settings.spool_retention_days)

@@ -38,7 +38,6 @@ class Worker(threading.Thread):
         store: Store,
         settings: Settings,
         compressor_factory: Callable[[], Compressor],
-        on_derived: Callable[[EventRow, Derived], None] | None = None,
     ) -> None:
         super().__init__(name="workbench-worker", daemon=True)
         self.store = store
@@ -48,7 +47,8 @@ class Worker(threading.Thread):
         self._wake = threading.Event()
         # Not ``_stop``: that name is a method threading.Thread.join() calls internally.
         self._stopping = threading.Event()
-        self.on_derived = on_derived
+        # Called after each event's results are committed (live feed, embedding, …).
+        self.listeners: list[Callable[[EventRow, Derived], None]] = []
         self.processed = 0
         self.last_error: str | None = None
         # 16 keeps one batch's write transaction to a few ms: a hook's request waiting on
@@ -144,9 +144,12 @@ class Worker(threading.Thread):
                 except Exception as exc:
                     self._failed(event, f"unexpected: {_describe(exc)}", retryable=True)
         self.processed += len(stored)
-        if self.on_derived is not None:
-            for event, derived in stored:
-                self.on_derived(event, derived)
+        for event, derived in stored:
+            for listener in self.listeners:
+                try:
+                    listener(event, derived)
+                except Exception:  # a listener must never stop the queue from draining
+                    log.exception("worker listener failed")
 
     def _failed(
         self, event: EventRow, reason: str, *, retryable: bool, min_delay_s: float = 0.0

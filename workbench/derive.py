@@ -28,7 +28,7 @@ class Derived:
     """What one event produced in the store."""
 
     observation_ids: list[int] = field(default_factory=list)
-    created: int = 0
+    created_ids: list[int] = field(default_factory=list)  # new rows (not dedup hits)
     summary_id: int | None = None
     discovery_tokens: int = 0
 
@@ -97,7 +97,8 @@ def store_result(
                 created_ms=event.received_at_epoch,
             )
             derived.observation_ids.append(obs_id)
-            derived.created += int(created)
+            if created:
+                derived.created_ids.append(obs_id)
         if replace:
             observations.delete_ids(conn, old_ids - set(derived.observation_ids))
         if result.summary is not None and event.content_session_id:

@@ -72,15 +72,28 @@ def bound(value: Any, limit: int) -> Any:
     return value
 
 
+Listener = Callable[[str, dict[str, Any]], None]
+
+
 class Ingestor:
-    """The synchronous half of ingest over one store. ``notify`` wakes the worker."""
+    """The synchronous half of ingest over one store.
+
+    ``notify`` wakes the worker; ``listener(kind, data)`` is told what was committed
+    (``session_started``, ``new_prompt``, ``session_completed``, ``new_observation``,
+    ``queued``) so live clients can follow along. Both run after the transaction commits.
+    """
 
     def __init__(
-        self, store: Store, settings: Settings, notify: Callable[[], None] | None = None
+        self,
+        store: Store,
+        settings: Settings,
+        notify: Callable[[], None] | None = None,
+        listener: Listener | None = None,
     ) -> None:
         self.store = store
         self.settings = settings
         self.notify = notify or (lambda: None)
+        self.listener: Listener = listener or (lambda kind, data: None)
 
     # ----- rules ------------------------------------------------------------------------------
     def excluded(self, project: str, cwd: str = "") -> bool:
@@ -114,8 +127,9 @@ class Ingestor:
             if event_key and (existing := events.find_by_key(conn, event_key)) is not None:
                 return IngestResult("duplicate", reason="event already received", event_id=existing)
             ms = now_ms()
+            new_session = sessions.get(conn, content_session_id) is None
             session = sessions.ensure(conn, content_session_id, project, platform_source, ms)
-            number, _, duplicate = sessions.record_prompt(conn, session, cleaned, ms)
+            number, prompt_id, duplicate = sessions.record_prompt(conn, session, cleaned, ms)
             if duplicate:
                 return IngestResult(
                     "duplicate",
@@ -134,6 +148,25 @@ class Ingestor:
                 prompt_number=number,
                 enqueue=False,
                 received_ms=ms,
+            )
+        if new_session:
+            self.listener(
+                "session_started",
+                {
+                    "contentSessionId": content_session_id,
+                    "project": project,
+                    "sessionDbId": session.id,
+                },
+            )
+        if cleaned:
+            self.listener(
+                "new_prompt",
+                {
+                    "id": prompt_id,
+                    "contentSessionId": content_session_id,
+                    "project": project,
+                    "promptNumber": number,
+                },
             )
         if not cleaned:
             return IngestResult(
@@ -202,6 +235,7 @@ class Ingestor:
                 received_ms=ms,
             )
         self.notify()
+        self.listener("queued", {"eventId": event_id, "project": session.project})
         return IngestResult(
             "queued", event_id=event_id, session_id=session.id, prompt_number=session.prompt_counter
         )
@@ -238,6 +272,7 @@ class Ingestor:
                 enqueue=True,
             )
         self.notify()
+        self.listener("queued", {"eventId": event_id, "project": session.project})
         return IngestResult(
             "queued", event_id=event_id, session_id=session.id, prompt_number=session.prompt_counter
         )
@@ -266,6 +301,14 @@ class Ingestor:
                 enqueue=False,
                 received_ms=ms,
             )
+        self.listener(
+            "session_completed",
+            {
+                "contentSessionId": content_session_id,
+                "project": session.project,
+                "sessionDbId": session.id,
+            },
+        )
         return IngestResult("stored", event_id=event_id, session_id=session.id)
 
     def memory_save(
@@ -309,6 +352,8 @@ class Ingestor:
                 event_id=event_id,
                 generated_by="manual",
             )
+        if created:
+            self.listener("new_observation", {"id": obs_id, "project": name})
         return IngestResult(
             "stored" if created else "duplicate", event_id=event_id, observation_id=obs_id
         )
