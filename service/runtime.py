@@ -19,6 +19,7 @@ from workbench.compress.base import build_compressor
 from workbench.derive import Derived
 from workbench.ingest import Ingestor
 from workbench.pidfile import PidFile
+from workbench.recall.indexer import Indexer, IndexRanker
 from workbench.settings import Settings
 from workbench.store import events
 from workbench.store.database import Store
@@ -40,6 +41,8 @@ class Runtime:
     last_replay: ReplayReport | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
     _replayer: threading.Thread | None = None
+    # The background embedding pipeline (workbench/recall/indexer.py); it owns the model.
+    indexer: Indexer | None = None
 
     @classmethod
     def start(cls, settings: Settings, *, pid_lock: bool = True) -> Runtime:
@@ -61,9 +64,13 @@ class Runtime:
             settings, store, ingestor, worker, pidfile, bus=bus, requeued_at_start=requeued
         )
         worker.listeners.append(runtime._publish_derived)
+        # Embedding happens after the commit, on the indexer's thread: the worker only wakes it.
+        runtime.indexer = Indexer(store, settings)
+        worker.listeners.append(runtime.indexer.notify)
         if requeued:
             log.info("re-queued %d events claimed by a previous process", requeued)
         worker.start()
+        runtime.indexer.start()
         runtime.replay_spool()
         runtime._replayer = threading.Thread(
             target=runtime._replay_loop, name="workbench-replayer", daemon=True
@@ -105,12 +112,19 @@ class Runtime:
         self.worker.stop(timeout=self.settings.llm_timeout_s + 5)
         if self._replayer is not None:
             self._replayer.join(5)
-        if self.worker.is_alive():
+        if self.indexer is not None:
+            self.indexer.stop(timeout=10)  # saves the vector index
+        if self.worker.is_alive() or (self.indexer is not None and self.indexer.is_alive()):
             log.warning("worker still busy at shutdown; leaving the store to the OS")
         else:
             self.store.close()
         if self.pidfile:
             self.pidfile.release()
+
+    @property
+    def vector_ranker(self) -> IndexRanker | None:
+        """The ``VectorRanker`` search uses (its ``available()`` is False until ready)."""
+        return self.indexer.ranker if self.indexer is not None else None
 
     @property
     def uptime_s(self) -> float:

@@ -133,10 +133,16 @@ def coerce_ids(value: Any) -> list[int]:
 
 
 class ObservationBatch(_Body):
+    """Full observations by id. ``source``/``contentSessionId`` are optional and only feed the
+    injection ledger: when either is given, each returned id is recorded in ``fetches``
+    (e.g. the MCP ``get_observations`` tool sends ``"source": "mcp"``)."""
+
     ids: list[int]
     orderBy: Literal["date_desc", "date_asc", "id_asc", "id_desc"] = "date_desc"
     limit: Annotated[int, Field(ge=1, le=1000)] | None = None
     project: Annotated[str, Field(max_length=200)] | None = None
+    source: Annotated[str, Field(min_length=1, max_length=50)] | None = None
+    contentSessionId: SessionId | None = None
 
     @field_validator("ids", mode="before")
     @classmethod

@@ -53,6 +53,9 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    # Loading the embedding model costs ~6 s of CPU per service: tests that need semantic
+    # recall opt in (WORKBENCH_EMBEDDER=minilm); everything else runs full text only.
+    monkeypatch.setenv("WORKBENCH_EMBEDDER", "none")
 
 
 @pytest.fixture

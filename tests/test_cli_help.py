@@ -36,6 +36,7 @@ def test_expected_commands_are_registered() -> None:
         "retry",
         "recompress",
         "demo",
+        "mcp",
     }
     assert expected <= set(COMMANDS)
 

@@ -42,6 +42,7 @@ TRANSCRIPT = FIXTURES / "transcript.jsonl"
 SCRIPT_FOR_EVENT = {
     "SessionStart": "session_start",
     "UserPromptSubmit": "user_prompt_submit",
+    "PreToolUse": "pre_tool_use_read",
     "PostToolUse": "post_tool_use",
     "Stop": "stop",
     "SubagentStop": "stop",
@@ -67,7 +68,8 @@ BODY_KEYS = {
     "/api/sessions/end": {"contentSessionId", "reason"},
 }
 ALL_FIXTURES = sorted(p.stem for p in HOOK_FIXTURES.glob("*.json"))
-NO_OP_FIXTURES = {"stop_hook_active", "stop_subagent"}
+# No-ops: they send and spool nothing (PreToolUse is a read-only query; see test_hooks_recall).
+NO_OP_FIXTURES = {"stop_hook_active", "stop_subagent", "pre_tool_use_read"}
 DELIVERING = [n for n in ALL_FIXTURES if n not in NO_OP_FIXTURES and n != "session_start_startup"]
 SECRET = "sk-live-4f9a81c2e7d3PRIVATE-staging-token"
 FINAL_ANSWER = (
@@ -539,10 +541,11 @@ def test_session_start_injects_context_and_asks_for_replay(
             "additionalContext": context.strip(),
         }
     }
+    session = load_payload("session_start_startup")["session_id"]
     assert [(r.method, r.path) for r in recorder.requests] == [
         ("GET", "/api/health"),
         ("POST", "/api/spool/replay"),
-        ("GET", "/api/context/inject?projects=acme-api"),
+        ("GET", f"/api/context/inject?projects=acme-api&contentSessionId={session}"),
     ]
     assert not (data_dir / "spawn.lock").exists()  # it was up: nothing to spawn
 

@@ -70,7 +70,11 @@ def test_install_merges_keeps_user_hooks_and_backs_up(config_dir: Path, data_dir
     )
     assert "matcher" not in settings["hooks"]["Stop"][0]
     commands = ours(settings)
-    assert len(commands) == 5
+    # SessionStart, UserPromptSubmit, PreToolUse (matcher Read), PostToolUse, Stop, SessionEnd
+    assert len(commands) == 6
+    (read_hook,) = settings["hooks"]["PreToolUse"]
+    assert read_hook["matcher"] == "Read"
+    assert read_hook["hooks"][0]["command"].endswith("/hooks/pre_tool_use_read.py")
     for command in commands:
         # The data dir in effect at install time is pinned, since Claude Code's environment
         # may not carry WORKBENCH_DATA_DIR.
@@ -113,4 +117,4 @@ def test_install_refuses_a_corrupt_settings_file(config_dir: Path, data_dir: Pat
 def test_install_into_missing_config_dir(tmp_path: Path, data_dir: Path) -> None:
     folder = tmp_path / "fresh-claude"
     assert run_cli(["install"], folder, data_dir).returncode == 0
-    assert len(ours(json.loads((folder / "settings.json").read_text()))) == 5
+    assert len(ours(json.loads((folder / "settings.json").read_text()))) == 6

@@ -42,7 +42,10 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
     assert commands[-1] == quickstart_commands()[1]
 
 
-def test_demo_job_replays_bundled_sessions_through_the_real_pipeline(tmp_path: Path) -> None:
+def test_demo_job_seeds_history_and_replays_live_sessions_through_the_real_pipeline(
+    tmp_path: Path,
+) -> None:
+    """The imported history (memory.json) plus the live part (sessions.json through the hooks)."""
     demo_dir = tmp_path / "demo"
     env = {k: v for k, v in os.environ.items() if k not in LEAKY_ENV}
     proc = subprocess.run(
@@ -55,22 +58,35 @@ def test_demo_job_replays_bundled_sessions_through_the_real_pipeline(tmp_path: P
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     sessions = json.loads((ROOT / "data" / "demo" / "sessions.json").read_text())["sessions"]
+    history = json.loads((ROOT / "data" / "demo" / "memory.json").read_text())
     tools = sum(len(t.get("tools", [])) for s in sessions for t in s["turns"])
     turns = sum(len(s["turns"]) for s in sessions)
+    assert "imported the demo history" in proc.stdout
     assert "replayed" in proc.stdout
     assert "0 failed" in proc.stdout
     conn = sqlite3.connect(demo_dir / "workbench.db")
     try:
         count = lambda table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]  # noqa: E731
-        assert count("sessions") == len(sessions)
-        assert count("user_prompts") == turns
-        assert count("session_summaries") == turns
-        assert count("observations") >= tools - 1  # identical calls dedup by content hash
+        live = lambda table: conn.execute(  # noqa: E731  (rows of the replayed sessions only)
+            f"SELECT count(*) FROM {table} WHERE content_session_id IN"
+            f" ({','.join('?' * len(sessions))})",
+            [s["session_id"] for s in sessions],
+        ).fetchone()[0]
+        assert count("sessions") == len(sessions) + len(history["sessions"])
+        assert live("sessions") == len(sessions)
+        assert live("user_prompts") == turns
+        assert live("session_summaries") == turns
+        assert live("observations") >= tools - 1  # identical calls dedup by content hash
+        assert count("observations") == live("observations") + len(history["observations"])
+        assert count("session_summaries") == turns + len(history["summaries"])
         assert conn.execute("SELECT count(*) FROM queue WHERE status != 'done'").fetchone()[0] == 0
         completed = conn.execute("SELECT count(*) FROM sessions WHERE status='completed'")
-        assert completed.fetchone()[0] == len(sessions)
+        assert completed.fetchone()[0] == count("sessions")
     finally:
         conn.close()
+    # The knowledge agent has corpora to load as soon as the demo is done.
+    corpora = sorted(p.name for p in (demo_dir / "corpora").glob("*.corpus.json"))
+    assert corpora == ["decisions.corpus.json", "payments-api.corpus.json", "security.corpus.json"]
     # The private part of a demo prompt never reaches the store (redacted at the hook).
     for path in demo_dir.rglob("*"):
         if path.is_file():
@@ -86,7 +102,8 @@ def test_demo_job_replays_bundled_sessions_through_the_real_pipeline(tmp_path: P
     )
     assert again.returncode == 0, again.stderr
     conn = sqlite3.connect(demo_dir / "workbench.db")
-    assert conn.execute("SELECT count(*) FROM sessions").fetchone()[0] == len(sessions)
+    total = len(sessions) + len(history["sessions"])
+    assert conn.execute("SELECT count(*) FROM sessions").fetchone()[0] == total
     conn.close()
 
 

@@ -132,6 +132,7 @@ FTS_TRIGGERS = {
     for suffix in ("ai", "ad", "au")
 }
 APPEND_ONLY_TRIGGERS = {"events_append_only_update", "events_append_only_delete"}
+FILE_INDEX_TRIGGERS = {"observation_files_ai", "observation_files_ad", "observation_files_au"}
 
 
 # ----- helpers --------------------------------------------------------------------------------
@@ -223,7 +224,7 @@ def test_blank_database_gets_exact_foreign_keys(migrated: sqlite3.Connection) ->
 
 
 def test_blank_database_gets_exact_triggers(migrated: sqlite3.Connection) -> None:
-    assert triggers(migrated) == FTS_TRIGGERS | APPEND_ONLY_TRIGGERS
+    assert triggers(migrated) == FTS_TRIGGERS | APPEND_ONLY_TRIGGERS | FILE_INDEX_TRIGGERS
 
 
 def test_blank_database_records_every_migration_in_order(migrated: sqlite3.Connection) -> None:
@@ -578,3 +579,25 @@ def test_summary_fts_follows_upsert(migrated: sqlite3.Connection) -> None:
     assert fts_ids(migrated, "summaries_fts", "websocket") == set()
     assert fts_ids(migrated, "summaries_fts", "exporter") == {first}
     fts_integrity(migrated, "summaries_fts")
+
+
+def test_observation_files_follows_inserts_updates_and_deletes(
+    migrated: sqlite3.Connection,
+) -> None:
+    def rows() -> set[tuple[str, int, int]]:
+        return {tuple(r) for r in migrated.execute("SELECT * FROM observation_files")}
+
+    with atomic(migrated):
+        obs_id, _ = observations.insert(
+            migrated,
+            ObservationDraft(title="t", files_read=["/a.py", "/b.py"], files_modified=["/a.py"]),
+            content_session_id="s",
+            project="p",
+        )
+    assert rows() == {("/a.py", obs_id, 0), ("/b.py", obs_id, 0), ("/a.py", obs_id, 1)}
+    with atomic(migrated):
+        migrated.execute("UPDATE observations SET files_modified = '[\"/c.py\"]'")
+    assert rows() == {("/a.py", obs_id, 0), ("/b.py", obs_id, 0), ("/c.py", obs_id, 1)}
+    with atomic(migrated):
+        migrated.execute("DELETE FROM observations")
+    assert rows() == set()

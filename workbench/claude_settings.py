@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shlex
+import stat
 import sys
 import time
 from pathlib import Path
@@ -32,6 +33,7 @@ HOOKS_DIR = Path(__file__).resolve().parent.parent / "hooks"
 HOOK_SCRIPTS: dict[str, tuple[str, str | None, int]] = {
     "SessionStart": ("session_start.py", None, 30),
     "UserPromptSubmit": ("user_prompt_submit.py", None, 10),
+    "PreToolUse": ("pre_tool_use_read.py", "Read", 10),
     "PostToolUse": ("post_tool_use.py", "*", 10),
     "Stop": ("stop.py", None, 10),
     "SessionEnd": ("session_end.py", None, 10),
@@ -133,17 +135,31 @@ def with_ours(
     return result
 
 
-def write(path: Path, data: dict[str, Any]) -> Path | None:
-    """Back up the current file (if any) and write ``data`` atomically; return the backup."""
+def write(path: Path, data: dict[str, Any], new_mode: int = 0o644) -> Path | None:
+    """Back up the current file (if any) and write ``data`` atomically; return the backup.
+
+    The backup and the new file keep the current file's permissions (``~/.claude.json`` is
+    owner-only and holds account state); a file that did not exist gets ``new_mode``.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     backup = None
+    mode = new_mode
     if path.exists():
+        mode = stat.S_IMODE(path.stat().st_mode)
         backup = path.with_name(f"{path.name}.workbench-backup-{time.strftime('%Y%m%d-%H%M%S')}")
-        backup.write_bytes(path.read_bytes())
+        _write_bytes(backup, path.read_bytes(), mode)
     tmp = path.with_name(f"{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    _write_bytes(tmp, (json.dumps(data, indent=2) + "\n").encode("utf-8"), mode)
     os.replace(tmp, path)
     return backup
+
+
+def _write_bytes(path: Path, data: bytes, mode: int) -> None:
+    """Write ``data`` to ``path`` created with ``mode`` (never readable by others meanwhile)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+        os.fchmod(handle.fileno(), mode)
 
 
 def install(python: str | None = None, data_dir: Path | None = None) -> tuple[bool, Path | None]:

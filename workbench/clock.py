@@ -1,17 +1,40 @@
 """Timestamps as the store keeps them: ISO-8601 UTC text plus epoch milliseconds.
 
 Both are stored because people read the first and range queries index the second.
+
+``replayed_clock`` is the one hook for replaying history: the demo generator feeds weeks of
+recorded sessions through the real ingest path and needs each row stamped with the time the
+session happened, not the time of the replay. It is a context variable, so it only affects
+the code running inside the ``with`` block, in that thread.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import UTC, datetime
+
+_source: ContextVar[Callable[[], int] | None] = ContextVar("workbench_clock", default=None)
 
 
 def now_ms() -> int:
-    """Milliseconds since the epoch."""
+    """Milliseconds since the epoch (or the replayed time inside ``replayed_clock``)."""
+    source = _source.get()
+    if source is not None:
+        return source()
     return time.time_ns() // 1_000_000
+
+
+@contextmanager
+def replayed_clock(source: Callable[[], int]) -> Iterator[None]:
+    """Make ``now_ms()`` return ``source()`` inside the block (replaying recorded history)."""
+    token = _source.set(source)
+    try:
+        yield
+    finally:
+        _source.reset(token)
 
 
 def iso_from_ms(ms: int) -> str:

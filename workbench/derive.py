@@ -17,7 +17,7 @@ from typing import Any
 
 from workbench.compress.base import Compressor
 from workbench.models import CompressionResult, SummaryRequest, ToolEvent
-from workbench.store import events, observations, sessions, summaries
+from workbench.store import deletions, events, observations, sessions, summaries
 from workbench.store.database import Store
 from workbench.store.db import atomic
 from workbench.store.events import EventRow
@@ -82,7 +82,8 @@ def store_result(
     share = result.discovery_tokens // count  # split the cost over what it produced
     with atomic(conn):
         old_ids = {o.id for o in observations.for_event(conn, event.id)} if replace else set()
-        for draft in result.observations:
+        # A memory a person deleted stays deleted: re-deriving its event skips it.
+        for draft in deletions.keep_live(conn, event.content_session_id, result.observations):
             obs_id, created = observations.insert(
                 conn,
                 draft,

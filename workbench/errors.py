@@ -83,3 +83,37 @@ class MissingDependency(WorkbenchError):
             f"Install it with: pip install {package}",
             package=package,
         )
+
+
+class InvalidCorpusName(InvalidInput):
+    """A corpus name that could escape the corpora dir or is not a plain file name.
+
+    Checked on the raw value: trimming or rewriting it would silently build or delete a
+    different corpus than the one asked for.
+    """
+
+    code = "INVALID_CORPUS_NAME"
+    RULE = "^[A-Za-z0-9._-]+$"
+
+    def __init__(self, name: object, why: str = "") -> None:
+        super().__init__(
+            f"invalid corpus name {name!r}{f' ({why})' if why else ''}: a name must match "
+            f"{self.RULE} (ASCII letters, digits, '.', '_' and '-' only, at most 200 "
+            "characters, not '.' or '..'), exactly as given; nothing was changed. Pick a name "
+            "like 'hooks-lifecycle' or 'bugfixes.2026-11'.",
+            rule=self.RULE,
+        )
+
+
+class CorpusNotFound(NotFound):
+    """A corpus name with no corpus file; the message lists the ones that exist."""
+
+    code = "CORPUS_NOT_FOUND"
+
+    def __init__(self, name: str, available: list[str]) -> None:
+        listed = ", ".join(available) if available else "none yet"
+        super().__init__(
+            f"no corpus named {name!r}; available corpora: {listed}. Build one with "
+            "`workbench corpus build NAME --project ...` (or POST /api/corpus).",
+            available=available,
+        )

@@ -88,3 +88,58 @@ def project_from_cwd(cwd: str | None) -> str:
         if (candidate / ".git").exists():
             return candidate.name or "unknown"
     return path.name or "unknown"
+
+
+# Pydantic's spellings of a boolean, so a hook and the service read one value the same way.
+_TRUE = frozenset({"1", "on", "t", "true", "y", "yes"})
+_FALSE = frozenset({"0", "off", "f", "false", "n", "no"})
+
+
+def hook_setting(data_dir: Path, name: str) -> object:
+    """The raw value of one setting for a hook: ``WORKBENCH_<NAME>`` > settings.json > None.
+
+    The same precedence as ``Settings`` (minus pydantic, which a hook cannot afford), so a
+    hook can skip a request the service would answer with nothing (e.g. UserPromptSubmit
+    when ``prompt_injection`` is off). Parse the value with ``parse_flag``/``parse_count``.
+    """
+    env = os.environ.get("WORKBENCH_" + name.upper(), "")
+    if env:  # as given: pydantic reads " yes " as invalid, and so must we
+        return env
+    try:
+        data = json.loads((data_dir / SETTINGS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data.get(name) if isinstance(data, dict) else None
+
+
+def parse_flag(value: object, default: bool) -> bool:
+    """A boolean setting as pydantic reads it (``true``/``1``/``yes``/``on``…); else ``default``."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str):
+        text = value.lower()
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+    return default
+
+
+def parse_count(value: object, default: int) -> int:
+    """A non-negative integer setting as pydantic reads one (``"1500"``, ``" +1_500 "``,
+    ``"1500.0"``, ``1500``, ``1500.0``); anything else gives ``default``."""
+    if isinstance(value, bool):
+        return default
+    if isinstance(value, str):
+        try:
+            value = int(value)
+        except ValueError:
+            try:
+                value = float(value)
+            except ValueError:
+                return default
+    if isinstance(value, float):
+        value = int(value) if value.is_integer() else None
+    return value if isinstance(value, int) and value >= 0 else default

@@ -65,6 +65,9 @@ class Settings(BaseSettings):
     anthropic_base_url: str | None = None
     model: str = "claude-haiku-4-5"
     llm_timeout_s: float = Field(default=60.0, gt=0)
+    # SDK retries of the interactive knowledge agent (rate limits, overload); the compressor
+    # always uses 0 because its worker owns retries. Tests set 0.
+    llm_max_retries: int = Field(default=2, ge=0, le=10)
 
     # Ingest rules
     # NoDecode: pydantic-settings would json.loads() a list's env value and fail on ``a,b``;
@@ -87,6 +90,21 @@ class Settings(BaseSettings):
     context_observations: int = Field(default=50, ge=0, le=500)
     context_full: int = Field(default=0, ge=0, le=50)
     context_summaries: int = Field(default=10, ge=0, le=100)
+    context_full_field: Literal["narrative", "facts"] = "narrative"
+    # Semantic injection on UserPromptSubmit: off by default (one more request per prompt).
+    # The hook reads these three through ``locate.hook_setting`` (stdlib, no pydantic).
+    prompt_injection: bool = False
+    prompt_injection_min_chars: int = Field(default=20, ge=1, le=4000)
+    prompt_injection_count: int = Field(default=3, ge=1, le=20)
+    # File history before Read (the PreToolUse hook reads file_context_min_bytes itself).
+    file_context_min_bytes: int = Field(default=1500, ge=0)
+    file_context_max: int = Field(default=15, ge=1, le=50)
+
+    # Semantic recall (workbench/recall/embed.py, vectors.py): ``none`` = full text only.
+    # ``static`` needs ``make static-model`` (bench/relevance.py); ``hnsw`` is approximate
+    # and ~30x faster to query at 100k (bench/search_vectors.py).
+    embedder: Literal["minilm", "static", "none"] = "minilm"
+    vector_index: Literal["flat", "hnsw"] = "flat"
 
     _load_warnings: list[str] = PrivateAttr(default_factory=list)
 

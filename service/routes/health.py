@@ -32,6 +32,8 @@ def health(runtime: RuntimeDep) -> dict[str, Any]:
         "dataDir": str(runtime.settings.data_dir),
         "spool": spool.backlog(runtime.settings.spool_dir),
         "warnings": runtime.settings.load_warnings,
+        # Semantic recall: "ready", or why not ("unavailable"/"disabled" → full text only).
+        "embeddings": runtime.indexer.health() if runtime.indexer else {"state": "disabled"},
     }
 
 

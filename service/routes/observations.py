@@ -1,7 +1,9 @@
-"""Observations: a page newest first, one by id, many by ids."""
+"""Observations: a page newest first, one by id, many by ids (fetches feed the ledger)."""
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 from typing import Any
 
 from fastapi import APIRouter
@@ -10,8 +12,10 @@ from service.deps import RuntimeDep
 from service.routes.pagination import PageDep, page
 from service.schemas import ObservationBatch
 from workbench.errors import NotFound
+from workbench.recall import ledger
 from workbench.store import observations
 
+log = logging.getLogger("workbench.service")
 router = APIRouter(prefix="/api", tags=["observations"])
 
 
@@ -42,4 +46,17 @@ def batch(body: ObservationBatch, runtime: RuntimeDep) -> list[dict[str, Any]]:
     found = observations.get_many(
         conn, body.ids, order_by=body.orderBy, limit=body.limit, project=body.project
     )
+    if body.source is not None or body.contentSessionId is not None:
+        # Trigger: the caller said who asks. / Why: the ledger's "did the agent then ask for
+        # it?" / Outcome: one fetches row per returned id; the response is unchanged, even
+        # when the ledger write fails (logged: the records matter more than the accounting).
+        try:
+            ledger.record_fetches(
+                conn,
+                [o.id for o in found],
+                source=body.source,
+                content_session_id=body.contentSessionId,
+            )
+        except sqlite3.Error:
+            log.exception("could not record %d fetches in the ledger", len(found))
     return [o.model_dump() for o in found]

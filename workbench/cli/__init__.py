@@ -6,4 +6,5 @@
 - ``install``   install, uninstall (Claude Code hooks and MCP registration)
 - ``data``      export, import, replay, retry, recompress
 - ``demo``      seed a separate demo data dir through the real pipeline
+- ``index``     reindex (rebuild FTS and vectors from SQLite, with a progress bar)
 """

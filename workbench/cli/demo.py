@@ -1,8 +1,10 @@
 """``workbench demo``: the quickstart's main job, on a separate demo data dir.
 
-Starts a service on ``./.demo/data`` (never the user's store), replays the bundled sessions
-through the real hook scripts, waits for the worker to compress everything with the offline
-compressor, and prints what the memory now holds.
+Starts a service on ``./.demo/data`` (never the user's store), imports the bundled six-week
+history (``data/demo/memory.json``) through ``POST /api/import``, replays the bundled live
+sessions through the real hook scripts, waits for the worker to compress everything with the
+offline compressor, and prints what the memory now holds. The notebooks
+(``workbench notebook``) then have something to show.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import shutil
 import socket
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -58,6 +62,30 @@ def _wait_idle(client: Any, timeout: float = 60.0) -> dict[str, Any]:
     return health
 
 
+@contextmanager
+def _env(**values: str) -> Iterator[None]:
+    """Set environment variables for the block (the service spawned in it inherits them)."""
+    saved = {key: os.environ.get(key) for key in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _filter(corpus: dict[str, Any]) -> str:
+    flt = corpus.get("filter") or {}
+    return "; ".join(
+        f"{k}={','.join(v) if isinstance(v, list) else v}"
+        for k, v in flt.items()
+        if v not in (None, [], "") and k != "limit"
+    )
+
+
 @handle_errors
 def demo(
     data_dir: Annotated[
@@ -66,7 +94,7 @@ def demo(
     fresh: Annotated[bool, typer.Option(help="Start from an empty demo dir.")] = True,
     keep_running: Annotated[bool, typer.Option(help="Leave the demo service running.")] = False,
 ) -> None:
-    """Replay bundled coding sessions through the real hooks into a separate demo memory."""
+    """Seed a separate demo memory: import six weeks of history, replay live sessions."""
     from rich.progress import Progress
 
     from workbench import demo as demo_lib
@@ -83,7 +111,13 @@ def demo(
         settings = load_settings(folder)
     out = console()
     out.print(f"demo data dir: {folder} (port {settings.port}, offline compressor)")
-    if launch.ensure_running(folder, settings.port, wait_s=30.0) is None:
+    # Trigger: the demo's own service. Why: loading the embedding model takes ~5 s of CPU
+    # (far more on a busy machine) and competes with the hooks being replayed; the demo needs
+    # none of it. Outcome: full text during the demo; the next `workbench serve` (or a
+    # notebook starting the service) embeds the whole memory in the background.
+    with _env(WORKBENCH_EMBEDDER="none"):
+        running = launch.ensure_running(folder, settings.port, wait_s=30.0)
+    if running is None:
         typer.secho(
             f"the demo service did not start; see {settings.logs_dir}/service.log",
             fg=typer.colors.RED,
@@ -96,7 +130,10 @@ def demo(
     # live in a temporary folder, never in the memory's data dir.
     transcripts = tempfile.TemporaryDirectory(prefix="workbench-demo-transcripts-")
     calls = demo_lib.all_calls(demo_lib.load_sessions(), Path(transcripts.name))
+    memory = demo_lib.load_memory()
     try:
+        with ServiceClient(settings, timeout=120.0) as client:
+            imported = client.post("/api/import", memory)["imported"]
         with Progress(console=out, transient=True) as progress:
             task = progress.add_task("replaying hook events", total=len(calls))
             seconds = demo_lib.replay_sessions(
@@ -105,12 +142,15 @@ def demo(
         with ServiceClient(settings) as client:
             health = _wait_idle(client)
             stats = client.get("/api/stats")
+            corpora = [client.post("/api/corpus", dict(spec)) for spec in demo_lib.DEMO_CORPORA]
             recent = client.get("/api/observations", limit=10)["items"]
             summaries = client.get("/api/summaries", limit=5)["items"]
     finally:
         transcripts.cleanup()
         if not keep_running:
             terminate(settings.pid_path)
+    counts = ", ".join(f"{v['imported']} {k}" for k, v in imported.items())
+    out.print(f"imported the demo history ({demo_lib.describe_memory(memory)}): {counts}")
     out.print(
         f"replayed {len(calls)} hook events through the real hooks in {seconds:.1f} s "
         f"({1000 * seconds / max(len(calls), 1):.0f} ms per hook, incl. interpreter start)"
@@ -127,8 +167,21 @@ def demo(
         ["project", "request", "completed"],
         [(s["project"], s["request"][:60], s["completed"][:60]) for s in summaries],
     )
+    table(
+        "corpora for the knowledge agent",
+        ["name", "observations", "~tokens", "filter"],
+        [
+            (c["name"], c["stats"]["observation_count"], c["stats"]["token_estimate"], _filter(c))
+            for c in corpora
+        ],
+    )
     queue = health.get("queue", {})
     out.print(f"queue: {queue.get('done', 0)} done, {queue.get('failed', 0)} failed")
+    out.print(
+        "semantic search was off during the demo; the next service start embeds the memory "
+        "in the background"
+    )
+    out.print(f"explore it: workbench notebook analytics --data-dir {folder}")
     if keep_running:
         out.print(
             f"demo service left running at {settings.base_url}; stop it with "

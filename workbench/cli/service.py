@@ -153,7 +153,7 @@ def _check(name: str, ok: bool, detail: str) -> tuple[str, str, str]:
 @handle_errors
 def doctor(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
     """Check the installation: Python, data dir, settings, database, service, hooks."""
-    from workbench import claude_settings, launch, spool
+    from workbench import claude_mcp, claude_settings, launch, spool
     from workbench.errors import WorkbenchError
     from workbench.store import schema
     from workbench.store.db import connect
@@ -220,6 +220,19 @@ def doctor(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
         )
     except WorkbenchError as exc:
         checks.append(_check("claude hooks", False, exc.message))
+    try:
+        registered = claude_mcp.installed()
+        checks.append(
+            _check(
+                "claude mcp",
+                registered,
+                str(claude_mcp.config_path())
+                if registered
+                else "MCP server not registered: run `workbench install`",
+            )
+        )
+    except WorkbenchError as exc:
+        checks.append(_check("claude mcp", False, exc.message))
     checks.append(
         _check(
             "compressor",

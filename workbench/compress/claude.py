@@ -6,9 +6,10 @@ Why these choices:
 - The client is built with ``max_retries=0``: the worker owns retries and backs off between
   them, so the SDK retrying too would multiply waits and hide failures from the queue.
 - Errors become ``CompressionError`` with ``retryable`` and ``kind`` set once, here
-  (``classify_error``): rate limits, overload, 5xx and network problems are retryable; a bad
-  key, missing permission, no credit and other 4xx are not, and their message says how to
-  fix it. The worker keeps the queued event either way.
+  (``classify_error``, worded over ``workbench.anthropic_api.classify``): rate limits,
+  overload, 5xx and network problems are retryable; a bad key, missing permission, no credit
+  and other 4xx are not, and their message says how to fix it. The worker keeps the queued
+  event either way.
 - A reply with no parseable ``<observation>`` is a valid "nothing worth keeping" (zero
   observations), not an error. A reply with no parseable ``<summary>`` falls back to the
   offline digest, marked ``generated_by="offline"``, with the tokens the call cost.
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from workbench.anthropic_api import build_client, classify
 from workbench.compress.digest import summarize_offline
 from workbench.compress.prompts import (
     OBSERVATION_SYSTEM,
@@ -45,7 +47,6 @@ from workbench.settings import Settings
 
 OBSERVATION_MAX_TOKENS = 1_500
 SUMMARY_MAX_TOKENS = 1_000
-_QUOTA_WORDS = ("credit balance", "billing", "quota", "spend limit", "usage limit", "payment")
 _KEY_FIX = (
     "Set a valid key in ANTHROPIC_API_KEY (or WORKBENCH_ANTHROPIC_API_KEY) and restart the "
     "service, or set WORKBENCH_COMPRESSOR=offline; queued events are kept and will be "
@@ -83,15 +84,7 @@ class ClaudeCompressor:
                 retryable=False,
                 kind="auth",
             )
-        import anthropic
-
-        client = anthropic.Anthropic(
-            api_key=key,
-            base_url=settings.anthropic_base_url or None,
-            max_retries=0,
-            timeout=settings.llm_timeout_s,
-        )
-        return cls(client, settings.model)
+        return cls(build_client(settings, max_retries=0), settings.model)
 
     @property
     def generated_by(self) -> str:
@@ -166,38 +159,35 @@ def usage_tokens(usage: Any) -> int:
 
 
 def classify_error(exc: Exception, model: str) -> CompressionError:
-    """The ``CompressionError`` for an SDK exception: retryable or not, a kind, a fix."""
-    import anthropic
+    """The ``CompressionError`` for an SDK exception: retryable or not, a kind, a fix.
 
-    if isinstance(exc, anthropic.APITimeoutError):
+    What the exception means is decided once, in ``workbench.anthropic_api.classify`` (shared
+    with the knowledge agent); the wording here is the worker's: it retries later and keeps
+    the queued event.
+    """
+    problem = classify(exc)
+    reason, said = problem.reason, problem.said
+    if reason == "timeout":
         return CompressionError(
             "the Anthropic API did not answer in time; will retry later (raise "
             "WORKBENCH_LLM_TIMEOUT_S if this keeps happening).",
             retryable=True,
             kind="transient",
         )
-    if isinstance(exc, anthropic.APIConnectionError):
+    if reason == "connection":
         return CompressionError(
             f"could not reach the Anthropic API ({exc}); will retry later. Check the network "
             "or WORKBENCH_ANTHROPIC_BASE_URL.",
             retryable=True,
             kind="transient",
         )
-    if isinstance(exc, anthropic.APIStatusError):
-        return _status_error(exc, model)
-    return CompressionError(
-        f"the Anthropic client failed: {exc}",
-        retryable=isinstance(exc, anthropic.APIError),
-        kind="transient" if isinstance(exc, anthropic.APIError) else "error",
-    )
-
-
-def _status_error(exc: Any, model: str) -> CompressionError:
-    status = int(getattr(exc, "status_code", 0) or 0)
-    kind_name = getattr(exc, "type", None) or _body_field(exc, "type") or "error"
-    detail = getattr(exc, "api_message", None) or _body_field(exc, "message") or str(exc)
-    said = f"({status} {kind_name}: {detail})"
-    if status == 402 or (400 <= status < 500 and any(w in detail.lower() for w in _QUOTA_WORDS)):
+    if reason == "client":
+        return CompressionError(
+            f"the Anthropic client failed: {exc}",
+            retryable=problem.retryable,
+            kind="transient" if problem.retryable else "error",
+        )
+    if reason == "quota":
         return CompressionError(
             f"Anthropic refused the request for billing reasons {said}. Add credit or raise "
             "the spend limit at https://console.anthropic.com/settings/billing, or set "
@@ -206,35 +196,34 @@ def _status_error(exc: Any, model: str) -> CompressionError:
             retryable=False,
             kind="quota",
         )
-    if status == 401:
+    if reason == "auth":
         return CompressionError(
             f"Anthropic rejected the API key {said}. {_KEY_FIX}", retryable=False, kind="auth"
         )
-    if status == 403:
+    if reason == "forbidden":
         return CompressionError(
             f"the API key may not use model {model!r} {said}. Use a key with access, or set "
             "WORKBENCH_MODEL to a model it can use; queued events are kept.",
             retryable=False,
             kind="auth",
         )
-    if status == 429:
+    if reason == "rate_limit":
         error = CompressionError(
             f"Anthropic rate limit reached {said}; will retry later.",
             retryable=True,
             kind="rate_limit",
         )
-        retry_after = _retry_after(exc)
-        if retry_after is not None:
-            error.details["retry_after_s"] = retry_after
+        if problem.retry_after_s is not None:
+            error.details["retry_after_s"] = problem.retry_after_s
         return error
-    if status in (408, 409) or status >= 500:
-        what = "is overloaded" if status == 529 else "had a server error"
+    if reason in ("overloaded", "server"):
+        what = "is overloaded" if reason == "overloaded" else "had a server error"
         return CompressionError(
             f"the Anthropic API {what} {said}; will retry later.",
             retryable=True,
             kind="transient",
         )
-    if status == 404:
+    if reason == "not_found":
         return CompressionError(
             f"Anthropic does not know model {model!r} {said}. Set WORKBENCH_MODEL to a valid "
             "model name (e.g. claude-haiku-4-5).",
@@ -247,22 +236,6 @@ def _status_error(exc: Any, model: str) -> CompressionError:
         retryable=False,
         kind="bad_request",
     )
-
-
-def _body_field(exc: Any, name: str) -> str | None:
-    body = getattr(exc, "body", None)
-    error = body.get("error") if isinstance(body, dict) else None
-    value = error.get(name) if isinstance(error, dict) else None
-    return value if isinstance(value, str) else None
-
-
-def _retry_after(exc: Any) -> float | None:
-    response = getattr(exc, "response", None)
-    raw = response.headers.get("retry-after") if response is not None else None
-    try:
-        return float(raw) if raw is not None else None
-    except ValueError:
-        return None
 
 
 def _with_files(drafts: list[ObservationDraft], event: ToolEvent) -> list[ObservationDraft]:

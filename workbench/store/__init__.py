@@ -16,6 +16,7 @@ Modules:
 - ``events``        append to the events log; the durable work queue over it
 - ``sessions``      sessions and user prompts
 - ``observations``  observations: insert with content-hash dedup, fetch, list
+- ``deletions``     deleting an observation for good: the row goes, a tombstone stays
 - ``summaries``     session summaries
 - ``transfer``      export/import in one JSON format
 - ``stats``         counts for ``/api/stats`` and ``workbench status``

@@ -1,0 +1,102 @@
+"""``GET /api/stats/{economics,types,activity,files,concepts,cooccurrence,sessions,roi}``.
+
+Each route runs one ``knowledge.reports`` report over the read-only DuckDB views and returns
+``{"items": [...], "summary": {...}}`` (the same JSON as ``workbench stats --json``). Query
+parameters: ``project``, ``dateStart``, ``dateEnd`` (ISO; a plain end date includes that day),
+``by`` where a statistic has groupings, ``limit`` for the top-N ones. ``GET /api/stats`` (the
+store overview) lives in ``stats.py``; these are its sub-resources.
+
+The DuckDB connection is the process's shared one (``duck.cursor``): set up once, a cursor per
+request, because the routes run on the thread pool.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Query
+
+from service.deps import RuntimeDep
+from service.runtime import Runtime
+from workbench.knowledge.stats import Scope
+
+router = APIRouter(prefix="/api/stats", tags=["analytics"])
+
+
+async def scope_params(
+    project: Annotated[str | None, Query(max_length=200, description="exact project")] = None,
+    dateStart: Annotated[
+        str | None, Query(max_length=40, description="ISO date/time, inclusive")
+    ] = None,
+    dateEnd: Annotated[
+        str | None, Query(max_length=40, description="ISO date (whole day) or time, inclusive")
+    ] = None,
+) -> Scope:
+    return Scope.parse(project, dateStart, dateEnd)
+
+
+ScopeDep = Annotated[Scope, Depends(scope_params)]
+Limit = Annotated[int, Query(ge=1, le=1000, description="rows to return")]
+
+
+def _report(runtime: Runtime, kind: str, scope: Scope, **options: Any) -> dict[str, Any]:
+    from workbench.knowledge import duck, reports
+
+    with duck.cursor(runtime.settings.db_path) as con:
+        return reports.report(con, kind, scope, **options).to_json()
+
+
+@router.get("/economics")
+def economics(
+    runtime: RuntimeDep,
+    scope: ScopeDep,
+    by: Annotated[Literal["project", "type", "day"], Query()] = "project",
+) -> dict[str, Any]:
+    """Read tokens vs discovery tokens and savings %, per project, type or day."""
+    return _report(runtime, "economics", scope, by=by)
+
+
+@router.get("/types")
+def types(runtime: RuntimeDep, scope: ScopeDep) -> dict[str, Any]:
+    """Observations per type, with their share and discovery tokens."""
+    return _report(runtime, "types", scope)
+
+
+@router.get("/activity")
+def activity(
+    runtime: RuntimeDep,
+    scope: ScopeDep,
+    by: Annotated[Literal["day", "project"], Query()] = "day",
+) -> dict[str, Any]:
+    """Sessions, prompts, observations and summaries per day or project."""
+    return _report(runtime, "activity", scope, by=by)
+
+
+@router.get("/files")
+def files(runtime: RuntimeDep, scope: ScopeDep, limit: Limit = 20) -> dict[str, Any]:
+    """The most read and modified files."""
+    return _report(runtime, "files", scope, limit=limit)
+
+
+@router.get("/concepts")
+def concepts(runtime: RuntimeDep, scope: ScopeDep, limit: Limit = 20) -> dict[str, Any]:
+    """The most frequent concepts."""
+    return _report(runtime, "concepts", scope, limit=limit)
+
+
+@router.get("/cooccurrence")
+def cooccurrence(runtime: RuntimeDep, scope: ScopeDep, limit: Limit = 20) -> dict[str, Any]:
+    """Concept pairs that appear in the same observation, most frequent first."""
+    return _report(runtime, "cooccurrence", scope, limit=limit)
+
+
+@router.get("/sessions")
+def sessions(runtime: RuntimeDep, scope: ScopeDep, limit: Limit = 50) -> dict[str, Any]:
+    """Session timelines: start, last activity, counts, duration; newest first."""
+    return _report(runtime, "sessions", scope, limit=limit)
+
+
+@router.get("/roi")
+def roi(runtime: RuntimeDep, scope: ScopeDep, limit: Limit = 50) -> dict[str, Any]:
+    """Memory ROI from the injection ledger: cost, injections, fetches after injection."""
+    return _report(runtime, "roi", scope, limit=limit)

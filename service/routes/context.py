@@ -1,0 +1,166 @@
+"""Context injection: the blocks the hooks put in front of the agent, and file lookups.
+
+- ``GET /api/context/inject?projects=a,b`` (or ``project=a``) → text/plain, the SessionStart
+  block (``workbench.recall.context``). Always fenced; an empty project gets a welcome line.
+- ``GET /api/context/prompt?query=&project=`` → text/plain, memories related to a prompt, or
+  an empty body when ``prompt_injection`` is off, the prompt is short, or no vector ranker runs.
+- ``GET /api/context/file?path=&cwd=&mtime=`` → text/plain, the file-history block before a
+  Read, or an empty body (no history, or the file changed after it: ``mtime`` in epoch ms).
+- ``GET /api/observations/by-file?path=&cwd=&limit=`` → JSON, every observation that read or
+  modified the file (absolute and cwd-relative candidates), newest first; a query, so it
+  writes nothing.
+
+The three ``/api/context/*`` routes take ``contentSessionId`` and record what they returned
+in the injection ledger (``workbench.recall.ledger``), here, so every client (the hooks, the
+CLI) is counted the same way: every SessionStart block (a welcome too, with no items), and
+each prompt or file block that showed something (an empty reply injected nothing). They
+are GETs that append a ledger row: the row describes the read, and changes nothing a later
+GET returns. A ledger write that fails is logged and the text still returned: the context
+matters more to the session than its accounting.
+``X-Workbench-Tokens`` carries the block's estimated tokens.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query
+from fastapi.responses import PlainTextResponse
+
+from service.deps import RuntimeDep
+from service.runtime import Runtime
+from workbench.errors import InvalidInput
+from workbench.locate import project_from_cwd
+from workbench.recall import file_history, ledger
+from workbench.recall.context import MAX_PROJECTS, ContextLimits, Injection, build_session_context
+from workbench.recall.filters import coerce_list
+from workbench.recall.ledger import InjectionKind
+from workbench.recall.prompt_context import MAX_QUERY_CHARS, related, render_prompt_context
+
+log = logging.getLogger("workbench.service")
+router = APIRouter(prefix="/api", tags=["context"])
+
+SessionParam = Annotated[str | None, Query(alias="contentSessionId", max_length=200)]
+ProjectParam = Annotated[str | None, Query(max_length=200)]
+PathParam = Annotated[str, Query(min_length=1, max_length=4096)]
+CwdParam = Annotated[str, Query(max_length=4096)]
+
+
+def parse_projects(projects: str | None, project: str | None) -> list[str]:
+    """``projects=a,b`` and/or ``project=a`` → a list; neither → a 400 that shows the form."""
+    names = coerce_list([v for v in (projects, project) if v], "projects")
+    if not names:
+        raise InvalidInput(
+            "give the project to build context for, e.g. /api/context/inject?projects=acme-api "
+            "(several: projects=a,b)"
+        )
+    if len(names) > MAX_PROJECTS:
+        raise InvalidInput(f"projects takes at most {MAX_PROJECTS} names, got {len(names)}")
+    return names
+
+
+def _record(
+    runtime: Runtime,
+    injection: Injection,
+    kind: InjectionKind,
+    session: str | None,
+    project: str | None,
+) -> None:
+    try:
+        ledger.record_injection(
+            runtime.store.conn,
+            kind=kind,
+            tokens=injection.tokens,
+            items=injection.items,
+            content_session_id=session,
+            project=project,
+        )
+    except sqlite3.Error:
+        log.exception("could not record a %s injection in the ledger", kind)
+
+
+def _text(injection: Injection) -> PlainTextResponse:
+    return PlainTextResponse(injection.text, headers={"X-Workbench-Tokens": str(injection.tokens)})
+
+
+@router.get("/context/inject", response_class=PlainTextResponse)
+def inject(
+    runtime: RuntimeDep,
+    session: SessionParam = None,
+    projects: Annotated[str | None, Query(max_length=2100)] = None,
+    project: ProjectParam = None,
+) -> PlainTextResponse:
+    names = parse_projects(projects, project)
+    limits = ContextLimits.from_settings(runtime.settings)
+    injection = build_session_context(runtime.store.conn, names, limits)
+    _record(runtime, injection, "session_start", session, ",".join(names))
+    return _text(injection)
+
+
+@router.get("/context/prompt", response_class=PlainTextResponse)
+def prompt(
+    runtime: RuntimeDep,
+    session: SessionParam = None,
+    query: Annotated[str, Query(max_length=4 * MAX_QUERY_CHARS)] = "",
+    project: ProjectParam = None,
+) -> PlainTextResponse:
+    settings = runtime.settings
+    if not settings.prompt_injection:
+        return _text(Injection(text="", tokens=0))
+    matches = related(
+        runtime.store.conn,
+        getattr(runtime, "vector_ranker", None),
+        query,
+        project=project,
+        content_session_id=session,
+        count=settings.prompt_injection_count,
+        min_chars=settings.prompt_injection_min_chars,
+    )
+    injection = render_prompt_context(matches)
+    if injection.items:
+        _record(runtime, injection, "prompt", session, project)
+    return _text(injection)
+
+
+@router.get("/context/file", response_class=PlainTextResponse)
+def file_context(
+    runtime: RuntimeDep,
+    path: PathParam,
+    session: SessionParam = None,
+    cwd: CwdParam = "",
+    mtime: Annotated[int | None, Query(ge=0, description="file mtime, epoch ms")] = None,
+) -> PlainTextResponse:
+    injection = file_history.file_context(
+        runtime.store.conn,
+        path,
+        cwd,
+        mtime_ms=mtime,
+        max_items=runtime.settings.file_context_max,
+    )
+    if injection.items:
+        project = project_from_cwd(cwd) if cwd else None
+        _record(runtime, injection, "file", session, project)
+    return _text(injection)
+
+
+@router.get("/observations/by-file")
+def by_file(
+    runtime: RuntimeDep,
+    path: PathParam,
+    cwd: CwdParam = "",
+    limit: Annotated[int, Query(ge=1, le=file_history.MATCH_LIMIT)] = 100,
+) -> dict[str, Any]:
+    cands = file_history.candidates(path, cwd)
+    hits = file_history.find(runtime.store.conn, cands, limit=limit)
+    return {
+        "path": path,
+        "candidates": {"absolute": list(cands.absolute), "relative": list(cands.relative)},
+        "project": cands.project,
+        "count": len(hits),
+        "observations": [
+            {**h.observation.model_dump(), "fileAction": "modified" if h.modified else "read"}
+            for h in hits
+        ],
+    }

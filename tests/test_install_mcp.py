@@ -1,0 +1,172 @@
+"""``workbench install`` / ``uninstall`` and Claude Code's user-scope MCP registration.
+
+Claude Code keeps user-scope MCP servers in ``.claude.json`` (``$CLAUDE_CONFIG_DIR/.claude.json``
+when set, else ``~/.claude.json``) under the top-level ``mcpServers``. That file is also
+Claude Code's own state, so the tests check that everything else in it survives exactly, and
+finally that the registered command really starts our MCP server from a user's project.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from tests.test_install import USER_SETTINGS
+
+CLAUDE_STATE = {
+    "numStartups": 42,
+    "oauthAccount": {"emailAddress": "zoë@example.com"},
+    "mcpServers": {
+        "github": {
+            "type": "stdio",
+            "command": "npx",
+            "args": ["-y", "@modelcontextprotocol/server-github"],
+            "env": {"GITHUB_TOKEN": "ghp_example"},
+        }
+    },
+    "projects": {"/home/u/app": {"mcpServers": {"local-db": {"command": "db-mcp"}}}},
+}
+
+
+def run_cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+
+
+@pytest.fixture
+def config_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "claude"
+    folder.mkdir()
+    (folder / "settings.json").write_text(json.dumps(USER_SETTINGS), encoding="utf-8")
+    state = folder / ".claude.json"
+    state.write_text(json.dumps(CLAUDE_STATE, ensure_ascii=False), encoding="utf-8")
+    state.chmod(0o600)
+    return folder
+
+
+@pytest.fixture
+def env(config_dir: Path, data_dir: Path) -> dict[str, str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
+    return {**clean, "CLAUDE_CONFIG_DIR": str(config_dir), "WORKBENCH_DATA_DIR": str(data_dir)}
+
+
+def state(config_dir: Path) -> dict[str, Any]:
+    return json.loads((config_dir / ".claude.json").read_text(encoding="utf-8"))
+
+
+def test_install_registers_the_server_and_keeps_claude_state(
+    config_dir: Path, env: dict[str, str], data_dir: Path
+) -> None:
+    proc = run_cli(["install"], env)
+    assert proc.returncode == 0, proc.stderr
+    assert "installed workbench MCP server in" in proc.stdout
+    after = state(config_dir)
+    ours = after["mcpServers"].pop("workbench")
+    assert ours == {
+        "type": "stdio",
+        "command": sys.executable,
+        "args": ["-P", "-m", "workbench", "mcp"],
+        "env": {"WORKBENCH_DATA_DIR": str(data_dir)},
+    }
+    assert after == CLAUDE_STATE  # everything else exactly as it was
+    assert stat.S_IMODE((config_dir / ".claude.json").stat().st_mode) == 0o600
+    [backup] = config_dir.glob(".claude.json.workbench-backup-*")
+    assert json.loads(backup.read_text(encoding="utf-8")) == CLAUDE_STATE
+    assert stat.S_IMODE(backup.stat().st_mode) == 0o600
+
+
+def test_install_is_idempotent_and_uninstall_removes_only_ours(
+    config_dir: Path, env: dict[str, str]
+) -> None:
+    assert run_cli(["install"], env).returncode == 0
+    first = (config_dir / ".claude.json").read_bytes()
+    again = run_cli(["install"], env)
+    assert again.returncode == 0
+    assert "workbench MCP server already in" in again.stdout
+    assert (config_dir / ".claude.json").read_bytes() == first
+    assert len(list(config_dir.glob(".claude.json.workbench-backup-*"))) == 1
+
+    proc = run_cli(["uninstall"], env)
+    assert proc.returncode == 0, proc.stderr
+    assert "removed workbench MCP server from" in proc.stdout
+    assert state(config_dir) == CLAUDE_STATE
+    assert json.loads((config_dir / "settings.json").read_text()) == USER_SETTINGS
+    assert "nothing changed" in run_cli(["uninstall"], env).stdout
+
+
+def test_a_foreign_server_named_workbench_is_never_overwritten(
+    config_dir: Path, env: dict[str, str]
+) -> None:
+    foreign = {**CLAUDE_STATE, "mcpServers": {"workbench": {"command": "other-tool"}}}
+    (config_dir / ".claude.json").write_text(json.dumps(foreign), encoding="utf-8")
+    proc = run_cli(["install"], env)
+    assert proc.returncode == 1
+    assert "not workbench's" in proc.stderr
+    assert "nothing was changed" in proc.stderr
+    assert state(config_dir) == foreign
+    # Checked before the hooks were written: no half-done install.
+    assert json.loads((config_dir / "settings.json").read_text()) == USER_SETTINGS
+    assert run_cli(["uninstall"], env).returncode == 0
+    assert state(config_dir) == foreign
+
+
+def test_a_corrupt_claude_json_is_refused_untouched(config_dir: Path, env: dict[str, str]) -> None:
+    (config_dir / ".claude.json").write_text("{oops", encoding="utf-8")
+    proc = run_cli(["install"], env)
+    assert proc.returncode == 1
+    assert "not valid JSON" in proc.stderr
+    assert (config_dir / ".claude.json").read_text() == "{oops"
+    assert json.loads((config_dir / "settings.json").read_text()) == USER_SETTINGS
+
+
+def test_without_claude_config_dir_it_is_home_claude_json(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
+    clean.pop("CLAUDE_CONFIG_DIR", None)
+    proc = run_cli(["install"], {**clean, "HOME": str(home)})
+    assert proc.returncode == 0, proc.stderr
+    registered = json.loads((home / ".claude.json").read_text())["mcpServers"]["workbench"]
+    assert registered["env"] == {}  # no data dir given: the server resolves it like the CLI
+    assert stat.S_IMODE((home / ".claude.json").stat().st_mode) == 0o600
+    assert (home / ".claude" / "settings.json").is_file()  # the hooks' file, beside it
+    assert not (home / ".claude" / ".claude.json").exists()
+
+
+def test_the_registered_command_starts_the_server_from_a_users_project(
+    config_dir: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    """Run exactly what Claude Code would run, in a project holding a ``workbench`` folder."""
+    assert run_cli(["install"], env).returncode == 0
+    entry = state(config_dir)["mcpServers"]["workbench"]
+    project = tmp_path / "someones-project"
+    (project / "workbench").mkdir(parents=True)
+    (project / "workbench" / "__init__.py").write_text("raise SystemExit('decoy imported')\n")
+    server = StdioServerParameters(
+        command=entry["command"], args=entry["args"], env=entry["env"], cwd=str(project)
+    )
+
+    async def names() -> set[str]:
+        with (tmp_path / "mcp-stderr.log").open("w", encoding="utf-8") as errors:
+            async with stdio_client(server, errlog=errors) as (read, write):
+                async with ClientSession(read, write) as session:
+                    with anyio.fail_after(60):
+                        await session.initialize()
+                        return {tool.name for tool in (await session.list_tools()).tools}
+
+    assert {"search", "get_observations", "workflow"} <= anyio.run(names)

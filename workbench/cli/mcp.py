@@ -1,0 +1,39 @@
+"""``workbench mcp``: run the stdio MCP server that Claude Code starts (``workbench install``).
+
+stdout is the MCP protocol channel, so this command prints nothing at all: its logs go to
+``<data_dir>/logs/mcp.log`` and warnings to stderr.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from workbench.cli.output import DataDirOption
+
+
+def register(app: typer.Typer) -> None:
+    app.command("mcp")(mcp)
+
+
+def mcp(
+    data_dir: DataDirOption = None,
+    start: Annotated[
+        bool,
+        typer.Option(
+            "--start/--no-start",
+            help="Start the service when a tool needs it and it is down (default), or fail "
+            "with a message saying how to start it.",
+        ),
+    ] = True,
+) -> None:
+    """Run the MCP server over stdio (search, timeline, get_observations, save_memory, workflow).
+
+    Claude Code runs this itself once `workbench install` has registered it; run it by hand
+    only to debug (it speaks JSON-RPC on stdin/stdout).
+    """
+    from workbench.mcp_server.server import run
+    from workbench.settings import load_settings
+
+    run(load_settings(data_dir), start=start)

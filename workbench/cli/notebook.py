@@ -1,0 +1,90 @@
+"""``workbench notebook [name]``: open a marimo notebook on the active data dir.
+
+Runs ``python -m marimo edit notebooks/<name>.py -- --data-dir <dir>`` with this venv's
+interpreter (``--app`` uses ``marimo run``, the read-only app view), so the notebook reads
+the same memory as every other command. With no name it lists the notebooks; an unknown
+name lists them too and fails. marimo is started as a subprocess: ``workbench`` itself never
+imports it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from workbench.cli.output import DataDirOption, handle_errors, table
+
+
+def register(app: typer.Typer) -> None:
+    app.command("notebook")(notebook)
+
+
+def command(
+    path: Path, data_dir: Path, *, app_mode: bool, headless: bool, port: int | None
+) -> list[str]:
+    """The marimo command line for one notebook."""
+    cmd = [sys.executable, "-m", "marimo", "run" if app_mode else "edit", str(path)]
+    if headless:
+        cmd.append("--headless")
+    if port is not None:
+        cmd += ["--port", str(port)]
+    return [*cmd, "--", "--data-dir", str(data_dir)]
+
+
+def _list(data_dir: Path) -> None:
+    from workbench.notebooks import NOTEBOOKS, NOTEBOOKS_DIR
+
+    table(
+        f"notebooks (open one with `workbench notebook NAME`; data dir {data_dir})",
+        ["name", "what it shows", "file"],
+        [(name, what, NOTEBOOKS_DIR / f"{name}.py") for name, what in NOTEBOOKS.items()],
+    )
+
+
+@handle_errors
+def notebook(
+    name: Annotated[str | None, typer.Argument(help="Notebook to open; omit to list them.")] = None,
+    data_dir: DataDirOption = None,
+    app_mode: Annotated[
+        bool, typer.Option("--app", help="Open as a read-only app (marimo run).")
+    ] = False,
+    headless: Annotated[bool, typer.Option(help="Do not open a browser.")] = False,
+    port: Annotated[int | None, typer.Option(help="Port for marimo's server.")] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the marimo command instead of running it.")
+    ] = False,
+) -> None:
+    """Open a marimo notebook (corpus builder, knowledge agent, analytics, evaluate)."""
+    from workbench.errors import MissingDependency, WorkbenchError
+    from workbench.notebooks import NOTEBOOKS, notebook_path
+    from workbench.settings import load_settings
+
+    folder = load_settings(data_dir).data_dir
+    if name is None:
+        _list(folder)
+        return
+    if name not in NOTEBOOKS:
+        _list(folder)
+        raise WorkbenchError(f"no notebook named {name!r}; pick one of: {', '.join(NOTEBOOKS)}")
+    cmd = command(notebook_path(name), folder, app_mode=app_mode, headless=headless, port=port)
+    if dry_run:
+        typer.echo(" ".join(cmd))
+        return
+    if importlib.util.find_spec("marimo") is None:
+        raise MissingDependency("marimo", "workbench notebook")
+    if not (folder / "workbench.db").is_file():
+        typer.echo(
+            f"note: there is no memory in {folder} yet; try `workbench demo` and then "
+            f"`workbench notebook {name} --data-dir .demo/data`",
+            err=True,
+        )
+    env = dict(os.environ, WORKBENCH_DATA_DIR=str(folder))
+    env.setdefault("HF_HUB_OFFLINE", "1")
+    env.setdefault("TRANSFORMERS_OFFLINE", "1")
+    raise typer.Exit(subprocess.call(cmd, env=env))

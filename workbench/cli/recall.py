@@ -1,0 +1,306 @@
+"""``workbench search | timeline | show``: the 3-layer recall workflow from a terminal.
+
+1. ``search`` finds hits (a compact index: id, time, type, title, ~tokens);
+2. ``timeline`` shows what happened around one of them;
+3. ``show`` prints the full observations for the ids you picked.
+
+They ask the running service (which also has the embedding model, for hybrid search). When
+it is down they do not start it just to read: they open the database read-only and run the
+same search engine here, full text only, and say so on stderr.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated, Any
+
+import typer
+
+from workbench.cli.output import (
+    DataDirOption,
+    JsonOption,
+    console,
+    handle_errors,
+    print_json,
+    table,
+)
+from workbench.errors import ServiceUnavailable
+from workbench.settings import Settings, load_settings
+
+
+def register(app: typer.Typer) -> None:
+    app.command("search")(search)
+    app.command("timeline")(timeline)
+    app.command("show")(show)
+
+
+def _from_service(settings: Settings, method: str, path: str, **kwargs: Any) -> Any | None:
+    """The service's answer, or None when it is not running (the caller reads locally)."""
+    from workbench.client import ServiceClient
+
+    try:
+        with ServiceClient(settings, timeout=60.0) as client:
+            return client.request(method, path, **kwargs)
+    except ServiceUnavailable:
+        typer.echo(
+            f"workbench service not running at {settings.base_url}; reading "
+            f"{settings.db_path} read-only (full-text search only). Start it with "
+            "`workbench serve --detach` for hybrid search.",
+            err=True,
+        )
+        return None
+
+
+@contextmanager
+def _local_engine(settings: Settings) -> Iterator[Any]:
+    """The search engine over the database opened read-only (no vector ranker here)."""
+    from workbench.recall.search import SearchEngine
+
+    with _readonly_store(settings) as store:
+        yield SearchEngine(store, settings)
+
+
+@contextmanager
+def _readonly_store(settings: Settings) -> Iterator[Any]:
+    from workbench.store.database import Store
+
+    try:
+        store = Store(settings.db_path, readonly=True)
+    except FileNotFoundError as exc:
+        raise ServiceUnavailable(str(exc)) from None
+    with store:
+        yield store
+
+
+def _csv(values: list[str] | None) -> str | None:
+    return ",".join(values) if values else None
+
+
+@handle_errors
+def search(
+    query: Annotated[
+        str | None, typer.Argument(help="Words to search (optional with filters).")
+    ] = None,
+    project: Annotated[str | None, typer.Option(help="Only this project.")] = None,
+    kind: Annotated[
+        list[str] | None,
+        typer.Option("--type", help="observations | sessions | prompts (repeat or csv)."),
+    ] = None,
+    obs_type: Annotated[
+        list[str] | None, typer.Option("--obs-type", help="Observation types (repeat or csv).")
+    ] = None,
+    concepts: Annotated[list[str] | None, typer.Option(help="Concepts (repeat or csv).")] = None,
+    files: Annotated[
+        list[str] | None, typer.Option(help="File path prefixes read or modified (repeat or csv).")
+    ] = None,
+    since: Annotated[str | None, typer.Option(help="From this ISO date/time (UTC).")] = None,
+    until: Annotated[
+        str | None, typer.Option(help="Up to this ISO date (inclusive) or time.")
+    ] = None,
+    mode: Annotated[str, typer.Option(help="hybrid | fts | vector.")] = "hybrid",
+    order_by: Annotated[
+        str, typer.Option("--order-by", help="relevance | date_desc | date_asc.")
+    ] = "relevance",
+    limit: Annotated[int, typer.Option(min=1, max=100, help="Hits per kind.")] = 20,
+    offset: Annotated[int, typer.Option(min=0, help="Hits to skip.")] = 0,
+    data_dir: DataDirOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Search your memory: observations, session summaries and prompts (layer 1)."""
+    settings = load_settings(data_dir)
+    params = {
+        "query": query,
+        "project": project,
+        "type": _csv(kind),
+        "obs_type": _csv(obs_type),
+        "concepts": _csv(concepts),
+        "files": _csv(files),
+        "dateStart": since,
+        "dateEnd": until,
+        "mode": mode,
+        "orderBy": order_by,
+        "limit": limit,
+        "offset": offset,
+        "format": "json",
+    }
+    clean = {k: v for k, v in params.items() if v is not None}
+    data = _from_service(settings, "GET", "/api/search", params=clean)
+    if data is None:
+        data = _search_locally(settings, clean)
+    if as_json:
+        print_json(data)
+        return
+    _print_hits(data)
+
+
+def _search_locally(settings: Settings, params: dict[str, Any]) -> dict[str, Any]:
+    from workbench.recall.filters import SearchFilters
+
+    filters = SearchFilters(
+        project=params.get("project"),
+        obs_types=params.get("obs_type"),
+        concepts=params.get("concepts"),
+        files=params.get("files"),
+        date_start=params.get("dateStart"),
+        date_end=params.get("dateEnd"),
+    )
+    with _local_engine(settings) as engine:
+        result = engine.search(
+            params.get("query"),
+            filters,
+            types=params.get("type"),
+            mode=params["mode"],
+            order_by=params["orderBy"],
+            limit=params["limit"],
+            offset=params["offset"],
+        )
+    data: dict[str, Any] = result.to_json()
+    return data
+
+
+def _print_hits(data: dict[str, Any]) -> None:
+    from workbench.recall.compact import when
+
+    out = console()
+    label = f'"{data["query"]}"' if data.get("query") else "(filters only)"
+    out.print(f"{data['totalResults']} results for {label} [dim](mode {data.get('mode')})[/]")
+    if data.get("degraded"):
+        out.print(f"[yellow]{data['degraded']}[/]")
+    groups = (("observations", "observations", ""), ("sessions", "session summaries", "S"))
+    for key, title, prefix in (*groups, ("prompts", "prompts", "P")):
+        hits = data.get(key) or []
+        if hits:
+            table(
+                title,
+                ["id", "time (UTC)", "type", "title", "project", "~tokens"],
+                [
+                    (
+                        f"{prefix}{h['id']}",
+                        when(h["created_at_epoch"]),
+                        h["type"],
+                        h["title"],
+                        h.get("project"),
+                        h.get("tokens"),
+                    )
+                    for h in hits
+                ],
+            )
+    if data["totalResults"]:
+        out.print(
+            "[dim]next: `workbench timeline ID` for context, `workbench show ID…` for full "
+            "observations[/]"
+        )
+
+
+@handle_errors
+def timeline(
+    anchor: Annotated[
+        str | None, typer.Argument(help="Observation id, S<summary id> or ISO timestamp.")
+    ] = None,
+    query: Annotated[
+        str | None, typer.Option("--query", "-q", help="Anchor on the best match instead.")
+    ] = None,
+    before: Annotated[int, typer.Option(min=0, max=50, help="Observations before.")] = 5,
+    after: Annotated[int, typer.Option(min=0, max=50, help="Observations after.")] = 5,
+    project: Annotated[str | None, typer.Option(help="Only this project.")] = None,
+    data_dir: DataDirOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Show what happened around an observation, a summary or a moment (layer 2)."""
+    settings = load_settings(data_dir)
+    params = {
+        "anchor": anchor,
+        "query": query,
+        "depth_before": before,
+        "depth_after": after,
+        "project": project,
+    }
+    clean = {k: v for k, v in params.items() if v is not None}
+    data = _from_service(settings, "GET", "/api/timeline", params=clean)
+    if data is None:
+        with _local_engine(settings) as engine:
+            data = engine.timeline(anchor, query, before, after, project).to_json()
+    if as_json:
+        print_json(data)
+        return
+    from workbench.recall.compact import when
+
+    where = data["anchor"]
+    prefix = {"observation": "#", "summary": "#S"}.get(where["kind"], "")
+    label = f"{prefix}{where['id']}" if where.get("id") else where["created_at"]
+    prefixes = {"observation": "", "summary": "S", "prompt": "P"}
+    table(
+        f"timeline around {label}" + (f" (best match for {query!r})" if query else ""),
+        ["", "id", "time (UTC)", "type", "title", "~tokens"],
+        [
+            (
+                ">" if item["is_anchor"] else "",
+                f"{prefixes[item['kind']]}{item['id']}",
+                when(item["created_at_epoch"]),
+                item["type"],
+                item["title"],
+                item["tokens"],
+            )
+            for item in data["items"]
+        ],
+    )
+
+
+@handle_errors
+def show(
+    ids: Annotated[list[str], typer.Argument(help="Observation ids (12, #12 or 12,13).")],
+    data_dir: DataDirOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Print full observations by id (layer 3: fetch only what you need)."""
+    from workbench.errors import InvalidInput
+
+    wanted: list[int] = []
+    for raw in ids:
+        for part in raw.split(","):
+            text = part.strip().lstrip("#")
+            if not text:
+                continue
+            if not text.isdigit():
+                raise InvalidInput(
+                    f"{part.strip()!r} is not an observation id; give numbers like 12 or #12"
+                )
+            wanted.append(int(text))
+    if not wanted:
+        raise InvalidInput("give at least one observation id, e.g. `workbench show 12 14`")
+    settings = load_settings(data_dir)
+    found = _from_service(settings, "POST", "/api/observations/batch", json={"ids": wanted})
+    if found is None:
+        from workbench.store import observations
+
+        with _readonly_store(settings) as store:
+            found = [
+                o.model_dump() for o in observations.get_many(store.conn, wanted, order_by="id_asc")
+            ]
+    missing = sorted(set(wanted) - {o["id"] for o in found})
+    if as_json:
+        print_json(found)
+    else:
+        for obs in found:
+            _print_observation(obs)
+    if missing:
+        typer.echo(f"not found: {', '.join(str(i) for i in missing)}", err=True)
+        if not found:
+            raise typer.Exit(1)
+
+
+def _print_observation(obs: dict[str, Any]) -> None:
+    rows: list[tuple[str, Any]] = [
+        ("type", obs["type"]),
+        ("project", obs["project"]),
+        ("created", obs["created_at"]),
+    ]
+    if obs.get("subtitle"):
+        rows.append(("subtitle", obs["subtitle"]))
+    if obs.get("narrative"):
+        rows.append(("narrative", obs["narrative"]))
+    for name in ("facts", "concepts", "files_read", "files_modified"):
+        if obs.get(name):
+            rows.append((name.replace("_", " "), "\n".join(obs[name])))
+    table(f"#{obs['id']}  {obs['title']}", ["", ""], rows)

@@ -1,0 +1,23 @@
+"""Knowledge: analyse the memory (read-only) and compile slices of it for an LLM.
+
+Everything here reads the store; the only writes are corpus files and conversations under
+the data dir, never the SQLite memory.
+
+Modules:
+- ``duck``      read-only DuckDB over the SQLite store: the views, the write refusal
+- ``stats``     polars statistics: token economics, types, activity, files, concepts,
+                co-occurrence, session timelines (for the CLI, HTTP and notebooks)
+- ``roi``       memory ROI from the injection ledger (cost, injections, later fetches)
+- ``reports``   each statistic by name with its summary: the JSON of ``workbench stats``
+                and ``/api/stats/*``
+- ``corpus_filter``  what a corpus is built from: the filter, its validation, the selection
+- ``corpus``    corpora: build from a filter, store as ``<name>.corpus.json``, rebuild
+- ``render``    a corpus as readable markdown and as the agent's system prompt
+- ``agent``     the knowledge agent: prime / query / reprime over one corpus
+- ``agent_claude``   the Messages API agent, the corpus cached in the system prompt
+- ``agent_offline``  the offline agent: answers by retrieval and quotation, no model
+- ``conversations``  agent conversations, one JSON file each under the data dir
+- ``prompts``   prompt text and the fencing of untrusted observation content
+- ``atomic``    JSON files written atomically (corpora, conversations)
+- ``evaluate``  recall evaluation on a person's own history
+"""

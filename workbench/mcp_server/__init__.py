@@ -1,0 +1,13 @@
+"""The stdio MCP server: workbench's memory as tools for an agent (``workbench mcp``).
+
+- ``server``        builds the ``MCPServer``, discovers the tool modules, runs it over stdio
+- ``backend``       the tools' line to the service (HTTP): started on demand, errors as tool errors
+- ``recall_tools``  search, timeline, get_observations, save_memory, workflow (the 3-layer recall)
+
+Adding a group of tools is one new module here defining ``register(server, client)``, where
+``server`` is the ``MCPServer`` and ``client`` the shared ``ServiceBackend``; ``server.py``
+finds it by discovery (issue 4's ``corpus_tools`` is meant to be exactly that). A tool module
+never touches the store: the service is the one writer and holds the embedding model.
+
+Nothing here may write to stdout outside the SDK's transport: stdout is the protocol channel.
+"""

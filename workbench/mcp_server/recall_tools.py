@@ -1,0 +1,279 @@
+"""The recall tools (issue 3): search, timeline, get_observations, save_memory, workflow.
+
+Each tool is a thin call to the service's HTTP contract (``GET /api/search``, ``GET
+/api/timeline``, ``POST /api/observations/batch``, ``POST /api/memory/save``); validation that
+the service owns (no query and no filter, an unknown anchor…) stays there, and its message
+reaches the model as the tool error. The JSON schemas come from the signatures below, so the
+bounds and enums here are what the client sees.
+
+No ``from __future__ import annotations`` here: the SDK evaluates these signatures to build
+the schemas, and plain annotations keep that evaluation trivially correct.
+"""
+
+import json
+import os
+from typing import Annotated, Any, Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from workbench.locate import project_from_cwd
+from workbench.mcp_server.backend import ServiceBackend
+from workbench.models import OBSERVATION_TYPES
+
+ObsType = Literal[OBSERVATION_TYPES]  # type: ignore[valid-type]
+Project = Annotated[
+    str | None, Field(description="Only this project (a git root's folder name).", max_length=200)
+]
+Limit = Annotated[int, Field(ge=1, le=100)]
+
+TOOL_HINTS = {
+    "Next: ": (
+        "Next: timeline(anchor=<id> or 'S<id>') shows what happened around a hit; "
+        "get_observations(ids=[<id>, ...]) returns full observations - fetch only the ids you "
+        "need."
+    ),
+    "Full observations: ": (
+        "Full observations: get_observations(ids=[<id>, ...]) for the ids you need."
+    ),
+}
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+# Dropped from fetched observations: bookkeeping that costs tokens and tells the agent nothing.
+NOISE_FIELDS = {"content_hash", "event_id"}
+
+WORKFLOW = """\
+How to recall from workbench memory (3 layers; each step costs more tokens than the last):
+
+1. search(query=..., and/or filters) -> a compact index: one line per hit with its id, time,
+   type, title and a token estimate (~50-100 tokens per hit). Start here. Narrow with project,
+   obs_type, concepts, files, dateStart/dateEnd; page with limit/offset; orderBy date_desc for
+   "what happened recently".
+2. timeline(anchor=<id from the index>) -> what happened just before and after that hit
+   (observations, prompts and session summaries in time order). Use it to see whether a hit
+   is the one you need and what surrounded it, still cheaply. timeline(query=...) anchors on
+   the best hit for you.
+3. get_observations(ids=[123, ...]) -> the full records (narrative, facts, files) of only the
+   ids you picked (#123 in the index is id 123). A full observation costs several hundred tokens, so fetching 20 "just in case"
+   can cost more than the whole search; filter first, then fetch 1-5.
+
+Why: your context window is the budget. The index lets you skim hundreds of memories for the
+price of reading a few; full records are for the handful that matter.
+
+Also: save_memory(text, title?) stores a note you want future sessions to find (a decision,
+a gotcha, a how-to). It is searchable at once.
+"""
+
+
+def current_project() -> str:
+    """The project of this session: Claude Code's project dir, else the server's cwd."""
+    return project_from_cwd(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
+
+
+def as_text(body: Any) -> str:
+    """The service's answer as tool text: text stays text, JSON is dumped compactly."""
+    if isinstance(body, str):
+        return body
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+
+
+def for_tools(text: str) -> str:
+    """The service's compact text with its closing hint in tool terms instead of HTTP ones.
+
+    The index and timeline end with a "Next: GET /api/timeline…" style line written for HTTP
+    callers; an agent here should call the tools. Anything else passes through unchanged.
+    """
+    body, _, last = text.rstrip("\n").rpartition("\n")
+    for prefix, hint in TOOL_HINTS.items():
+        if last.startswith(prefix):
+            return f"{body}\n{hint}\n"
+    return text
+
+
+def register(server: MCPServer, client: ServiceBackend) -> None:
+    """Add the five recall tools to ``server``; they call the service through ``client``."""
+    here = current_project()  # named in save_memory's schema (annotations run at def time)
+
+    def search(
+        query: Annotated[
+            str | None,
+            Field(
+                description="Words or a question; omit to list by filters only.", max_length=2000
+            ),
+        ] = None,
+        project: Project = None,
+        type: Annotated[
+            Literal["observations", "sessions", "prompts"] | None,
+            Field(description="What to search (default: all three)."),
+        ] = None,
+        obs_type: Annotated[
+            list[ObsType] | None, Field(description="Only observations of these types.")
+        ] = None,
+        concepts: Annotated[
+            list[str] | None, Field(description="Only observations tagged with these concepts.")
+        ] = None,
+        files: Annotated[
+            list[str] | None,
+            Field(description="Only observations that read or modified these paths (prefixes)."),
+        ] = None,
+        dateStart: Annotated[
+            str | None, Field(description="ISO date or time, inclusive (e.g. 2025-03-01).")
+        ] = None,
+        dateEnd: Annotated[str | None, Field(description="ISO date or time, inclusive.")] = None,
+        orderBy: Annotated[
+            Literal["relevance", "date_desc", "date_asc"] | None,
+            Field(description="Default relevance."),
+        ] = None,
+        limit: Annotated[Limit, Field(description="Hits per page.")] = 20,
+        offset: Annotated[int, Field(ge=0, description="Hits to skip (paging).")] = 0,
+        mode: Annotated[
+            Literal["hybrid", "fts", "vector"] | None,
+            Field(description="Ranker: hybrid (default), full text only, or semantic only."),
+        ] = None,
+    ) -> str:
+        csv = {
+            k: ",".join(v) if v else None
+            for k, v in (("obs_type", obs_type), ("concepts", concepts), ("files", files))
+        }
+        return for_tools(
+            client.get(
+                "/api/search",
+                query=query,
+                project=project,
+                type=type,
+                dateStart=dateStart,
+                dateEnd=dateEnd,
+                orderBy=orderBy,
+                limit=limit,
+                offset=offset,
+                mode=mode,
+                **csv,
+            )
+        )
+
+    def timeline(
+        anchor: Annotated[
+            int | str | None,
+            Field(
+                description=(
+                    "An observation id from search, 'S<id>' for a session summary, or an ISO "
+                    "timestamp. Give anchor or query, not both."
+                )
+            ),
+        ] = None,
+        query: Annotated[
+            str | None, Field(description="Anchor on the best search hit for this text.")
+        ] = None,
+        depth_before: Annotated[
+            int | None, Field(ge=0, le=50, description="Items before the anchor.")
+        ] = None,
+        depth_after: Annotated[
+            int | None, Field(ge=0, le=50, description="Items after the anchor.")
+        ] = None,
+        project: Project = None,
+    ) -> str:
+        if isinstance(anchor, str):
+            anchor = anchor.strip().removeprefix("#")  # "#123" / "#S12" as the index prints them
+        return for_tools(
+            client.get(
+                "/api/timeline",
+                format="text",
+                anchor=anchor,
+                query=query,
+                depth_before=depth_before,
+                depth_after=depth_after,
+                project=project,
+            )
+        )
+
+    def get_observations(
+        ids: Annotated[
+            list[Annotated[int, Field(ge=1)]],
+            Field(min_length=1, max_length=100, description="Observation ids from search."),
+        ],
+        orderBy: Annotated[
+            Literal["date_desc", "date_asc", "id_asc", "id_desc"] | None,
+            Field(description="Default date_desc."),
+        ] = None,
+        limit: Annotated[Limit | None, Field(description="At most this many.")] = None,
+        project: Project = None,
+    ) -> str:
+        body: dict[str, Any] = {"ids": ids, "source": "mcp"}
+        for key, value in (("orderBy", orderBy), ("limit", limit), ("project", project)):
+            if value is not None:
+                body[key] = value
+        found = client.post("/api/observations/batch", body)
+        records = [
+            {k: v for k, v in obs.items() if k not in NOISE_FIELDS and v not in (None, "", [])}
+            for obs in found
+        ]
+        answer: dict[str, Any] = {"observations": records}
+        missing = sorted(set(ids) - {obs["id"] for obs in found})
+        if missing and limit is None:  # with a limit, an absent id may just be cut off
+            answer["missing"] = missing
+        return as_text(answer)
+
+    def save_memory(
+        text: Annotated[
+            str, Field(min_length=1, max_length=100_000, description="What to remember.")
+        ],
+        title: Annotated[
+            str | None, Field(max_length=300, description="Short title (default: first line).")
+        ] = None,
+        project: Annotated[
+            str | None,
+            Field(max_length=200, description=f"Default: this session's project ({here})."),
+        ] = None,
+    ) -> str:
+        chosen = project or current_project()
+        saved = client.post("/api/memory/save", {"text": text, "title": title, "project": chosen})
+        return as_text({"id": saved.get("id"), "project": chosen, "status": saved.get("status")})
+
+    def workflow() -> str:
+        return WORKFLOW
+
+    tools: list[tuple[Any, str, ToolAnnotations]] = [
+        (
+            search,
+            "Search workbench memory (earlier sessions' observations, prompts and session "
+            "summaries). Returns a compact index, one line per hit (id, time, type, title, "
+            "~tokens), about 50-100 tokens per hit, not the full records. Layer 1 of 3: then "
+            "use timeline around a promising id and get_observations for the few ids you "
+            "need. Give a query, filters, or both.",
+            READ_ONLY,
+        ),
+        (
+            timeline,
+            "Layer 2 of 3: what happened around one memory, in time order (observations, "
+            "prompts and session summaries before and after it, the anchor marked). Anchor on "
+            "an id from search (or 'S<id>' for a summary, or an ISO time), or pass query to "
+            "anchor on the best hit. Cheap context to decide which ids to fetch in full.",
+            READ_ONLY,
+        ),
+        (
+            get_observations,
+            "Layer 3 of 3: the full observations (narrative, facts, concepts, files) for the "
+            "given ids (#123 in the index is id 123), as JSON: {observations, missing}. "
+            "Several hundred tokens each: fetch only the ids you chose from search/timeline, "
+            "not every hit.",
+            READ_ONLY,
+        ),
+        (
+            save_memory,
+            "Save a memory for future sessions (a decision, a gotcha, a how-to), stored at "
+            "once and searchable. Returns the new observation id as JSON.",
+            ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False),
+        ),
+        (
+            workflow,
+            "How to use workbench memory without flooding your context: 1) search for a "
+            "compact index (~50-100 tokens per hit), 2) timeline around interesting hits, "
+            "3) get_observations only for the ids you need (full records cost several hundred "
+            "tokens each). Call it to get the full guidance.",
+            READ_ONLY,
+        ),
+    ]
+    for fn, description, annotations in tools:
+        server.add_tool(
+            fn, description=description, annotations=annotations, structured_output=False
+        )

@@ -1,0 +1,105 @@
+"""Build workbench's ``MCPServer`` from its tool modules, and run it over stdio.
+
+``build_server`` creates one ``ServiceBackend`` and hands it, with the server, to every module
+of this package that defines ``register(server, client)`` (discovery, as for the CLI's command
+modules): a new tool group is one new file, e.g. ``corpus_tools.py`` for issue 4.
+
+stdout is the protocol channel. The SDK points fd 1 at stderr while it serves, so a stray
+``print`` in a tool cannot corrupt the stream; before that, nothing here writes anything: logs
+go to ``<data_dir>/logs/mcp.log`` and warnings (only) to stderr, which Claude Code keeps in its
+MCP logs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import pkgutil
+from logging.handlers import RotatingFileHandler
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+
+from workbench import __version__
+from workbench.mcp_server.backend import ServiceBackend
+from workbench.settings import Settings
+
+log = logging.getLogger("workbench.mcp")
+
+INSTRUCTIONS = (
+    "workbench is the memory of earlier coding sessions (observations of what was read, "
+    "changed, decided and fixed). Recall in three layers to keep token cost low: `search` "
+    "for a compact index (~50-100 tokens per hit), `timeline` around interesting hits, then "
+    "`get_observations` only for the ids you need. Call `workflow` for the details. Save "
+    "something worth remembering with `save_memory`."
+)
+
+
+def tool_modules() -> list[Any]:
+    """Every module of this package that defines ``register(server, client)``, by name.
+
+    ``__main__`` is skipped: importing it runs the server.
+    """
+    from workbench import mcp_server
+
+    found = []
+    for info in sorted(pkgutil.iter_modules(mcp_server.__path__), key=lambda i: i.name):
+        if info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"workbench.mcp_server.{info.name}")
+        if callable(getattr(module, "register", None)):
+            found.append(module)
+    return found
+
+
+def build_server(settings: Settings, *, start: bool = True) -> tuple[MCPServer, ServiceBackend]:
+    """The server with every tool module registered, and the backend they share."""
+    client = ServiceBackend(settings, start=start)
+    server: MCPServer = MCPServer(
+        name="workbench",
+        title="workbench memory",
+        instructions=INSTRUCTIONS,
+        version=__version__,
+        log_level="INFO",
+    )
+    for module in tool_modules():
+        module.register(server, client)
+    return server, client
+
+
+def configure_logging(settings: Settings) -> None:
+    """INFO and up to ``<data_dir>/logs/mcp.log``, WARNING and up to stderr; never stdout.
+
+    Done before the SDK's own ``configure_logging`` (a ``basicConfig``, which then does
+    nothing because the root logger already has handlers).
+    """
+    root = logging.getLogger()
+    root.setLevel(logging.INFO)
+    # httpx logs every request URL at INFO, search text included: not worth keeping.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    stderr = logging.StreamHandler()  # defaults to sys.stderr
+    stderr.setLevel(logging.WARNING)
+    stderr.setFormatter(logging.Formatter("workbench mcp: %(levelname)s %(message)s"))
+    root.addHandler(stderr)
+    try:
+        settings.ensure_dirs()
+        handler = RotatingFileHandler(
+            settings.logs_dir / "mcp.log", maxBytes=2_000_000, backupCount=2, encoding="utf-8"
+        )
+    except OSError as exc:  # an unwritable data dir must not stop the server: stderr only
+        log.warning("cannot write %s (%s); logging to stderr only", settings.logs_dir, exc)
+        return
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    root.addHandler(handler)
+
+
+def run(settings: Settings, *, start: bool = True) -> None:
+    """Serve over stdio until the client closes stdin."""
+    configure_logging(settings)
+    server, client = build_server(settings, start=start)
+    log.info("mcp server starting (data dir %s, service %s)", settings.data_dir, settings.base_url)
+    try:
+        server.run("stdio")
+    finally:
+        client.close()
+        log.info("mcp server stopped")

@@ -1,0 +1,153 @@
+"""What the notebooks share: where the data is, how to read it, and how to reach the writer.
+
+The marimo notebooks in ``notebooks/`` (and the Jupyter example) are read-only consumers:
+they open the SQLite store read-only and DuckDB over it, and anything that writes (corpora,
+the knowledge agent) goes through the service's HTTP API, like the CLI does. This module
+holds the few pieces every notebook needs, so each one stays a thin layer of widgets:
+
+- ``data_dir_arg``: ``--data-dir`` from the notebook's arguments, else ``WORKBENCH_DATA_DIR``,
+  else the default data dir (``marimo edit nb.py -- --data-dir X`` and ``python nb.py
+  --data-dir X`` both put the flag in ``sys.argv``);
+- ``open_store``: the store read-only, with a message that says what to do when it is missing;
+- ``service``: a client when the service answers, without starting one; ``writer``: start it
+  if needed (what ``workbench corpus build`` does), saying so;
+- ``catalogue``: the projects, concepts and date span the widgets offer;
+- ``NOTEBOOKS`` / ``notebook_path``: the notebooks ``workbench notebook`` opens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+from workbench.errors import WorkbenchError
+from workbench.settings import Settings, load_settings
+
+NOTEBOOKS_DIR = Path(__file__).resolve().parent.parent / "notebooks"
+NOTEBOOKS: dict[str, str] = {
+    "corpus_builder": "filter the memory with widgets, preview it, save it as a corpus",
+    "knowledge_agent": "prime a corpus and chat with the knowledge agent, with citations",
+    "analytics": "token economics, activity, type mix, files, concepts, sessions, SQL",
+    "evaluate": "recall@k and MRR of full text / vector / hybrid on your own history",
+}
+
+
+def notebook_path(name: str) -> Path:
+    """The file of notebook ``name``; ``WorkbenchError`` lists the names when it is unknown."""
+    if name not in NOTEBOOKS:
+        raise WorkbenchError(
+            f"no notebook named {name!r}; the notebooks are: {', '.join(NOTEBOOKS)} "
+            "(run `workbench notebook` to list them)"
+        )
+    path = NOTEBOOKS_DIR / f"{name}.py"
+    if not path.is_file():
+        raise WorkbenchError(
+            f"notebook {name} is not at {path}; the notebooks ship with the repository, so "
+            "run workbench from a checkout (pip install -e .)"
+        )
+    return path
+
+
+def base_parser(description: str) -> argparse.ArgumentParser:
+    """A parser with ``--data-dir``; each notebook adds its own options."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument(
+        "--data-dir",
+        default=os.environ.get("WORKBENCH_DATA_DIR") or None,
+        help="workbench data dir (default: WORKBENCH_DATA_DIR, else ~/.workbench)",
+    )
+    return parser
+
+
+def parse_known(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """Parse what is ours and ignore the rest (marimo or pytest may add their own flags)."""
+    args, _ = parser.parse_known_args(list(argv) if argv is not None else None)
+    return args
+
+
+def data_dir_arg(argv: Sequence[str] | None = None) -> Path:
+    """The data dir a notebook was started for (see the module docstring)."""
+    args = parse_known(base_parser("workbench notebook"), argv)
+    return Path(load_settings(args.data_dir).data_dir)
+
+
+def settings_for(data_dir: Path | str | None) -> Settings:
+    return load_settings(data_dir)
+
+
+def open_store(settings: Settings) -> Any:
+    """The store, read-only (``WorkbenchError`` with the fix when there is none yet)."""
+    from workbench.store.database import Store
+
+    if not settings.db_path.is_file():
+        raise WorkbenchError(
+            f"no workbench memory at {settings.db_path}. Seed the demo with `workbench demo` and "
+            "open the notebook with `workbench notebook <name> --data-dir .demo/data`, or point "
+            "--data-dir / WORKBENCH_DATA_DIR at your data dir."
+        )
+    return Store(settings.db_path, readonly=True)
+
+
+@dataclass(frozen=True)
+class Connection:
+    """A service client and how it was obtained (for the notebook to say so)."""
+
+    client: Any
+    started: bool
+    url: str
+
+
+def service(settings: Settings) -> Connection | None:
+    """A client for the service when it is running on this data dir, else None."""
+    from workbench import launch
+    from workbench.client import ServiceClient
+
+    body = launch.health(settings.port)
+    if body is None or Path(str(body.get("dataDir", ""))).resolve() != settings.data_dir.resolve():
+        return None
+    return Connection(ServiceClient(settings, timeout=60.0), False, settings.base_url)
+
+
+def writer(settings: Settings) -> Connection:
+    """A client for writes, starting the service when it is down (as the CLI does)."""
+    from workbench.client import writer as start_writer
+
+    client, started = start_writer(settings)
+    return Connection(client, started, settings.base_url)
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """What the memory holds, for the notebooks' widgets (options, date bounds)."""
+
+    observations: int
+    projects: list[str]
+    concepts: list[str]  # most frequent first, lowercased, at most 200
+    first_day: date | None
+    last_day: date | None
+
+
+def catalogue(conn: sqlite3.Connection) -> Catalogue:
+    """Projects, concepts and the date span of the observations (read-only queries)."""
+    total, first, last = conn.execute(
+        "SELECT count(*), min(created_at_epoch), max(created_at_epoch) FROM observations"
+    ).fetchone()
+    projects = [r[0] for r in conn.execute("SELECT DISTINCT project FROM observations ORDER BY 1")]
+    concepts = [
+        r[0]
+        for r in conn.execute(
+            "SELECT lower(trim(c.value)) AS concept FROM observations o, json_each(o.concepts) c"
+            " WHERE trim(c.value) != '' GROUP BY concept ORDER BY count(*) DESC, concept LIMIT 200"
+        )
+    ]
+
+    def day(ms: int | None) -> date | None:
+        return None if ms is None else datetime.fromtimestamp(ms / 1000, tz=UTC).date()
+
+    return Catalogue(int(total), projects, concepts, day(first), day(last))

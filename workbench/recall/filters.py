@@ -1,0 +1,294 @@
+"""The filters every ranker honours, and the SQL that applies them.
+
+One model so the full-text ranker, the vector ranker (through the allowed-id set), the
+filtered listing, the HTTP API, the CLI and the MCP tools all agree on what ``obs_type`` or
+``files`` means, and all reject a bad value with the same message.
+
+- ``project`` / ``projects``: exact project names (any of them).
+- ``obs_types``: observation types, whitelisted to ``OBSERVATION_TYPES``.
+- ``concepts``: any of these concepts (case-insensitive).
+- ``files``: a *path prefix* matched against every entry of ``files_read`` and
+  ``files_modified`` (summaries: ``files_read`` and ``files_edited``). An absolute prefix
+  (``/home/me/app/src``) must match from the start; a relative one (``src/payments``) may
+  also match at any directory boundary, because stored paths are usually absolute while
+  people type them relative to the project.
+- ``date_start`` / ``date_end``: ISO dates or timestamps (or epoch milliseconds). A plain date
+  as ``date_end`` includes that whole day (UTC).
+- ``platform_source``: the session's platform (``claude-code``…), joined through ``sessions``.
+
+List values accept a list, a JSON-array string or a comma-separated string, so query strings,
+CLI options and MCP arguments all work. A bad value raises ``InvalidInput`` naming the
+parameter, the rule and an example; constructing the model never raises anything else.
+
+A filter that cannot apply to a kind of record excludes that kind: a prompt is never a
+``bugfix``, so ``obs_types=bugfix`` returns no prompts (see ``applies_to``).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+
+from workbench.clock import ms_from_iso
+from workbench.errors import InvalidInput
+from workbench.models import OBSERVATION_TYPES
+
+Kind = Literal["observations", "sessions", "prompts"]
+MAX_LIST_ITEMS = 50
+
+# kind -> (table, the JSON columns holding file paths, or () when the kind has none)
+_FILE_COLUMNS: dict[str, tuple[str, ...]] = {
+    "observations": ("files_read", "files_modified"),
+    "sessions": ("files_read", "files_edited"),
+    "prompts": (),
+}
+
+
+def coerce_list(value: Any, param: str) -> list[str]:
+    """``["a", "b"]``, ``'["a","b"]'``, ``"a,b"`` or repeated keys (``["a,b", "c"]``) → a list.
+
+    Blank items are dropped and duplicates removed (first one wins), so ``a,,a`` is ``[a]``.
+    """
+    if value is None:
+        return []
+    items = value if isinstance(value, list | tuple | set | frozenset) else [value]
+    out: list[str] = []
+    for item in items:
+        if item is None:
+            continue
+        if not isinstance(item, str):
+            raise InvalidInput(
+                f"{param} must be text or a list of text, got {item!r}; "
+                f'e.g. {param}=a,b or {param}=["a","b"]'
+            )
+        text = item.strip()
+        if text.startswith("["):
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                raise InvalidInput(
+                    f"{param} looks like a JSON array but is not valid JSON: {text[:80]!r}; "
+                    f'e.g. {param}=["a","b"] or {param}=a,b'
+                ) from None
+            if not isinstance(parsed, list) or not all(isinstance(p, str) for p in parsed):
+                raise InvalidInput(
+                    f'{param} must be a JSON array of strings, e.g. {param}=["a","b"]'
+                )
+            parts = parsed
+        else:
+            parts = text.split(",")
+        out.extend(p.strip() for p in parts if p.strip())
+    unique = list(dict.fromkeys(out))
+    if len(unique) > MAX_LIST_ITEMS:
+        raise InvalidInput(f"{param} takes at most {MAX_LIST_ITEMS} values, got {len(unique)}")
+    return unique
+
+
+def parse_time(value: Any, param: str, *, end_of_day: bool = False) -> int | None:
+    """An ISO date/timestamp or epoch milliseconds → epoch ms (None for empty).
+
+    ``end_of_day``: a plain date (``2026-12-01``) means the last millisecond of that day, so
+    ``date_end=2026-12-01`` includes everything on the first of December.
+    """
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, bool):
+        raise InvalidInput(f"{param} must be an ISO date or timestamp, got {value!r}")
+    if isinstance(value, int):
+        return value
+    text = str(value).strip()
+    if text.isdigit():
+        return int(text)
+    try:
+        ms = ms_from_iso(text)
+    except ValueError:
+        raise InvalidInput(
+            f"{param}={text!r} is not an ISO date or timestamp; "
+            f"use e.g. {param}=2026-12-01 or {param}=2026-12-01T14:30:00Z"
+        ) from None
+    if end_of_day and len(text) == 10:  # YYYY-MM-DD: the whole day
+        day = datetime.fromtimestamp(ms / 1000, tz=UTC) + timedelta(days=1)
+        return int(day.timestamp() * 1000) - 1
+    return ms
+
+
+class SearchFilters(BaseModel):
+    """What to restrict a search or listing to. Every field is optional; empty = unfiltered."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    project: str | None = None
+    projects: list[str] = []
+    obs_types: list[str] = []
+    concepts: list[str] = []
+    files: list[str] = []
+    date_start: int | None = None  # epoch ms, inclusive
+    date_end: int | None = None  # epoch ms, inclusive
+    platform_source: str | None = None
+
+    def __init__(self, **data: Any) -> None:
+        # Trigger: pydantic's own checks (an unknown field, a number where text belongs).
+        # Why: callers (routes, CLI, MCP) handle one error type, WorkbenchError.
+        # Outcome: every bad filter is an InvalidInput (HTTP 400) with a readable message.
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'filters'}: {err['msg']}"
+                for err in exc.errors()[:5]
+            )
+            raise InvalidInput(
+                f"invalid search filter ({problems}); filters are project, projects, "
+                "obs_types, concepts, files, date_start, date_end, platform_source"
+            ) from None
+
+    # -- validation -------------------------------------------------------------------------
+    @field_validator("project", "platform_source", mode="before")
+    @classmethod
+    def _blank_is_none(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return value.strip() or None
+        return value
+
+    @field_validator("projects", "concepts", "files", mode="before")
+    @classmethod
+    def _lists(cls, value: Any, info: Any) -> list[str]:
+        items = coerce_list(value, info.field_name)
+        if info.field_name == "files":
+            items = [p[2:] if p.startswith("./") else p for p in items]
+            items = [p for p in items if p]
+        return items
+
+    @field_validator("obs_types", mode="before")
+    @classmethod
+    def _types(cls, value: Any) -> list[str]:
+        items = [t.lower() for t in coerce_list(value, "obs_type")]
+        unknown = [t for t in items if t not in OBSERVATION_TYPES]
+        if unknown:
+            raise InvalidInput(
+                f"obs_type {', '.join(repr(t) for t in unknown)} is not an observation type; "
+                f"allowed: {', '.join(OBSERVATION_TYPES)} (e.g. obs_type=bugfix,feature)"
+            )
+        return items
+
+    @field_validator("date_start", mode="before")
+    @classmethod
+    def _start(cls, value: Any) -> int | None:
+        return parse_time(value, "dateStart")
+
+    @field_validator("date_end", mode="before")
+    @classmethod
+    def _end(cls, value: Any) -> int | None:
+        return parse_time(value, "dateEnd", end_of_day=True)
+
+    @model_validator(mode="after")
+    def _range(self) -> SearchFilters:
+        if self.date_start is not None and self.date_end is not None:
+            if self.date_start > self.date_end:
+                raise InvalidInput(
+                    "dateStart is after dateEnd; give the earlier date first, e.g. "
+                    "dateStart=2026-11-01&dateEnd=2026-11-30"
+                )
+        return self
+
+    # -- meaning ----------------------------------------------------------------------------
+    @property
+    def all_projects(self) -> list[str]:
+        return list(dict.fromkeys([*([self.project] if self.project else []), *self.projects]))
+
+    def is_empty(self) -> bool:
+        """True when nothing restricts the result (a query is then required)."""
+        return not (
+            self.all_projects
+            or self.obs_types
+            or self.concepts
+            or self.files
+            or self.date_start is not None
+            or self.date_end is not None
+            or self.platform_source
+        )
+
+    def applies_to(self, kind: Kind) -> bool:
+        """Can a record of ``kind`` satisfy these filters at all?"""
+        if kind == "observations":
+            return True
+        if self.obs_types or self.concepts:
+            return False
+        return not (self.files and not _FILE_COLUMNS[kind])
+
+    # -- SQL --------------------------------------------------------------------------------
+    def observation_sql(self, alias: str = "o") -> tuple[list[str], list[Any]]:
+        """WHERE fragments (AND-ed by the caller) and their parameters for ``observations``."""
+        clauses, params = self._common_sql(alias)
+        if self.obs_types:
+            clauses.append(f"{alias}.type IN ({_marks(self.obs_types)})")
+            params.extend(self.obs_types)
+        if self.concepts:
+            clauses.append(
+                f"EXISTS (SELECT 1 FROM json_each({alias}.concepts) c"
+                f" WHERE lower(c.value) IN ({_marks(self.concepts)}))"
+            )
+            params.extend(c.lower() for c in self.concepts)
+        file_sql, file_params = self._files_sql(alias, _FILE_COLUMNS["observations"])
+        clauses.extend(file_sql)
+        params.extend(file_params)
+        return clauses, params
+
+    def record_sql(self, kind: Kind, alias: str) -> tuple[list[str], list[Any]]:
+        """WHERE fragments for ``session_summaries`` (kind ``sessions``) or ``user_prompts``.
+
+        Call only when ``applies_to(kind)``; the observation-only filters are not expressed.
+        """
+        if kind == "observations":
+            return self.observation_sql(alias)
+        clauses, params = self._common_sql(alias)
+        file_sql, file_params = self._files_sql(alias, _FILE_COLUMNS[kind])
+        return clauses + file_sql, params + file_params
+
+    def _common_sql(self, alias: str) -> tuple[list[str], list[Any]]:
+        clauses: list[str] = []
+        params: list[Any] = []
+        projects = self.all_projects
+        if len(projects) == 1:
+            clauses.append(f"{alias}.project = ?")
+            params.append(projects[0])
+        elif projects:
+            clauses.append(f"{alias}.project IN ({_marks(projects)})")
+            params.extend(projects)
+        if self.date_start is not None:
+            clauses.append(f"{alias}.created_at_epoch >= ?")
+            params.append(self.date_start)
+        if self.date_end is not None:
+            clauses.append(f"{alias}.created_at_epoch <= ?")
+            params.append(self.date_end)
+        if self.platform_source:
+            # sessions.content_session_id is UNIQUE, so this is one index probe per row.
+            clauses.append(
+                "EXISTS (SELECT 1 FROM sessions s WHERE s.content_session_id ="
+                f" {alias}.content_session_id AND s.platform_source = ?)"
+            )
+            params.append(self.platform_source)
+        return clauses, params
+
+    def _files_sql(self, alias: str, columns: tuple[str, ...]) -> tuple[list[str], list[Any]]:
+        if not self.files or not columns:
+            return [], []
+        tests: list[str] = []
+        params: list[Any] = []
+        for prefix in self.files:
+            # substr() rather than LIKE: paths are case-sensitive and may contain % or _.
+            test = "substr(f.value, 1, ?) = ?"
+            params.extend([len(prefix), prefix])
+            if not prefix.startswith("/"):
+                test = f"({test} OR instr(f.value, ?) > 0)"
+                params.append("/" + prefix)
+            tests.append(test)
+        sources = " UNION ALL ".join(f"SELECT value FROM json_each({alias}.{c})" for c in columns)
+        return [f"EXISTS (SELECT 1 FROM ({sources}) f WHERE {' OR '.join(tests)})"], params
+
+
+def _marks(values: list[Any]) -> str:
+    return ", ".join("?" * len(values))

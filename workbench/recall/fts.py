@@ -1,0 +1,299 @@
+"""Full-text ranking with FTS5 BM25: user text → a safe, porter-stemmed OR-of-terms MATCH.
+
+User text is never passed raw to MATCH. FTS5 has its own query language, in which ``foo-bar``,
+an unbalanced ``"`` or ``(``, a bare ``*``, ``AND``/``OR``/``NOT`` or ``NEAR(`` are syntax (or
+syntax errors). ``match_expression`` rebuilds the query from words only:
+
+1. split on whitespace; take each chunk's runs of letters/digits (``[^\\W_]+``, the same runs
+   the ``unicode61`` tokenizer indexes, so ``snake_case`` and ``foo-bar`` split the same way);
+2. drop English stopwords, so a question ("why were refunds charged twice?") ranks on its
+   content words; if nothing is left, use every word; if there are no words at all, there is
+   nothing to search (no results, not an error);
+3. quote every term (inner quotes doubled); a compound chunk such as ``foo-bar`` also becomes
+   the phrase ``"foo bar"``, so an exact compound ranks above its parts; ``word*`` (3+ letters)
+   stays a prefix query;
+4. join with OR: natural-language questions match on any term and BM25 rewards documents
+   that match more of them (one exact phrase of the whole question recalls ~0%; see issue 3).
+
+``rank`` then bounds how many matches bm25 scores (see "bounded ranking" below), so a query
+of common words stays a few milliseconds at 100,000 rows instead of 100+.
+
+Porter stemming comes from the tables' tokenizer (``porter unicode61``), which FTS5 applies to
+the quoted strings too. Scores are ``-bm25()`` (SQLite's bm25 is lower-is-better), weighted so
+a hit in the title counts more than one in the narrative or facts.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import time
+from collections.abc import Callable
+from typing import Any
+
+from workbench.errors import InvalidInput
+from workbench.recall.filters import Kind, SearchFilters
+
+MAX_QUERY_CHARS = 2000
+MAX_TERMS = 32
+WORD = re.compile(r"[^\W_]+")
+
+# A small built-in list: question words, auxiliaries, pronouns, articles, prepositions, and the
+# fragments contractions leave behind (``don't`` → ``don`` + ``t``).
+STOPWORDS = frozenset(
+    """
+    a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further
+    had has have having he her here hers herself him himself his how i if in into is it its
+    itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself yourselves
+    s t d ll m re ve don doesn didn isn wasn aren weren won wouldn shouldn couldn hasn haven
+    hadn let lets us also get got please tell show find any anything something
+    """.split()
+)
+
+# FTS table, its column weights (in column order), and the canonical table it indexes.
+_TABLES: dict[str, tuple[str, str, tuple[float, ...]]] = {
+    # title, subtitle, narrative, facts, concepts
+    "observations": ("observations_fts", "observations", (5.0, 2.0, 1.0, 1.0, 2.0)),
+    # request, investigated, learned, completed, next_steps, notes
+    "sessions": ("summaries_fts", "session_summaries", (3.0, 1.0, 2.0, 2.0, 1.0, 1.0)),
+    # prompt_text
+    "prompts": ("prompts_fts", "user_prompts", (1.0,)),
+}
+
+
+def quote(term: str) -> str:
+    """An FTS5 string literal: ``"term"`` with inner quotes doubled."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def query_pieces(text: str | None) -> list[str]:
+    """The quoted FTS5 strings (phrases, then terms) for user ``text``; [] when no words."""
+    if not text:
+        return []
+    phrases: list[str] = []
+    terms: dict[str, bool] = {}  # lowercased term -> is a prefix query
+    every_word: list[str] = []
+    for chunk in text[:MAX_QUERY_CHARS].split():
+        parts = WORD.findall(chunk)
+        if not parts:
+            continue
+        every_word.extend(parts)
+        content = [p for p in parts if p.lower() not in STOPWORDS]
+        if len(parts) > 1 and len(content) >= 2:
+            phrases.append(" ".join(p.lower() for p in parts))
+        prefix_last = chunk.endswith("*") and chunk[:-1].endswith(parts[-1]) and len(parts[-1]) > 2
+        for index, part in enumerate(parts):
+            key = part.lower()
+            if key in STOPWORDS:
+                continue
+            is_prefix = prefix_last and index == len(parts) - 1
+            terms[key] = terms.get(key, False) or is_prefix
+    if not terms and not phrases:
+        # Trigger: every word is a stopword ("what is this", "how do I").
+        # Why: searching nothing would answer nothing; the words are all we were given.
+        # Outcome: rank on every word, still quoted and OR-ed.
+        terms = {w.lower(): False for w in every_word}
+    pieces = [quote(p) for p in dict.fromkeys(phrases)]
+    pieces += [quote(t) + ("*" if is_prefix else "") for t, is_prefix in terms.items()]
+    return pieces[:MAX_TERMS]
+
+
+def match_expression(text: str | None) -> str | None:
+    """The safe MATCH expression for user ``text`` (OR of its pieces), or None."""
+    pieces = query_pieces(text)
+    return " OR ".join(pieces) if pieces else None
+
+
+# -- bounded ranking ---------------------------------------------------------------------------
+# bm25() costs ~2 µs per matching row, plus one pass over each phrase's whole doclist to count
+# it (its IDF), while merely matching costs ~0.05 µs a row. An OR of common words matches half
+# of a 100k-row table: 100+ ms to score. So ranking bounds what bm25 sees, in tiers:
+# 0. a piece in more than UBIQUITOUS of the rows is dropped: FTS5 gives a term in over half
+#    the rows an IDF of ~0, and one in a quarter of them very little, yet its IDF pass is the
+#    costliest (a corpus-specific stopword, like "using" in a code memory);
+# 1. a piece in more than COMMON_DF rows is *common*. The rare pieces are matched first (the
+#    rarest, up to MAX_SCORED rows in all), scored among themselves;
+# 2. then, when two or more pieces are common, the newest WINDOW rows matching *all* of them;
+# 3. then the newest WINDOW rows matching *any* piece (rowid order is insert order).
+# A tier runs only when the ones before found fewer rows than asked for; its scores are scaled
+# below theirs, so the list stays best first. When all the matches fit in MAX_SCORED (any table
+# of up to ~400 rows), there is one plain OR of every piece: exact BM25 over every match.
+# Large document frequencies (> COMMON_DF) are cached per database for DF_TTL_S: they are the
+# costly ones to count, they drift slowly, and a growing table keeps a common piece common, so
+# a stale one only changes which tier a row comes from. Small counts are cheap and recounted
+# every time, so a word stored a second ago is found at once.
+COMMON_DF = 400
+MAX_SCORED = 400
+WINDOW = 100
+UBIQUITOUS = 0.25
+DF_TTL_S = 300.0
+_DF_CACHE_MAX = 50_000
+_df_cache: dict[tuple[str, str, str], tuple[float, int]] = {}
+
+
+def _db_key(conn: sqlite3.Connection) -> str:
+    row = conn.execute("PRAGMA database_list").fetchone()
+    return str(row[2]) or f"memory:{id(conn)}"
+
+
+def _cached(key: tuple[str, str, str], compute: Callable[[], int], *, floor: int = -1) -> int:
+    """``compute()``, remembered for DF_TTL_S when the value is above ``floor``."""
+    now = time.monotonic()
+    hit = _df_cache.get(key)
+    if hit is not None and now - hit[0] < DF_TTL_S:
+        return hit[1]
+    value = compute()
+    if value <= floor:
+        return value
+    if len(_df_cache) >= _DF_CACHE_MAX:
+        _df_cache.clear()  # crude but bounded; a refill costs one probe per piece
+    _df_cache[key] = (now, value)
+    return value
+
+
+def _table_rows(conn: sqlite3.Connection, db: str, kind: Kind) -> int:
+    """Rows in the table (max id: exact without deletes, and an index seek, not a scan)."""
+    table = _TABLES[kind][1]
+    return _cached(
+        (db, table, ""),
+        lambda: int(conn.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0]),
+        floor=COMMON_DF,  # a small table is recounted: its size decides whether tiers apply
+    )
+
+
+def doc_frequency(conn: sqlite3.Connection, kind: Kind, piece: str, cap: int) -> int:
+    """Rows matching ``piece``, counted up to ``cap`` (cached for DF_TTL_S)."""
+    fts_table = _TABLES[kind][0]
+    sql = f"SELECT count(*) FROM (SELECT 1 FROM {fts_table} WHERE {fts_table} MATCH ? LIMIT ?)"
+    return _cached(
+        (_db_key(conn), f"{fts_table}:{cap}", piece),
+        lambda: int(conn.execute(sql, (piece, cap)).fetchone()[0]),
+        floor=COMMON_DF,
+    )
+
+
+def tiers(conn: sqlite3.Connection, kind: Kind, pieces: list[str]) -> list[tuple[str, bool]]:
+    """The MATCH expressions to try in order, each with ``windowed`` (newest rows only)."""
+    rows = _table_rows(conn, _db_key(conn), kind)
+    cap = max(COMMON_DF, int(rows * UBIQUITOUS)) + 1
+    counts = {piece: doc_frequency(conn, kind, piece, cap) for piece in pieces}
+    live = [p for p in pieces if counts[p] > 0]
+    if not live:
+        return []
+    if sum(counts[p] for p in live) <= MAX_SCORED:
+        return [(" OR ".join(live), False)]
+    useful = [p for p in live if counts[p] < cap] or [min(live, key=lambda p: counts[p])]
+    plan: list[tuple[str, bool]] = []
+    chosen: list[int] = []
+    total = 0
+    for n, index in sorted((counts[p], i) for i, p in enumerate(useful) if counts[p] <= COMMON_DF):
+        if chosen and total + n > MAX_SCORED:
+            break
+        chosen.append(index)
+        total += n
+    if chosen:
+        plan.append((" OR ".join(useful[i] for i in sorted(chosen)), False))
+    common = [p for p in useful if counts[p] > COMMON_DF]
+    if len(common) > 1:
+        plan.append((" AND ".join(common), True))
+    if common or len(chosen) < len(useful):
+        plan.append((" OR ".join(useful), True))
+    return plan
+
+
+def rank(
+    conn: sqlite3.Connection,
+    kind: Kind,
+    query: str | None,
+    filters: SearchFilters | None = None,
+    *,
+    limit: int = 20,
+    offset: int = 0,
+) -> list[tuple[int, float]]:
+    """``(id, score)`` best first for one kind of record; score > 0, higher is better.
+
+    Filtered, the FTS match drives the join (``CROSS JOIN`` fixes that order) and each match
+    costs one primary-key probe. See the tiers above for how many matches get scored.
+    """
+    pieces = query_pieces(query)
+    filters = filters or SearchFilters()
+    if not pieces or limit <= 0 or not filters.applies_to(kind):
+        return []
+    need = offset + limit
+    results: list[tuple[int, float]] = []
+    try:
+        for expression, windowed in tiers(conn, kind, pieces):
+            # The window grows in whole WINDOW steps so every page of a query sees the same
+            # candidates (and the rowid tie-break keeps equal scores in one order).
+            window = WINDOW * -(-need // WINDOW) if windowed else None
+            found = _score(conn, kind, expression, filters, need + len(results), window)
+            results += _below(results, found, need)
+            if len(results) >= need:
+                break
+    except sqlite3.OperationalError as exc:
+        # Trigger: FTS5 rejected the expression (or the FTS table is missing/corrupt).
+        # Why: query_pieces only emits quoted strings joined by OR/AND, so this should be
+        # unreachable; if it happens, the user deserves a sentence, not a 500.
+        # Outcome: InvalidInput naming the query and what to try.
+        raise InvalidInput(
+            f"full-text search could not run the query {query!r} ({exc}); try plain words "
+            "without punctuation, and if it persists rebuild the index with `workbench reindex`"
+        ) from None
+    return results[offset:need]
+
+
+def _below(
+    found: list[tuple[int, float]], more: list[tuple[int, float]], need: int
+) -> list[tuple[int, float]]:
+    """The rows of a later tier not already ``found``, scored below every row of ``found``."""
+    seen = {i for i, _ in found}
+    extra = [pair for pair in more if pair[0] not in seen][: need - len(found)]
+    if not extra or not found:
+        return extra
+    ceiling = min(s for _, s in found) * 0.999
+    top = max(s for _, s in extra)
+    return [(i, s / top * ceiling) for i, s in extra]
+
+
+def _joined(kind: Kind, filters: SearchFilters) -> tuple[str, str, list[Any]]:
+    """``(FROM … , extra WHERE …, params)`` for the FTS table, joined when filters need it."""
+    fts_table, table, _ = _TABLES[kind]
+    clauses, params = filters.record_sql(kind, "r")
+    if not clauses:
+        return f"{fts_table} f", "", []
+    join = f"{fts_table} f CROSS JOIN {table} r ON r.id = f.rowid"
+    return join, " AND " + " AND ".join(clauses), params
+
+
+def _score(
+    conn: sqlite3.Connection,
+    kind: Kind,
+    expression: str,
+    filters: SearchFilters,
+    limit: int,
+    window: int | None,
+) -> list[tuple[int, float]]:
+    """bm25 over the rows matching ``expression`` (only the newest ``window`` if given)."""
+    fts_table, _, weights = _TABLES[kind]
+    score = f"bm25({fts_table}, {', '.join(str(w) for w in weights)})"
+    source, where, params = _joined(kind, filters)
+    if window is None:
+        sql = (
+            f"SELECT f.rowid, {score} AS s FROM {source} WHERE {fts_table} MATCH ?{where}"
+            " ORDER BY s, f.rowid DESC LIMIT ?"
+        )
+        rows = conn.execute(sql, [expression, *params, limit]).fetchall()
+        return [(int(row[0]), -float(row[1])) for row in rows]
+    # One pass: FTS5 walks the matches newest first and stops after ``window`` of them, so
+    # bm25 runs for those rows only (and its IDF pass happens once).
+    sql = (
+        f"SELECT id, s FROM (SELECT f.rowid AS id, {score} AS s FROM {source}"
+        f" WHERE {fts_table} MATCH ?{where} ORDER BY f.rowid DESC LIMIT ?)"
+        " ORDER BY s, id DESC LIMIT ?"
+    )
+    rows = conn.execute(sql, [expression, *params, window, limit]).fetchall()
+    return [(int(row[0]), -float(row[1])) for row in rows]

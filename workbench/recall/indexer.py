@@ -1,0 +1,394 @@
+"""The background embedding pipeline: keeps the FAISS index in step with the observations.
+
+Why a thread of its own: embedding costs ~8 ms per text with MiniLM, and the worker stores an
+observation in well under a millisecond; if the worker embedded, the model would set the pace
+of compression. So the worker only *notifies* (``notify``) after a commit, and this thread
+catches up. It also owns every change to the index, so nothing else needs to coordinate.
+
+Catch-up, not bookkeeping: every pass compares the index with the ``observations`` table
+(a cheap ``count``/``max(id)`` fingerprint first, the id sets when they differ), embeds the
+observations that have no vector and drops the vectors of observations that are gone. So
+whatever added or removed rows — the worker, ``/api/memory/save``, ``/api/import``, a
+recompress, a delete — the index converges within ``poll_s`` without any of them knowing.
+
+Lifecycle: ``run`` loads the embedder (the model is loaded once, here, lazily in the
+background so the service answers at once), then the persisted index (or rebuilds it from
+the SQLite cache: no model calls for cached texts), then loops. When the model or FAISS is
+unavailable the state says why, semantic search reports unavailable, and ``reindex`` still
+rebuilds the FTS tables. ``reindex`` runs on this thread too: the old index keeps answering
+searches until the new one is swapped in, and ingest is blocked only by the FTS rebuild's
+transaction (~1 s at 100k observations).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from workbench.recall import vectors
+from workbench.recall.embed import Embedder, background_threads, load_embedder
+from workbench.recall.vectors import VectorIndex
+from workbench.settings import Settings
+from workbench.store.database import Store
+from workbench.store.db import atomic
+from workbench.store.schema import FTS_TABLES
+
+log = logging.getLogger("workbench.recall")
+
+CHUNK = 256  # observations per cache query / index add
+FULL_CHECK_S = 30.0  # a full id-set comparison at least this often
+QUERY_CACHE = 256
+
+
+@dataclass
+class ReindexJob:
+    """Progress and outcome of one ``reindex`` (``GET /api/index/status``)."""
+
+    id: int
+    state: str = "queued"  # queued | running | done | failed
+    phase: str = "queued"  # queued | fts | vectors | saving | done
+    done: int = 0
+    total: int = 0
+    embedded: int = 0  # model calls' worth of texts embedded now
+    reused: int = 0  # vectors taken from the embeddings cache
+    pruned: int = 0  # cache rows of texts no observation has any more
+    fts_seconds: float = 0.0
+    seconds: float = 0.0
+    vectors: str = "pending"  # rebuilt | skipped: <why>
+    error: str | None = None
+    started_at: float = field(default_factory=time.time)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Indexer(threading.Thread):
+    """Owns the embedder and the vector index of one store; see the module docstring."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        embedder_factory: Callable[[Settings], tuple[Embedder | None, str]] = load_embedder,
+        *,
+        poll_s: float = 2.0,
+        save_interval_s: float = 30.0,
+    ) -> None:
+        super().__init__(name="workbench-indexer", daemon=True)
+        self.store = store
+        self.settings = settings
+        self._factory = embedder_factory
+        self.poll_s = poll_s
+        self.save_interval_s = save_interval_s
+        self.embedder: Embedder | None = None
+        self.index: VectorIndex | None = None
+        self.state = "starting"  # starting | loading | ready | unavailable | disabled | error
+        self.reason = "starting"
+        self.observations = 0  # rows in the table at the last pass
+        self.embedded_total = 0
+        self.reused_total = 0
+        self.job: ReindexJob | None = None
+        self._jobs = 0
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._job_lock = threading.Lock()
+        self._last_save = time.monotonic()
+        self._last_full = 0.0
+        self.ranker = IndexRanker(self)
+
+    # ----- control (any thread) ----------------------------------------------------------
+    def notify(self, *_: Any) -> None:
+        """New or removed observations: catch up soon. Takes any args (a worker listener)."""
+        self._wake.set()
+
+    def request_reindex(self) -> ReindexJob:
+        """Queue a reindex (or return the one already queued or running)."""
+        with self._job_lock:
+            if self.job is not None and self.job.state in ("queued", "running"):
+                return self.job
+            self._jobs += 1
+            self.job = ReindexJob(id=self._jobs)
+        self._wake.set()
+        return self.job
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stopping.set()
+        self._wake.set()
+        if self.is_alive():
+            self.join(timeout)
+        if not self.is_alive():
+            self._save(force=False)
+
+    def status(self) -> dict[str, Any]:
+        index = self.index
+        indexed = len(index) if index is not None else 0
+        return {
+            "state": self.state,
+            "reason": self.reason,
+            "embedder": getattr(self.embedder, "name", self.settings.embedder),
+            "dim": getattr(self.embedder, "dim", None),
+            "index": self.settings.vector_index,
+            "indexed": indexed,
+            "observations": self.observations,
+            "pending": max(0, self.observations - indexed) if index is not None else None,
+            "embeddedTotal": self.embedded_total,
+            "reusedTotal": self.reused_total,
+            "memoryBytes": index.memory_bytes() if index is not None else 0,
+            "reindex": self.job.to_json() if self.job else None,
+        }
+
+    def health(self) -> dict[str, Any]:
+        """The compact block ``/api/health`` carries (no queries: hooks poll health)."""
+        full = self.status()
+        keys = ("state", "reason", "embedder", "index", "indexed", "pending")
+        body = {k: full[k] for k in keys}
+        body["reindexing"] = bool(self.job and self.job.state in ("queued", "running"))
+        return body
+
+    # ----- the thread --------------------------------------------------------------------
+    def run(self) -> None:
+        self.load()
+        while not self._stopping.is_set():
+            try:
+                if self.job is not None and self.job.state == "queued":
+                    self.reindex(self.job)
+                elif self.state == "ready":
+                    self.sync()
+                    self._save(force=False)
+            except Exception as exc:  # the loop must outlive a bad moment (disk full…)
+                log.exception("indexer pass failed")
+                self.reason = f"last pass failed: {exc}"
+                self._stopping.wait(1.0)
+            self._wake.wait(self.poll_s)
+            self._wake.clear()
+            # Coalesce a burst of notifications (a worker batch) into one pass.
+            self._stopping.wait(0.05)
+
+    def load(self) -> None:
+        """Load the embedder and the index (the thread does this first; tests call it)."""
+        if self.settings.embedder == "none":
+            self.state, self.reason = "disabled", load_embedder(self.settings)[1]
+            return
+        self.state, self.reason = "loading", f"loading the {self.settings.embedder} embedder"
+        try:
+            import faiss  # noqa: F401  (checked first: it is cheap, the model is not)
+        except ImportError as exc:
+            self.state = "unavailable"
+            self.reason = f"FAISS cannot be imported ({exc}); install it: pip install faiss-cpu"
+            return
+        embedder, why = self._factory(self.settings)
+        if embedder is None:
+            self.state, self.reason = "unavailable", why
+            return
+        index, how = VectorIndex.load(
+            self.settings.index_dir, embedder.name, embedder.dim, self.settings.vector_index
+        )
+        if index is None:
+            log.info("vector index: %s; rebuilding from the embeddings cache", how)
+            how = "index rebuilt from the embeddings cache"
+            index = VectorIndex(embedder.name, embedder.dim, self.settings.vector_index)
+        self.embedder, self.index = embedder, index
+        self.state, self.reason = "ready", f"{why}; {how}"
+
+    # ----- catch-up ----------------------------------------------------------------------
+    def sync(self, *, full: bool = False) -> tuple[int, int]:
+        """Bring the index in step with the table; return (added, removed)."""
+        index, embedder = self.index, self.embedder
+        if index is None or embedder is None:
+            return 0, 0
+        conn = self.store.conn
+        count, max_id = conn.execute(
+            "SELECT count(*), coalesce(max(id), 0) FROM observations"
+        ).fetchone()
+        self.observations = int(count)
+        now = time.monotonic()
+        full = full or now - self._last_full >= FULL_CHECK_S
+        if not full and count == len(index) and max_id == index.max_id:
+            return 0, 0
+        live = index.ids()
+        newer = [
+            int(r[0])
+            for r in conn.execute("SELECT id FROM observations WHERE id > ?", (index.max_id,))
+        ]
+        if not full and len(live) + len(newer) == count:
+            added, removed = newer, set()  # the common case: only new rows, at the end
+        else:
+            self._last_full = now
+            db_ids = {int(r[0]) for r in conn.execute("SELECT id FROM observations")}
+            added, removed = sorted(db_ids - live), live - db_ids
+        if removed:
+            vectors.forget(conn, index.remove(removed))
+        for start in range(0, len(added), CHUNK):
+            if self._stopping.is_set():
+                break
+            self._add(index, embedder, added[start : start + CHUNK])
+        return len(added), len(removed)
+
+    def _add(self, index: VectorIndex, embedder: Embedder, ids: Sequence[int]) -> tuple[int, int]:
+        """Embed (or fetch from the cache) and add one chunk; return (embedded, reused)."""
+        import numpy as np
+
+        rows = self.store.conn.execute(
+            "SELECT id, title, subtitle, narrative, facts, concepts FROM observations"
+            " WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
+            (json.dumps(list(ids)),),
+        ).fetchall()
+        if not rows:
+            return 0, 0
+        texts = {int(r["id"]): vectors.embed_text(r) for r in rows}
+        hashes = {i: vectors.text_hash(t) for i, t in texts.items()}
+        got = vectors.vectors_for(self.store.conn, embedder, {hashes[i]: texts[i] for i in texts})
+        order = list(texts)
+        index.add(
+            order, [hashes[i] for i in order], np.stack([got.vectors[hashes[i]] for i in order])
+        )
+        self.embedded_total += got.embedded
+        self.reused_total += got.reused
+        return got.embedded, got.reused
+
+    def _save(self, *, force: bool) -> None:
+        index = self.index
+        if index is None or not (index.dirty or force):
+            return
+        if (
+            not force
+            and time.monotonic() - self._last_save < self.save_interval_s
+            and not (self._stopping.is_set())
+        ):
+            return
+        try:
+            index.save(self.settings.index_dir)
+        except OSError as exc:  # derived state: keep serving from memory, say so
+            log.warning("could not save the vector index: %s", exc)
+            self.reason = f"index not saved: {exc}"
+        self._last_save = time.monotonic()
+
+    # ----- reindex -----------------------------------------------------------------------
+    def reindex(self, job: ReindexJob) -> ReindexJob:
+        """Rebuild the FTS tables and the vector index from SQLite (canonical)."""
+        started = time.monotonic()
+        job.state, job.phase = "running", "fts"
+        try:
+            conn = self.store.conn
+            with atomic(conn):
+                for fts in FTS_TABLES:
+                    conn.execute(f"INSERT INTO {fts} ({fts}) VALUES ('rebuild')")
+            job.fts_seconds = round(time.monotonic() - started, 3)
+            if self.embedder is None or self.state != "ready":
+                job.vectors = f"skipped: {self.reason}"
+            else:
+                self._rebuild_vectors(job)
+            job.phase, job.state = "done", "done"
+        except Exception as exc:
+            log.exception("reindex failed")
+            job.state, job.error = "failed", f"{type(exc).__name__}: {exc}"
+        job.seconds = round(time.monotonic() - started, 3)
+        return job
+
+    def _rebuild_vectors(self, job: ReindexJob) -> None:
+        assert self.embedder is not None
+        assert self.index is not None
+        embedder, conn = self.embedder, self.store.conn
+        job.phase = "vectors"
+        job.total = int(conn.execute("SELECT count(*) FROM observations").fetchone()[0])
+        fresh = VectorIndex(embedder.name, embedder.dim, self.settings.vector_index)
+        setter = getattr(embedder, "set_threads", None)
+        if setter:  # a reindex is asked for: use every core, then give one back
+            setter(max(background_threads() + 1, 1))
+        try:
+            last = 0
+            while not self._stopping.is_set():
+                ids = [
+                    int(r[0])
+                    for r in conn.execute(
+                        "SELECT id FROM observations WHERE id > ? ORDER BY id LIMIT ?",
+                        (last, CHUNK),
+                    )
+                ]
+                if not ids:
+                    break
+                embedded, reused = self._add(fresh, embedder, ids)
+                job.embedded += embedded
+                job.reused += reused
+                job.done += len(ids)
+                last = ids[-1]
+        finally:
+            if setter:
+                setter(background_threads())
+        job.phase = "saving"
+        keep = set(fresh.hashes().values())
+        job.pruned = _prune(conn, embedder.name, keep)
+        self.index = fresh
+        self.sync(full=True)  # rows added or deleted while the rebuild ran
+        self._save(force=True)
+        job.vectors = "rebuilt"
+
+
+def _prune(conn: Any, model: str, keep: set[str]) -> int:
+    """Drop this model's cache rows for texts no observation has (deleted memories)."""
+    with atomic(conn):
+        return int(
+            conn.execute(
+                "DELETE FROM embeddings WHERE model = ? AND text_hash NOT IN"
+                " (SELECT value FROM json_each(?))",
+                (model, json.dumps(sorted(keep))),
+            ).rowcount
+        )
+
+
+class IndexRanker:
+    """``VectorRanker`` (workbench.recall.search) over an ``Indexer``'s model and index.
+
+    Query embeddings are cached (LRU): a person paging through results, or the hybrid and
+    vector modes of one comparison, embed a query once.
+    """
+
+    def __init__(self, indexer: Indexer) -> None:
+        self._indexer = indexer
+        self._cache: OrderedDict[str, Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        embedder = self._indexer.embedder
+        return (
+            "static"
+            if embedder is not None and embedder.name.startswith("static")
+            else ("minilm" if embedder is not None else self._indexer.settings.embedder)
+        )
+
+    def available(self) -> bool:
+        return self._indexer.state == "ready" and self._indexer.index is not None
+
+    @property
+    def unavailable_reason(self) -> str | None:
+        return None if self.available() else self._indexer.reason
+
+    def embed_query(self, query: str) -> Any:
+        with self._lock:
+            hit = self._cache.get(query)
+            if hit is not None:
+                self._cache.move_to_end(query)
+                return hit
+        embedder = self._indexer.embedder
+        assert embedder is not None
+        vector = embedder.embed([query])[0]
+        with self._lock:
+            self._cache[query] = vector
+            while len(self._cache) > QUERY_CACHE:
+                self._cache.popitem(last=False)
+        return vector
+
+    def rank(
+        self, query: str, k: int, allowed_ids: Sequence[int] | None
+    ) -> list[tuple[int, float]]:
+        index = self._indexer.index
+        if not self.available() or index is None:
+            return []
+        return index.search(self.embed_query(query), k, allowed_ids)

@@ -1,0 +1,340 @@
+"""Hybrid search: BM25 and a vector ranker fused by reciprocal rank, over one set of filters.
+
+Layer 1 of the 3-layer workflow (search → timeline → fetch): a search returns a compact index
+of hits (id, type, title, time, score, token estimate), never full records.
+
+- ``mode="hybrid"`` (default): reciprocal-rank fusion (k=60) of the BM25 list and the vector
+  list. Without a usable vector ranker it degrades to full text and says why in ``degraded``;
+  it never fails for that reason. ``"fts"`` and ``"vector"`` run one ranker, so a user can
+  compare them; ``"vector"`` without a ranker is an error that says why.
+- Both rankers honour the same ``SearchFilters``: BM25 through SQL, the vector ranker through
+  the set of allowed observation ids (``None`` when unfiltered).
+- Only observations have vectors: session summaries and prompts are always ranked by BM25.
+- ``order_by="date_desc"|"date_asc"`` sorts the matched set: the best ``DATE_POOL`` matches by
+  relevance (more when paging deeper), so recent-but-barely-related rows do not crowd out
+  the answer. With no query, filters alone give a listing by date.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+from workbench.errors import InvalidInput
+from workbench.recall import fts, hits
+from workbench.recall.filters import Kind, SearchFilters, coerce_list
+from workbench.recall.hits import SearchHit
+
+log = logging.getLogger("workbench.recall")
+
+Mode = Literal["hybrid", "fts", "vector"]
+OrderBy = Literal["relevance", "date_desc", "date_asc"]
+KINDS: tuple[Kind, ...] = ("observations", "sessions", "prompts")
+MODES: tuple[str, ...] = ("hybrid", "fts", "vector")
+ORDERS: tuple[str, ...] = ("relevance", "date_desc", "date_asc")
+RRF_K = 60
+MAX_LIMIT = 100
+FUSION_DEPTH = 50  # each ranker contributes at least this many candidates to the fusion
+DATE_POOL = 200
+_KIND_ALIASES = {
+    "observation": "observations",
+    "observations": "observations",
+    "obs": "observations",
+    "session": "sessions",
+    "sessions": "sessions",
+    "summary": "sessions",
+    "summaries": "sessions",
+    "prompt": "prompts",
+    "prompts": "prompts",
+}
+
+
+@runtime_checkable
+class VectorRanker(Protocol):
+    name: str  # e.g. "minilm"
+
+    def available(self) -> bool: ...
+
+    def rank(
+        self, query: str, k: int, allowed_ids: Sequence[int] | None
+    ) -> list[tuple[int, float]]: ...  # observation ids, best first
+
+
+class SearchResult(BaseModel):
+    query: str | None
+    mode: str  # what ran: hybrid | fts | vector | listing (no query)
+    degraded: str | None = None  # why hybrid fell back to full text
+    order_by: str = "relevance"
+    observations: list[SearchHit] = Field(default_factory=list)
+    sessions: list[SearchHit] = Field(default_factory=list)
+    prompts: list[SearchHit] = Field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return len(self.observations) + len(self.sessions) + len(self.prompts)
+
+    def hits(self) -> list[SearchHit]:
+        return [*self.observations, *self.sessions, *self.prompts]
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``/api/search?format=json`` contract, exactly."""
+        return {
+            "observations": [h.model_dump() for h in self.observations],
+            "sessions": [h.model_dump() for h in self.sessions],
+            "prompts": [h.model_dump() for h in self.prompts],
+            "totalResults": self.total,
+            "query": self.query,
+            "mode": self.mode,
+            "degraded": self.degraded,
+        }
+
+
+def parse_types(value: Any) -> tuple[Kind, ...]:
+    """``type`` as csv / list / repeated keys → kinds in canonical order (all when empty)."""
+    wanted = coerce_list(value, "type")
+    if not wanted:
+        return KINDS
+    unknown = [t for t in wanted if t.lower() not in _KIND_ALIASES]
+    if unknown:
+        raise InvalidInput(
+            f"type {', '.join(repr(t) for t in unknown)} is not a search type; use "
+            "observations, sessions or prompts (csv for several, e.g. type=observations,prompts)"
+        )
+    chosen = {_KIND_ALIASES[t.lower()] for t in wanted}
+    return tuple(k for k in KINDS if k in chosen)
+
+
+def rrf(lists: Iterable[tuple[str, Sequence[int]]], k: int = RRF_K) -> list[tuple[int, float]]:
+    """Reciprocal-rank fusion: score(id) = Σ 1 / (k + rank) over the lists it appears in."""
+    scores: dict[int, float] = {}
+    for _, ids in lists:
+        for position, item in enumerate(ids, start=1):
+            scores[item] = scores.get(item, 0.0) + 1.0 / (k + position)
+    return sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))
+
+
+class SearchEngine:
+    """Search and timeline over one store. Cheap to build: make one per request.
+
+    ``store_or_conn`` is a ``Store`` (its thread's connection is used at call time) or a
+    ``sqlite3.Connection``. ``ranker`` is the optional vector ranker (``VectorRanker``).
+    """
+
+    def __init__(
+        self,
+        store_or_conn: Any,
+        settings: Any = None,
+        ranker: VectorRanker | None = None,
+    ) -> None:
+        self._source = store_or_conn
+        self.settings = settings
+        self.ranker = ranker
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if isinstance(self._source, sqlite3.Connection):
+            return self._source
+        conn: sqlite3.Connection = self._source.conn
+        return conn
+
+    # -- the vector ranker's state ----------------------------------------------------------
+    def vector_unavailable(self) -> str | None:
+        """None when semantic search can run, else the reason it cannot."""
+        if self.ranker is None:
+            return "no embedding model is loaded in this process"
+        name = getattr(self.ranker, "name", "vector")
+        try:
+            ok = self.ranker.available()
+        except Exception as exc:  # a ranker must never take search down with it
+            log.warning("vector ranker %s failed its availability check: %s", name, exc)
+            return f"the {name} ranker failed its availability check ({exc})"
+        if ok:
+            return None
+        reason = getattr(self.ranker, "unavailable_reason", None)
+        return str(reason) if reason else f"the {name} model or its index is not available"
+
+    # -- search -----------------------------------------------------------------------------
+    def search(
+        self,
+        query: str | None = None,
+        filters: SearchFilters | None = None,
+        *,
+        types: Sequence[str] | str | None = None,
+        mode: str = "hybrid",
+        order_by: str = "relevance",
+        limit: int = 20,
+        offset: int = 0,
+    ) -> SearchResult:
+        """Search (or, with filters and no query, list by date) the chosen kinds."""
+        query = (query or "").strip() or None
+        filters = filters or SearchFilters()
+        kinds = parse_types(types)
+        mode = _choice(mode or "hybrid", "mode", MODES, "mode=fts")
+        order_by = _choice(order_by or "relevance", "orderBy", ORDERS, "orderBy=date_desc")
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+            raise InvalidInput(f"limit must be an integer from 1 to {MAX_LIMIT}, e.g. limit=20")
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise InvalidInput("offset must be an integer ≥ 0, e.g. offset=20")
+        if query is None and filters.is_empty():
+            raise InvalidInput(
+                "give a query or at least one filter, e.g. query=refund charged twice, or "
+                "project=payments-api, obs_type=bugfix, concepts=…, files=src/…, "
+                "dateStart=2026-12-01"
+            )
+        if query is None:
+            # Trigger: filters but no words. Why: "what happened in project X last week" is a
+            # listing, and ranking needs words. Outcome: newest (or oldest) first, by SQL.
+            order = "date_asc" if order_by == "date_asc" else "date_desc"
+            result = SearchResult(query=None, mode="listing", order_by=order)
+            for kind in kinds:
+                page = self._listing(kind, filters, order, limit, offset)
+                setattr(result, kind, self._hydrate(kind, page, {}))
+            return result
+
+        used, degraded = self._resolve_mode(mode)
+        result = SearchResult(query=query, mode=used, degraded=degraded, order_by=order_by)
+        need = offset + limit
+        depth = max(DATE_POOL, need) if order_by != "relevance" else need
+        for kind in kinds:
+            if kind == "observations":
+                scored, ranks = self._rank_observations(query, filters, used, depth, result)
+            else:
+                scored = fts.rank(self.conn, kind, query, filters, limit=depth)
+                ranks = {i: {"fts": n} for n, (i, _) in enumerate(scored, start=1)}
+            if order_by != "relevance":
+                scored = self._date_order(kind, scored, descending=order_by == "date_desc")
+            page = scored[offset:need]
+            setattr(result, kind, self._hydrate(kind, page, ranks))
+        return result
+
+    def _resolve_mode(self, mode: str) -> tuple[str, str | None]:
+        if mode == "fts":
+            return "fts", None
+        reason = self.vector_unavailable()
+        if reason is None:
+            return mode, None
+        if mode == "vector":
+            raise InvalidInput(
+                f"semantic search is unavailable: {reason}. Use mode=fts, or mode=hybrid "
+                "(which falls back to full text); `workbench doctor` shows the embedding setup"
+            )
+        return "fts", f"semantic search unavailable ({reason}); results are full-text only"
+
+    def _rank_observations(
+        self,
+        query: str,
+        filters: SearchFilters,
+        mode: str,
+        depth: int,
+        result: SearchResult,
+    ) -> tuple[list[tuple[int, float]], dict[int, dict[str, int]]]:
+        if mode == "fts":
+            scored = fts.rank(self.conn, "observations", query, filters, limit=depth)
+            return scored, {i: {"fts": n} for n, (i, _) in enumerate(scored, start=1)}
+        assert self.ranker is not None
+        name = self.ranker.name
+        fusion_depth = min(max(FUSION_DEPTH, 2 * depth), 500)
+        vector = self._vector_rank(query, filters, fusion_depth if mode == "hybrid" else depth)
+        if vector is None:
+            # Trigger: the ranker raised mid-query. Why: search must never fail because an
+            # optional ranker did. Outcome: full text, and the result says so.
+            if mode == "vector":
+                raise InvalidInput(
+                    f"semantic search failed ({name}); use mode=fts or mode=hybrid instead"
+                )
+            result.mode = "fts"
+            result.degraded = f"semantic search failed ({name}); results are full-text only"
+            scored = fts.rank(self.conn, "observations", query, filters, limit=depth)
+            return scored, {i: {"fts": n} for n, (i, _) in enumerate(scored, start=1)}
+        ranks: dict[int, dict[str, int]] = {}
+        for n, (i, _) in enumerate(vector, start=1):
+            ranks.setdefault(i, {})[name] = n
+        if mode == "vector":
+            return vector[:depth], ranks
+        text = fts.rank(self.conn, "observations", query, filters, limit=fusion_depth)
+        for n, (i, _) in enumerate(text, start=1):
+            ranks.setdefault(i, {})["fts"] = n
+        fused = rrf([("fts", [i for i, _ in text]), (name, [i for i, _ in vector])])
+        return fused[:depth], ranks
+
+    def _vector_rank(
+        self, query: str, filters: SearchFilters, k: int
+    ) -> list[tuple[int, float]] | None:
+        assert self.ranker is not None
+        allowed: list[int] | None = None
+        if not filters.is_empty():
+            clauses, params = filters.observation_sql("o")
+            sql = f"SELECT o.id FROM observations o WHERE {' AND '.join(clauses)}"
+            allowed = [int(r[0]) for r in self.conn.execute(sql, params)]
+            if not allowed:
+                return []
+        try:
+            ranked = self.ranker.rank(query, k, allowed)
+        except Exception:
+            log.exception("vector ranker %s failed", self.ranker.name)
+            return None
+        if allowed is not None:  # a ranker that ignores the allowed set must not leak rows
+            permitted = set(allowed)
+            ranked = [(i, s) for i, s in ranked if i in permitted]
+        return [(int(i), float(s)) for i, s in ranked]
+
+    def _listing(
+        self, kind: Kind, filters: SearchFilters, order: str, limit: int, offset: int
+    ) -> list[tuple[int, float]]:
+        if not filters.applies_to(kind):
+            return []
+        clauses, params = filters.record_sql(kind, "r")
+        where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+        direction = "ASC" if order == "date_asc" else "DESC"
+        sql = (
+            f"SELECT r.id FROM {hits.table_of(kind)} r{where}"
+            f" ORDER BY r.created_at_epoch {direction}, r.id {direction} LIMIT ? OFFSET ?"
+        )
+        return [(int(r[0]), 0.0) for r in self.conn.execute(sql, [*params, limit, offset])]
+
+    def _date_order(
+        self, kind: Kind, scored: list[tuple[int, float]], *, descending: bool
+    ) -> list[tuple[int, float]]:
+        when = hits.epochs(self.conn, kind, [i for i, _ in scored])
+        sign = -1 if descending else 1
+        present = [pair for pair in scored if pair[0] in when]
+        return sorted(present, key=lambda pair: (sign * when[pair[0]], sign * pair[0]))
+
+    def _hydrate(
+        self, kind: Kind, page: list[tuple[int, float]], ranks: dict[int, dict[str, int]]
+    ) -> list[SearchHit]:
+        rows = hits.load(self.conn, kind, [i for i, _ in page])
+        return [
+            # model_construct: the fields come straight from our own rows (validated on write).
+            SearchHit.model_construct(
+                **rows[i], score=float(f"{score:.6g}"), ranks=ranks.get(i, {})
+            )
+            for i, score in page
+            if i in rows  # a vector index may know ids deleted since it was built
+        ]
+
+    # -- timeline ---------------------------------------------------------------------------
+    def timeline(
+        self,
+        anchor: int | str | None = None,
+        query: str | None = None,
+        depth_before: int = 5,
+        depth_after: int = 5,
+        project: str | None = None,
+    ) -> Any:
+        """Observations, summaries and prompts around an anchor, in time order (layer 2)."""
+        from workbench.recall.timeline import build
+
+        return build(self, anchor, query, depth_before, depth_after, project)
+
+
+def _choice(value: str, param: str, allowed: Sequence[str], example: str) -> str:
+    if value not in allowed:
+        raise InvalidInput(
+            f"{param}={value!r} is not allowed; use {' | '.join(allowed)} ({example})"
+        )
+    return value
