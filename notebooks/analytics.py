@@ -6,6 +6,7 @@ app = marimo.App(width="medium", app_title="workbench · analytics")
 with app.setup:
     import argparse
     from datetime import date
+    from typing import Any
 
     import altair as alt
     import marimo as mo
@@ -53,9 +54,9 @@ def scope_for(project: str, days: tuple[date, date] | None) -> stats.Scope:
 
 
 @app.function
-def heatmap(con: object, scope: stats.Scope) -> pl.DataFrame:
+def heatmap(con: Any, scope: stats.Scope) -> pl.DataFrame:
     """Observations per weekday and UTC hour: when the work happens."""
-    frame = stats.frame(con, "observations", "created_ts", scope)  # type: ignore[arg-type]
+    frame = stats.frame(con, "observations", "created_ts", scope)
     return (
         frame.with_columns(
             weekday=pl.col("created_ts").dt.weekday(), hour=pl.col("created_ts").dt.hour()
@@ -67,15 +68,15 @@ def heatmap(con: object, scope: stats.Scope) -> pl.DataFrame:
 
 
 @app.function
-def type_mix(con: object, scope: stats.Scope) -> pl.DataFrame:
+def type_mix(con: Any, scope: stats.Scope) -> pl.DataFrame:
     """Observations per ISO week and type, with each type's share of that week."""
-    frame = stats.frame(con, "observations", "type, day", scope)  # type: ignore[arg-type]
+    frame = stats.frame(con, "observations", "type, day", scope)
     weekly = frame.with_columns(week=pl.col("day").dt.truncate("1w")).group_by("week", "type").len()
     return weekly.with_columns(share=pl.col("len") / pl.col("len").sum().over("week")).sort("week")
 
 
 @app.function
-def session_events(con: object, session_id: str) -> pl.DataFrame:
+def session_events(con: Any, session_id: str) -> pl.DataFrame:
     """A session's prompts, observations and summaries in time order (the explorer's rows)."""
     sql = """
         SELECT created_ts AS event_at, 'prompt' AS kind, prompt_number, 'prompt' AS type,
@@ -89,7 +90,7 @@ def session_events(con: object, session_id: str) -> pl.DataFrame:
           FROM summaries WHERE content_session_id = ?
         ORDER BY event_at, kind
     """
-    return con.execute(sql, [session_id] * 3).pl()  # type: ignore[attr-defined]
+    return con.execute(sql, [session_id] * 3).pl()
 
 
 @app.cell(hide_code=True)

@@ -4,7 +4,8 @@
   request validation errors become a 422 that lists each bad field, so a client sees
   exactly what to fix.
 - CORS allows only http://localhost:* and http://127.0.0.1:* origins; ``LocalOriginOnly``
-  refuses cross-origin writes; ``BodyLimit`` caps bodies before parsing.
+  refuses cross-origin writes; ``TrustedHostMiddleware`` refuses a foreign ``Host`` (DNS
+  rebinding); ``BodyLimit`` caps bodies before parsing.
 - The lifespan starts the ``Runtime`` (store, worker, spool replay, PID lock) unless one is
   passed in (tests of validation edge cases use an in-process app).
 """
@@ -21,6 +22,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
+from fastapi.middleware.trustedhost import TrustedHostMiddleware
 from fastapi.responses import JSONResponse
 
 from service import routes
@@ -94,6 +96,9 @@ def create_app(settings: Settings, *, pid_lock: bool = True) -> FastAPI:
         allow_headers=["*"],
     )
     app.add_middleware(LocalOriginOnly)
+    # A page on another site can point its own hostname at 127.0.0.1 (DNS rebinding) and
+    # then *read* our API as same-origin; refusing any Host but ours closes that door.
+    app.add_middleware(TrustedHostMiddleware, allowed_hosts=["127.0.0.1", "localhost"])
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     return app
 

@@ -30,7 +30,9 @@ SMALL_LIMIT = 2048
 # ----- helpers --------------------------------------------------------------------------------
 @pytest.fixture
 def client(data_dir: Path) -> Iterator[TestClient]:
-    with TestClient(create_app(load_settings(data_dir))) as test_client:
+    with TestClient(
+        create_app(load_settings(data_dir)), base_url="http://127.0.0.1"
+    ) as test_client:
         yield test_client
 
 
@@ -391,3 +393,17 @@ def test_a_stale_pid_file_does_not_block_a_restart(make_service: Any) -> None:
     assert (second.data_dir / "service.pid").read_text(encoding="utf-8").strip() == str(
         health["pid"]
     )
+
+
+def test_a_foreign_host_header_is_refused(service: Any) -> None:
+    """DNS rebinding: a page whose hostname resolves to 127.0.0.1 must not read the API."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", service.port, timeout=5)
+    conn.request("GET", "/api/export", headers={"Host": f"evil.example:{service.port}"})
+    response = conn.getresponse()
+    assert response.status == 400
+    assert b"sessions" not in response.read()
+    conn.close()
+    status, _ = service.get("/api/export")
+    assert status == 200

@@ -5,9 +5,9 @@ they open the SQLite store read-only and DuckDB over it, and anything that write
 the knowledge agent) goes through the service's HTTP API, like the CLI does. This module
 holds the few pieces every notebook needs, so each one stays a thin layer of widgets:
 
-- ``data_dir_arg``: ``--data-dir`` from the notebook's arguments, else ``WORKBENCH_DATA_DIR``,
-  else the default data dir (``marimo edit nb.py -- --data-dir X`` and ``python nb.py
-  --data-dir X`` both put the flag in ``sys.argv``);
+- ``base_parser`` / ``parse_known``: ``--data-dir`` from the notebook's arguments, else
+  ``WORKBENCH_DATA_DIR``, else the default data dir (``marimo edit nb.py -- --data-dir X`` and
+  ``python nb.py --data-dir X`` both put the flag in ``sys.argv``; unknown flags are ignored);
 - ``open_store``: the store read-only, with a message that says what to do when it is missing;
 - ``service``: a client when the service answers, without starting one; ``writer``: start it
   if needed (what ``workbench corpus build`` does), saying so;
@@ -71,13 +71,8 @@ def parse_known(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> 
     return args
 
 
-def data_dir_arg(argv: Sequence[str] | None = None) -> Path:
-    """The data dir a notebook was started for (see the module docstring)."""
-    args = parse_known(base_parser("workbench notebook"), argv)
-    return Path(load_settings(args.data_dir).data_dir)
-
-
 def settings_for(data_dir: Path | str | None) -> Settings:
+    """The settings of the notebook's data dir (None: ``WORKBENCH_DATA_DIR`` or the default)."""
     return load_settings(data_dir)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,7 +40,9 @@ class Project:
         return f"{self.cwd}/{rel}"
 
 
-def session(project: Project, title: str, turns: list[dict[str, Any]], **extra: Any) -> dict:
+def session(
+    project: Project, title: str, turns: list[dict[str, Any]], **extra: Any
+) -> dict[str, Any]:
     """A session in the ``data/demo/sessions.json`` schema (what ``workbench.demo`` replays)."""
     return {"title": title, "project": project.name, "cwd": project.cwd, "turns": turns, **extra}
 
@@ -359,7 +362,7 @@ def pytest_out(
     target: str,
     *,
     passed: int,
-    failed: list[tuple[str, str]] = (),  # type: ignore[assignment]
+    failed: Sequence[tuple[str, str]] = (),
     seconds: float = 1.2,
 ) -> str:
     """pytest's output: progress, one FAILURES block per failure, the short summary."""
@@ -391,8 +394,8 @@ def pytest_out(
 
 
 def jest_out(
-    file: str, *, passed: int, failed: list[tuple[str, str]] = (), seconds: float = 3.1
-) -> str:  # type: ignore[assignment]
+    file: str, *, passed: int, failed: Sequence[tuple[str, str]] = (), seconds: float = 3.1
+) -> str:
     """jest's output (``●`` blocks per failing test, then the totals)."""
     lines = [f"{'FAIL' if failed else 'PASS'} {file}"]
     for name, error in failed:
@@ -407,8 +410,8 @@ def jest_out(
 
 
 def vitest_out(
-    file: str, *, passed: int, failed: list[tuple[str, str]] = (), seconds: float = 1.4
-) -> str:  # type: ignore[assignment]
+    file: str, *, passed: int, failed: Sequence[tuple[str, str]] = (), seconds: float = 1.4
+) -> str:
     """vitest's output: a FAIL line and the assertion per failure, then the two totals lines."""
     lines = [" RUN  v2.1.4 /home/dev/src/webshop-frontend", ""]
     for name, error in failed:
@@ -426,8 +429,8 @@ def vitest_out(
 
 
 def go_test_out(
-    pkg: str, *, failed: list[tuple[str, str]] = (), passed: list[str] = (), race: str = ""
-) -> str:  # type: ignore[assignment]
+    pkg: str, *, failed: Sequence[tuple[str, str]] = (), passed: Sequence[str] = (), race: str = ""
+) -> str:
     """``go test -v``: ``--- FAIL``/``--- PASS`` lines, an optional race report, ``FAIL``/``ok``."""
     lines = []
     if race:
@@ -483,8 +486,8 @@ def commit(
     minus: int = 2,
     *,
     branch: str = "main",
-    created: list[str] = (),
-) -> ToolCall:  # type: ignore[assignment]
+    created: Sequence[str] = (),
+) -> ToolCall:
     """``git commit``: the short hash is derived from the message, so reruns give the same one."""
     sha = _digest(message, branch)[:7]
     out = [

@@ -18,10 +18,10 @@ from workbench.cli.output import (
     JsonOption,
     console,
     handle_errors,
+    load_settings,
     print_json,
     table,
 )
-from workbench.settings import load_settings
 
 agent_app = typer.Typer(
     name="agent",

@@ -9,7 +9,7 @@ as the service (``^[A-Za-z0-9._-]+$``, never trimmed or fixed).
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -18,10 +18,13 @@ from workbench.cli.output import (
     JsonOption,
     handle_errors,
     key_values,
+    load_settings,
     print_json,
     table,
 )
-from workbench.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from workbench.settings import Settings
 
 corpus_app = typer.Typer(
     name="corpus",

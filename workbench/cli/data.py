@@ -8,12 +8,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from workbench.cli.output import DataDirOption, JsonOption, handle_errors, print_json, table
-from workbench.settings import Settings, load_settings
+from workbench.cli.output import (
+    DataDirOption,
+    JsonOption,
+    handle_errors,
+    load_settings,
+    print_json,
+    table,
+)
+
+if TYPE_CHECKING:
+    from workbench.settings import Settings
 
 
 def register(app: typer.Typer) -> None:

@@ -177,15 +177,16 @@ def demo(
     )
     queue = health.get("queue", {})
     out.print(f"queue: {queue.get('done', 0)} done, {queue.get('failed', 0)} failed")
-    out.print(
-        "semantic search was off during the demo; the next service start embeds the memory "
-        "in the background"
-    )
     out.print(f"explore it: workbench notebook analytics --data-dir {folder}")
     if keep_running:
         out.print(
-            f"demo service left running at {settings.base_url}; stop it with "
-            f"`workbench stop -d {folder}`"
+            f"demo service left running at {settings.base_url}, full text only; stop it with "
+            f"`workbench stop -d {folder}` (the next start embeds the memory for semantic search)"
+        )
+    else:
+        out.print(
+            "semantic search was off during the demo; the next service start embeds the memory "
+            "in the background"
         )
     if queue.get("failed"):
         raise typer.Exit(1)

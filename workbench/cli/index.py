@@ -14,8 +14,14 @@ from typing import Annotated, Any
 
 import typer
 
-from workbench.cli.output import DataDirOption, JsonOption, handle_errors, print_json, table
-from workbench.settings import load_settings
+from workbench.cli.output import (
+    DataDirOption,
+    JsonOption,
+    handle_errors,
+    load_settings,
+    print_json,
+    table,
+)
 
 POLL_S = 0.25
 

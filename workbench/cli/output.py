@@ -9,11 +9,14 @@ import json
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from functools import wraps
-from typing import Annotated, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
 
 import typer
 
 from workbench.errors import WorkbenchError
+
+if TYPE_CHECKING:
+    from workbench.settings import Settings
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 DataDirOption = Annotated[
@@ -25,6 +28,17 @@ DataDirOption = Annotated[
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+
+def load_settings(data_dir: Any = None, **overrides: Any) -> Settings:
+    """``workbench.settings.load_settings``, imported on first use.
+
+    Why: pydantic-settings costs ~170 ms to import, and every command module is imported to
+    register its commands; only the command that runs should pay for it.
+    """
+    from workbench.settings import load_settings as load
+
+    return load(data_dir, **overrides)
 
 
 def console() -> Any:

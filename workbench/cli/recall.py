@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -22,11 +22,14 @@ from workbench.cli.output import (
     JsonOption,
     console,
     handle_errors,
+    load_settings,
     print_json,
     table,
 )
 from workbench.errors import ServiceUnavailable
-from workbench.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from workbench.settings import Settings
 
 
 def register(app: typer.Typer) -> None:

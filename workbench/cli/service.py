@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -20,10 +20,13 @@ from workbench.cli.output import (
     console,
     handle_errors,
     key_values,
+    load_settings,
     print_json,
     table,
 )
-from workbench.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from workbench.settings import Settings
 
 
 def register(app: typer.Typer) -> None:
