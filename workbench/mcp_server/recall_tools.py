@@ -54,8 +54,9 @@ How to recall from workbench memory (3 layers; each step costs more tokens than 
    is the one you need and what surrounded it, still cheaply. timeline(query=...) anchors on
    the best hit for you.
 3. get_observations(ids=[123, ...]) -> the full records (narrative, facts, files) of only the
-   ids you picked (#123 in the index is id 123). A full observation costs several hundred tokens, so fetching 20 "just in case"
-   can cost more than the whole search; filter first, then fetch 1-5.
+   ids you picked (#123 in the index is id 123). A full observation costs several hundred
+   tokens, so fetching 20 "just in case" can cost more than the whole search; filter first,
+   then fetch 1-5.
 
 Why: your context window is the budget. The index lets you skim hundreds of memories for the
 price of reading a few; full records are for the handful that matter.
