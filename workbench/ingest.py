@@ -15,6 +15,7 @@ Skips are answered with a stated reason (``status="skipped"``) and store nothing
 from __future__ import annotations
 
 import fnmatch
+import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -22,7 +23,7 @@ from typing import Any, Literal
 from workbench.clock import now_ms
 from workbench.errors import InvalidInput
 from workbench.locate import project_from_cwd
-from workbench.models import ObservationDraft
+from workbench.models import ObservationDraft, Session
 from workbench.redact import is_task_notification, redact_value, strip_private
 from workbench.settings import Settings
 from workbench.store import events, observations, sessions
@@ -75,6 +76,14 @@ def bound(value: Any, limit: int) -> Any:
 Listener = Callable[[str, dict[str, Any]], None]
 
 
+def _already_received(conn: sqlite3.Connection, event_key: str | None) -> IngestResult | None:
+    """The answer for an event whose idempotency key is already in the log, else None."""
+    existing = events.find_by_key(conn, event_key) if event_key else None
+    if existing is None:
+        return None
+    return IngestResult("duplicate", reason="event already received", event_id=existing)
+
+
 class Ingestor:
     """The synchronous half of ingest over one store.
 
@@ -94,6 +103,14 @@ class Ingestor:
         self.settings = settings
         self.notify = notify or (lambda: None)
         self.listener: Listener = listener or (lambda kind, data: None)
+
+    def _queued(self, event_id: int, session: Session) -> IngestResult:
+        """After an enqueue commits: wake the worker, tell live clients, answer the hook."""
+        self.notify()
+        self.listener("queued", {"eventId": event_id, "project": session.project})
+        return IngestResult(
+            "queued", event_id=event_id, session_id=session.id, prompt_number=session.prompt_counter
+        )
 
     # ----- rules ------------------------------------------------------------------------------
     def excluded(self, project: str, cwd: str = "") -> bool:
@@ -124,8 +141,8 @@ class Ingestor:
         cleaned = strip_private(prompt)
         conn = self.store.conn
         with atomic(conn):
-            if event_key and (existing := events.find_by_key(conn, event_key)) is not None:
-                return IngestResult("duplicate", reason="event already received", event_id=existing)
+            if (seen := _already_received(conn, event_key)) is not None:
+                return seen
             ms = now_ms()
             new_session = sessions.get(conn, content_session_id) is None
             session = sessions.ensure(conn, content_session_id, project, platform_source, ms)
@@ -204,8 +221,8 @@ class Ingestor:
         key = f"tool:{content_session_id}:{tool_use_id}" if tool_use_id else event_key
         conn = self.store.conn
         with atomic(conn):
-            if key and (existing := events.find_by_key(conn, key)) is not None:
-                return IngestResult("duplicate", reason="event already received", event_id=existing)
+            if (seen := _already_received(conn, key)) is not None:
+                return seen
             ms = now_ms()
             session = sessions.get(conn, content_session_id) or sessions.ensure(
                 conn, content_session_id, project, at_ms=ms
@@ -234,11 +251,7 @@ class Ingestor:
                 enqueue=True,
                 received_ms=ms,
             )
-        self.notify()
-        self.listener("queued", {"eventId": event_id, "project": session.project})
-        return IngestResult(
-            "queued", event_id=event_id, session_id=session.id, prompt_number=session.prompt_counter
-        )
+        return self._queued(event_id, session)
 
     def summarize(
         self,
@@ -250,8 +263,8 @@ class Ingestor:
         """End of a prompt's turn (Stop): enqueue a summary of that prompt."""
         conn = self.store.conn
         with atomic(conn):
-            if event_key and (existing := events.find_by_key(conn, event_key)) is not None:
-                return IngestResult("duplicate", reason="event already received", event_id=existing)
+            if (seen := _already_received(conn, event_key)) is not None:
+                return seen
             session = sessions.get(conn, content_session_id)
             if session is None:
                 return IngestResult("skipped", reason="unknown session: no prompt was recorded")
@@ -271,11 +284,7 @@ class Ingestor:
                 prompt_number=session.prompt_counter,
                 enqueue=True,
             )
-        self.notify()
-        self.listener("queued", {"eventId": event_id, "project": session.project})
-        return IngestResult(
-            "queued", event_id=event_id, session_id=session.id, prompt_number=session.prompt_counter
-        )
+        return self._queued(event_id, session)
 
     def session_end(
         self, *, content_session_id: str, reason: str = "", event_key: str | None = None
@@ -283,8 +292,8 @@ class Ingestor:
         """SessionEnd: mark the session completed."""
         conn = self.store.conn
         with atomic(conn):
-            if event_key and (existing := events.find_by_key(conn, event_key)) is not None:
-                return IngestResult("duplicate", reason="event already received", event_id=existing)
+            if (seen := _already_received(conn, event_key)) is not None:
+                return seen
             session = sessions.get(conn, content_session_id)
             if session is None:
                 return IngestResult("skipped", reason="unknown session")
@@ -333,8 +342,8 @@ class Ingestor:
         )
         conn = self.store.conn
         with atomic(conn):
-            if event_key and (existing := events.find_by_key(conn, event_key)) is not None:
-                return IngestResult("duplicate", reason="event already received", event_id=existing)
+            if (seen := _already_received(conn, event_key)) is not None:
+                return seen
             event_id, _ = events.append(
                 conn,
                 "memory_save",

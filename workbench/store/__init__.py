@@ -19,5 +19,6 @@ Modules:
 - ``deletions``     deleting an observation for good: the row goes, a tombstone stays
 - ``summaries``     session summaries
 - ``transfer``      export/import in one JSON format
+- ``pages``         one page of a table, newest first (the list routes)
 - ``stats``         counts for ``/api/stats`` and ``workbench status``
 """

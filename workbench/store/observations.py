@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from workbench.clock import iso_from_ms, now_ms
 from workbench.models import Observation, ObservationDraft
+from workbench.store import pages
 
 JSON_FIELDS = ("facts", "concepts", "files_read", "files_modified")
 OrderBy = Literal["date_desc", "date_asc", "id_asc", "id_desc"]
@@ -137,15 +138,9 @@ def get_many(
 def list_page(
     conn: sqlite3.Connection, *, project: str | None, offset: int, limit: int
 ) -> tuple[list[Observation], bool]:
-    """A page newest first; ``hasMore`` from fetching one extra row."""
-    sql = "SELECT * FROM observations"
-    params: list[Any] = []
-    if project:
-        sql += " WHERE project = ?"
-        params.append(project)
-    sql += f" ORDER BY {_ORDER_SQL['date_desc']} LIMIT ? OFFSET ?"
-    rows = conn.execute(sql, [*params, limit + 1, offset]).fetchall()
-    return [from_row(r) for r in rows[:limit]], len(rows) > limit
+    """A page of observations, newest first, and whether more follow."""
+    rows, more = pages.newest(conn, "observations", project=project, offset=offset, limit=limit)
+    return [from_row(r) for r in rows], more
 
 
 def for_prompt(

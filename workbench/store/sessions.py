@@ -9,10 +9,10 @@ without ever storing anything about its text.
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
 
 from workbench.clock import iso_from_ms, now_ms
 from workbench.models import Prompt, Session
+from workbench.store import pages
 
 MAX_PROMPT_CHARS = 4000
 DUPLICATE_PROMPT_WINDOW_MS = 10_000
@@ -131,26 +131,21 @@ def end(
 def list_prompts(
     conn: sqlite3.Connection, *, project: str | None, offset: int, limit: int
 ) -> tuple[list[Prompt], bool]:
-    """A page of prompts, newest first; ``hasMore`` is computed by fetching one extra row."""
-    sql = "SELECT * FROM user_prompts"
-    params: list[Any] = []
-    if project:
-        sql += " WHERE project = ?"
-        params.append(project)
-    sql += " ORDER BY created_at_epoch DESC, id DESC LIMIT ? OFFSET ?"
-    rows = conn.execute(sql, [*params, limit + 1, offset]).fetchall()
-    items = [Prompt(**{k: r[k] for k in Prompt.model_fields}) for r in rows[:limit]]
-    return items, len(rows) > limit
+    """A page of prompts, newest first, and whether more follow."""
+    rows, more = pages.newest(conn, "user_prompts", project=project, offset=offset, limit=limit)
+    return [Prompt(**{k: r[k] for k in Prompt.model_fields}) for r in rows], more
 
 
 def list_sessions(
     conn: sqlite3.Connection, *, project: str | None, offset: int, limit: int
 ) -> tuple[list[Session], bool]:
-    sql = "SELECT * FROM sessions"
-    params: list[Any] = []
-    if project:
-        sql += " WHERE project = ?"
-        params.append(project)
-    sql += " ORDER BY started_at_epoch DESC, id DESC LIMIT ? OFFSET ?"
-    rows = conn.execute(sql, [*params, limit + 1, offset]).fetchall()
-    return [_session(r) for r in rows[:limit]], len(rows) > limit
+    """A page of sessions, most recently started first, and whether more follow."""
+    rows, more = pages.newest(
+        conn,
+        "sessions",
+        project=project,
+        offset=offset,
+        limit=limit,
+        time_column="started_at_epoch",
+    )
+    return [_session(r) for r in rows], more

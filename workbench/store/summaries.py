@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any
 
 from workbench.clock import iso_from_ms, now_ms
 from workbench.models import Summary, SummaryDraft
+from workbench.store import pages
 
 JSON_FIELDS = ("files_read", "files_edited")
 TEXT_FIELDS = ("request", "investigated", "learned", "completed", "next_steps", "notes")
@@ -79,12 +79,8 @@ def get(conn: sqlite3.Connection, summary_id: int) -> Summary | None:
 def list_page(
     conn: sqlite3.Connection, *, project: str | None, offset: int, limit: int
 ) -> tuple[list[Summary], bool]:
-    """A page newest first; ``hasMore`` from fetching one extra row."""
-    sql = "SELECT * FROM session_summaries"
-    params: list[Any] = []
-    if project:
-        sql += " WHERE project = ?"
-        params.append(project)
-    sql += " ORDER BY created_at_epoch DESC, id DESC LIMIT ? OFFSET ?"
-    rows = conn.execute(sql, [*params, limit + 1, offset]).fetchall()
-    return [from_row(r) for r in rows[:limit]], len(rows) > limit
+    """A page of summaries, newest first, and whether more follow."""
+    rows, more = pages.newest(
+        conn, "session_summaries", project=project, offset=offset, limit=limit
+    )
+    return [from_row(r) for r in rows], more
