@@ -95,20 +95,50 @@ def tool_event(client: int, index: int) -> dict[str, object]:
     }
 
 
-def client_worker(port: int, client: int, count: int, out: mp.Queue) -> None:  # type: ignore[type-arg]
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    request(
-        port,
-        "POST",
-        "/api/sessions/init",
-        {"contentSessionId": f"bench-{client}", "project": "bench", "prompt": "benchmark"},
-        conn,
+def raw_request(path: str, body: dict[str, object]) -> bytes:
+    """One keep-alive HTTP/1.1 POST, serialised up front (the hooks also speak raw HTTP)."""
+    data = json.dumps(body).encode()
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(data)}\r\n\r\n"
     )
+    return head.encode() + data
+
+
+def read_response(sock: socket.socket, buffer: bytes) -> tuple[int, bytes]:
+    """Read one Content-Length framed response; return (status, leftover bytes)."""
+    while b"\r\n\r\n" not in buffer:
+        buffer += sock.recv(65536)
+    head, _, rest = buffer.partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    while len(rest) < length:
+        rest += sock.recv(65536)
+    return int(head.split(b" ", 2)[1]), rest[length:]
+
+
+def client_worker(port: int, client: int, count: int, out: mp.Queue) -> None:  # type: ignore[type-arg]
+    """Post ``count`` tool events one at a time over one keep-alive connection.
+
+    Requests are serialised before the clock starts, so the figure measures the service,
+    not Python's http.client (which costs more per request than the route itself).
+    """
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    init = {"contentSessionId": f"bench-{client}", "project": "bench", "prompt": "benchmark"}
+    sock.sendall(raw_request("/api/sessions/init", init))
+    _, buffer = read_response(sock, b"")
+    posts = [raw_request("/api/sessions/observations", tool_event(client, i)) for i in range(count)]
     start = time.perf_counter()
-    for i in range(count):
-        status, _ = request(port, "POST", "/api/sessions/observations", tool_event(client, i), conn)
+    for post in posts:
+        sock.sendall(post)
+        status, buffer = read_response(sock, buffer)
         assert status == 200, status
     out.put(time.perf_counter() - start)
+    sock.close()
 
 
 def wait_idle(port: int) -> None:

@@ -32,6 +32,8 @@ from workbench import __version__
 from workbench.errors import WorkbenchError
 from workbench.settings import Settings
 
+HOT_ROUTES = ("sessions", "health")
+
 
 def route_modules() -> list[ModuleType]:
     """Every module in ``service/routes/`` that defines a ``router``, in name order.
@@ -40,7 +42,11 @@ def route_modules() -> list[ModuleType]:
     changes ever need to edit the same line to register theirs.
     """
     found = []
-    for info in sorted(pkgutil.iter_modules(routes.__path__), key=lambda i: i.name):
+    names = sorted(pkgutil.iter_modules(routes.__path__), key=lambda i: i.name)
+    # Routes match in inclusion order, one router at a time: the hook routes (every tool
+    # call) and health (every SessionStart) go first so they never pay for the others.
+    names.sort(key=lambda i: i.name not in HOT_ROUTES)
+    for info in names:
         module = importlib.import_module(f"service.routes.{info.name}")
         if hasattr(module, "router"):
             found.append(module)

@@ -41,6 +41,7 @@ class Runtime:
     last_replay: ReplayReport | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
     _replayer: threading.Thread | None = None
+    _last_status: float = 0.0
     # The background embedding pipeline (workbench/recall/indexer.py); it owns the model.
     indexer: Indexer | None = None
 
@@ -65,7 +66,7 @@ class Runtime:
         )
         worker.listeners.append(runtime._publish_derived)
         # Embedding happens after the commit, on the indexer's thread: the worker only wakes it.
-        runtime.indexer = Indexer(store, settings)
+        runtime.indexer = Indexer(store, settings, ingest_busy=worker.ingest_busy)
         worker.listeners.append(runtime.indexer.notify)
         if requeued:
             log.info("re-queued %d events claimed by a previous process", requeued)
@@ -93,7 +94,11 @@ class Runtime:
                     "contentSessionId": event.content_session_id,
                 },
             )
-        self.bus.publish("processing_status", {"queue": events.depth(self.store.conn)})
+        # Throttled: one status update per 200 ms is plenty for a person watching a page.
+        now = time.monotonic()
+        if now - self._last_status >= 0.2:
+            self._last_status = now
+            self.bus.publish("processing_status", {"queue": events.backlog(self.store.conn)})
 
     def replay_spool(self) -> ReplayReport:
         self.last_replay = replay(self.ingestor, self.settings.spool_retention_days)

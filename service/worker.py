@@ -67,6 +67,10 @@ class Worker(threading.Thread):
         self._last_ingest = time.monotonic()
         self._wake.set()
 
+    def ingest_busy(self, window_s: float = 0.25) -> bool:
+        """True when an event was enqueued in the last ``window_s`` (a burst is under way)."""
+        return time.monotonic() - self._last_ingest < window_s
+
     def _yield_to_ingest(self) -> None:
         """Let a burst of hook requests finish before compressing, for at most 250 ms.
 

@@ -79,8 +79,11 @@ class Indexer(threading.Thread):
         *,
         poll_s: float = 2.0,
         save_interval_s: float = 30.0,
+        ingest_busy: Callable[[], bool] | None = None,
     ) -> None:
         super().__init__(name="workbench-indexer", daemon=True)
+        # True while hooks are posting a burst of events (the service passes the worker's view).
+        self._ingest_busy = ingest_busy or (lambda: False)
         self.store = store
         self.settings = settings
         self._factory = embedder_factory
@@ -225,10 +228,23 @@ class Indexer(threading.Thread):
         if removed:
             vectors.forget(conn, index.remove(removed))
         for start in range(0, len(added), CHUNK):
+            self._yield_to_ingest()
             if self._stopping.is_set():
                 break
             self._add(index, embedder, added[start : start + CHUNK])
         return len(added), len(removed)
+
+    def _yield_to_ingest(self, most_s: float = 2.0) -> None:
+        """Pause embedding while hooks post a burst, for at most ``most_s`` per chunk.
+
+        Trigger: events arrived in the last moments. Why: the model shares the GIL and the CPU
+        with the request loop, and on 2 cores a catch-up embedding cut enqueue throughput
+        several-fold. Outcome: vectors lag a burst by seconds; hooks never wait for them.
+        """
+        deadline = time.monotonic() + most_s
+        while self._ingest_busy() and time.monotonic() < deadline:
+            if self._stopping.wait(0.05):
+                return
 
     def _add(self, index: VectorIndex, embedder: Embedder, ids: Sequence[int]) -> tuple[int, int]:
         """Embed (or fetch from the cache) and add one chunk; return (embedded, reused)."""

@@ -209,6 +209,20 @@ def depth(conn: sqlite3.Connection) -> dict[str, int]:
     return counts
 
 
+def backlog(conn: sqlite3.Connection) -> dict[str, int]:
+    """Pending and claimed counts only: an index range scan, cheap however long the log is.
+
+    ``depth`` counts done events too, a scan that grows with history; live status updates
+    use this instead.
+    """
+    counts = {"pending": 0, "claimed": 0}
+    for status, count in conn.execute(
+        "SELECT status, count(*) FROM queue WHERE status IN ('pending', 'claimed') GROUP BY status"
+    ):
+        counts[status] = count
+    return counts
+
+
 def failed(conn: sqlite3.Connection, limit: int = 50) -> list[dict[str, Any]]:
     """Parked events with their reasons, newest first."""
     rows = conn.execute(
