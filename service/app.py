@@ -32,7 +32,7 @@ from workbench import __version__
 from workbench.errors import WorkbenchError
 from workbench.settings import Settings
 
-HOT_ROUTES = ("sessions", "health")
+HOT_ROUTES = ("sessions", "health", "context", "search")
 
 
 def route_modules() -> list[ModuleType]:
@@ -44,7 +44,8 @@ def route_modules() -> list[ModuleType]:
     found = []
     names = sorted(pkgutil.iter_modules(routes.__path__), key=lambda i: i.name)
     # Routes match in inclusion order, one router at a time: the hook routes (every tool
-    # call) and health (every SessionStart) go first so they never pay for the others.
+    # call), health and context (every SessionStart) and search go first, so the paths that
+    # hooks and agents hit never pay for matching the viewer's and analytics' routes.
     names.sort(key=lambda i: i.name not in HOT_ROUTES)
     for info in names:
         module = importlib.import_module(f"service.routes.{info.name}")

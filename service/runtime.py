@@ -94,11 +94,13 @@ class Runtime:
                     "contentSessionId": event.content_session_id,
                 },
             )
-        # Throttled: one status update per 200 ms is plenty for a person watching a page.
+        # Throttled to one update per 200 ms, except that "drained" is always sent: a page
+        # must never be left showing a backlog that is gone.
         now = time.monotonic()
-        if now - self._last_status >= 0.2:
+        queue = events.backlog(self.store.conn)
+        if now - self._last_status >= 0.2 or queue["pending"] + queue["claimed"] == 0:
             self._last_status = now
-            self.bus.publish("processing_status", {"queue": events.backlog(self.store.conn)})
+            self.bus.publish("processing_status", {"queue": queue})
 
     def replay_spool(self) -> ReplayReport:
         self.last_replay = replay(self.ingestor, self.settings.spool_retention_days)
