@@ -149,6 +149,9 @@ def test_search_finds_a_seeded_memory(page: Any):
     page.keyboard.type("idempotency key")
     page.keyboard.press("Enter")
     page.wait_for_selector("#feed-title >> text=Results for")
+    # The title changes before the result cards render: wait for the card itself.
+    hit = page.locator("#feed .card .card-title", has_text="idempotency key").first
+    hit.wait_for(timeout=5000)
     titles = page.locator("#feed .card .card-title").all_inner_texts()
     assert any("idempotency key" in t for t in titles), titles
     page.keyboard.press("Escape")  # clears the search: back to the live feed
