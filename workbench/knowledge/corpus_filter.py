@@ -27,8 +27,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from workbench.errors import InvalidInput
-from workbench.models import OBSERVATION_TYPES
-from workbench.recall.filters import SearchFilters, coerce_list
+from workbench.recall.filters import SearchFilters, coerce_list, observation_types
 from workbench.store import observations
 
 DEFAULT_LIMIT = 500
@@ -209,14 +208,7 @@ def _text(value: Any, field: str, limit: int) -> str | None:
 
 
 def _types(value: Any) -> list[str]:
-    items = [t.lower() for t in coerce_list(value, "types")]
-    unknown = [t for t in items if t not in OBSERVATION_TYPES]
-    if unknown:
-        raise InvalidInput(
-            f"types {', '.join(repr(t) for t in unknown)} is not an observation type; allowed: "
-            f"{', '.join(OBSERVATION_TYPES)} (e.g. types=bugfix,decision)"
-        )
-    return items
+    return observation_types(value, "types", "bugfix,decision")
 
 
 def _date(value: Any, field: str) -> str | int | None:

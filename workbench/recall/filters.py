@@ -115,6 +115,21 @@ def parse_time(value: Any, param: str, *, end_of_day: bool = False) -> int | Non
     return ms
 
 
+def observation_types(value: Any, param: str, example: str) -> list[str]:
+    """A list param of observation types (list, JSON array or csv), lowercased, whitelisted.
+
+    Shared by search (``obs_type``) and corpora (``types``): one rule, each caller's name.
+    """
+    items = [t.lower() for t in coerce_list(value, param)]
+    unknown = [t for t in items if t not in OBSERVATION_TYPES]
+    if unknown:
+        raise InvalidInput(
+            f"{param} {', '.join(repr(t) for t in unknown)} is not an observation type; "
+            f"allowed: {', '.join(OBSERVATION_TYPES)} (e.g. {param}={example})"
+        )
+    return items
+
+
 class SearchFilters(BaseModel):
     """What to restrict a search or listing to. Every field is optional; empty = unfiltered."""
 
@@ -165,14 +180,7 @@ class SearchFilters(BaseModel):
     @field_validator("obs_types", mode="before")
     @classmethod
     def _types(cls, value: Any) -> list[str]:
-        items = [t.lower() for t in coerce_list(value, "obs_type")]
-        unknown = [t for t in items if t not in OBSERVATION_TYPES]
-        if unknown:
-            raise InvalidInput(
-                f"obs_type {', '.join(repr(t) for t in unknown)} is not an observation type; "
-                f"allowed: {', '.join(OBSERVATION_TYPES)} (e.g. obs_type=bugfix,feature)"
-            )
-        return items
+        return observation_types(value, "obs_type", "bugfix,feature")
 
     @field_validator("date_start", mode="before")
     @classmethod
