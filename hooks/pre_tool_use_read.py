@@ -2,9 +2,10 @@
 
 For ``tool_input.file_path``, when the file is worth it, ask ``GET /api/context/file`` for the
 file-history block and print
-``{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",
-"additionalContext": text}}``. ``"allow"`` only restates the default; the Read goes ahead
-either way, and this hook never blocks or asks.
+``{"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": text}}``.
+It never states a ``permissionDecision``: in Claude Code an ``"allow"`` skips the permission
+prompt the user configured for Read, and a memory system must not widen (or narrow) what the
+agent may do. The user's own rules decide; this hook only adds context.
 
 Skipped, with ``{}`` and no request, when the local file system already says no:
 
@@ -72,12 +73,12 @@ def worth_asking(path: str, min_bytes: int) -> int | None:
 
 
 def output_for(context: str) -> dict[str, Any]:
+    """The hook's stdout: context only, never a permission decision (see the module doc)."""
     if not context:
         return {}
     return {
         "hookSpecificOutput": {
             "hookEventName": HOOK,
-            "permissionDecision": "allow",
             "additionalContext": context,
         }
     }

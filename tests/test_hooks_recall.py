@@ -2,8 +2,9 @@
 
 - SessionStart against the real service prints the block of ``/api/context/inject`` and the
   injection lands in the ledger under the payload's session id;
-- PreToolUse (Read) against the real service prints the file history with
-  ``permissionDecision: "allow"``, and ``{}`` for each gate: small file, changed after the
+- PreToolUse (Read) against the real service prints the file history as
+  ``additionalContext`` only (never a ``permissionDecision``: the user's permission rules
+  stay in charge of the Read), and ``{}`` for each gate: small file, changed after the
   newest observation, subagent, directory, missing file, no observations, another tool,
   service down (never spooled); the local gates make no request at all (a recording peer);
 - UserPromptSubmit makes its second request only when ``prompt_injection`` is on (env or
@@ -149,7 +150,6 @@ def test_read_of_a_file_with_history_gets_it(live: Service, checkout: Checkout) 
     assert output == {
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
-            "permissionDecision": "allow",
             "additionalContext": context,
         }
     }
@@ -230,7 +230,6 @@ def test_read_asks_with_path_cwd_mtime_and_session(checkout: Checkout, tmp_path:
     assert output == {
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
-            "permissionDecision": "allow",
             "additionalContext": "<workbench-context>\nhistory\n</workbench-context>",
         }
     }
