@@ -4,10 +4,14 @@
   request validation errors become a 422 that lists each bad field, so a client sees
   exactly what to fix.
 - CORS allows only http://localhost:* and http://127.0.0.1:* origins; ``LocalOriginOnly``
-  refuses cross-origin writes; ``TrustedHostMiddleware`` refuses a foreign ``Host`` (DNS
-  rebinding); ``BodyLimit`` caps bodies before parsing.
+  refuses cross-origin writes (and the ledger-writing ``/api/context/*`` GETs);
+  ``TrustedHostMiddleware`` refuses a foreign ``Host`` (DNS rebinding); ``BodyLimit`` caps
+  bodies before parsing.
 - The lifespan starts the ``Runtime`` (store, worker, spool replay, PID lock) unless one is
   passed in (tests of validation edge cases use an in-process app).
+- No ``/docs`` or ``/redoc``: FastAPI's pages load Swagger UI / ReDoc from a CDN, unpinned,
+  into this write-capable origin (and are blank offline). ``/openapi.json`` stays; point any
+  OpenAPI viewer at it. Every HTML response gets the viewer's CSP (``HtmlSecurityHeaders``).
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ from fastapi.middleware.trustedhost import TrustedHostMiddleware
 from fastapi.responses import JSONResponse
 
 from service import routes
-from service.limits import LOCAL_ORIGIN, BodyLimit, LocalOriginOnly
+from service.limits import LOCAL_ORIGIN, BodyLimit, HtmlSecurityHeaders, LocalOriginOnly
+from service.routes.viewer import SECURITY_HEADERS
 from service.runtime import Runtime
 from workbench import __version__
 from workbench.errors import WorkbenchError
@@ -69,6 +74,8 @@ def create_app(settings: Settings, *, pid_lock: bool = True) -> FastAPI:
         version=__version__,
         description="Local memory service for coding agents (loopback only).",
         lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
     )
     for module in route_modules():
         app.include_router(module.router)
@@ -103,6 +110,7 @@ def create_app(settings: Settings, *, pid_lock: bool = True) -> FastAPI:
         allow_headers=["*"],
     )
     app.add_middleware(LocalOriginOnly)
+    app.add_middleware(HtmlSecurityHeaders, headers=SECURITY_HEADERS)
     # A page on another site can point its own hostname at 127.0.0.1 (DNS rebinding) and
     # then *read* our API as same-origin; refusing any Host but ours closes that door.
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=["127.0.0.1", "localhost"])
