@@ -281,8 +281,6 @@ def test_read_statements_run(con: duckdb.DuckDBPyConnection) -> None:
         "SHOW TABLES",
         "DESCRIBE observations",
         "SUMMARIZE sessions",
-        "PRAGMA table_info('observations')",
-        "SELECT count(*) FROM store.events",
         "SELECT 1;",
     ):
         assert duck.run_sql(con, statement).num_rows >= 1, statement

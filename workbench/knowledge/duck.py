@@ -16,10 +16,16 @@ Read-only, in four layers, because the memory is canonical and must never be wri
    PRAGMA, CALL, LOAD… are not). Needed beyond layer 4: the sqlite extension opens files
    through SQLite, not DuckDB's file system, so ``ATTACH 'x.db' (TYPE sqlite)`` — read-write —
    still works with external access disabled (measured on 1.5.5).
-2. **No function that escapes the sandbox**, found in the statement's parse tree
-   (``json_serialize_sql``), not by matching text: ``sqlite_scan``/``sqlite_attach``/
-   ``sqlite_query`` (same reason as above), ``query``/``query_table`` (SQL built at run time
-   cannot be checked), ``checkpoint``. A statement whose tree cannot be produced is refused.
+2. **Only the views can be read**, proved on the statement's parse tree
+   (``json_serialize_sql``), by allow-list, not by matching text or names of bad functions:
+   every table reference must be a view (or a CTE the statement defines, named as a plain
+   identifier), unqualified — no ``store.events``, no ``'file.csv'``; every table function
+   must be one that makes rows out of its arguments (``range``, ``generate_series``,
+   ``unnest``) — so ``sqlite_scan``, ``read_csv``, ``query``, ``query_table`` and
+   ``json_execute_serialized_sql`` (SQL smuggled in a string, which a tree walk cannot see)
+   all fail the same one rule, as will any table function a later DuckDB adds; ``SHOW`` only
+   over those views. A statement whose tree cannot be produced is refused. Python
+   replacement scans are off, so a name never resolves to a variable of the caller.
 3. **The SQLite file is attached READ_ONLY**: SQLite itself refuses any write on that handle
    (``sqlite_query(... 'DELETE … RETURNING')`` fails with "attempt to write a readonly
    database"), whatever got past 1 and 2.
@@ -37,6 +43,7 @@ from __future__ import annotations
 
 import importlib.resources
 import json
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -60,7 +67,10 @@ REQUIRED_TABLES = (
     "injection_items",
     "fetches",
 )
-# Functions refused anywhere in a user's query (see layer 2 in the module docstring).
+# Table functions a user's query may call (layer 2): they make rows from their arguments
+# and read nothing. Every other table function is refused, whatever it is called.
+ALLOWED_TABLE_FUNCTIONS = frozenset({"range", "generate_series", "unnest"})
+# Also refused as scalar calls anywhere (belt and braces under the allow-list above).
 REFUSED_FUNCTIONS = frozenset(
     {
         "sqlite_attach",
@@ -70,8 +80,11 @@ REFUSED_FUNCTIONS = frozenset(
         "query_table",
         "checkpoint",
         "force_checkpoint",
+        "json_execute_serialized_sql",
+        "getenv",
     }
 )
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 _LIST = "from_json({col}, '[\"VARCHAR\"]') AS {col}"
 
@@ -185,6 +198,7 @@ def connect(
         "autoload_known_extensions": False,
         "allow_unsigned_extensions": not verify_signature,
         "temp_directory": "",  # no spilling to disk: nothing to allow-list (layer 4)
+        "python_enable_replacements": False,  # a table name is never a caller's variable
     }
     if extension_dir is not None:
         config["extension_directory"] = str(extension_dir)
@@ -277,13 +291,12 @@ def check_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> str:
             f"({tree.get('error_message', 'no parse tree')}), so it is refused. "
             "Write it as a plain SELECT over the views."
         )
-    used = sorted(_function_names(tree) & REFUSED_FUNCTIONS)
-    if used:
+    outside = _outside_the_views(tree)
+    if outside:
         raise ReadOnlyViolation(
-            f"workbench sql refuses {', '.join(used)}(): it reaches outside the read-only "
-            "views (another file, or SQL built at run time). Query the views instead: "
-            + ", ".join(VIEWS)
-            + "."
+            f"workbench sql reads only the views {', '.join(VIEWS)}; it refuses "
+            f"{', '.join(outside)}: that reaches outside them (another table or file, or SQL "
+            "built at run time). Query the views by name (DESCRIBE <view> lists the columns)."
         )
     return str(statement.query)
 
@@ -318,20 +331,61 @@ def _verb(query: str, kind: str) -> str:
     return first if first.isalpha() and first not in {"WITH", "FROM"} else kind
 
 
-def _function_names(node: Any) -> set[str]:
-    """Every ``function_name`` in a ``json_serialize_sql`` tree (lowercased)."""
-    found: set[str] = set()
-    stack = [node]
+def _outside_the_views(tree: Any) -> list[str]:
+    """What in a ``json_serialize_sql`` tree reads anything but the views; empty when nothing.
+
+    Walks every node: table references (``BASE_TABLE``, ``TABLE_FUNCTION``, ``SHOW_REF``) are
+    checked against the allow-lists; every function call against ``REFUSED_FUNCTIONS``.
+    """
+    ctes: set[str] = set()
+    refs: list[dict[str, Any]] = []
+    problems: list[str] = []
+    stack = [tree]
     while stack:
         item = stack.pop()
-        if isinstance(item, dict):
-            name = item.get("function_name")
-            if isinstance(name, str):
-                found.add(name.lower())
-            stack.extend(item.values())
-        elif isinstance(item, list):
+        if isinstance(item, list):
             stack.extend(item)
-    return found
+            continue
+        if not isinstance(item, dict):
+            continue
+        stack.extend(item.values())
+        cte_map = item.get("cte_map")
+        if isinstance(cte_map, dict):
+            for entry in cte_map.get("map") or []:
+                key = str(entry.get("key", ""))
+                if _IDENTIFIER.match(key):
+                    ctes.add(key.lower())
+                else:
+                    problems.append(f"the CTE name {key!r} (use a plain identifier)")
+        name = item.get("function_name")
+        if isinstance(name, str) and name.lower() in REFUSED_FUNCTIONS:
+            problems.append(f"{name.lower()}()")
+        if "class" not in item and item.get("type") in ("BASE_TABLE", "TABLE_FUNCTION", "SHOW_REF"):
+            refs.append(item)
+    views = {v.lower() for v in VIEWS}
+    for ref in refs:
+        kind = ref["type"]
+        if kind == "BASE_TABLE":
+            table = str(ref.get("table_name", ""))
+            catalog, schema = ref.get("catalog_name") or "", ref.get("schema_name") or ""
+            qualified = ".".join(p for p in (catalog, schema, table) if p)
+            if catalog or schema not in ("", "main") or table.lower() not in views | ctes:
+                problems.append(f"the table {qualified!r}")
+        elif kind == "TABLE_FUNCTION":
+            function = ref.get("function") or {}
+            fname = str(function.get("function_name", "?")).lower()
+            if (
+                fname not in ALLOWED_TABLE_FUNCTIONS
+                or function.get("schema")
+                or function.get("catalog")
+            ):
+                problems.append(f"the table function {fname}()")
+        elif ref.get("query") is None and not (
+            ref.get("show_type") == "SHOW_UNQUALIFIED"
+            and str(ref.get("table_name", "")).strip('"').lower() == "tables"
+        ):
+            problems.append(f"SHOW {str(ref.get('table_name', '')).strip(chr(34))}")
+    return sorted(set(problems))
 
 
 def _quote(text: str) -> str:
