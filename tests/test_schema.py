@@ -108,6 +108,17 @@ EXPECTED_COLUMNS = {
         "created_at_epoch": "INTEGER",
         "generated_by": "TEXT",
     },
+    "deleted_observations": {
+        "content_hash": "TEXT",
+        "observation_id": "INTEGER",
+        "event_id": "INTEGER",
+        "content_session_id": "TEXT",
+        "project": "TEXT",
+        "deleted_at": "TEXT",
+        "deleted_at_epoch": "INTEGER",
+        "prompt_number": "INTEGER",
+        "created_at_epoch": "INTEGER",
+    },
 }
 
 # (from column, to table, to column, on delete)
@@ -601,3 +612,86 @@ def test_observation_files_follows_inserts_updates_and_deletes(
     with atomic(migrated):
         migrated.execute("DELETE FROM observations")
     assert rows() == set()
+
+
+# ----- m007: the scrub kind and the one sanctioned update --------------------------------------
+def _apply_until(conn: sqlite3.Connection, last: str) -> None:
+    """Apply the real migrations up to and including ``last`` (an older store)."""
+    schema._ensure_table(conn)
+    for name, fn in schema.MIGRATIONS:
+        with atomic(conn):
+            fn(conn)
+            conn.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, 'then')", (name,))
+        if name == last:
+            return
+
+
+def test_m007_upgrades_a_store_with_events_and_tombstones(conn: sqlite3.Connection) -> None:
+    _apply_until(conn, "m006_observation_files")
+    event_id = _event(conn)
+    conn.execute(
+        "INSERT INTO deleted_observations (content_hash, observation_id, event_id,"
+        " deleted_at, deleted_at_epoch) VALUES ('h', 7, ?, 'x', 1)",
+        (event_id,),
+    )
+    with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
+        conn.execute(
+            "INSERT INTO events (kind, payload, received_at, received_at_epoch)"
+            " VALUES ('scrub', '{}', 'x', 1)"
+        )
+
+    assert schema.apply(conn, "test.db") == ["m007_event_scrub"]
+
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+    row = conn.execute("SELECT * FROM deleted_observations").fetchone()
+    assert (row["observation_id"], row["event_id"], row["created_at_epoch"]) == (7, event_id, None)
+    assert conn.execute("SELECT payload FROM events").fetchone()[0] == "{}"
+    conn.execute(
+        "INSERT INTO events (kind, payload, received_at, received_at_epoch)"
+        " VALUES ('scrub', json_object('event_id', ?, 'sha256', 'abc'), 'x', 1)",
+        (event_id,),
+    )
+    conn.execute(
+        "UPDATE events SET payload = json_object('scrubbed', 'abc') WHERE id = ?", (event_id,)
+    )
+    assert schema.apply(conn, "test.db") == []
+
+
+def test_m007_widens_only_the_kind_list(migrated: sqlite3.Connection) -> None:
+    (sql,) = migrated.execute("SELECT sql FROM sqlite_master WHERE name = 'events'").fetchone()
+    assert "'session_end', 'memory_save', 'scrub')" in sql
+    assert sql.count("scrub") == 1
+
+
+@pytest.mark.parametrize(
+    ("sql", "why"),
+    [
+        ("UPDATE events SET payload = json_object('scrubbed', 'abc') WHERE id = 1", "no record"),
+        ("UPDATE events SET payload = json_object('scrubbed', 'zzz') WHERE id = 2", "wrong hash"),
+        (
+            "UPDATE events SET payload = json_object('scrubbed', 'abc'), project = 'q'"
+            " WHERE id = 2",
+            "another column",
+        ),
+        ("UPDATE events SET payload = '{}' WHERE id = 2", "not the hash shape"),
+        ("UPDATE events SET payload = json_object('scrubbed', 'x') WHERE id = 3", "the record"),
+        ("DELETE FROM events WHERE id = 2", "delete"),
+    ],
+)
+def test_events_allow_only_the_recorded_scrub(
+    migrated: sqlite3.Connection, sql: str, why: str
+) -> None:
+    _event(migrated)  # 1: never scrubbed
+    target = _event(migrated)  # 2: a scrub record names it
+    migrated.execute(
+        "INSERT INTO events (kind, payload, received_at, received_at_epoch)"
+        " VALUES ('scrub', json_object('event_id', ?, 'sha256', 'abc'), 'x', 1)",
+        (target,),
+    )  # 3
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        migrated.execute(sql)
+    assert [r[0] for r in migrated.execute("SELECT payload FROM events ORDER BY id")][:2] == [
+        "{}",
+        "{}",
+    ], why

@@ -306,6 +306,8 @@ def test_the_tombstone_table_has_exact_columns_and_keeps_no_text(tmp_path: Path)
         "project": "TEXT",
         "deleted_at": "TEXT",
         "deleted_at_epoch": "INTEGER",
+        "prompt_number": "INTEGER",  # m007: where it came from, to refuse older exports
+        "created_at_epoch": "INTEGER",
     }
 
 

@@ -83,7 +83,9 @@ def store_result(
     with atomic(conn):
         old_ids = {o.id for o in observations.for_event(conn, event.id)} if replace else set()
         # A memory a person deleted stays deleted: re-deriving its event skips it.
-        for draft in deletions.keep_live(conn, event.content_session_id, result.observations):
+        for draft in deletions.keep_live(
+            conn, event.content_session_id, result.observations, event_id=event.id
+        ):
             obs_id, created = observations.insert(
                 conn,
                 draft,

@@ -13,6 +13,7 @@
                     POST /api/recompress
 - ``stream``        GET /stream (Server-Sent Events for the live page, Last-Event-ID replay)
 - ``viewer``        GET / and /static/* (the viewer page, strict CSP)
-- ``admin``         DELETE /api/observation/{id}, GET /api/observation/{id}/injections,
+- ``admin``         DELETE /api/observation/{id}, POST /api/observations/forget,
+                    GET /api/observation/{id}/injections,
                     GET/PUT /api/settings
 """

@@ -1,10 +1,14 @@
 """Memory hygiene and settings: what the viewer's delete, history and settings views call.
 
-- ``DELETE /api/observation/{id}`` deletes one observation for good: the row (FTS follows by
-  trigger), a tombstone so ``recompress`` never derives it again (``store.deletions``), its
-  vector and cached embedding (the indexer's next pass, woken here), and it tells live pages
-  (``observation_deleted``). Corpora still holding it are named in the answer; their next
-  ``rebuild`` drops it. The event it came from stays in the append-only log.
+- ``DELETE /api/observation/{id}`` forgets one observation for good (``workbench.forget``):
+  the row (FTS follows by trigger), a tombstone so neither ``recompress`` nor an import
+  brings it back, its source event's payload scrubbed to a hash (recorded in the log), the
+  spool copies of that event, then the file purged (FTS merged, VACUUM, WAL truncated); its
+  vector and cached embedding go on the indexer's next pass (woken here), and live pages are
+  told (``observation_deleted``). The answer says what was scrubbed. Corpora still holding
+  it are named; their next ``rebuild`` drops it.
+- ``POST /api/observations/forget`` ``{"ids": [...]}``: the same for many ids, with one
+  purge (``workbench forget``); ids not found or already deleted are listed, not refused.
 - ``GET /api/observation/{id}/injections``: how often the observation was injected (by kind,
   into how many sessions, when) and when it was fetched later, from the injection ledger.
 - ``GET /api/settings`` / ``PUT /api/settings``: the editable settings with their bounds, and
@@ -22,15 +26,15 @@ import logging
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from service.deps import RuntimeDep
-from workbench import settings_edit
+from workbench import forget, settings_edit
 from workbench.clock import iso_from_ms
 from workbench.errors import NotFound, WorkbenchError
 from workbench.knowledge import corpus
 from workbench.settings import write_settings_file
-from workbench.store import deletions, observations
+from workbench.store import observations
 
 log = logging.getLogger("workbench.service")
 router = APIRouter(prefix="/api", tags=["admin"])
@@ -48,21 +52,33 @@ class SettingNotEditable(WorkbenchError):
 
 
 # ----- delete -------------------------------------------------------------------------------
+class ForgetBody(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    ids: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1, max_length=1000)]
+
+
+def _forget(runtime: Any, ids: list[int]) -> forget.ForgetReport:
+    report = forget.forget(runtime.store.conn, runtime.settings.spool_dir, ids)
+    indexer = getattr(runtime, "indexer", None)
+    if report.deleted and indexer is not None:
+        indexer.notify()  # its next pass drops the vectors and the cached embeddings
+    for gone in report.deleted:
+        runtime.bus.publish("observation_deleted", {"id": gone.id, "project": gone.project})
+    return report
+
+
 @router.delete("/observation/{observation_id}")
 def delete_observation(observation_id: int, runtime: RuntimeDep) -> dict[str, Any]:
-    conn = runtime.store.conn
-    gone = deletions.delete_observation(conn, observation_id)
-    if gone is None:
-        already = deletions.was_deleted(conn, observation_id)
+    report = _forget(runtime, [observation_id])
+    if not report.deleted:
         raise NotFound(
             f"observation {observation_id} was already deleted"
-            if already
+            if report.already_deleted
             else f"no observation with id {observation_id}; find ids with GET /api/search"
         )
+    gone = report.deleted[0]
     indexer = getattr(runtime, "indexer", None)
-    if indexer is not None:
-        indexer.notify()  # its next pass drops the vector and the cached embedding
-    runtime.bus.publish("observation_deleted", {"id": gone.id, "project": gone.project})
     return {
         "deleted": True,
         "id": gone.id,
@@ -70,10 +86,23 @@ def delete_observation(observation_id: int, runtime: RuntimeDep) -> dict[str, An
         "eventId": gone.event_id,
         "vectors": _vector_state(indexer),
         "corpora": _corpora_holding(runtime, gone.id),
+        **report.to_json(),
         "message": (
-            f"observation {gone.id} deleted; it will not be derived again. "
-            "Corpora listed here still hold it until rebuilt."
+            f"observation {gone.id} deleted and its source scrubbed; it will not be derived "
+            "or imported again. Corpora listed here still hold it until rebuilt."
         ),
+    }
+
+
+@router.post("/observations/forget")
+def forget_observations(body: ForgetBody, runtime: RuntimeDep) -> dict[str, Any]:
+    report = _forget(runtime, body.ids)
+    indexer = getattr(runtime, "indexer", None)
+    corpora = sorted({n for d in report.deleted for n in _corpora_holding(runtime, d.id)})
+    return {
+        **report.to_json(),
+        "vectors": _vector_state(indexer) if report.deleted else "none",
+        "corpora": corpora,
     }
 
 

@@ -13,10 +13,10 @@ Modules:
 - ``db``            connection policy (pragmas, each with its reason) and ``atomic()``
 - ``database``      ``Store``: one file, migrated on open, one connection per thread
 - ``schema``        numbered migrations, each applied with its record in one transaction
-- ``events``        append to the events log; the durable work queue over it
+- ``events``        append to the events log (and ``scrub``, its one rewrite); the queue over it
 - ``sessions``      sessions and user prompts
 - ``observations``  observations: insert with content-hash dedup, fetch, list
-- ``deletions``     deleting an observation for good: the row goes, a tombstone stays
+- ``deletions``     deleting an observation for good: row, source scrubbed, tombstone, purge
 - ``summaries``     session summaries
 - ``transfer``      export/import in one JSON format
 - ``pages``         one page of a table, newest first (the list routes)

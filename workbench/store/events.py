@@ -11,6 +11,7 @@ of an event the service already has returns the existing id.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -249,7 +250,12 @@ def select_for_recompress(
     conn: sqlite3.Connection, *, project: str | None, since_ms: int | None
 ) -> list[EventRow]:
     """Observation and summarize events to re-derive, oldest first."""
-    sql = "SELECT * FROM events WHERE kind IN ('observation', 'summarize')"
+    # A scrubbed event has no payload left to derive from (``scrub``): its memory stays gone.
+    sql = (
+        "SELECT * FROM events WHERE kind IN ('observation', 'summarize')"
+        " AND NOT EXISTS (SELECT 1 FROM events s WHERE s.kind = 'scrub'"
+        " AND json_extract(s.payload, '$.event_id') = events.id)"
+    )
     params: list[Any] = []
     if project:
         sql += " AND project = ?"
@@ -258,3 +264,83 @@ def select_for_recompress(
         sql += " AND received_at_epoch >= ?"
         params.append(since_ms)
     return [_row_to_event(r) for r in conn.execute(sql + " ORDER BY id", params)]
+
+
+# ----- scrub: the one sanctioned rewrite of the log (migration m007) ----------------------------
+@dataclass(frozen=True)
+class Scrub:
+    """One scrubbed event: its payload is now ``{"scrubbed": sha256}``."""
+
+    event_id: int
+    event_key: str | None
+    sha256: str
+    record_id: int  # the ``scrub`` event that records it
+    already: bool = False  # scrubbed by an earlier call; nothing changed now
+
+
+def is_scrubbed(conn: sqlite3.Connection, event_id: int) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM events WHERE kind = 'scrub' AND json_extract(payload, '$.event_id') = ?"
+        " LIMIT 1",
+        (event_id,),
+    ).fetchone()
+    return row is not None
+
+
+def scrub(
+    conn: sqlite3.Connection,
+    event_id: int,
+    *,
+    observation_ids: list[int],
+    reason: str = "forget",
+) -> Scrub | None:
+    """Replace one event's payload by its sha256 and append the ``scrub`` event recording it.
+
+    The only function that rewrites the log. The ``events_append_only_update`` trigger lets
+    exactly this update through, and only once a ``scrub`` event names the event and the
+    hash, so the log itself says what was removed, when and why (the hash proves which
+    payload it was, to whoever still holds a copy). Call inside ``atomic()`` with the
+    deletion it serves. None when there is no such event (or it is itself a scrub record).
+    """
+    row = conn.execute(
+        "SELECT id, event_key, kind, content_session_id, project, prompt_number, payload"
+        " FROM events WHERE id = ?",
+        (event_id,),
+    ).fetchone()
+    if row is None or row["kind"] == "scrub":
+        return None
+    existing = conn.execute(
+        "SELECT id, json_extract(payload, '$.sha256') FROM events WHERE kind = 'scrub'"
+        " AND json_extract(payload, '$.event_id') = ? ORDER BY id LIMIT 1",
+        (event_id,),
+    ).fetchone()
+    if existing is not None:
+        return Scrub(event_id, row["event_key"], str(existing[1]), int(existing[0]), already=True)
+    digest = hashlib.sha256(str(row["payload"]).encode("utf-8")).hexdigest()
+    record_id, _ = append(
+        conn,
+        "scrub",
+        {
+            "event_id": event_id,
+            "sha256": digest,
+            "kind": row["kind"],
+            "observation_ids": observation_ids,
+            "reason": reason,
+        },
+        event_key=None,
+        content_session_id=row["content_session_id"],
+        project=row["project"],
+        prompt_number=row["prompt_number"],
+        enqueue=False,
+    )
+    conn.execute(
+        "UPDATE events SET payload = json_object('scrubbed', ?) WHERE id = ?", (digest, event_id)
+    )
+    # Nothing left to derive: a parked or waiting attempt must not run on the hash (and its
+    # last error may quote the payload).
+    conn.execute(
+        "UPDATE queue SET status = 'done', last_error = NULL, updated_at = ?"
+        " WHERE event_id = ? AND status IN ('pending', 'failed')",
+        (now_ms(), event_id),
+    )
+    return Scrub(event_id, row["event_key"], digest, record_id)

@@ -426,3 +426,96 @@ def m006_observation_files(conn: sqlite3.Connection) -> None:
             UNION SELECT value, o.id, 1 FROM observations o, json_each(o.files_modified);
         """,
     )
+
+
+_EVENT_KINDS_BEFORE_SCRUB = "'memory_save')"
+_EVENT_KINDS_WITH_SCRUB = "'memory_save', 'scrub')"
+# Every column but ``payload`` must stay as it was for the one sanctioned update (see m007).
+_EVENT_IDENTITY = " AND ".join(
+    f"new.{c} IS old.{c}"
+    for c in (
+        "id",
+        "event_key",
+        "kind",
+        "content_session_id",
+        "project",
+        "prompt_number",
+        "received_at",
+        "received_at_epoch",
+    )
+)
+
+
+@migration
+def m007_event_scrub(conn: sqlite3.Connection) -> None:
+    """Forgetting for real: a ``scrub`` event kind, the one update the log allows, tombstones
+    keyed on the source.
+
+    - ``events.kind`` also accepts ``'scrub'``: the log records each scrub itself, payload
+      ``{"event_id", "sha256", "observation_ids", "reason"}``. SQLite cannot alter a CHECK,
+      and rebuilding the log would copy every payload; widening an ``IN`` list changes no
+      stored row, so the table's SQL is edited in place, as SQLite documents for constraint
+      changes (``writable_schema`` + ``schema_version`` bump, in this transaction).
+    - ``events_append_only_update`` now lets exactly one update through: an event's payload
+      replaced by ``{"scrubbed": <sha256>}`` when a ``scrub`` event names that event and that
+      hash, every other column unchanged, and never on a ``scrub`` event. Deletes stay
+      refused. ``workbench.store.events.scrub`` is the one function that does it.
+    - ``events_scrubbed``: scrub records by the event they scrubbed (recompress skips those).
+    - ``deleted_observations`` gains the observation's own ``prompt_number`` and
+      ``created_at_epoch``, so an import of an older export (whose wording, hence hash, may
+      differ) is matched on where the memory came from, not only on its text.
+    """
+    (table_sql,) = conn.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'events'"
+    ).fetchone()
+    if _EVENT_KINDS_WITH_SCRUB not in table_sql:
+        if table_sql.count(_EVENT_KINDS_BEFORE_SCRUB) != 1:
+            raise RuntimeError(
+                "m007_event_scrub: the events table's kind CHECK is not the one m001 created; "
+                "restore the database from a backup or export/import it into a fresh data dir"
+            )
+        (version,) = conn.execute("PRAGMA schema_version").fetchone()
+        conn.execute("PRAGMA writable_schema = ON")
+        try:
+            conn.execute(
+                "UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = 'events'",
+                (table_sql.replace(_EVENT_KINDS_BEFORE_SCRUB, _EVENT_KINDS_WITH_SCRUB),),
+            )
+            conn.execute(f"PRAGMA schema_version = {int(version) + 1}")
+        finally:
+            conn.execute("PRAGMA writable_schema = OFF")
+    run_script(
+        conn,
+        f"""
+        DROP TRIGGER IF EXISTS events_append_only_update;
+        CREATE TRIGGER events_append_only_update BEFORE UPDATE ON events
+        WHEN NOT (
+            {_EVENT_IDENTITY}
+            AND old.kind <> 'scrub'
+            AND EXISTS (
+                SELECT 1 FROM events s
+                WHERE s.kind = 'scrub'
+                    AND json_extract(s.payload, '$.event_id') = old.id
+                    AND new.payload = json_object('scrubbed', json_extract(s.payload, '$.sha256'))
+            )
+        )
+        BEGIN
+            SELECT RAISE(ABORT, 'events are append-only: the log is the canonical record');
+        END;
+        CREATE INDEX IF NOT EXISTS events_scrubbed
+            ON events (json_extract(payload, '$.event_id')) WHERE kind = 'scrub';
+        """,
+    )
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(deleted_observations)")}
+    for column in ("prompt_number", "created_at_epoch"):
+        if column not in columns:
+            conn.execute(f"ALTER TABLE deleted_observations ADD COLUMN {column} INTEGER")
+    run_script(
+        conn,
+        """
+        CREATE INDEX IF NOT EXISTS deleted_observations_event
+            ON deleted_observations (event_id);
+        CREATE INDEX IF NOT EXISTS deleted_observations_origin
+            ON deleted_observations (content_session_id, created_at_epoch);
+        """,
+    )

@@ -26,6 +26,7 @@ from workbench.clock import iso_from_ms, ms_from_iso, now_ms
 from workbench.errors import InvalidInput
 from workbench.models import ObservationDraft, SummaryDraft
 from workbench.redact import strip_private
+from workbench.store import deletions
 from workbench.store import observations as obs_store
 from workbench.store import sessions as session_store
 from workbench.store import summaries as summary_store
@@ -185,6 +186,15 @@ def _refused_as_invalid() -> Iterator[None]:
         raise InvalidInput(f"import refused, nothing was imported: {exc}") from None
 
 
+def _forgotten(conn: sqlite3.Connection, row: ObservationRow, created_ms: int) -> bool:
+    """A row a person deleted here: same text (hash) or same origin (session + instant)."""
+    title = strip_private(row.title) or "untitled"
+    digest = obs_store.content_hash(row.content_session_id, title, strip_private(row.narrative))
+    return bool(deletions.tombstoned(conn, [digest])) or deletions.forgotten_origin(
+        conn, row.content_session_id, created_ms
+    )
+
+
 def import_document(conn: sqlite3.Connection, doc: ExportDocument) -> dict[str, dict[str, int]]:
     """Insert what is new, keep what exists; return ``{kind: {imported, skipped}}``."""
     report = {
@@ -253,6 +263,10 @@ def import_document(conn: sqlite3.Connection, doc: ExportDocument) -> dict[str, 
                 (p.prompt_number, p.content_session_id),
             )
         for o in doc.observations:
+            created_ms = _epoch(o.created_at_epoch, o.created_at)
+            if _forgotten(conn, o, created_ms):
+                count("observations", 0)  # deleted here: an old export must not revive it
+                continue
             draft = ObservationDraft(
                 type=o.type,
                 title=strip_private(o.title) or "untitled",
@@ -273,7 +287,7 @@ def import_document(conn: sqlite3.Connection, doc: ExportDocument) -> dict[str, 
                 generated_by=o.generated_by,
                 agent_id=o.agent_id,
                 agent_type=o.agent_type,
-                created_ms=_epoch(o.created_at_epoch, o.created_at),
+                created_ms=created_ms,
             )
             count("observations", int(created))
         for s in doc.summaries:

@@ -1,0 +1,69 @@
+"""``workbench forget <id>…``: delete observations for good and say what was scrubbed.
+
+Through the running service (the store's one writer), ``POST /api/observations/forget``: each
+observation's row, FTS entry, source event payload (replaced by its hash, recorded in the
+log) and spool copies go, then the database file is purged (FTS merged, VACUUM, WAL
+truncated); vectors go on the indexer's next pass. It never starts a service: forgetting is
+deliberate, and a service started only for it would stay behind.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from workbench.cli.output import (
+    DataDirOption,
+    JsonOption,
+    handle_errors,
+    key_values,
+    load_settings,
+    print_json,
+)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("forget")(forget)
+
+
+@handle_errors
+def forget(
+    observation_ids: Annotated[
+        list[int], typer.Argument(help="Observation ids to forget (see workbench search).")
+    ],
+    data_dir: DataDirOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Forget observations: delete them, scrub their source events, purge the file."""
+    from workbench.client import writer
+
+    settings = load_settings(data_dir)
+    client, _ = writer(settings, start=False)
+    with client:
+        report = client.post("/api/observations/forget", {"ids": observation_ids})
+    if as_json:
+        print_json(report)
+    else:
+        scrubbed = report["scrubbed"]
+        purge = report["purge"]
+        key_values(
+            "forgotten",
+            [
+                ("observations", _ids(report["forgotten"])),
+                ("already deleted", _ids(report["alreadyDeleted"])),
+                ("not found", _ids(report["notFound"])),
+                ("events scrubbed", _ids(scrubbed["eventIds"])),
+                ("FTS rows removed", scrubbed["ftsRows"]),
+                ("spool files removed", len(scrubbed["spoolFiles"])),
+                ("vectors", report["vectors"]),
+                ("file purged", "yes" if purge["vacuumed"] and purge["walTruncated"] else "no"),
+                ("corpora to rebuild", ", ".join(report["corpora"]) or "none"),
+            ],
+        )
+    if report["notFound"]:
+        raise typer.Exit(1)
+
+
+def _ids(ids: list[int]) -> str:
+    return ", ".join(str(i) for i in ids) or "none"

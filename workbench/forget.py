@@ -1,0 +1,134 @@
+"""Forget observations: delete, scrub the source events and their spool copies, purge the file.
+
+The one entry point behind ``DELETE /api/observation/{id}``, ``POST /api/observations/forget``
+and ``workbench forget``. Each id goes through ``store.deletions.delete_observation`` (row,
+tombstone, source event scrubbed, one transaction); then every spool copy of a scrubbed event
+(``spool/``, ``processed/``, ``rejected/``: they hold the hook's body, the same payload) is
+overwritten with zeros and removed; then one ``deletions.purge`` for the whole batch (FTS merge,
+``VACUUM``, WAL truncated), so forgetting many ids costs one rebuild of the file.
+
+The report says exactly what went: observation ids, scrubbed event ids (and the ``scrub``
+records naming them), FTS rows, spool files, and what the purge did. Vectors and cached
+embeddings are removed by the indexer's next pass (the caller wakes it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.store import deletions
+from workbench.store.deletions import Deleted, Purge
+
+SPOOL_FOLDERS = ("", "processed", "rejected")
+SPOOL_SUFFIXES = (".json", ".json.tmp")
+
+
+@dataclass
+class ForgetReport:
+    deleted: list[Deleted] = field(default_factory=list)
+    already_deleted: list[int] = field(default_factory=list)
+    not_found: list[int] = field(default_factory=list)
+    scrubbed_event_ids: list[int] = field(default_factory=list)
+    scrub_record_ids: list[int] = field(default_factory=list)
+    spool_files: list[str] = field(default_factory=list)
+    purge: Purge | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "forgotten": [d.id for d in self.deleted],
+            "alreadyDeleted": self.already_deleted,
+            "notFound": self.not_found,
+            "scrubbed": {
+                "observationIds": [d.id for d in self.deleted],
+                "eventIds": self.scrubbed_event_ids,
+                "scrubRecordIds": self.scrub_record_ids,
+                "ftsRows": len(self.deleted),
+                "spoolFiles": self.spool_files,
+            },
+            "purge": {
+                "ftsMerged": bool(self.purge and self.purge.fts_merged),
+                "vacuumed": bool(self.purge and self.purge.vacuumed),
+                "walTruncated": bool(self.purge and self.purge.wal_truncated),
+            },
+        }
+
+
+def forget(conn: sqlite3.Connection, spool_dir: Path, ids: list[int]) -> ForgetReport:
+    """Forget every id in ``ids`` (duplicates ignored); purge once if anything changed."""
+    report = ForgetReport()
+    keys: list[str] = []
+    for observation_id in dict.fromkeys(ids):
+        gone = deletions.delete_observation(conn, observation_id)
+        scrub = gone.scrub if gone is not None else None
+        if gone is not None:
+            report.deleted.append(gone)
+        elif deletions.was_deleted(conn, observation_id):
+            report.already_deleted.append(observation_id)
+            # Trigger: deleted before scrubbing existed / Why: its payload is still in the
+            # log / Outcome: forgetting it again scrubs the source now.
+            scrub = deletions.scrub_earlier_deletion(conn, observation_id)
+        else:
+            report.not_found.append(observation_id)
+        if scrub is not None and not scrub.already:
+            report.scrubbed_event_ids.append(scrub.event_id)
+            report.scrub_record_ids.append(scrub.record_id)
+        if scrub is not None and scrub.event_key:
+            keys.append(scrub.event_key)
+    for key in keys:
+        report.spool_files.extend(remove_spool_copies(spool_dir, key))
+    if report.deleted or report.scrubbed_event_ids or report.spool_files:
+        report.purge = deletions.purge(conn)
+    return report
+
+
+def remove_spool_copies(spool_dir: Path, event_key: str) -> list[str]:
+    """Overwrite with zeros and remove every spool file of the event ``event_key``; their
+    paths relative to ``spool_dir``.
+
+    An envelope belongs to the event when its own key is ``event_key`` or, for a tool call,
+    when the service would have keyed it so (``tool:<session>:<tool_use_id>``, see
+    ``workbench.ingest``): the hook's idempotency key is not kept for those. Reads every
+    envelope under ``spool/`` (normally a handful: only what was captured while the service
+    was down, and ``processed/`` is pruned after ``spool_retention_days``).
+    """
+    removed = []
+    for folder in SPOOL_FOLDERS:
+        directory = spool_dir / folder if folder else spool_dir
+        if not directory.is_dir():
+            continue
+        for path in sorted(directory.iterdir()):
+            if not path.name.endswith(SPOOL_SUFFIXES) or not path.is_file():
+                continue
+            try:
+                data = path.read_bytes()
+                if _envelope_key(data) != event_key and path.name.split(".")[0] != event_key:
+                    continue
+                with path.open("r+b") as handle:
+                    handle.write(b"\0" * len(data))
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                path.unlink()
+            except OSError:
+                continue  # unreadable: left for a person; the report lists only what went
+            removed.append(str(path.relative_to(spool_dir)))
+    return removed
+
+
+def _envelope_key(data: bytes) -> str | None:
+    """The event key the service gives this envelope's event (None when unreadable)."""
+    try:
+        envelope = json.loads(data)
+    except ValueError:
+        return None
+    if not isinstance(envelope, dict):
+        return None
+    body = envelope.get("body")
+    if isinstance(body, dict) and body.get("tool_use_id") and body.get("contentSessionId"):
+        return f"tool:{body['contentSessionId']}:{body['tool_use_id']}"
+    key = envelope.get("event_key")
+    return key if isinstance(key, str) else None
