@@ -102,14 +102,6 @@ def test_every_html_response_has_the_csp_and_no_external_url(edge: Service) -> N
     assert "/" in seen_html  # the viewer page at least was checked
 
 
-def test_an_html_error_page_gets_the_csp_too(edge: Service) -> None:
-    """A handler-less 404 asked for as HTML is JSON here; if it ever becomes HTML, CSP holds."""
-    status, headers, _ = raw(edge, "GET", "/no/such/page", Accept="text/html")
-    assert status == 404
-    if "text/html" in headers.get("content-type", ""):
-        assert headers.get("content-security-policy") == CSP
-
-
 # ----- item 12: ledger-writing GETs refuse other sites -----------------------------------------
 
 

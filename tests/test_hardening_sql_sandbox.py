@@ -73,6 +73,11 @@ ATTEMPTS = [
     "SELECT * FROM observations WHERE id IN (SELECT 1 FROM read_text('{secret_txt}'))",
     'WITH "{secret_txt}" AS (SELECT 1) SELECT * FROM "{secret_txt}"',
     "SELECT getenv('HOME')",
+    "SUMMARIZE SELECT * FROM read_text('{secret_txt}')",
+    "DESCRIBE SELECT * FROM sqlite_scan('{secret_db}', 'secret')",
+    "SELECT * FROM unnest((SELECT list(content) FROM read_text('{secret_txt}')))",
+    "SELECT o.id, f.content FROM observations o, LATERAL read_text(o.title) f",
+    "FROM read_text('{secret_txt}') SELECT content",
     # statements that are not a SELECT
     "ATTACH '{secret_db}' AS s (TYPE sqlite)",
     "ATTACH '{secret_db}' AS s (TYPE sqlite, READ_ONLY)",

@@ -20,7 +20,9 @@ OBSERVATION_TYPES = (
     "security_alert",
     "security_note",
 )
-EventKind = Literal["session_init", "observation", "summarize", "session_end", "memory_save"]
+EventKind = Literal[
+    "session_init", "observation", "summarize", "session_end", "memory_save", "scrub"
+]
 QueueStatus = Literal["pending", "claimed", "done", "failed"]
 
 
