@@ -22,11 +22,19 @@ def default_data_dir() -> Path:
 
 
 def resolve_data_dir(explicit: Path | str | None = None) -> Path:
-    """The single source of truth for the data dir: argument > ``WORKBENCH_DATA_DIR`` > default."""
+    """The single source of truth for the data dir: argument > ``WORKBENCH_DATA_DIR`` > default.
+
+    Always absolute, resolved once against the caller's cwd: the service is spawned with
+    ``cwd=data_dir``, so a relative ``.demo/data`` handed on as is would open
+    ``.demo/data/.demo/data``. ``abspath`` (not ``resolve``) keeps symlinks as the user wrote
+    them and only folds ``..``.
+    """
     if explicit is not None:
-        return Path(explicit).expanduser()
-    env = os.environ.get("WORKBENCH_DATA_DIR", "").strip()
-    return Path(env).expanduser() if env else default_data_dir()
+        chosen = Path(explicit).expanduser()
+    else:
+        env = os.environ.get("WORKBENCH_DATA_DIR", "").strip()
+        chosen = Path(env).expanduser() if env else default_data_dir()
+    return Path(os.path.abspath(chosen))
 
 
 def default_port() -> int:

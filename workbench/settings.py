@@ -133,6 +133,12 @@ class Settings(BaseSettings):
             "workbench listens on 127.0.0.1 only. Unset WORKBENCH_HOST."
         )
 
+    @field_validator("data_dir")
+    @classmethod
+    def _absolute(cls, value: Path) -> Path:
+        """Absolute once, here, whoever built the settings (see ``locate.resolve_data_dir``)."""
+        return resolve_data_dir(value)
+
     @field_validator("port", mode="before")
     @classmethod
     def _port(cls, value: Any) -> int:
