@@ -113,7 +113,7 @@ def writer(settings: Settings) -> Connection:
     """A client for writes, starting the service when it is down (as the CLI does)."""
     from workbench.client import writer as start_writer
 
-    client, started = start_writer(settings)
+    client, started = start_writer(settings, temporary=False)
     return Connection(client, started, settings.base_url)
 
 
