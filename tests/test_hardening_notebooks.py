@@ -102,9 +102,7 @@ def test_evaluate_prints_its_best_setting(seeded: Path) -> None:
     assert "best recall: " in proc.stdout
 
 
-def test_knowledge_agent_answers_and_leaves_no_service_behind(
-    seeded: Path, tmp_path: Path
-) -> None:
+def test_knowledge_agent_answers_and_leaves_no_service_behind(seeded: Path, tmp_path: Path) -> None:
     """It needs the service: it starts one, asks, prints the answer, and stops it again."""
     port = json.loads((seeded / "settings.json").read_text())["port"]
     env = base_env(seeded, port, WORKBENCH_EMBEDDER="none")

@@ -124,21 +124,60 @@ def test_status_and_doctor_say_capture_is_paused(data_dir: Path, make_service: A
     assert {c["check"]: c["status"] for c in doctor}["capture"] == "PROBLEM"
 
 
+def spool_files(data_dir: Path) -> list[Path]:
+    return sorted((data_dir / "spool").glob("*.json"))
+
+
+def test_hooks_spool_nothing_while_the_file_is_unreadable(data_dir: Path) -> None:
+    """Service down: the hook applies the exclusion rule before writing to disk, fail closed."""
+    write(data_dir, EXCLUDING)
+    down = base_env(data_dir, free_port())
+    for cwd in ("/home/dev/code/acme-api", OTHER_CWD):
+        for script, payload in hook_events(cwd):
+            assert run_hook(script, payload, down).output() == {}
+    assert spool_files(data_dir) == []
+
+
+def test_hooks_never_spool_an_excluded_project(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(data_dir, {"excluded_projects": ["acme-*"]})
+    down = base_env(data_dir, free_port())
+    for cwd in ("/home/dev/code/acme-api", OTHER_CWD):
+        for script, payload in hook_events(cwd):
+            run_hook(script, payload, down).output()
+    bodies = [json.loads(p.read_text())["body"] for p in spool_files(data_dir)]
+    assert len(bodies) == 2  # the prompt and the edit of open-notes, nothing of acme-api
+    assert [b.get("project") or b.get("cwd") for b in bodies] == ["open-notes", OTHER_CWD]
+    # The environment decides when it is set, as in the service (and so does a broken file not).
+    write(data_dir, EXCLUDING)
+    env = dict(down, WORKBENCH_EXCLUDED_PROJECTS="open-*")
+    for script, payload in hook_events("/home/dev/code/acme-api"):
+        run_hook(script, payload, env).output()
+    assert len(spool_files(data_dir)) == 4
+
+
 def test_spooled_events_are_not_stored_by_a_service_with_an_unreadable_file(
     data_dir: Path, make_service: Any
 ) -> None:
-    """Captured while the service was down, replayed by a service that cannot read the file."""
+    """Spooled before the file broke, replayed by a service that cannot read it: not stored."""
+    from workbench import spool
+
+    for path, body in (
+        ("/api/sessions/init", {"contentSessionId": "sp", "project": "notes", "prompt": "hi"}),
+        (
+            "/api/sessions/observations",
+            {"contentSessionId": "sp", "tool_name": "Bash", "cwd": OTHER_CWD, "tool_input": {}},
+        ),
+    ):
+        spool.write(data_dir / "spool", spool.Envelope(spool.new_event_key(), path, body))
     write(data_dir, EXCLUDING)
-    down = base_env(data_dir, free_port())
-    for script, payload in hook_events(OTHER_CWD):
-        run_hook(script, payload, down).output()
-    assert len(list((data_dir / "spool").glob("*.json"))) == 2
     svc = make_service()
     svc.wait_idle()
     _, health = svc.get("/api/health")
     assert health["spool"]["pending"] == 0
     assert stored(data_dir)["events"] == 0
-    assert stored(data_dir)["observations"] == 0
+    assert stored(data_dir)["user_prompts"] == 0
 
 
 def test_a_readable_file_still_captures_and_excludes(data_dir: Path, make_service: Any) -> None:

@@ -16,7 +16,6 @@ Skips are answered with a stated reason (``status="skipped"``) and store nothing
 
 from __future__ import annotations
 
-import fnmatch
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ from typing import Any, Literal
 
 from workbench.clock import now_ms
 from workbench.errors import InvalidInput
-from workbench.locate import project_from_cwd
+from workbench.locate import is_excluded, project_from_cwd
 from workbench.models import ObservationDraft, Session
 from workbench.redact import is_task_notification, redact_value, strip_private
 from workbench.settings import Settings
@@ -117,10 +116,7 @@ class Ingestor:
     # ----- rules ------------------------------------------------------------------------------
     def excluded(self, project: str, cwd: str = "") -> bool:
         """True when the project (or the full cwd) matches an ``excluded_projects`` glob."""
-        for pattern in self.settings.excluded_projects:
-            if fnmatch.fnmatchcase(project, pattern) or (cwd and fnmatch.fnmatchcase(cwd, pattern)):
-                return True
-        return False
+        return is_excluded(self.settings.excluded_projects, project, cwd)
 
     def exclusion(self, project: str, cwd: str = "") -> str | None:
         """Why this project's events are not captured (fails closed), else None."""
