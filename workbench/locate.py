@@ -1,4 +1,5 @@
-"""Where things are: the data dir, the service's port, the project of a cwd. Stdlib only.
+"""Where things are: the data dir, the service's port, the project of a cwd, and the
+exclusion rule a hook applies before spooling. Stdlib only.
 
 Hooks run on every tool call under a ~15 ms budget and cannot import pydantic, so the few
 facts they need to find the service live here, and ``workbench.settings`` builds on the same

@@ -21,8 +21,6 @@ import contextvars
 import ipaddress
 import json
 import os
-import shutil
-from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType
 from typing import Annotated, Any, Literal
@@ -35,7 +33,6 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from workbench.errors import WorkbenchError
 from workbench.locate import (
     SETTINGS_FILE,
     default_data_dir,
@@ -43,21 +40,22 @@ from workbench.locate import (
     parse_port,
     resolve_data_dir,
 )
+from workbench.settings_file import (
+    SettingsFileUnreadable,
+    backup_settings_file,
+    parse_settings_file,
+    read_leniently,
+    read_settings_file,
+)
 
-# Backups of settings.json kept beside it (``settings.json.<UTC time>.bak``); older ones go.
-KEEP_BACKUPS = 20
-
-
-class SettingsFileUnreadable(WorkbenchError):
-    """settings.json exists but cannot be read as a JSON object: never overwritten blindly."""
-
-    status_code = 409
-    code = "SETTINGS_FILE_UNREADABLE"
-
-    def __init__(self, message: str, why: str) -> None:
-        super().__init__(message, why=why)
-        self.why = why  # the short reason, e.g. "is a directory", for the capture-paused line
-
+__all__ = [
+    "DEFAULT_SKIPPED_TOOLS",
+    "Settings",
+    "SettingsFileUnreadable",
+    "load_settings",
+    "read_settings_file",
+    "write_settings_file",
+]
 
 DEFAULT_SKIPPED_TOOLS = [
     "ListMcpResourcesTool",
@@ -293,60 +291,6 @@ _file_values: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar(
 )
 
 
-def parse_settings_file(path: Path) -> dict[str, Any]:
-    """settings.json as a dict (``{}`` when absent); ``SettingsFileUnreadable`` otherwise.
-
-    Each message names the file and the fix, for the PUT refusal and the load warning alike.
-    """
-    if path.is_dir():
-        raise SettingsFileUnreadable(
-            f"settings path {path} is a directory, not a JSON file: move it away "
-            f"(`mv {path} {path}.dir`) or delete it, then restart the service",
-            "is a directory",
-        )
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-        raise SettingsFileUnreadable(
-            f"settings file {path} cannot be read ({reason}): fix or delete the file and "
-            "restart the service",
-            f"cannot be read ({reason})",
-        ) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SettingsFileUnreadable(
-            f"settings file is not valid JSON: {path} ({exc}): fix or delete the file and "
-            "restart the service",
-            "is not valid JSON",
-        ) from None
-    if not isinstance(data, dict):
-        raise SettingsFileUnreadable(
-            f"settings file must hold a JSON object: {path}: fix or delete the file and "
-            "restart the service",
-            "does not hold a JSON object",
-        )
-    data.pop("data_dir", None)  # the file lives in the data dir; it cannot move it
-    return data
-
-
-def read_settings_file(path: Path) -> tuple[dict[str, Any], list[str]]:
-    """Parse settings.json; return (values, warnings). Never raises for a bad file."""
-    values, warnings, _ = _read_leniently(path)
-    return values, warnings
-
-
-def _read_leniently(path: Path) -> tuple[dict[str, Any], list[str], str | None]:
-    """(values, warnings, why the file is unreadable or None)."""
-    try:
-        return parse_settings_file(path), [], None
-    except SettingsFileUnreadable as exc:
-        return {}, [f"{exc.message}. Using defaults meanwhile."], exc.why
-
-
 def _exclusions_set_elsewhere(overrides: dict[str, Any]) -> bool:
     """True when an override or ``WORKBENCH_EXCLUDED_PROJECTS`` decides exclusions, not the file."""
     if "excluded_projects" in overrides:
@@ -369,7 +313,7 @@ def load_settings(data_dir: Path | str | None = None, **overrides: Any) -> Setti
     """Build settings for one data dir: overrides > env > settings.json > defaults."""
     root = resolve_data_dir(data_dir)
     path = root / SETTINGS_FILE
-    values, warnings, unreadable = _read_leniently(path)
+    values, warnings, unreadable = read_leniently(path)
     paused = _paused(path, unreadable) if unreadable else None
     token = _file_values.set(values)
     try:
@@ -421,15 +365,3 @@ def write_settings_file(settings: Settings, updates: dict[str, Any]) -> dict[str
     tmp.write_text(json.dumps(merged, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(tmp, path)
     return merged
-
-
-def backup_settings_file(path: Path) -> Path | None:
-    """Copy settings.json to ``settings.json.<UTC time>.bak`` beside it; keep the newest few."""
-    if not path.is_file():
-        return None
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    backup = path.with_name(f"{path.name}.{stamp}.bak")
-    shutil.copy2(path, backup)
-    for old in sorted(path.parent.glob(f"{path.name}.*.bak"))[:-KEEP_BACKUPS]:
-        old.unlink(missing_ok=True)
-    return backup
