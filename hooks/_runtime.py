@@ -325,7 +325,8 @@ def get_text(
 def deliver(hook: str, path: str, body: dict[str, Any], root: Path | None = None) -> str:
     """Post one event to the service, spooling it when the service cannot take it now.
 
-    Returns what happened: ``"delivered"``, ``"dropped"`` (a 4xx: invalid, never retried) or
+    Returns what happened: ``"delivered"``, ``"dropped"`` (a 4xx: invalid, never retried),
+    ``"skipped"`` (not spooled: an excluded project, or settings.json unreadable) or
     ``"spooled"``. The idempotency key is made first, at capture, so the spool file name (which
     starts with the key's nanoseconds) sorts in capture order.
     """
@@ -341,6 +342,11 @@ def deliver(hook: str, path: str, body: dict[str, Any], root: Path | None = None
         # Trigger: the service answered 4xx. / Why: it judged this event invalid, and a replay
         # would be rejected the same way forever. / Outcome: dropped, not spooled.
         return "dropped"
+    # Trigger: the event would go to the spool. / Why: an excluded project's text must never
+    # reach the disk, nor anything while the rule is unreadable (fail closed). / Outcome: the
+    # service's exclusion rule, applied here (stdlib), before writing.
+    if locate.capture_refusal(root, body) is not None:
+        return "skipped"
     envelope = spool.Envelope(event_key, path, body, hook=hook, spooled_at_ns=time.time_ns())
     spool.write(root / "spool", envelope)
     return "spooled"

@@ -93,6 +93,32 @@ def session_events(con: Any, session_id: str) -> pl.DataFrame:
     return con.execute(sql, [session_id] * 3).pl()
 
 
+@app.function
+def headless_summary(defs: Any) -> list[str]:
+    """What a headless run (``python notebooks/analytics.py``) computed, in a few lines."""
+    totals = defs.get("economics_totals")
+    if totals is None:
+        return []
+    args = defs["args"]
+    scope = [f"{k} {v}" for k, v in vars(args).items() if k != "data_dir" and v]
+    lines = [
+        f"analytics of {defs['settings'].db_path}" + (f" ({', '.join(scope)})" if scope else ""),
+        f"observations: {totals['observations']}; discovery tokens {totals['discovery_tokens']:,}; "
+        f"read tokens {totals['read_tokens']:,}; saved per full read {totals['saved_tokens']:,}"
+        + (f" ({totals['savings_pct']}%)" if totals.get("savings_pct") is not None else ""),
+    ]
+    activity = defs.get("activity_by_day")
+    if activity is not None and not activity.is_empty():
+        lines.append(
+            f"activity: {activity.height} days, {int(activity['sessions'].sum())} sessions, "
+            f"{int(activity['prompts'].sum())} prompts"
+        )
+    sql = defs.get("sql_result")
+    if sql is not None:
+        lines.append(f"sql cell: {sql.height} rows")
+    return lines
+
+
 @app.cell(hide_code=True)
 def _():
     mo.md(r"""
@@ -376,4 +402,4 @@ def _(con, sql_form):
 
 
 if __name__ == "__main__":
-    app.run()
+    raise SystemExit(notebooks.run_headless(app, parse_args(), headless_summary))

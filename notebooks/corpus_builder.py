@@ -146,6 +146,36 @@ def observations_frame(corpus: corpora.Corpus) -> pl.DataFrame:
     return pl.DataFrame(rows, schema={"id": pl.Int64, **text})
 
 
+@app.function
+def filter_text(wire: dict[str, Any] | None) -> str:
+    """``project=payments-api, limit=500`` (the parts that are set)."""
+    parts = [f"{k}={v}" for k, v in (wire or {}).items() if v not in (None, "", [])]
+    return ", ".join(parts) or "everything"
+
+
+@app.function
+def headless_summary(defs: Any) -> list[str]:
+    """What a headless run (``python notebooks/corpus_builder.py``) computed, in a few lines."""
+    preview = defs.get("preview")
+    if preview is None:
+        return []
+    stats = preview.stats
+    lines = [
+        f"corpus preview from {defs['settings'].db_path}: {stats.observation_count} "
+        f"observations, ~{stats.token_estimate:,} tokens (filter: {filter_text(defs.get('wire'))})"
+    ]
+    saved = defs.get("saved")
+    if saved:
+        lines.append(
+            f"saved corpus {saved['name']}: {saved['stats']['observation_count']} observations"
+        )
+    elif defs["args"].save:
+        lines.append("not saved (see the error above)")
+    else:
+        lines.append("not saved (pass --save to save it through the service)")
+    return lines
+
+
 @app.cell(hide_code=True)
 def _():
     mo.md("""
@@ -435,4 +465,4 @@ def _(rebuild_button, rebuild_choice, settings):
 
 
 if __name__ == "__main__":
-    app.run()
+    raise SystemExit(notebooks.run_headless(app, parse_args(), headless_summary))

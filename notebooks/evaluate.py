@@ -64,6 +64,28 @@ def make_retriever(choice: str, conn: Any, settings: Any) -> tuple[Any, str]:
     )
 
 
+@app.function
+def headless_summary(defs: Any) -> list[str]:
+    """What a headless run (``python notebooks/evaluate.py``) computed, in a few lines."""
+    evaluation = defs.get("evaluation")
+    if evaluation is None:
+        return []
+    lines = [
+        f"evaluated {len(defs.get('questions') or [])} questions from "
+        f"{defs['settings'].db_path}: {len(evaluation.rows)} settings swept"
+    ]
+    best = evaluation.best("recall")
+    if best is not None:
+        lines.append(
+            f"best recall: {best['mode']} at top_k={best['top_k']}"
+            + (f", budget {best['budget']}" if best.get("budget") else "")
+            + f": recall {best['recall']:.2f}, MRR {best['mrr']:.2f}, ~{best['tokens']:.0f} tokens"
+        )
+    for mode, why in sorted(getattr(evaluation, "skipped", {}).items()):
+        lines.append(f"skipped {mode}: {why}")
+    return lines
+
+
 @app.cell(hide_code=True)
 def _():
     mo.md(r"""
@@ -235,4 +257,4 @@ def _(evaluation):
 
 
 if __name__ == "__main__":
-    app.run()
+    raise SystemExit(notebooks.run_headless(app, parse_args(), headless_summary))

@@ -95,6 +95,27 @@ def usage_row(result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+@app.function
+def headless_summary(defs: Any) -> list[str]:
+    """What a headless run (``python notebooks/knowledge_agent.py``) did, in a few lines."""
+    names = defs.get("names")
+    if names is None:
+        return []
+    lines = [f"{len(names)} corpora at {defs['settings'].base_url}: {', '.join(names)}"]
+    primed = defs.get("primed")
+    if defs.get("corpus_name"):
+        agent = (primed or {}).get("agent")
+        lines.append(f"corpus {defs['corpus_name']}" + (f", agent {agent}" if agent else ""))
+    answer = defs.get("answer_result")
+    if answer:
+        first = next((ln for ln in answer["answer"].splitlines() if ln.strip()), "")
+        lines.append(f"answer: {first[:200]}")
+        lines.append(f"cited: {', '.join(str(c) for c in answer.get('citations', []))}")
+    else:
+        lines.append("no question asked (pass --question to ask one)")
+    return lines
+
+
 @app.cell(hide_code=True)
 def _():
     mo.md(r"""
@@ -295,4 +316,4 @@ def _(args, client, corpus_name, primed, settings):
 
 
 if __name__ == "__main__":
-    app.run()
+    raise SystemExit(notebooks.run_headless(app, parse_args(), headless_summary, store=False))

@@ -131,7 +131,7 @@ def test_export_import_recompress_through_the_cli(env: dict[str, str], tmp_path:
     try:
         imported = cli(other, "import", str(out), "--json")  # starts the service itself
         assert imported.returncode == 0, imported.stderr
-        assert "started the workbench service" in imported.stderr
+        assert "started a temporary one" in imported.stderr
         assert json.loads(imported.stdout)["observations"] == {"imported": 3, "skipped": 0}
         again = json.loads(cli(other, "import", str(out), "--json").stdout)
         assert again["observations"] == {"imported": 0, "skipped": 3}
@@ -167,6 +167,13 @@ def test_replay_delivers_the_spool(env: dict[str, str], data_dir: Path) -> None:
     proc = cli(env, "replay", "--json")  # the service's own start replays it first
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["pending"] == 0
-    url = f"http://127.0.0.1:{env['WORKBENCH_PORT']}"
-    _, prompts = http_json("GET", f"{url}/api/prompts")
-    assert [p["prompt_text"] for p in prompts["items"]] == ["spooled prompt"]
+    assert "stopped the temporary workbench service" in proc.stderr  # none left behind
+    import sqlite3
+
+    conn = sqlite3.connect(data_dir / "workbench.db")
+    try:
+        assert [r[0] for r in conn.execute("SELECT prompt_text FROM user_prompts")] == [
+            "spooled prompt"
+        ]
+    finally:
+        conn.close()

@@ -715,7 +715,7 @@ def test_secret_typed_into_a_command_is_masked() -> None:
 def test_a_secret_passed_by_reference_does_not_hide_the_test_run() -> None:
     obs = one(bash("GITHUB_TOKEN=$GITHUB_TOKEN npm test", "Tests:       2 passed, 2 total\n"))
     assert obs.type == "discovery"
-    assert obs.facts[0] == "npm test: 2 passed"
+    assert obs.facts[0] == "npm test (jest): 2 passed"  # the runner behind npm, by its output
 
 
 @pytest.mark.parametrize(

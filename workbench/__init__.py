@@ -2,6 +2,7 @@
 
 Modules:
 - ``settings``  env > settings.json > defaults; every path derived from one data dir
+- ``settings_file`` settings.json on disk: strict or lenient reads, backups before writes
 - ``errors``    the few specific errors users meet, each carrying its fix
 - ``redact``    stdlib-only stripping of private and injected blocks (hooks and service)
 - ``models``    pydantic domain types (observation, summary, ...)

@@ -3,10 +3,16 @@
 The service is the store's one writer, so everything that writes goes through here. Errors
 come back as ``WorkbenchError`` subclasses carrying the service's own message, and a service
 that is not running is a ``ServiceUnavailable`` that says how to start it.
+
+A write command run while no service serves the data dir gets a *temporary* one from
+``writer``: started for the command, stopped when its client closes (after the queue it fed
+has drained, within a bound), so a CLI command never leaves a daemon behind unasked.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 from workbench.errors import InvalidInput, NotFound, ServiceUnavailable, WorkbenchError
@@ -14,14 +20,24 @@ from workbench.settings import Settings
 
 
 class ServiceClient:
-    def __init__(self, settings: Settings, timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        timeout: float = 30.0,
+        *,
+        on_close: Callable[[], None] | None = None,
+    ) -> None:
         import httpx
 
         self.settings = settings
         self._http = httpx.Client(base_url=settings.base_url, timeout=timeout, trust_env=False)
+        self._on_close = on_close
 
     def close(self) -> None:
         self._http.close()
+        on_close, self._on_close = self._on_close, None
+        if on_close is not None:
+            on_close()
 
     def __enter__(self) -> ServiceClient:
         return self
@@ -64,24 +80,80 @@ class ServiceClient:
         return self.request("DELETE", path)
 
 
-def writer(settings: Settings, *, start: bool = True) -> tuple[ServiceClient, bool]:
+# How long a temporary service may keep running after its command, to finish the queue the
+# command fed (replay, retry, recompress); what is left waits, durably, for the next start.
+DRAIN_S = 120.0
+
+Say = Callable[[str], None]
+
+
+def writer(
+    settings: Settings,
+    *,
+    start: bool = True,
+    temporary: bool = True,
+    say: Say | None = None,
+) -> tuple[ServiceClient, bool]:
     """A client for a command that writes; starts the service when it is down.
 
-    Returns ``(client, started)`` so the command can say that it started the service.
+    Returns ``(client, started)``. A service started here is temporary unless
+    ``temporary=False`` (a notebook, which lives as long as its user wants): closing the
+    client waits for its queue to drain (at most ``DRAIN_S``) and stops it. ``say`` is told,
+    in one sentence each, that it started and that it stopped.
     """
     from workbench import launch
 
-    started = False
-    if launch.health(settings.port) is None:
-        if not start:
-            raise ServiceUnavailable(
-                f"the workbench service is not running at {settings.base_url}; start it with "
-                "`workbench serve --detach`"
-            )
-        if launch.ensure_running(settings.data_dir, settings.port, wait_s=30.0) is None:
-            raise ServiceUnavailable(
-                f"could not start the workbench service at {settings.base_url}; see "
-                f"{settings.logs_dir / 'service.log'} or run `workbench doctor`"
-            )
-        started = True
-    return ServiceClient(settings, timeout=600.0), started
+    report = say or (lambda _message: None)
+    if launch.health(settings.port) is not None:
+        return ServiceClient(settings, timeout=600.0), False
+    if not start:
+        raise ServiceUnavailable(
+            f"the workbench service is not running at {settings.base_url}; start it with "
+            "`workbench serve --detach`"
+        )
+    found = launch.ensure_running(settings.data_dir, settings.port, wait_s=30.0)
+    if found is None:
+        raise ServiceUnavailable(
+            f"could not start the workbench service at {settings.base_url}; see "
+            f"{settings.logs_dir / 'service.log'} or run `workbench doctor`"
+        )
+    if not temporary:
+        report(f"started the workbench service at {settings.base_url} (pid {found['pid']})")
+        return ServiceClient(settings, timeout=600.0), True
+    report(
+        f"no workbench service was running: started a temporary one at {settings.base_url} "
+        f"(pid {found['pid']}) for this command; it stops when the command ends "
+        "(`workbench serve --detach` keeps one running)"
+    )
+    pid = int(found["pid"])
+    return ServiceClient(
+        settings, timeout=600.0, on_close=lambda: stop_temporary(settings, pid, report)
+    ), True
+
+
+def stop_temporary(settings: Settings, pid: int, say: Say, drain_s: float = DRAIN_S) -> None:
+    """Let the temporary service finish its queue (bounded), then stop it if it is still ours.
+
+    Trigger: the PID file names another process. / Why: someone started a service of their
+    own meanwhile (``workbench serve``), which we did not start and must not stop. /
+    Outcome: leave it running.
+    """
+    from workbench import launch
+    from workbench.pidfile import read_pid, terminate
+
+    deadline = time.monotonic() + drain_s
+    left = 0
+    while True:
+        health = launch.health(settings.port, timeout=2.0)
+        left = int(health.get("queueDepth", 0)) if health else 0
+        if health is None or left == 0 or time.monotonic() >= deadline:
+            break
+        time.sleep(0.1)
+    if read_pid(settings.pid_path) != pid:
+        return
+    _, stopped = terminate(settings.pid_path)
+    if not stopped:
+        say(f"the temporary workbench service (pid {pid}) did not stop; run `workbench stop`")
+        return
+    queued = f"; {left} queued events wait for its next start" if left else ""
+    say(f"stopped the temporary workbench service (pid {pid}){queued}")

@@ -6,6 +6,8 @@ that must exist at once, such as the session and the prompt) in one transaction 
 so a hook's request is answered in about a millisecond. The worker does the rest.
 
 Skips are answered with a stated reason (``status="skipped"``) and store nothing:
+- every project while capture is paused (settings.json unreadable, so the exclusions are
+  unknown: ``Settings.capture_paused``);
 - an excluded project (glob list, matched on the full cwd or the project name);
 - a skipped tool (settings ``skipped_tools``);
 - a private prompt, and the observations and summary that belong to it;
@@ -14,7 +16,6 @@ Skips are answered with a stated reason (``status="skipped"``) and store nothing
 
 from __future__ import annotations
 
-import fnmatch
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from typing import Any, Literal
 
 from workbench.clock import now_ms
 from workbench.errors import InvalidInput
-from workbench.locate import project_from_cwd
+from workbench.locate import is_excluded, project_from_cwd
 from workbench.models import ObservationDraft, Session
 from workbench.redact import is_task_notification, redact_value, strip_private
 from workbench.settings import Settings
@@ -115,10 +116,14 @@ class Ingestor:
     # ----- rules ------------------------------------------------------------------------------
     def excluded(self, project: str, cwd: str = "") -> bool:
         """True when the project (or the full cwd) matches an ``excluded_projects`` glob."""
-        for pattern in self.settings.excluded_projects:
-            if fnmatch.fnmatchcase(project, pattern) or (cwd and fnmatch.fnmatchcase(cwd, pattern)):
-                return True
-        return False
+        return is_excluded(self.settings.excluded_projects, project, cwd)
+
+    def exclusion(self, project: str, cwd: str = "") -> str | None:
+        """Why this project's events are not captured (fails closed), else None."""
+        paused = self.settings.capture_paused
+        if paused is not None:
+            return paused
+        return f"project {project!r} is excluded" if self.excluded(project, cwd) else None
 
     def _clean(self, value: Any) -> Any:
         return bound(redact_value(value), self.settings.max_field_chars)
@@ -134,8 +139,8 @@ class Ingestor:
         event_key: str | None = None,
     ) -> IngestResult:
         """A new user prompt: count it, store its cleaned text unless it is private."""
-        if self.excluded(project):
-            return IngestResult("skipped", reason=f"project {project!r} is excluded")
+        if (excluded := self.exclusion(project)) is not None:
+            return IngestResult("skipped", reason=excluded)
         if is_task_notification(prompt):
             return IngestResult("skipped", reason="task notification, not a user prompt")
         cleaned = strip_private(prompt)
@@ -214,8 +219,8 @@ class Ingestor:
         project = project_from_cwd(cwd)
         if tool_name in self.settings.skipped_tools:
             return IngestResult("skipped", reason=f"tool {tool_name!r} is skipped")
-        if self.excluded(project, cwd):
-            return IngestResult("skipped", reason=f"project {project!r} is excluded")
+        if (excluded := self.exclusion(project, cwd)) is not None:
+            return IngestResult("skipped", reason=excluded)
         # Claude Code's tool_use_id names the call itself, so it beats the hook's own key: a
         # call delivered twice (hook retried, spool replayed, demo re-run) is one event.
         key = f"tool:{content_session_id}:{tool_use_id}" if tool_use_id else event_key
@@ -268,8 +273,8 @@ class Ingestor:
             session = sessions.get(conn, content_session_id)
             if session is None:
                 return IngestResult("skipped", reason="unknown session: no prompt was recorded")
-            if self.excluded(session.project):
-                return IngestResult("skipped", reason=f"project {session.project!r} is excluded")
+            if (excluded := self.exclusion(session.project)) is not None:
+                return IngestResult("skipped", reason=excluded)
             if sessions.current_prompt_is_private(conn, session):
                 return IngestResult(
                     "skipped", reason="belongs to a private prompt", session_id=session.id
@@ -297,6 +302,8 @@ class Ingestor:
             session = sessions.get(conn, content_session_id)
             if session is None:
                 return IngestResult("skipped", reason="unknown session")
+            if (excluded := self.exclusion(session.project)) is not None:
+                return IngestResult("skipped", reason=excluded)
             ms = now_ms()
             sessions.end(conn, content_session_id, "completed", ms)
             event_id, _ = events.append(

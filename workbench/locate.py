@@ -1,4 +1,5 @@
-"""Where things are: the data dir, the service's port, the project of a cwd. Stdlib only.
+"""Where things are: the data dir, the service's port, the project of a cwd, and the
+exclusion rule a hook applies before spooling. Stdlib only.
 
 Hooks run on every tool call under a ~15 ms budget and cannot import pydantic, so the few
 facts they need to find the service live here, and ``workbench.settings`` builds on the same
@@ -7,10 +8,12 @@ functions: one definition, two users.
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 SETTINGS_FILE = "settings.json"
 PORT_BASE = 37700
@@ -22,11 +25,19 @@ def default_data_dir() -> Path:
 
 
 def resolve_data_dir(explicit: Path | str | None = None) -> Path:
-    """The single source of truth for the data dir: argument > ``WORKBENCH_DATA_DIR`` > default."""
+    """The single source of truth for the data dir: argument > ``WORKBENCH_DATA_DIR`` > default.
+
+    Always absolute, resolved once against the caller's cwd: the service is spawned with
+    ``cwd=data_dir``, so a relative ``.demo/data`` handed on as is would open
+    ``.demo/data/.demo/data``. ``abspath`` (not ``resolve``) keeps symlinks as the user wrote
+    them and only folds ``..``.
+    """
     if explicit is not None:
-        return Path(explicit).expanduser()
-    env = os.environ.get("WORKBENCH_DATA_DIR", "").strip()
-    return Path(env).expanduser() if env else default_data_dir()
+        chosen = Path(explicit).expanduser()
+    else:
+        env = os.environ.get("WORKBENCH_DATA_DIR", "").strip()
+        chosen = Path(env).expanduser() if env else default_data_dir()
+    return Path(os.path.abspath(chosen))
 
 
 def default_port() -> int:
@@ -143,3 +154,66 @@ def parse_count(value: object, default: int) -> int:
     if isinstance(value, float):
         value = int(value) if value.is_integer() else None
     return value if isinstance(value, int) and value >= 0 else default
+
+
+# ----- the exclusion rule, for the service and for hooks that must spool ----------------------
+def is_excluded(patterns: list[str], project: str, cwd: str = "") -> bool:
+    """True when the project name (or the full cwd) matches one ``excluded_projects`` glob."""
+    return any(
+        fnmatch.fnmatchcase(project, p) or (cwd and fnmatch.fnmatchcase(cwd, p)) for p in patterns
+    )
+
+
+def excluded_projects(data_dir: Path) -> list[str] | None:
+    """``excluded_projects`` as ``Settings`` reads it (env > settings.json > ``[]``).
+
+    None when the rule cannot be known: the variable or the file is unreadable, or holds
+    something that is not a list of names. Callers fail closed on None.
+    """
+    env = os.environ.get("WORKBENCH_EXCLUDED_PROJECTS", "")
+    if env:
+        return _pattern_list(env)
+    path = data_dir / SETTINGS_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError):  # a directory, unreadable, not UTF-8, not JSON
+        return None
+    if not isinstance(data, dict):
+        return None
+    return _pattern_list(data.get("excluded_projects", []))
+
+
+def _pattern_list(value: Any) -> list[str] | None:
+    """A JSON list of strings, or ``a,b`` text (as the settings validator accepts); else None."""
+    if isinstance(value, str):
+        text = value.strip()
+        if not text.startswith("["):
+            return [part.strip() for part in text.split(",") if part.strip()]
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return None
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return value
+    return None
+
+
+def capture_refusal(data_dir: Path, body: dict[str, Any]) -> str | None:
+    """Why an event must not be kept on this machine's disk (the spool), else None.
+
+    The service applies the same rule at ingest; a hook applies it only when it must spool,
+    so an excluded project's text never reaches the disk while the service is down. Fails
+    closed: when the rule cannot be read, nothing is spooled.
+    """
+    patterns = excluded_projects(data_dir)
+    if patterns is None:
+        return f"{data_dir / SETTINGS_FILE} cannot be read: capture is paused"
+    cwd = body.get("cwd") if isinstance(body.get("cwd"), str) else ""
+    project = body.get("project") if isinstance(body.get("project"), str) else ""
+    if not project and cwd:
+        project = project_from_cwd(cwd)
+    if project and is_excluded(patterns, project, cwd):
+        return f"project {project!r} is excluded"
+    return None

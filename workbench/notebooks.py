@@ -12,7 +12,10 @@ holds the few pieces every notebook needs, so each one stays a thin layer of wid
 - ``service``: a client when the service answers, without starting one; ``writer``: start it
   if needed (what ``workbench corpus build`` does), saying so;
 - ``catalogue``: the projects, concepts and date span the widgets offer;
-- ``NOTEBOOKS`` / ``notebook_path``: the notebooks ``workbench notebook`` opens.
+- ``NOTEBOOKS`` / ``notebook_path``: the notebooks ``workbench notebook`` opens;
+- ``run_headless``: ``python notebooks/x.py --data-dir DIR``: refuses a data dir that is not
+  there (exit 2) or holds no memory (exit 1), runs the notebook, prints its short summary,
+  and stops a service the run started (a script never leaves a daemon behind).
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from __future__ import annotations
 import argparse
 import os
 import sqlite3
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -113,7 +117,7 @@ def writer(settings: Settings) -> Connection:
     """A client for writes, starting the service when it is down (as the CLI does)."""
     from workbench.client import writer as start_writer
 
-    client, started = start_writer(settings)
+    client, started = start_writer(settings, temporary=False)
     return Connection(client, started, settings.base_url)
 
 
@@ -146,3 +150,53 @@ def catalogue(conn: sqlite3.Connection) -> Catalogue:
         return None if ms is None else datetime.fromtimestamp(ms / 1000, tz=UTC).date()
 
     return Catalogue(int(total), projects, concepts, day(first), day(last))
+
+
+# ----- headless runs -------------------------------------------------------------------------
+Summary = Callable[[Mapping[str, Any]], list[str]]
+
+
+def run_headless(
+    app: Any, args: argparse.Namespace, summarize: Summary, *, store: bool = True
+) -> int:
+    """Run a notebook as a script and print what it computed; the exit code for ``SystemExit``.
+
+    ``summarize`` turns the notebook's definitions into a few lines; an empty list means the
+    notebook stopped before computing anything (its own message is then the last line it
+    could give), which is exit 1. ``store=False`` for a notebook that only talks to the
+    service (``knowledge_agent``): the data dir must still exist.
+    """
+    from workbench import launch
+    from workbench.pidfile import read_pid, terminate
+
+    settings = settings_for(args.data_dir)
+    if not settings.data_dir.is_dir():
+        return _fail(
+            f"data dir {settings.data_dir} does not exist. Point --data-dir (or "
+            "WORKBENCH_DATA_DIR) at a workbench data dir, or seed the demo with `workbench demo` "
+            "and pass --data-dir .demo/data",
+            code=2,
+        )
+    if store:
+        try:
+            open_store(settings).close()
+        except (WorkbenchError, sqlite3.Error) as exc:
+            return _fail(str(getattr(exc, "message", exc)))
+    was_running = launch.health(settings.port) is not None
+    try:
+        _, defs = app.run(defs={"args": args})
+    finally:
+        pid = None if was_running else read_pid(settings.pid_path)
+        if pid is not None:
+            terminate(settings.pid_path)
+            sys.stderr.write(f"stopped the workbench service this run started (pid {pid})\n")
+    lines = summarize(defs)
+    if not lines:
+        return _fail(f"the notebook stopped before computing anything for {settings.data_dir}")
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0
+
+
+def _fail(message: str, code: int = 1) -> int:
+    sys.stderr.write(f"error: {message}\n")
+    return code

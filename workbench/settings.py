@@ -6,8 +6,13 @@ the CLI build their own settings for their own data dir, so nothing shares a sto
 Every path (database, spool, logs, PID file, corpora, indexes) is a property derived from
 ``data_dir``; none can be configured on its own, so moving ``WORKBENCH_DATA_DIR`` moves it all.
 
-A corrupt ``settings.json`` never stops anything: the defaults are used and the problem is kept
-in ``Settings.load_warnings`` so ``/api/health``, ``workbench status`` and ``doctor`` can say so.
+A corrupt ``settings.json`` never stops the service: the defaults are used and the problem is
+kept in ``Settings.load_warnings`` so ``/api/health``, ``workbench status`` and ``doctor`` can
+say so. But it fails closed for privacy: while the file (or its ``excluded_projects``) cannot be
+read, which projects are excluded is unknown, so ``Settings.capture_paused`` holds the reason
+and ingest stores nothing for any project (unless ``WORKBENCH_EXCLUDED_PROJECTS`` sets the rule).
+Writes never overwrite a file they cannot read (``SettingsFileUnreadable``, a 409) and keep a
+timestamped backup of the previous file beside it.
 """
 
 from __future__ import annotations
@@ -35,6 +40,22 @@ from workbench.locate import (
     parse_port,
     resolve_data_dir,
 )
+from workbench.settings_file import (
+    SettingsFileUnreadable,
+    backup_settings_file,
+    parse_settings_file,
+    read_leniently,
+    read_settings_file,
+)
+
+__all__ = [
+    "DEFAULT_SKIPPED_TOOLS",
+    "Settings",
+    "SettingsFileUnreadable",
+    "load_settings",
+    "read_settings_file",
+    "write_settings_file",
+]
 
 DEFAULT_SKIPPED_TOOLS = [
     "ListMcpResourcesTool",
@@ -107,6 +128,7 @@ class Settings(BaseSettings):
     vector_index: Literal["flat", "hnsw"] = "flat"
 
     _load_warnings: list[str] = PrivateAttr(default_factory=list)
+    _capture_paused: str | None = PrivateAttr(default=None)
 
     @field_validator("host")
     @classmethod
@@ -132,6 +154,12 @@ class Settings(BaseSettings):
             f"host {value!r} is not a loopback address; the memory is private, so "
             "workbench listens on 127.0.0.1 only. Unset WORKBENCH_HOST."
         )
+
+    @field_validator("data_dir")
+    @classmethod
+    def _absolute(cls, value: Path) -> Path:
+        """Absolute once, here, whoever built the settings (see ``locate.resolve_data_dir``)."""
+        return resolve_data_dir(value)
 
     @field_validator("port", mode="before")
     @classmethod
@@ -211,6 +239,17 @@ class Settings(BaseSettings):
         """Problems met while reading settings.json (empty when it was fine or absent)."""
         return list(self._load_warnings)
 
+    @property
+    def capture_paused(self) -> str | None:
+        """Why nothing is being captured (the exclusion rule is unknown), else None."""
+        return self._capture_paused
+
+    def capture_state(self) -> dict[str, str]:
+        """``{"state": "on"}`` or ``{"state": "paused", "reason": …}`` for health and status."""
+        if self._capture_paused is None:
+            return {"state": "on"}
+        return {"state": "paused", "reason": self._capture_paused}
+
     def api_key(self) -> str | None:
         """The Anthropic key: ``WORKBENCH_ANTHROPIC_API_KEY``, else ``ANTHROPIC_API_KEY``."""
         if self.anthropic_api_key is not None and self.anthropic_api_key.get_secret_value():
@@ -252,30 +291,30 @@ _file_values: contextvars.ContextVar[dict[str, Any]] = contextvars.ContextVar(
 )
 
 
-def read_settings_file(path: Path) -> tuple[dict[str, Any], list[str]]:
-    """Parse settings.json; return (values, warnings). Never raises for a bad file."""
-    if not path.exists():
-        return {}, []
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        return {}, [
-            f"settings file is not valid JSON: {path} ({exc}). Using defaults; fix or delete "
-            "the file and restart the service."
-        ]
-    if not isinstance(data, dict):
-        return {}, [
-            f"settings file must hold a JSON object: {path}. Using defaults; fix or delete the "
-            "file and restart the service."
-        ]
-    data.pop("data_dir", None)  # the file lives in the data dir; it cannot move it
-    return data, []
+def _exclusions_set_elsewhere(overrides: dict[str, Any]) -> bool:
+    """True when an override or ``WORKBENCH_EXCLUDED_PROJECTS`` decides exclusions, not the file."""
+    if "excluded_projects" in overrides:
+        return True
+    return any(
+        key.upper() == "WORKBENCH_EXCLUDED_PROJECTS" and value != ""
+        for key, value in os.environ.items()
+    )
+
+
+def _paused(path: Path, why: str) -> str:
+    return (
+        f"capture paused for every project: {path} {why}, so which projects are excluded is "
+        "unknown and nothing is stored. Fix or delete the file, then restart the service "
+        "(`workbench stop`, `workbench serve --detach`)."
+    )
 
 
 def load_settings(data_dir: Path | str | None = None, **overrides: Any) -> Settings:
     """Build settings for one data dir: overrides > env > settings.json > defaults."""
     root = resolve_data_dir(data_dir)
-    values, warnings = read_settings_file(root / SETTINGS_FILE)
+    path = root / SETTINGS_FILE
+    values, warnings, unreadable = read_leniently(path)
+    paused = _paused(path, unreadable) if unreadable else None
     token = _file_values.set(values)
     try:
         try:
@@ -287,14 +326,20 @@ def load_settings(data_dir: Path | str | None = None, **overrides: Any) -> Setti
             # A bad value in the file must not stop the service: drop just those keys (not the
             # whole file, which would silently switch off e.g. excluded_projects), keep env.
             warnings.append(
-                f"settings file {root / SETTINGS_FILE} has invalid values "
+                f"settings file {path} has invalid values "
                 f"({_summarise(exc)}). Using defaults for them; fix or delete the file."
             )
+            if "excluded_projects" in bad:
+                paused = _paused(path, "holds an invalid excluded_projects")
             _file_values.set({k: v for k, v in values.items() if k not in bad})
             settings = Settings(data_dir=root, **overrides)
     finally:
         _file_values.reset(token)
     settings._load_warnings = warnings
+    # Trigger: the exclusion rule could not be read. / Why: the defaults would capture an
+    # excluded project's events. / Outcome: fail closed: ingest stores nothing, and says why.
+    if paused is not None and not _exclusions_set_elsewhere(overrides):
+        settings._capture_paused = paused
     return settings
 
 
@@ -305,12 +350,18 @@ def _summarise(exc: ValidationError) -> str:
 
 
 def write_settings_file(settings: Settings, updates: dict[str, Any]) -> dict[str, Any]:
-    """Merge ``updates`` into settings.json atomically after validating them; return the file."""
-    current, _ = read_settings_file(settings.settings_path)
+    """Merge ``updates`` into settings.json atomically after validating them; return the file.
+
+    Refuses (``SettingsFileUnreadable``) to replace a file it cannot read: the user's own
+    edits would be lost. The previous file is copied beside it first (``backup_settings_file``).
+    """
+    path = settings.settings_path
+    current = parse_settings_file(path)
     merged = {**current, **updates}
     Settings.model_validate({**merged, "data_dir": settings.data_dir})  # raises on bad values
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    tmp = settings.settings_path.with_suffix(".json.tmp")
+    backup_settings_file(path)
+    tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(merged, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, settings.settings_path)
+    os.replace(tmp, path)
     return merged

@@ -15,7 +15,8 @@
   a validated update written to settings.json (``write_settings_file``) and applied live
   where the running service can; the answer says what needs a restart and which keys an
   environment variable overrides. A bad value is a 422 naming the field and the rule; a key
-  that is not editable is a 400. Nothing is written unless every value is valid.
+  that is not editable is a 400; a settings.json that cannot be read is a 409 (it is never
+  overwritten). Nothing is written unless every value is valid; the old file is backed up.
 
 Writes from other origins are refused before they get here (``LocalOriginOnly``).
 """
@@ -33,7 +34,7 @@ from workbench import forget, settings_edit
 from workbench.clock import iso_from_ms
 from workbench.errors import NotFound, WorkbenchError
 from workbench.knowledge import corpus
-from workbench.settings import write_settings_file
+from workbench.settings import SettingsFileUnreadable, write_settings_file
 from workbench.store import observations
 
 log = logging.getLogger("workbench.service")
@@ -225,6 +226,8 @@ def put_settings(
         raise error(f"settings not changed: {exc}", errors=exc.problems) from None
     try:
         write_settings_file(settings, updates)
+    except SettingsFileUnreadable as exc:  # a 409: the user's file is never overwritten blindly
+        raise SettingsFileUnreadable(f"settings not changed: {exc.message}", exc.why) from None
     except ValidationError as exc:
         # Trigger: the file already held a bad value for another key. / Why: merging would
         # write it back as if we had checked it. / Outcome: refuse, and name that key.

@@ -32,6 +32,8 @@ def health(runtime: RuntimeDep) -> dict[str, Any]:
         "dataDir": str(runtime.settings.data_dir),
         "spool": spool.backlog(runtime.settings.spool_dir),
         "warnings": runtime.settings.load_warnings,
+        # "paused" (with the reason) while settings.json cannot be read: nothing is captured.
+        "capture": runtime.settings.capture_state(),
         # Semantic recall: "ready", or why not ("unavailable"/"disabled" → full text only).
         "embeddings": runtime.indexer.health() if runtime.indexer else {"state": "disabled"},
     }

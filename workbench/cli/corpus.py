@@ -47,12 +47,10 @@ def register(app: typer.Typer) -> None:
 
 
 def service_client(settings: Settings) -> Any:
-    """A client for the service, starting it if needed (and saying so on stderr)."""
+    """A client for the service; a temporary one when it is down (said on stderr)."""
     from workbench.client import writer
 
-    client, started = writer(settings)
-    if started:
-        typer.echo(f"started the workbench service at {settings.base_url}", err=True)
+    client, _ = writer(settings, say=lambda message: typer.echo(message, err=True))
     return client
 
 

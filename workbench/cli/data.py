@@ -1,7 +1,8 @@
 """``workbench export | import | replay | retry | recompress``: move and repair the memory.
 
 Everything that writes goes through the service (the store's one writer); a command that
-needs it starts it and says so. ``export`` only reads, so it opens the database read-only.
+needs it while it is down starts a temporary one, says so, and stops it when done.
+``export`` only reads, so it opens the database read-only.
 """
 
 from __future__ import annotations
@@ -36,9 +37,7 @@ def register(app: typer.Typer) -> None:
 def _writer(settings: Settings) -> Any:
     from workbench.client import writer
 
-    client, started = writer(settings)
-    if started:
-        typer.echo(f"started the workbench service at {settings.base_url}", err=True)
+    client, _ = writer(settings, say=lambda message: typer.echo(message, err=True))
     return client
 
 

@@ -4,7 +4,8 @@ The service does the work (it is the store's one writer and holds the embedding 
 ``POST /api/reindex`` queues the job and returns at once, and this command polls
 ``GET /api/index/status`` for a progress bar, then prints what it cost: texts embedded now,
 vectors reused from the cache (an unchanged store re-embeds nothing), the total and seconds.
-When the service is down it is started, and the command says so.
+When the service is down a temporary one runs the rebuild and is stopped after (the command
+says so); ``--no-wait`` needs a running service, since nothing would be left to finish the job.
 """
 
 from __future__ import annotations
@@ -44,9 +45,10 @@ def reindex(
     from workbench.errors import WorkbenchError
 
     settings = load_settings(data_dir)
-    client, started = writer(settings)
-    if started:
-        typer.echo(f"started the workbench service at {settings.base_url}", err=True)
+    # Trigger: --no-wait with no service running. / Why: a temporary service would be
+    # stopped before the job ran, and leaving one behind unasked is worse. / Outcome: refuse
+    # and say how to start one.
+    client, _ = writer(settings, start=wait, say=lambda message: typer.echo(message, err=True))
     with client:
         job = client.post("/api/reindex")["job"]
         if not wait:

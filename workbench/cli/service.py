@@ -90,9 +90,12 @@ def status(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
     if health is None:
         data = _offline_status(settings)
         data["spool"] = spool.backlog(settings.spool_dir)
+        data["capture"] = settings.capture_state()
     else:
         with ServiceClient(settings) as client:
             data = {"service": "running", "health": health, **client.get("/api/stats")}
+        # The running service's own view: it read the file when it started.
+        data["capture"] = health.get("capture", settings.capture_state())
     if as_json:
         print_json(data)
         return
@@ -130,7 +133,12 @@ def status(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
             [(f["eventId"], f["kind"], f["attempts"], f["reason"]) for f in data["failed"]],
         )
     for warning in settings.load_warnings:
-        out.print(f"[yellow]warning:[/] {warning}")
+        out.print(f"[yellow]warning:[/] {warning}", markup=False, highlight=False)
+    if data["capture"].get("state") == "paused":
+        from rich.markup import escape
+
+        reason = escape(str(data["capture"].get("reason", "")))
+        out.print(f"[red]capture paused:[/] {reason}", highlight=False)
 
 
 @handle_errors
@@ -172,6 +180,7 @@ def doctor(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
         _check(
             "settings.json", not settings.load_warnings, "; ".join(settings.load_warnings) or "ok"
         ),
+        _check("capture", settings.capture_paused is None, settings.capture_paused or "on"),
     ]
     if settings.db_path.exists():
         try:

@@ -3,7 +3,8 @@
 1. a secret-looking value in the output → ``security_alert`` (the kind is named, never the value)
 2. a command touching ``.env``/credentials/keys, setting a secret variable, dumping the
    environment, piping a download into a shell, ``chmod 777`` → ``security_note``
-3. a test runner → ``bugfix`` when it fails (counts, failing tests, first error, exit code);
+3. a test runner, known by its command or by its output (``make test``, ``./ci.sh`` printing
+   pytest's summary) → ``bugfix`` when it fails (counts, failing tests, first error, exit code);
    a passing run of a runner that failed earlier in the same session → ``bugfix`` ("pass
    again"); any other passing run → ``discovery``
 4. git (``tooling``): ``commit`` → ``change`` (hash, branch, stat); ``mv`` → ``refactor``;
@@ -26,7 +27,7 @@ from workbench.compress.rules.call import ToolCall
 from workbench.compress.rules.secrets import secret_kinds
 from workbench.compress.rules.shell import BashCall, FailureMemory, file_args, subcommand
 from workbench.compress.rules.tags import concepts_for
-from workbench.compress.rules.testrun import RunOutcome, parse_test_output
+from workbench.compress.rules.testrun import RunOutcome, parse_test_output, runner_from_output
 from workbench.compress.rules.text import dedupe, first_line
 from workbench.compress.rules.tooling import check_rule, file_ops_rule, git_rule, install_rule
 from workbench.models import ObservationDraft
@@ -73,6 +74,7 @@ _TEST_SUBS = {
     "swift": {"test"},
 }
 _READ_VERBS = frozenset("cat head tail less more bat wc nl sort uniq jq xxd od stat file".split())
+_SEARCH_VERBS = frozenset("grep egrep rg ag ack git".split())
 _NOISE_VERBS = frozenset("cd pushd popd source . export set true echo printf sleep :".split())
 
 
@@ -137,8 +139,25 @@ def _test_runner(words: list[str]) -> str | None:
     return None
 
 
+def _runner(b: BashCall) -> str | None:
+    """The runner's name: from the command, with the runner its output shows when they differ.
+
+    ``make test`` printing pytest's output is ``make test (pytest)``; a command that names no
+    runner (``./scripts/ci.sh``) is known by its output alone, unless it only shows a file
+    (``cat``, ``grep``… of an old log is not a test run).
+    """
+    by_command = next((r for r in map(_test_runner, b.segments) if r), None)
+    main = next((w[0] for w in b.segments if w[0] not in _NOISE_VERBS), "")
+    if by_command is None and (main in _READ_VERBS or main in _SEARCH_VERBS):
+        return None
+    by_output = runner_from_output(b.call.text)
+    if by_command is None or by_output is None or by_output in by_command:
+        return by_command or by_output
+    return f"{by_command} ({by_output})"
+
+
 def _tests(b: BashCall) -> ObservationDraft | None:
-    runner = next((r for r in map(_test_runner, b.segments) if r), None)
+    runner = _runner(b)
     if runner is None:
         return None
     outcome = parse_test_output(b.call.text)
@@ -147,6 +166,7 @@ def _tests(b: BashCall) -> ObservationDraft | None:
     facts += [f"failed: {name}" for name in outcome.failures[:5]]
     if outcome.first_error:
         facts.append(f"first error: {outcome.first_error}")
+    facts += outcome.notes
     tags = ["testing", *concepts_for(outcome.failure_files())]
     key = (b.call.session, runner)
     if status == "failing":

@@ -1,7 +1,8 @@
 """Rules for the tools that change files: Edit, MultiEdit, Write, NotebookEdit.
 
 - Edit / MultiEdit → ``change``: which file, which lines (from ``structuredPatch`` when
-  present), +added −removed, what was replaced by what (first lines, shortened), the
+  present), +added −removed, what was replaced by what (first lines, shortened; when those
+  read the same, the differing part with a little context: ``changed `…a…` → `…b…```), the
   functions touched. ``refactor`` when the edit only renames one identifier throughout, or
   (MultiEdit) when one edit removes a block that another re-inserts: code moved.
 - Write → ``feature`` for a new file (``type: "create"``, or an older "File created"
@@ -12,6 +13,7 @@ A secret-looking value in the new content makes any of these a ``security_alert`
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable
 from typing import Any
@@ -21,6 +23,8 @@ from workbench.compress.rules.text import count_lines, definitions, first_line
 from workbench.models import ObservationDraft
 
 _TOKEN = re.compile(r"[A-Za-z_]\w*|\S")
+DIFF_CONTEXT = 24  # characters kept on each side of a change
+DIFF_SIDE = 80  # at most this many characters per side of a shown change
 
 
 def observe_edit(call: ToolCall) -> ObservationDraft:
@@ -161,7 +165,54 @@ def _replaced(old: str, new: str) -> str:
         return f"inserted {snip(new)}"
     if not new:
         return f"deleted {snip(old)}"
-    return f"replaced {snip(old)} with {snip(new)}"
+    before, after = snip(old), snip(new)
+    if before == after and old != new:
+        return _changed(old, new)
+    return f"replaced {before} with {after}"
+
+
+def _changed(old: str, new: str) -> str:
+    """The first differing part of two texts that start alike, with context, bounded.
+
+    Lines are compared first (difflib), then the two changed blocks character by character,
+    so ``changed `…base * attempt` → `…base**attempt``` names just what differs.
+    """
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    hunks = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    if hunks:
+        _, i1, i2, j1, j2 = hunks[0]
+        a, b = "\n".join(old_lines[i1:i2]), "\n".join(new_lines[j1:j2])
+        line = i1 + 1
+    else:  # only line endings differ
+        a, b, line, hunks = old, new, 1, [("replace", 0, 0, 0, 0)]
+    prefix = len(_common_prefix(a, b))
+    suffix = len(_common_prefix(a[prefix:][::-1], b[prefix:][::-1]))
+    start = max(prefix - DIFF_CONTEXT, 0)
+    shown_a = _around(a, start, len(a) - suffix)
+    shown_b = _around(b, start, len(b) - suffix)
+    where = f"line {line}" + (f", +{len(hunks) - 1} more changes" if len(hunks) > 1 else "")
+    return f"changed `{shown_a}` → `{shown_b}` ({where})"
+
+
+def _common_prefix(a: str, b: str) -> str:
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return a[:n]
+
+
+def _around(text: str, start: int, end: int) -> str:
+    """``text[start:end]`` plus a little trailing context, one line, at most ``DIFF_SIDE``."""
+    end = min(max(end, start) + DIFF_CONTEXT // 2, len(text))
+    piece = " ".join(text[start:end].split())
+    if len(piece) > DIFF_SIDE:
+        piece = piece[: DIFF_SIDE - 1].rstrip() + "…"
+    elif end < len(text):
+        piece += "…"
+    return ("…" if start > 0 else "") + piece
 
 
 def _rename(old: str, new: str) -> tuple[str, str] | None:

@@ -2,7 +2,7 @@
 
 A command line is split into segments on ``&&``, ``||``, ``;``, ``|`` and newlines (heredoc
 bodies removed first, quoting ignored: good enough to find the verb of each segment), and
-wrappers are peeled (``sudo``, ``FOO=1``, ``uv run``, ``npx``, ``python -m``…), so
+wrappers are peeled (``sudo``, ``FOO=1``, ``uv run``, ``npx``, ``[.venv/bin/]python -m``…), so
 ``cd app && uv run pytest -q`` is seen as ``cd app`` then ``pytest -q``.
 """
 
@@ -22,7 +22,7 @@ _SPLIT = re.compile(r"\s*(?:&&|\|\||;|\n|\|)\s*")
 _WRAPPER = re.compile(
     r"^(?:(?:sudo|time|nice|nohup|exec|command|env)\s+|[A-Za-z_]\w*=\S*\s+"
     r"|(?:uv|poetry|pipenv|pdm|hatch)\s+run\s+|npx\s+|bunx\s+|pnpm\s+exec\s+"
-    r"|python[\d.]*\s+-m\s+)+"
+    r"|(?:\S*/)?python[\d.]*\s+-m\s+)+"
 )
 _EXIT = re.compile(r"\b[Ee]xit (?:code|status)[: ]+(-?\d+)")
 _EXIT_KEYS = ("exitCode", "exit_code", "returncode", "returnCode", "code")

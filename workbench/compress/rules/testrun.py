@@ -3,10 +3,14 @@
 Why a module of its own: "pytest: 3 failed, 41 passed, first error: assert 2 == 3" is the
 single most useful fact a coding session produces, and each runner prints it differently.
 Covered: pytest (``3 failed, 41 passed in 2.1s``, ``FAILED path::test - msg``, ``E   …``),
-jest/vitest (``Tests: 1 failed, 12 passed``, ``● Suite › test``), cargo (``test result: …``,
-``test name ... FAILED``), go (``--- FAIL: TestX``, ``FAIL pkg``/``ok pkg``), and any runner
-whose last summary line reads ``N failed``/``N passed``. Input is already windowed (head and
-tail), so the summary at the end is always seen.
+unittest (``Ran 9 tests``, ``FAIL: test_x (mod.Class.test_x)``), jest (``Tests: 1 failed, 12
+passed``, ``● Suite › test``), vitest (``Tests  1 failed | 9 passed``, ``FAIL  file > suite >
+test``), cargo (``test result: …``, ``test name ... FAILED``), go (``--- FAIL: TestX``,
+``FAIL pkg``/``ok pkg``), and any runner whose last summary line reads ``N failed``/``N
+passed``. Input is already windowed (head and tail), so the summary at the end is always seen.
+
+``runner_from_output`` names the runner from its output alone, so a run is recognised
+behind any wrapper (``make test``, ``npm test``, ``./scripts/ci.sh``), not only by its command.
 """
 
 from __future__ import annotations
@@ -22,12 +26,34 @@ _COUNT = re.compile(
 )
 _SUMMARY_LINE = re.compile(r"\b\d+ (?:failed|passed|errors?|skipped|deselected|xfailed|xpassed)\b")
 _FAILURE = re.compile(
-    r"^(?:FAILED|ERROR) (?P<pytest>\S+)"
+    r"^(?:FAILED|ERROR) (?P<pytest>[^\s(]\S*)"
+    r"|^(?:FAIL|ERROR): \S+ \((?P<unittest>[^)\s]+)\)"
     r"|^\s*--- FAIL: (?P<go>\S+)"
     r"|^test (?P<cargo>\S+) \.\.\. FAILED"
-    r"|^\s*● (?P<jest>\S.*?)\s*$",
+    r"|^\s*● (?P<jest>\S.*?)\s*$"
+    r"|^\s*FAIL {1,2}(?P<vitest>\S+ > .*?)\s*$",
     re.MULTILINE,
 )
+# What each runner prints and nothing else does (checked in this order).
+_SIGNATURES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    (
+        "pytest",
+        re.compile(
+            r"^=+ test session starts =+$|^FAILED \S+::\S+"
+            r"|^=* ?\d+ (?:failed|passed)(?:, \d+ \w+)* in [\d.]+s(?: \(\S+\))? ?=*$",
+            re.MULTILINE,
+        ),
+    ),
+    ("unittest", re.compile(r"^Ran \d+ tests? in [\d.]+s\n\n(?:OK|FAILED \()", re.MULTILINE)),
+    ("vitest", re.compile(r"^\s*Test Files\s+\d+ (?:failed|passed)", re.MULTILINE)),
+    ("jest", re.compile(r"^Tests:\s+(?:\d+ \w+, )*\d+ total$", re.MULTILINE)),
+    ("cargo test", re.compile(r"^test result: (?:ok|FAILED)\. \d+ passed", re.MULTILINE)),
+    (
+        "go test",
+        re.compile(r"^(?:ok  |FAIL)\t\S+\t(?:[\d.]+s|\(cached\))|^--- (?:FAIL|PASS): ", re.M),
+    ),
+)
+_GO_PACKAGE = re.compile(r"^(ok  |FAIL|\?   )\t\S+\t", re.MULTILINE)
 _PYTEST_E = re.compile(r"^E {2,}(\S.*)$", re.MULTILINE)
 _ERROR_LINE = re.compile(
     r"^.*(?:\b\w*(?:Error|Exception)\b:|\berror(?:\[\w+\])?:|panicked at|\bAssertionError\b"
@@ -50,6 +76,7 @@ class RunOutcome:
     failures: list[str] = field(default_factory=list)
     first_error: str = ""
     empty: bool = False
+    notes: list[str] = field(default_factory=list)  # e.g. go's per-package verdicts
 
     @property
     def failed(self) -> int:
@@ -125,10 +152,25 @@ def _unittest_counts(text: str, outcome: RunOutcome) -> bool:
     return True
 
 
+def runner_from_output(text: str) -> str | None:
+    """The test runner whose output this is (``pytest``, ``unittest``, ``jest``…), else None."""
+    if not text:
+        return None
+    return next((name for name, sign in _SIGNATURES if sign.search(text)), None)
+
+
 def _go_counts(text: str, outcome: RunOutcome) -> None:
-    """``go test`` prints no totals: count ``--- FAIL``/``--- PASS`` lines instead."""
-    failed = text.count("--- FAIL:")
-    passed = text.count("--- PASS:")
+    """``go test`` prints no totals: count top-level ``--- FAIL``/``--- PASS`` lines instead.
+
+    Subtests (indented) are named among the failures but not counted twice; the packages'
+    own verdicts (``ok``/``FAIL``/``?`` lines) go into ``notes``.
+    """
+    failed = len(re.findall(r"^--- FAIL:", text, re.MULTILINE))
+    passed = len(re.findall(r"^--- PASS:", text, re.MULTILINE))
+    packages = [m.group(1).strip() for m in _GO_PACKAGE.finditer(text)]
+    if len(packages) > 1 and (failed or "FAIL" in packages):  # which of several packages
+        verdicts = [("failed", packages.count("FAIL")), ("ok", packages.count("ok"))]
+        outcome.notes.append("packages: " + ", ".join(f"{n} {word}" for word, n in verdicts if n))
     if not (failed or passed):
         failed = sum(1 for ln in text.splitlines() if ln.startswith("FAIL\t"))
         passed = sum(1 for ln in text.splitlines() if ln.startswith("ok  \t"))
