@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from service.bus import Bus
@@ -44,6 +45,12 @@ class Runtime:
     _last_status: float = 0.0
     # The background embedding pipeline (workbench/recall/indexer.py); it owns the model.
     indexer: Indexer | None = None
+    # The hook routes' writes run here, off the event loop (service/routes/sessions.py). A
+    # few threads, not one: a write stalled on a lock must not queue every other hook
+    # behind it; not many: they all take turns on the one write lock anyway.
+    hook_writers: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(4, thread_name_prefix="workbench-hook-writer")
+    )
 
     @classmethod
     def start(cls, settings: Settings, *, pid_lock: bool = True) -> Runtime:
@@ -115,6 +122,7 @@ class Runtime:
 
     def stop(self) -> None:
         self._stop.set()
+        self.hook_writers.shutdown(wait=True)  # requests have ended: nothing new arrives
         # Wait out one model call at most; the claimed event is re-queued at the next start.
         self.worker.stop(timeout=self.settings.llm_timeout_s + 5)
         if self._replayer is not None:

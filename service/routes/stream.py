@@ -33,6 +33,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from sse_starlette.sse import EventSourceResponse, ServerSentEvent
+from starlette.concurrency import run_in_threadpool
 
 from service.deps import RuntimeDep
 from service.runtime import Runtime
@@ -103,8 +104,8 @@ async def _events(runtime: Runtime, asked: str | None) -> AsyncIterator[ServerSe
     loop, queue = bus.subscribe()  # before reading the replay: nothing falls in between
     try:
         replay, complete, latest = _replay(bus.since(0), asked, same, after)
-        # One cheap aggregate on the loop thread (its own connection), for the status chip.
-        depth = events.depth(runtime.store.conn)
+        # One aggregate for the status chip, on the thread pool: no SQLite call on the loop.
+        depth = await run_in_threadpool(_queue_depth, runtime)
         hello = {
             "instance": instance,
             "lastEventId": f"{instance}.{latest}",
@@ -129,6 +130,10 @@ async def _events(runtime: Runtime, asked: str | None) -> AsyncIterator[ServerSe
             yield to_sse(event, instance)
     finally:
         bus.unsubscribe(loop, queue)
+
+
+def _queue_depth(runtime: Runtime) -> dict[str, int]:
+    return events.depth(runtime.store.conn)
 
 
 def _replay(
