@@ -54,7 +54,7 @@ def read_payload(tmp_path: Path, n: int) -> dict[str, Any]:
     """The real PostToolUse Read fixture, made distinct per ``n`` (its own call and file)."""
     payload = load_payload("post_tool_use_read", tmp_path)
     path = f"/home/dev/code/acme-api/src/acme/module_{n}.py"
-    payload["tool_use_id"] = f"toolu_locked_{n}"
+    payload["tool_use_id"] = f"toolu_read_{n}"
     payload["tool_input"] = {"file_path": path}
     payload["tool_response"]["file"].update(
         filePath=path, content=f"def handler_{n}():\n    return {n}\n"
@@ -113,7 +113,7 @@ def test_an_external_write_lock_never_freezes_health_and_hooks_spool_then_replay
         "SELECT json_extract(payload, '$.tool_use_id') FROM events WHERE kind = 'observation'"
         " ORDER BY id",
     )
-    assert [r[0] for r in stored] == [f"toolu_locked_{n}" for n in range(hook_calls)]
+    assert [r[0] for r in stored] == [f"toolu_read_{n}" for n in range(hook_calls)]
     assert query(svc.data_dir, "SELECT status, count(*) FROM queue GROUP BY status") == [
         ("done", hook_calls)
     ]

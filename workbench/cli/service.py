@@ -84,6 +84,7 @@ def status(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
     """Show what is stored, queued and failed, and whether the service runs."""
     from workbench import launch, spool
     from workbench.client import ServiceClient
+    from workbench.errors import WorkbenchError
 
     settings = load_settings(data_dir)
     health = launch.health(settings.port)
@@ -91,8 +92,12 @@ def status(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
         data = _offline_status(settings)
         data["spool"] = spool.backlog(settings.spool_dir)
     else:
+        data = {"service": "running", "health": health}
         with ServiceClient(settings) as client:
-            data = {"service": "running", "health": health, **client.get("/api/stats")}
+            try:
+                data.update(client.get("/api/stats"))
+            except WorkbenchError as exc:  # the store is unreadable (see health's reason)
+                data["statsError"] = exc.message
     if as_json:
         print_json(data)
         return
@@ -101,6 +106,14 @@ def status(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
         out.print(
             f"[yellow]service not running[/] at {settings.base_url} (read-only view of "
             f"{settings.db_path}); start it with `workbench serve --detach`"
+        )
+    elif health.get("status", "ok") != "ok":
+        # Trigger: the service runs but cannot store (its database file was deleted or
+        # replaced). / Why: "running" alone would read as healthy while every write is
+        # refused. / Outcome: say so first, with the service's own reason and remedy.
+        out.print(
+            f"[red]service running but not storing[/] at {settings.base_url}, pid "
+            f"{health['pid']}: {health.get('reason', 'the store is unavailable')}"
         )
     else:
         out.print(
