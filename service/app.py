@@ -7,7 +7,9 @@
   refuses cross-origin writes; ``TrustedHostMiddleware`` refuses a foreign ``Host`` (DNS
   rebinding); ``BodyLimit`` caps bodies before parsing.
 - The lifespan starts the ``Runtime`` (store, worker, spool replay, PID lock) unless one is
-  passed in (tests of validation edge cases use an in-process app).
+  passed in (tests of validation edge cases use an in-process app). ``pid_lock`` may be a
+  ``PidFile`` already held (``python -m service`` takes it before uvicorn starts); the
+  runtime releases it at shutdown either way.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from service.limits import LOCAL_ORIGIN, BodyLimit, LocalOriginOnly
 from service.runtime import Runtime
 from workbench import __version__
 from workbench.errors import WorkbenchError
+from workbench.pidfile import PidFile
 from workbench.settings import Settings
 
 HOT_ROUTES = ("sessions", "health", "context", "search")
@@ -54,7 +57,7 @@ def route_modules() -> list[ModuleType]:
     return found
 
 
-def create_app(settings: Settings, *, pid_lock: bool = True) -> FastAPI:
+def create_app(settings: Settings, *, pid_lock: bool | PidFile = True) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         runtime = Runtime.start(settings, pid_lock=pid_lock)

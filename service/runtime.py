@@ -1,6 +1,7 @@
 """What the service owns while it runs, started and stopped by the app's lifespan.
 
-Start order matters: take the PID lock (one service per data dir) → open and migrate the
+Start order matters: take the PID lock (one service per data dir; ``python -m service``
+takes it itself before uvicorn starts and hands it over) → open and migrate the
 store → re-queue work a crashed process had claimed → start the worker → replay the spool →
 start the periodic replayer. Stop runs it backwards and releases the lock last.
 """
@@ -53,11 +54,19 @@ class Runtime:
     )
 
     @classmethod
-    def start(cls, settings: Settings, *, pid_lock: bool = True) -> Runtime:
+    def start(cls, settings: Settings, *, pid_lock: bool | PidFile = True) -> Runtime:
+        """Start everything; ``pid_lock`` is True (take it), False (none), or a held lock.
+
+        A held lock is released by ``stop()``, inside the lifespan: uvicorn re-raises SIGTERM
+        once it has shut down, so code after ``uvicorn.run`` may never run.
+        """
         settings.ensure_dirs()
-        pidfile = PidFile(settings.pid_path) if pid_lock else None
-        if pidfile:
-            pidfile.acquire()
+        if isinstance(pid_lock, PidFile):
+            pidfile: PidFile | None = pid_lock
+        else:
+            pidfile = PidFile(settings.pid_path) if pid_lock else None
+        if pidfile and not pidfile.held:
+            pidfile.acquire(port=settings.port)
         try:
             store = Store(settings.db_path)
             requeued = events.requeue_claimed(store.conn)

@@ -44,6 +44,7 @@ def serve(
 ) -> None:
     """Run the local service on 127.0.0.1 (foreground unless --detach)."""
     from workbench import launch
+    from workbench.pidfile import already_running_message, read_pid, read_port
 
     settings = load_settings(data_dir, **({"port": port} if port else {}))
     settings.ensure_dirs()
@@ -51,6 +52,18 @@ def serve(
     if running is not None:
         typer.echo(f"workbench is already running at {settings.base_url} (pid {running['pid']})")
         return
+    holder = read_pid(settings.pid_path)
+    if holder is not None:
+        # Trigger: a service holds this data dir's lock but does not answer on this port
+        # (started with another --port). / Why: a second one would only exit, and --detach
+        # would just say "did not start". / Outcome: name the running one and how to stop it.
+        typer.secho(
+            "workbench: "
+            + already_running_message(settings.data_dir, holder, read_port(settings.pid_path)),
+            fg=typer.colors.RED,
+            err=True,
+        )
+        raise typer.Exit(1)
     if detach:
         found = launch.ensure_running(settings.data_dir, settings.port, wait_s=30.0)
         if found is None:
