@@ -70,6 +70,11 @@ def test_a_failed_store_step_releases_its_claim_and_the_event_is_stored_later(
             what="the store step to fail",
         )
         assert query(svc.data_dir, "SELECT count(*) FROM observations") == [(0,)]
+        # A hook posting meanwhile is told to spool (503), not given a bare 500.
+        status, refused = svc.post("/api/sessions/observations", read_call(2))
+        assert status == 503, refused
+        assert refused["error"] == "STORE_UNAVAILABLE"
+        assert "nothing was stored" in refused["message"]
     finally:
         _limit_file_size(svc.proc.pid, None)  # space returns
 

@@ -8,7 +8,8 @@ transaction) then blocks a writer thread, never ``/api/health`` or the other rou
 
 Each write waits at most ``HOOK_WRITE_WAIT_S`` for the lock (the in-process lock, then
 SQLite's busy handler); past that the route answers 503 ``STORE_BUSY`` and the hook spools the
-event, well inside the hook's 2 s budget. Measured with a keep-alive client (one at a time),
+event, well inside the hook's 2 s budget; a full disk or an unwritable file is a 503
+``STORE_UNAVAILABLE`` too. Measured with a keep-alive client (one at a time),
 a dedicated executor costs ~0.1 ms a request over running on the loop; FastAPI's generic
 thread pool (a plain ``def`` route) cost ~0.35 ms.
 """
@@ -16,6 +17,7 @@ thread pool (a plain ``def`` route) cost ~0.35 ms.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from typing import Any, Protocol
 
 from fastapi import APIRouter
@@ -23,8 +25,9 @@ from fastapi import APIRouter
 from service.deps import EventKeyDep, RuntimeDep
 from service.runtime import Runtime
 from service.schemas import SessionEnd, SessionInit, Summarize, ToolObservation
+from workbench.errors import StoreUnavailable
 from workbench.ingest import Ingestor, IngestResult
-from workbench.store.db import write_wait
+from workbench.store.db import is_store_fault, write_wait
 
 router = APIRouter(prefix="/api/sessions", tags=["sessions"])
 
@@ -39,8 +42,19 @@ class _HookBody(Protocol):
 
 def _ingest(body: _HookBody, ingestor: Ingestor, key: str | None) -> dict[str, Any]:
     """Runs on a hook writer thread (contextvars do not cross the hop: set the wait here)."""
-    with write_wait(HOOK_WRITE_WAIT_S):
-        return body.ingest(ingestor, key).to_json()
+    try:
+        with write_wait(HOOK_WRITE_WAIT_S):
+            return body.ingest(ingestor, key).to_json()
+    except sqlite3.Error as exc:
+        if not is_store_fault(exc):
+            raise
+        # Trigger: the disk is full, or the file cannot be written. / Why: a bare 500 says
+        # nothing; this is the store's state, not the event's. / Outcome: 503, the hook spools.
+        raise StoreUnavailable(
+            f"the database cannot take writes now ({exc}); nothing was stored. Hooks spool "
+            "the event and the service replays it later; free disk space or check the data "
+            "dir's permissions"
+        ) from exc
 
 
 async def _off_loop(runtime: Runtime, body: _HookBody, key: str | None) -> dict[str, Any]:
