@@ -28,6 +28,7 @@ so a stream never holds a restart hostage.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
@@ -37,6 +38,7 @@ from starlette.concurrency import run_in_threadpool
 
 from service.deps import RuntimeDep
 from service.runtime import Runtime
+from workbench.errors import WorkbenchError
 from workbench.store import events
 
 router = APIRouter(tags=["stream"])
@@ -133,7 +135,11 @@ async def _events(runtime: Runtime, asked: str | None) -> AsyncIterator[ServerSe
 
 
 def _queue_depth(runtime: Runtime) -> dict[str, int]:
-    return events.depth(runtime.store.conn)
+    """The queue counts, or zeros when the store cannot be read (health says why)."""
+    try:
+        return events.depth(runtime.store.conn)
+    except (sqlite3.Error, WorkbenchError):
+        return {"pending": 0, "claimed": 0, "done": 0, "failed": 0}
 
 
 def _replay(
