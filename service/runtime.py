@@ -40,6 +40,8 @@ class Runtime:
     bus: Bus = field(default_factory=Bus)
     started_at: float = field(default_factory=time.time)
     requeued_at_start: int = 0
+    # When a hook write last gave up waiting for the write lock (epoch s; 0 = never).
+    store_busy_at: float = 0.0
     last_replay: ReplayReport | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
     _replayer: threading.Thread | None = None

@@ -79,6 +79,7 @@ def test_a_database_file_gone_under_the_service_refuses_writes_and_loses_nothing
     status, health = svc.get("/api/health")
     assert status == 200  # still recognisably ours, so hooks and the CLI find it
     assert health["status"] == "error"
+    assert health["store"]["state"] == "unavailable"
     assert how in health["reason"]
     assert "workbench stop" in health["reason"]
     status, ready = svc.get("/api/readiness")

@@ -98,6 +98,10 @@ def test_an_external_write_lock_never_freezes_health_and_hooks_spool_then_replay
         assert status == 503, refused
         assert refused["error"] == "STORE_BUSY"
         assert "locked" in refused["message"]
+        status, health = svc.get("/api/health", timeout=5)
+        assert status == 200
+        assert health["store"]["state"] == "busy"
+        assert "another process" in health["store"]["reason"]
 
         for n in range(hook_calls):
             assert run_hook("post_tool_use", read_payload(tmp_path, n), env).output() == {}

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import time
 from typing import Any, Protocol
 
 from fastapi import APIRouter
@@ -25,7 +26,7 @@ from fastapi import APIRouter
 from service.deps import EventKeyDep, RuntimeDep
 from service.runtime import Runtime
 from service.schemas import SessionEnd, SessionInit, Summarize, ToolObservation
-from workbench.errors import StoreUnavailable
+from workbench.errors import StoreBusy, StoreUnavailable
 from workbench.ingest import Ingestor, IngestResult
 from workbench.store.db import is_store_fault, write_wait
 
@@ -59,7 +60,13 @@ def _ingest(body: _HookBody, ingestor: Ingestor, key: str | None) -> dict[str, A
 
 async def _off_loop(runtime: Runtime, body: _HookBody, key: str | None) -> dict[str, Any]:
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(runtime.hook_writers, _ingest, body, runtime.ingestor, key)
+    try:
+        return await loop.run_in_executor(
+            runtime.hook_writers, _ingest, body, runtime.ingestor, key
+        )
+    except StoreBusy:
+        runtime.store_busy_at = time.time()  # /api/health reports the store as busy a while
+        raise
 
 
 @router.post("/init")
