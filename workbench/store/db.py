@@ -207,10 +207,17 @@ def _check_file(conn: sqlite3.Connection) -> None:
 
 
 def _set_busy_timeout(conn: sqlite3.Connection, ms: int) -> None:
-    if getattr(conn, "busy_ms", None) != ms:
-        conn.execute(f"PRAGMA busy_timeout={ms}")
-        if isinstance(conn, Connection):
+    """Set the wait for this transaction, with one PRAGMA only when it changes.
+
+    A plain ``sqlite3`` connection (not opened by ``connect``) keeps its own timeout unless a
+    ``write_wait`` asks for a shorter one.
+    """
+    if isinstance(conn, Connection):
+        if getattr(conn, "busy_ms", None) != ms:
+            conn.execute(f"PRAGMA busy_timeout={ms}")
             conn.busy_ms = ms
+    elif _write_wait.get() is not None:
+        conn.execute(f"PRAGMA busy_timeout={ms}")
 
 
 def _busy_message(wait_s: float | None) -> str:
