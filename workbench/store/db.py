@@ -27,7 +27,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 
-from workbench.errors import StoreBusy, StoreGone
+from workbench.errors import StoreBusy, StoreGone, StoreUnavailable
 
 BUSY_TIMEOUT_MS = 10_000
 # Primary SQLite result codes that mean "the store cannot take this write now" (the disk,
@@ -83,7 +83,7 @@ def file_problem(path: Path | str, expected: FileId | None) -> str | None:
 
 def is_store_fault(exc: BaseException) -> bool:
     """True for errors of the store itself (lock, disk, file), not of one row or one event."""
-    if isinstance(exc, StoreBusy | StoreGone):
+    if isinstance(exc, StoreUnavailable):
         return True
     code = getattr(exc, "sqlite_errorcode", None)
     return isinstance(exc, sqlite3.OperationalError) and (
