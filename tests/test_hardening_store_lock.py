@@ -103,6 +103,12 @@ def test_an_external_write_lock_never_freezes_health_and_hooks_spool_then_replay
         assert health["store"]["state"] == "busy"
         assert "another process" in health["store"]["reason"]
 
+        # SessionStart still injects memory: the ledger row gives way, not the context.
+        start = load_payload("session_start_startup", tmp_path)
+        started = run_hook("session_start", start, env).output()
+        assert started is not None
+        assert "additionalContext" in started.get("hookSpecificOutput", {}), started
+
         for n in range(hook_calls):
             assert run_hook("post_tool_use", read_payload(tmp_path, n), env).output() == {}
         assert len(spooled(svc.data_dir)) == hook_calls  # refused with 503, so spooled
