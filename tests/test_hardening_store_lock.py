@@ -102,6 +102,15 @@ def test_an_external_write_lock_never_freezes_health_and_hooks_spool_then_replay
         assert status == 200
         assert health["store"]["state"] == "busy"
         assert "another process" in health["store"]["reason"]
+        shown = subprocess.run(
+            [sys.executable, "-m", "workbench", "status"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert shown.returncode == 0, shown.stderr
+        assert "store busy" in shown.stdout
 
         # SessionStart still injects memory: the ledger row gives way, not the context.
         start = load_payload("session_start_startup", tmp_path)

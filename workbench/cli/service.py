@@ -133,6 +133,9 @@ def status(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
             f"[green]service running[/] at {settings.base_url}, pid {health['pid']}, "
             f"compressor {health['compressor']}, up {health['uptimeSeconds']} s"
         )
+        store = health.get("store") or {}
+        if store.get("state") == "busy":
+            out.print(f"[yellow]store busy:[/] {store.get('reason', '')}")
     totals = data.get("totals", {})
     queue = data.get("queue", {})
     spooled = data.get("spool", {})
