@@ -15,7 +15,7 @@ import uvicorn
 
 from service.app import create_app
 from workbench.errors import WorkbenchError
-from workbench.pidfile import read_pid
+from workbench.pidfile import AlreadyRunning, PidFile
 from workbench.settings import load_settings
 
 
@@ -28,24 +28,24 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     overrides = {"port": args.port} if args.port else {}
     settings = load_settings(args.data_dir, **overrides)
-    # Checked here as well as under the lock in the lifespan: uvicorn turns an error raised
-    # during startup into a traceback, and a person deserves one line that says what to do.
-    running = read_pid(settings.pid_path)
-    if running is not None:
-        print(  # noqa: T201
-            f"workbench: another service (pid {running}) already serves this data dir "
-            f"({settings.data_dir}); stop it with `workbench stop` or use another "
-            "WORKBENCH_DATA_DIR",
-            file=sys.stderr,
-        )
-        return 1
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    for warning in settings.load_warnings:
-        logging.getLogger("workbench.settings").warning(warning)
-    app = create_app(settings)
+    # The PID lock is taken here, before uvicorn starts, and held until it returns: a second
+    # service (started at the same moment, or on another port) then gets one line that names
+    # the running one, never a lifespan traceback, and there is no window between a check and
+    # the lock.
+    settings.ensure_dirs()
+    pidfile = PidFile(settings.pid_path)
     try:
+        pidfile.acquire(port=settings.port)
+    except AlreadyRunning as exc:
+        print(f"workbench: {exc.message}", file=sys.stderr)  # noqa: T201
+        return 1
+    try:
+        logging.basicConfig(
+            level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        )
+        for warning in settings.load_warnings:
+            logging.getLogger("workbench.settings").warning(warning)
+        app = create_app(settings, pid_lock=pidfile)  # held; the runtime releases it
         uvicorn.run(
             app,
             host=settings.host,
@@ -57,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
     except WorkbenchError as exc:
         print(f"workbench: {exc.message}", file=sys.stderr)  # noqa: T201
         return 1
+    finally:
+        pidfile.release()  # a no-op after a normal shutdown; covers a failed startup
     return 0
 
 

@@ -8,7 +8,9 @@
   ``TrustedHostMiddleware`` refuses a foreign ``Host`` (DNS rebinding); ``BodyLimit`` caps
   bodies before parsing.
 - The lifespan starts the ``Runtime`` (store, worker, spool replay, PID lock) unless one is
-  passed in (tests of validation edge cases use an in-process app).
+  passed in (tests of validation edge cases use an in-process app). ``pid_lock`` may be a
+  ``PidFile`` already held (``python -m service`` takes it before uvicorn starts); the
+  runtime releases it at shutdown either way.
 - No ``/docs`` or ``/redoc``: FastAPI's pages load Swagger UI / ReDoc from a CDN, unpinned,
   into this write-capable origin (and are blank offline). ``/openapi.json`` stays; point any
   OpenAPI viewer at it. Every HTML response gets the viewer's CSP (``HtmlSecurityHeaders``).
@@ -35,6 +37,7 @@ from service.routes.viewer import SECURITY_HEADERS
 from service.runtime import Runtime
 from workbench import __version__
 from workbench.errors import WorkbenchError
+from workbench.pidfile import PidFile
 from workbench.settings import Settings
 
 HOT_ROUTES = ("sessions", "health", "context", "search")
@@ -59,7 +62,7 @@ def route_modules() -> list[ModuleType]:
     return found
 
 
-def create_app(settings: Settings, *, pid_lock: bool = True) -> FastAPI:
+def create_app(settings: Settings, *, pid_lock: bool | PidFile = True) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         runtime = Runtime.start(settings, pid_lock=pid_lock)

@@ -2,6 +2,8 @@
 
 The providers are ``async def`` on purpose: FastAPI runs a plain ``def`` dependency in the
 thread pool, and four such hops per request cost more than the whole ingest transaction.
+They run on the event loop, so none of them may touch SQLite (a lock held by another process
+would freeze every request); routes do their store work off the loop.
 There is deliberately no connection dependency: a dependency may run on another thread than
 a sync route, and each thread must use its own connection (``runtime.store.conn`` inside the
 route body).

@@ -3,8 +3,9 @@
 Order is capture order (filenames sort by time). Each envelope is validated with the route's
 own request model; one the service rejects as invalid goes to ``rejected/`` (kept for a
 person, never retried forever); one that fails for a passing reason (the database is busy)
-stays for the next round. Replay is idempotent because every envelope carries the
-idempotency key its hook generated: an event that did reach the service is a duplicate.
+stays for the next round, and a 5xx-class refusal (the store is busy or gone) ends the round
+there. Replay is idempotent because every envelope carries the idempotency key its hook
+generated: an event that did reach the service is a duplicate.
 """
 
 from __future__ import annotations
@@ -68,6 +69,10 @@ def replay(ingestor: Ingestor, retention_days: float) -> ReplayReport:
             try:
                 result = body.ingest(ingestor, envelope.event_key)
             except WorkbenchError as exc:
+                if exc.status_code >= 500:  # the store cannot write now (busy, gone): later
+                    log.warning("replay paused, will retry: %s", exc.message)
+                    report.left += 1
+                    break
                 report.rejected += 1
                 report.errors.append(f"{path.name}: {exc.message}")
                 spool.mark(path, "rejected")

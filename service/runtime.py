@@ -1,6 +1,7 @@
 """What the service owns while it runs, started and stopped by the app's lifespan.
 
-Start order matters: take the PID lock (one service per data dir) → open and migrate the
+Start order matters: take the PID lock (one service per data dir; ``python -m service``
+takes it itself before uvicorn starts and hands it over) → open and migrate the
 store → re-queue work a crashed process had claimed → start the worker → replay the spool →
 start the periodic replayer. Stop runs it backwards and releases the lock last.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from service.bus import Bus
@@ -38,19 +40,35 @@ class Runtime:
     bus: Bus = field(default_factory=Bus)
     started_at: float = field(default_factory=time.time)
     requeued_at_start: int = 0
+    # When a hook write last gave up waiting for the write lock (epoch s; 0 = never).
+    store_busy_at: float = 0.0
     last_replay: ReplayReport | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
     _replayer: threading.Thread | None = None
     _last_status: float = 0.0
     # The background embedding pipeline (workbench/recall/indexer.py); it owns the model.
     indexer: Indexer | None = None
+    # The hook routes' writes run here, off the event loop (service/routes/sessions.py). A
+    # few threads, not one: a write stalled on a lock must not queue every other hook
+    # behind it; not many: they all take turns on the one write lock anyway.
+    hook_writers: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(4, thread_name_prefix="workbench-hook-writer")
+    )
 
     @classmethod
-    def start(cls, settings: Settings, *, pid_lock: bool = True) -> Runtime:
+    def start(cls, settings: Settings, *, pid_lock: bool | PidFile = True) -> Runtime:
+        """Start everything; ``pid_lock`` is True (take it), False (none), or a held lock.
+
+        A held lock is released by ``stop()``, inside the lifespan: uvicorn re-raises SIGTERM
+        once it has shut down, so code after ``uvicorn.run`` may never run.
+        """
         settings.ensure_dirs()
-        pidfile = PidFile(settings.pid_path) if pid_lock else None
-        if pidfile:
-            pidfile.acquire()
+        if isinstance(pid_lock, PidFile):
+            pidfile: PidFile | None = pid_lock
+        else:
+            pidfile = PidFile(settings.pid_path) if pid_lock else None
+        if pidfile and not pidfile.held:
+            pidfile.acquire(port=settings.port)
         try:
             store = Store(settings.db_path)
             requeued = events.requeue_claimed(store.conn)
@@ -115,6 +133,7 @@ class Runtime:
 
     def stop(self) -> None:
         self._stop.set()
+        self.hook_writers.shutdown(wait=True)  # requests have ended: nothing new arrives
         # Wait out one model call at most; the claimed event is re-queued at the next start.
         self.worker.stop(timeout=self.settings.llm_timeout_s + 5)
         if self._replayer is not None:

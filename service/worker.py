@@ -5,7 +5,11 @@ observations). Failures never loop forever and are never dropped:
 - ``CompressionError(retryable=True)`` (rate limit, overload, network) and unexpected
   exceptions back off exponentially and retry, up to ``max_attempts``;
 - ``CompressionError(retryable=False)`` (bad key, no credit) parks the event as failed with
-  the message, which ``/api/stats`` and ``workbench status`` show and ``retry`` re-queues.
+  the message, which ``/api/stats`` and ``workbench status`` show and ``retry`` re-queues;
+- a fault of the store itself (disk full, a write lock held elsewhere, the file gone) is not
+  the events' fault: the whole batch goes back to pending with a backoff (attempts unchanged,
+  the reason in ``last_error``), and the worker backs off too. The release is retried until it
+  succeeds, so a batch is never left ``claimed`` until the next restart.
 
 The compressor is built lazily on first use so a slow import (``anthropic``) never delays the
 service's start, and rebuilt when settings change it.
@@ -26,7 +30,7 @@ from workbench.models import CompressionResult
 from workbench.settings import Settings
 from workbench.store import events
 from workbench.store.database import Store
-from workbench.store.db import atomic
+from workbench.store.db import atomic, is_store_fault
 from workbench.store.events import EventRow
 
 log = logging.getLogger("workbench.worker")
@@ -55,6 +59,10 @@ class Worker(threading.Thread):
         # the write lock must never notice the worker.
         self.batch_size = 16
         self._last_ingest = 0.0
+        # Consecutive failed steps (for the backoff), and the reason of the last one while
+        # events it had claimed are still waiting to be released.
+        self._failures = 0
+        self._orphaned: str | None = None
 
     @property
     def compressor(self) -> Compressor:
@@ -93,15 +101,46 @@ class Worker(threading.Thread):
         while not self._stopping.is_set():
             self._yield_to_ingest()
             try:
+                if self._orphaned is not None:
+                    self._release(self._orphaned)
                 worked = self.step()
-            except Exception:  # the loop must survive a broken store moment (disk full…)
-                log.exception("worker step failed")
+                self._failures = 0
+            except Exception as exc:  # the loop must survive a broken store moment (disk full…)
+                self._step_failed(exc)
                 worked = False
-                self._stopping.wait(1.0)
             if not worked:
                 # Sleep until woken; wake up anyway to pick up retries whose backoff expired.
                 self._wake.wait(timeout=0.5)
                 self._wake.clear()
+
+    def _backoff_s(self) -> float:
+        """Exponential in consecutive failures, from ``retry_base_s``, capped at 30 s."""
+        base = max(0.05, self.settings.retry_base_s)
+        cap = min(30.0, max(base, self.settings.retry_max_s))
+        return float(min(cap, base * 2 ** min(max(self._failures, 1) - 1, 16)))
+
+    def _step_failed(self, exc: Exception) -> None:
+        """Release what the failed step had claimed (or remember to), then back off."""
+        self._failures += 1
+        kind = "store" if is_store_fault(exc) else "unexpected"
+        reason = f"{kind}: {_describe(exc)}"
+        self.last_error = reason
+        if kind == "store":
+            log.warning("worker step failed, claimed events go back to the queue: %s", reason)
+        else:
+            log.exception("worker step failed")
+        self._orphaned = reason
+        try:
+            self._release(reason)
+        except Exception as again:  # the store is still failing: retried before the next claim
+            log.warning("could not release claimed events yet: %s", _describe(again))
+        self._stopping.wait(self._backoff_s())
+
+    def _release(self, reason: str) -> None:
+        count = events.release_claims(self.store.conn, reason, delay_s=self._backoff_s())
+        self._orphaned = None
+        if count:
+            log.info("released %d claimed events after a failed step", count)
 
     def step(self) -> bool:
         """Process one batch of ready events; False when there was nothing to do.
@@ -134,6 +173,8 @@ class Worker(threading.Thread):
                     min_delay_s=float(wait) if isinstance(wait, int | float) else 0.0,
                 )
             except Exception as exc:  # a bug or odd payload: retry a bounded number of times
+                if is_store_fault(exc):
+                    raise  # not this event's fault: the batch is released (see run)
                 self._failed(event, f"unexpected: {_describe(exc)}", retryable=True)
         self._store(done)
         return True
@@ -146,6 +187,8 @@ class Worker(threading.Thread):
                 try:
                     stored.append((event, store_result(self.store, event, result)))
                 except Exception as exc:
+                    if is_store_fault(exc):
+                        raise  # disk full, lock, file gone: roll back; the batch is released
                     self._failed(event, f"unexpected: {_describe(exc)}", retryable=True)
         self.processed += len(stored)
         for event, derived in stored:

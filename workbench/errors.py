@@ -54,6 +54,29 @@ class ServiceUnavailable(WorkbenchError):
     code = "SERVICE_UNAVAILABLE"
 
 
+class StoreUnavailable(WorkbenchError):
+    """The store cannot take a write right now; the client should keep the event and retry.
+
+    A 503, so the hooks spool the event (they spool every 5xx) and the service replays it
+    later: the write is refused, never lost. Subclasses say why.
+    """
+
+    status_code = 503
+    code = "STORE_UNAVAILABLE"
+
+
+class StoreBusy(StoreUnavailable):
+    """Another process holds the database's write lock longer than this write may wait."""
+
+    code = "STORE_BUSY"
+
+
+class StoreGone(StoreUnavailable):
+    """The database file was deleted or replaced under the running service."""
+
+    code = "STORE_GONE"
+
+
 class CompressionError(WorkbenchError):
     """A compressor failed on one event.
 

@@ -3,6 +3,10 @@
 The lock, not the file's existence, is the truth: a service killed with -9 leaves its file
 behind, but the kernel drops its lock, so the next start takes over instead of refusing
 forever (the "daemon fails to start" failure of the original design).
+
+The file holds the PID alone (scripts read it with ``int(text)``); the port the holder
+listens on goes beside it, in ``service.port``, so a refused second start can say where the
+running one is. Both are only believed while the lock is held.
 """
 
 from __future__ import annotations
@@ -20,47 +24,88 @@ class AlreadyRunning(WorkbenchError):
     status_code = 409
 
 
+def port_path(path: Path) -> Path:
+    """Where the lock holder's port is written, beside the PID file."""
+    return path.with_suffix(".port")
+
+
+def already_running_message(data_dir: Path, pid: int | str, port: int | None) -> str:
+    """The one sentence every refused start prints: who runs, where, and how to stop it."""
+    where = f", port {port}" if port is not None else ""
+    return (
+        f"another workbench service (pid {pid}{where}) already serves this data dir "
+        f"({data_dir}); two services on one data dir would both write its database. Use that "
+        f"one, or stop it first with `workbench stop` (or `kill {pid}`), or point "
+        "WORKBENCH_DATA_DIR at another folder"
+    )
+
+
 class PidFile:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._handle: IO[str] | None = None
 
-    def acquire(self) -> None:
-        """Lock and write our PID, or raise ``AlreadyRunning`` naming the live PID."""
+    @property
+    def held(self) -> bool:
+        return self._handle is not None
+
+    def acquire(self, port: int | None = None) -> None:
+        """Lock and write our PID (and ``port``), or raise ``AlreadyRunning`` naming the holder."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle = self.path.open("a+", encoding="utf-8")
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            other = handle.read().strip() or "?"
+        while True:
+            handle = self.path.open("a+", encoding="utf-8")
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.seek(0)
+                other = handle.read().strip() or "?"
+                handle.close()
+                raise AlreadyRunning(
+                    already_running_message(self.path.parent, other, read_port(self.path))
+                ) from None
+            if _same_file(handle, self.path):
+                break
+            # A stopping holder unlinked the file between our open and our lock: the lock we
+            # hold is on a file nobody else will ever open. Take the one at the path instead.
             handle.close()
-            raise AlreadyRunning(
-                f"another workbench service (pid {other}) already serves this data dir "
-                f"({self.path.parent}); stop it with `workbench stop` or use another "
-                "WORKBENCH_DATA_DIR"
-            ) from None
         handle.seek(0)
         handle.truncate()
         handle.write(f"{os.getpid()}\n")
         handle.flush()
         self._handle = handle
+        sidecar = port_path(self.path)
+        if port is not None:
+            sidecar.write_text(f"{port}\n", encoding="utf-8")
+        else:
+            sidecar.unlink(missing_ok=True)  # a dead holder's port must not be believed
 
     def release(self) -> None:
+        """Remove the files while still holding the lock, then let go of it.
+
+        In this order a starting service either fails on our lock or creates a fresh file;
+        it can never lock the file we are about to delete.
+        """
         if self._handle is None:
             return
         try:
-            self._handle.seek(0)
-            self._handle.truncate()
-            self._handle.flush()
+            for path in (port_path(self.path), self.path):
+                try:
+                    path.unlink()
+                except OSError:
+                    pass
             fcntl.flock(self._handle, fcntl.LOCK_UN)
         finally:
             self._handle.close()
             self._handle = None
-            try:
-                self.path.unlink()
-            except OSError:
-                pass
+
+
+def _same_file(handle: IO[str], path: Path) -> bool:
+    try:
+        at_path = os.stat(path)
+    except OSError:
+        return False
+    held = os.fstat(handle.fileno())
+    return (held.st_dev, held.st_ino) == (at_path.st_dev, at_path.st_ino)
 
 
 def read_pid(path: Path) -> int | None:
@@ -76,6 +121,17 @@ def read_pid(path: Path) -> int | None:
             return None  # nobody holds it: a stale file
     except OSError:
         return None
+
+
+def read_port(path: Path) -> int | None:
+    """The port of the live lock holder of ``path``, if it recorded one."""
+    if read_pid(path) is None:
+        return None
+    try:
+        text = port_path(path).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
 
 
 def terminate(path: Path, timeout: float = 15.0) -> tuple[int | None, bool]:

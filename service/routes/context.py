@@ -31,13 +31,14 @@ from fastapi.responses import PlainTextResponse
 
 from service.deps import RuntimeDep
 from service.runtime import Runtime
-from workbench.errors import InvalidInput
+from workbench.errors import InvalidInput, StoreUnavailable
 from workbench.locate import project_from_cwd
 from workbench.recall import file_history, ledger
 from workbench.recall.context import MAX_PROJECTS, ContextLimits, Injection, build_session_context
 from workbench.recall.filters import coerce_list
 from workbench.recall.ledger import InjectionKind
 from workbench.recall.prompt_context import MAX_QUERY_CHARS, related, render_prompt_context
+from workbench.store.db import write_wait
 
 log = logging.getLogger("workbench.service")
 router = APIRouter(prefix="/api", tags=["context"])
@@ -45,6 +46,7 @@ router = APIRouter(prefix="/api", tags=["context"])
 SessionParam = Annotated[str | None, Query(alias="contentSessionId", max_length=200)]
 ProjectParam = Annotated[str | None, Query(max_length=200)]
 PathParam = Annotated[str, Query(min_length=1, max_length=4096)]
+LEDGER_WRITE_WAIT_S = 0.4  # as the hook routes: well inside the hooks' context timeouts
 CwdParam = Annotated[str, Query(max_length=4096)]
 
 
@@ -69,14 +71,19 @@ def _record(
     project: str | None,
 ) -> None:
     try:
-        ledger.record_injection(
-            runtime.store.conn,
-            kind=kind,
-            tokens=injection.tokens,
-            items=injection.items,
-            content_session_id=session,
-            project=project,
-        )
+        # The hooks wait for this answer: a lock held elsewhere costs the ledger row (derived
+        # analytics), never the context itself.
+        with write_wait(LEDGER_WRITE_WAIT_S):
+            ledger.record_injection(
+                runtime.store.conn,
+                kind=kind,
+                tokens=injection.tokens,
+                items=injection.items,
+                content_session_id=session,
+                project=project,
+            )
+    except StoreUnavailable as exc:
+        log.warning("%s injection not recorded in the ledger: %s", kind, exc.message)
     except sqlite3.Error:
         log.exception("could not record a %s injection in the ledger", kind)
 

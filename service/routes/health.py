@@ -1,31 +1,55 @@
-"""Liveness and readiness. ``/api/health`` is also how hooks recognise *our* service."""
+"""Liveness and readiness. ``/api/health`` is also how hooks recognise *our* service.
+
+Health always answers 200 with ``"service": "workbench"`` while the process runs (the hooks
+and ``workbench status`` find the service that way), and ``status`` says whether the store
+can take writes: ``"ok"``, or ``"error"`` with a ``reason`` that says what to do (the database
+file was deleted or replaced under the service: restart it). ``store.state`` adds the
+transient case: ``"busy"`` while hook writes are being refused for a lock held elsewhere.
+It is a plain ``def`` (thread pool), so a write lock held elsewhere never delays it; its
+reads need no lock in WAL mode.
+"""
 
 from __future__ import annotations
 
 import os
+import sqlite3
+import time
 from typing import Any
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from service.deps import RuntimeDep
+from service.runtime import Runtime
 from workbench import __version__, spool
+from workbench.errors import WorkbenchError
 from workbench.store import events, schema
 
 router = APIRouter(prefix="/api", tags=["health"])
 
+BUSY_REPORT_S = 10.0  # how long after a refused hook write health still says "busy"
+
 
 @router.get("/health")
 def health(runtime: RuntimeDep) -> dict[str, Any]:
-    conn = runtime.store.conn
-    queue = events.depth(conn)
+    problem = runtime.store.problem()
+    queue: dict[str, int] = {}
+    version: int | None = None
+    try:
+        conn = runtime.store.conn
+        queue = events.depth(conn)
+        version = schema.schema_version(conn)
+    except (sqlite3.Error, WorkbenchError) as exc:
+        problem = problem or f"the database cannot be read: {exc}"
     return {
         "service": "workbench",
-        "status": "ok",
+        "status": "ok" if problem is None else "error",
+        **({"reason": problem} if problem else {}),
+        "store": _store_state(runtime, problem),
         "version": __version__,
-        "schemaVersion": schema.schema_version(conn),
+        "schemaVersion": version,
         "queue": queue,
-        "queueDepth": queue["pending"] + queue["claimed"],
+        "queueDepth": queue.get("pending", 0) + queue.get("claimed", 0),
         "compressor": runtime.settings.active_compressor(),
         "uptimeSeconds": round(runtime.uptime_s, 1),
         "pid": os.getpid(),
@@ -39,8 +63,29 @@ def health(runtime: RuntimeDep) -> dict[str, Any]:
     }
 
 
+def _store_state(runtime: Runtime, problem: str | None) -> dict[str, Any]:
+    """``ok``, ``busy`` (a hook write gave up on the lock lately: transient, hooks spool) or
+    ``unavailable`` (the file is gone or unreadable: restart)."""
+    if problem is not None:
+        return {"state": "unavailable", "reason": problem}
+    since = time.time() - runtime.store_busy_at
+    if since < BUSY_REPORT_S:
+        return {
+            "state": "busy",
+            "reason": (
+                f"a hook write gave up waiting for the write lock {since:.1f} s ago: another "
+                "process holds the database; hooks spool their events until it lets go"
+            ),
+        }
+    return {"state": "ok"}
+
+
 @router.get("/readiness")
 def readiness(runtime: RuntimeDep) -> JSONResponse:
-    ready = runtime.worker.is_alive()
-    body = {"ready": ready, "worker": "running" if ready else "stopped"}
+    problem = runtime.store.problem()
+    running = runtime.worker.is_alive()
+    ready = running and problem is None
+    body: dict[str, Any] = {"ready": ready, "worker": "running" if running else "stopped"}
+    if problem:
+        body["reason"] = problem
     return JSONResponse(body, status_code=200 if ready else 503)

@@ -28,14 +28,17 @@ so a stream never holds a restart hostage.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from sse_starlette.sse import EventSourceResponse, ServerSentEvent
+from starlette.concurrency import run_in_threadpool
 
 from service.deps import RuntimeDep
 from service.runtime import Runtime
+from workbench.errors import WorkbenchError
 from workbench.store import events
 
 router = APIRouter(tags=["stream"])
@@ -103,8 +106,8 @@ async def _events(runtime: Runtime, asked: str | None) -> AsyncIterator[ServerSe
     loop, queue = bus.subscribe()  # before reading the replay: nothing falls in between
     try:
         replay, complete, latest = _replay(bus.since(0), asked, same, after)
-        # One cheap aggregate on the loop thread (its own connection), for the status chip.
-        depth = events.depth(runtime.store.conn)
+        # One aggregate for the status chip, on the thread pool: no SQLite call on the loop.
+        depth = await run_in_threadpool(_queue_depth, runtime)
         hello = {
             "instance": instance,
             "lastEventId": f"{instance}.{latest}",
@@ -129,6 +132,14 @@ async def _events(runtime: Runtime, asked: str | None) -> AsyncIterator[ServerSe
             yield to_sse(event, instance)
     finally:
         bus.unsubscribe(loop, queue)
+
+
+def _queue_depth(runtime: Runtime) -> dict[str, int]:
+    """The queue counts, or zeros when the store cannot be read (health says why)."""
+    try:
+        return events.depth(runtime.store.conn)
+    except (sqlite3.Error, WorkbenchError):
+        return {"pending": 0, "claimed": 0, "done": 0, "failed": 0}
 
 
 def _replay(

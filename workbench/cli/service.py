@@ -44,6 +44,7 @@ def serve(
 ) -> None:
     """Run the local service on 127.0.0.1 (foreground unless --detach)."""
     from workbench import launch
+    from workbench.pidfile import already_running_message, read_pid, read_port
 
     settings = load_settings(data_dir, **({"port": port} if port else {}))
     settings.ensure_dirs()
@@ -51,6 +52,18 @@ def serve(
     if running is not None:
         typer.echo(f"workbench is already running at {settings.base_url} (pid {running['pid']})")
         return
+    holder = read_pid(settings.pid_path)
+    if holder is not None:
+        # Trigger: a service holds this data dir's lock but does not answer on this port
+        # (started with another --port). / Why: a second one would only exit, and --detach
+        # would just say "did not start". / Outcome: name the running one and how to stop it.
+        typer.secho(
+            "workbench: "
+            + already_running_message(settings.data_dir, holder, read_port(settings.pid_path)),
+            fg=typer.colors.RED,
+            err=True,
+        )
+        raise typer.Exit(1)
     if detach:
         found = launch.ensure_running(settings.data_dir, settings.port, wait_s=30.0)
         if found is None:
@@ -84,6 +97,7 @@ def status(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
     """Show what is stored, queued and failed, and whether the service runs."""
     from workbench import launch, spool
     from workbench.client import ServiceClient
+    from workbench.errors import WorkbenchError
 
     settings = load_settings(data_dir)
     health = launch.health(settings.port)
@@ -92,8 +106,12 @@ def status(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
         data["spool"] = spool.backlog(settings.spool_dir)
         data["capture"] = settings.capture_state()
     else:
+        data = {"service": "running", "health": health}
         with ServiceClient(settings) as client:
-            data = {"service": "running", "health": health, **client.get("/api/stats")}
+            try:
+                data.update(client.get("/api/stats"))
+            except WorkbenchError as exc:  # the store is unreadable (see health's reason)
+                data["statsError"] = exc.message
         # The running service's own view: it read the file when it started.
         data["capture"] = health.get("capture", settings.capture_state())
     if as_json:
@@ -105,11 +123,22 @@ def status(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
             f"[yellow]service not running[/] at {settings.base_url} (read-only view of "
             f"{settings.db_path}); start it with `workbench serve --detach`"
         )
+    elif health.get("status", "ok") != "ok":
+        # Trigger: the service runs but cannot store (its database file was deleted or
+        # replaced). / Why: "running" alone would read as healthy while every write is
+        # refused. / Outcome: say so first, with the service's own reason and remedy.
+        out.print(
+            f"[red]service running but not storing[/] at {settings.base_url}, pid "
+            f"{health['pid']}: {health.get('reason', 'the store is unavailable')}"
+        )
     else:
         out.print(
             f"[green]service running[/] at {settings.base_url}, pid {health['pid']}, "
             f"compressor {health['compressor']}, up {health['uptimeSeconds']} s"
         )
+        store = health.get("store") or {}
+        if store.get("state") == "busy":
+            out.print(f"[yellow]store busy:[/] {store.get('reason', '')}")
     totals = data.get("totals", {})
     queue = data.get("queue", {})
     spooled = data.get("spool", {})

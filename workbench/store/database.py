@@ -3,6 +3,10 @@
 SQLite connections must not be shared across threads mid-transaction, and opening one costs
 a few hundred microseconds; a thread-local cache gives each request thread and the worker its
 own long-lived connection. ``close()`` closes every connection it handed out.
+
+A writable store remembers which file it opened (device and inode). If that file is deleted
+or replaced while the store is open, ``problem()`` says so, no new connection is opened onto
+whatever now sits at the path, and every write is refused (``StoreGone``, see ``db.atomic``).
 """
 
 from __future__ import annotations
@@ -11,8 +15,9 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from workbench.errors import StoreGone
 from workbench.store import schema
-from workbench.store.db import connect
+from workbench.store.db import FileId, connect, file_problem
 
 
 class Store:
@@ -24,12 +29,15 @@ class Store:
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        self.file_id: FileId | None = None
         if readonly and not self.path.exists():
             raise FileNotFoundError(
                 f"no workbench database at {self.path}; start the service once "
                 "(workbench serve) or point WORKBENCH_DATA_DIR at your data dir"
             )
         try:
+            if not readonly:
+                self.file_id = getattr(self.conn, "file_id", None)
             if readonly:
                 schema.check_not_newer(self.conn, str(self.path))
             elif migrate:
@@ -43,11 +51,21 @@ class Store:
         """This thread's connection (opened on first use)."""
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = connect(self.path, readonly=self.readonly)
+            problem = self.problem()
+            if problem is not None:
+                raise StoreGone(problem)
+            opened = connect(self.path, readonly=self.readonly)
+            if self.file_id is not None:
+                opened.file_id = self.file_id  # the file we migrated, not whatever is there now
+            conn = opened
             self._local.conn = conn
             with self._lock:
                 self._all.append(conn)
         return conn
+
+    def problem(self) -> str | None:
+        """Why this store can no longer write its file (deleted or replaced), else None."""
+        return None if self.readonly else file_problem(self.path, self.file_id)
 
     def close(self) -> None:
         with self._lock:

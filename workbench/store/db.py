@@ -7,20 +7,35 @@ Pragmas (set on every connection):
   corrupts the database; a process kill -9 loses nothing committed. SQLite is canonical here,
   so ``OFF`` (which basic-memory can afford because its markdown is canonical) is not an option.
 - ``busy_timeout=10000``: a reader's checkpoint or a second connection waits instead of failing
-  with "database is locked".
+  with "database is locked". A caller that must answer fast (the hook routes) narrows the
+  wait for its own writes with ``write_wait()``; a write that cannot get the lock in time
+  raises ``StoreBusy`` (a 503: the hook spools the event).
+- The file's identity (device, inode) is recorded at connect; ``atomic()`` checks it before
+  BEGIN and before COMMIT, so a database file deleted or replaced under a running service
+  refuses writes with ``StoreGone`` instead of committing them into an unlinked inode.
 - ``foreign_keys=ON``: SQLite leaves them off by default; our rows reference sessions.
 """
 
 from __future__ import annotations
 
 import itertools
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
+from workbench.errors import StoreBusy, StoreGone, StoreUnavailable
+
 BUSY_TIMEOUT_MS = 10_000
+# Primary SQLite result codes that mean "the store cannot take this write now" (the disk,
+# the lock or the file), as opposed to a bug or a bad row: SQLITE_BUSY, SQLITE_LOCKED,
+# SQLITE_NOMEM, SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN.
+STORE_FAULT_CODES = frozenset({5, 6, 7, 8, 10, 13, 14})
+FileId = tuple[int, int]
+_write_wait: ContextVar[float | None] = ContextVar("workbench_write_wait", default=None)
 _savepoints = itertools.count(1)
 _write_locks: dict[str, threading.RLock] = {}
 _write_locks_guard = threading.Lock()
@@ -36,6 +51,58 @@ class Connection(sqlite3.Connection):
     """
 
     write_lock: threading.RLock
+    db_path: str
+    # (st_dev, st_ino) of the file this connection writes; None for a file that did not exist.
+    file_id: FileId | None
+    busy_ms: int
+
+
+def file_id(path: Path | str) -> FileId | None:
+    """The (device, inode) pair naming the file at ``path`` now, or None when there is none."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def file_problem(path: Path | str, expected: FileId | None) -> str | None:
+    """Why ``path`` is no longer the file ``expected`` names, or None when it still is."""
+    if expected is None:
+        return None
+    current = file_id(path)
+    if current == expected:
+        return None
+    what = "deleted" if current is None else "replaced by another file"
+    return (
+        f"the database file {path} was {what} while the service was running; writes are "
+        "refused so nothing is lost (hooks spool their events). Restart the service "
+        "(`workbench stop`, then `workbench serve --detach`) to open the file now at that path"
+    )
+
+
+def is_store_fault(exc: BaseException) -> bool:
+    """True for errors of the store itself (lock, disk, file), not of one row or one event."""
+    if isinstance(exc, StoreUnavailable):
+        return True
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(exc, sqlite3.OperationalError) and (
+        code is None or (code & 0xFF) in STORE_FAULT_CODES
+    )
+
+
+@contextmanager
+def write_wait(seconds: float) -> Iterator[None]:
+    """Let top-level writes in this context wait at most ``seconds`` for the write lock.
+
+    Why: the hook routes must answer within the hook's 2 s budget; past this wait they get
+    ``StoreBusy`` (503) and the hook spools, instead of the hook timing out while we wait.
+    """
+    token = _write_wait.set(seconds)
+    try:
+        yield
+    finally:
+        _write_wait.reset(token)
 
 
 def _lock_for(path: Path | str) -> threading.RLock:
@@ -64,6 +131,9 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
         )
     assert isinstance(conn, Connection)
     conn.write_lock = _lock_for(path)
+    conn.db_path = str(path)
+    conn.file_id = file_id(path)
+    conn.busy_ms = BUSY_TIMEOUT_MS
     conn.row_factory = sqlite3.Row
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys=ON")
@@ -97,9 +167,19 @@ def atomic(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         else:
             conn.execute(f"RELEASE SAVEPOINT {name}")
         return
+    wait_s = _write_wait.get()
     lock = getattr(conn, "write_lock", None) or threading.RLock()
-    with lock:
-        conn.execute("BEGIN IMMEDIATE")
+    if not lock.acquire(timeout=-1 if wait_s is None else wait_s):
+        raise StoreBusy(_busy_message(wait_s))
+    try:
+        _check_file(conn)
+        _set_busy_timeout(conn, BUSY_TIMEOUT_MS if wait_s is None else max(1, int(wait_s * 1000)))
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            if getattr(exc, "sqlite_errorcode", 5) & 0xFF in (5, 6):  # BUSY, LOCKED
+                raise StoreBusy(_busy_message(wait_s)) from exc
+            raise
         try:
             yield conn
         except BaseException:
@@ -107,4 +187,43 @@ def atomic(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
                 conn.execute("ROLLBACK")
             raise
         else:
-            conn.execute("COMMIT")
+            try:
+                _check_file(conn)  # deleted meanwhile: do not commit into an unlinked inode
+                conn.execute("COMMIT")
+            except BaseException:
+                # A COMMIT that fails (disk full, I/O error) may leave the transaction open;
+                # the next BEGIN on this connection would then fail forever.
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+    finally:
+        lock.release()
+
+
+def _check_file(conn: sqlite3.Connection) -> None:
+    problem = file_problem(getattr(conn, "db_path", ""), getattr(conn, "file_id", None))
+    if problem is not None:
+        raise StoreGone(problem)
+
+
+def _set_busy_timeout(conn: sqlite3.Connection, ms: int) -> None:
+    """Set the wait for this transaction, with one PRAGMA only when it changes.
+
+    A plain ``sqlite3`` connection (not opened by ``connect``) keeps its own timeout unless a
+    ``write_wait`` asks for a shorter one.
+    """
+    if isinstance(conn, Connection):
+        if getattr(conn, "busy_ms", None) != ms:
+            conn.execute(f"PRAGMA busy_timeout={ms}")
+            conn.busy_ms = ms
+    elif _write_wait.get() is not None:
+        conn.execute(f"PRAGMA busy_timeout={ms}")
+
+
+def _busy_message(wait_s: float | None) -> str:
+    waited = f"{wait_s:g} s" if wait_s is not None else f"{BUSY_TIMEOUT_MS / 1000:g} s"
+    return (
+        f"the database is locked by another writer (waited {waited}); nothing was stored. "
+        "Hooks spool the event and the service replays it once the lock is released; if this "
+        "lasts, find the process holding workbench.db open for writing and end its transaction"
+    )

@@ -176,6 +176,27 @@ def fail(
     return status
 
 
+def release_claims(
+    conn: sqlite3.Connection, error: str, *, delay_s: float, worker: str = WORKER_ID
+) -> int:
+    """Put back every event ``worker`` holds claimed: pending again after ``delay_s``.
+
+    For a batch whose store step failed because of the store itself (disk full, a lock held
+    elsewhere, the file gone): not the events' fault, so their attempts are left as they were,
+    and the reason is kept in ``last_error``. The worker calls this between batches, when it
+    legitimately holds nothing, so whatever is still claimed by it was orphaned by the failure.
+    """
+    now = now_ms()
+    with atomic(conn):
+        cur = conn.execute(
+            "UPDATE queue SET status = 'pending', claimed_at = NULL, claimed_by = NULL,"
+            " next_attempt_at = ?, last_error = ?, updated_at = ?"
+            " WHERE status = 'claimed' AND claimed_by = ?",
+            (now + int(delay_s * 1000), error[:2000], now, worker),
+        )
+    return cur.rowcount
+
+
 def requeue_claimed(conn: sqlite3.Connection) -> int:
     """Put back work claimed by a process that died (called once at service start)."""
     with atomic(conn):
