@@ -173,6 +173,13 @@ class Ledger:
 
     stored: dict[int, str] = field(default_factory=dict)  # event id → what sent it
 
+    def record(self, origin: str, reply: tuple[int, Any]) -> None:
+        """Account a ``Service.post`` reply that must have been stored (seed data)."""
+        status, body = reply
+        problem = self.account(origin, Answer(status, json.dumps(body).encode(), ""))
+        assert problem is None, (origin, reply)
+        assert isinstance(body.get("eventId"), int), (origin, reply)
+
     def account(self, origin: str, answer: Answer) -> str | None:
         """Classify one answer from an ingesting route; a message when it is not accounted."""
         if answer.status >= 300:

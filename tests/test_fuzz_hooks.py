@@ -136,10 +136,8 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bench]:
     shutil.copyfile(FIXTURES / "transcript.jsonl", base / "transcripts" / "real.jsonl")
     (base / "transcripts" / "big-file.py").write_text("x = 1\n" * 1000, "utf-8")
     for i in range(4):  # sessions with an ordinary prompt, so Stop and SessionEnd are stored
-        svc.post(
-            "/api/sessions/init",
-            {"contentSessionId": f"fuzz-work-{i}", "project": "acme-api", "prompt": "fix it"},
-        )
+        init = {"contentSessionId": f"fuzz-work-{i}", "project": "acme-api", "prompt": "fix it"}
+        LEDGER.record(f"seed init {i}", svc.post("/api/sessions/init", init))
     try:
         yield Bench(svc, relay, base / "hooks-data", base / "transcripts")
     finally:

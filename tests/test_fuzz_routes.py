@@ -126,24 +126,22 @@ def seed(svc: Service) -> None:
     """A few real events, so id and name parameters sometimes hit rows that exist."""
     hooks = FIXTURES / "hooks"
     session = SEED_SESSION
-    svc.post(
-        "/api/sessions/init",
-        {"contentSessionId": session, "project": "acme-api", "prompt": "fix the token check"},
-    )
+    init = {"contentSessionId": session, "project": "acme-api", "prompt": "fix the token check"}
+    LEDGER.record("seed init", svc.post("/api/sessions/init", init))
     for name in ("post_tool_use_edit", "post_tool_use_bash_pytest_fail", "post_tool_use_grep"):
         payload = json.loads((hooks / f"{name}.json").read_text("utf-8"))
-        svc.post(
-            "/api/sessions/observations",
-            {
-                "contentSessionId": session,
-                "tool_name": payload["tool_name"],
-                "tool_input": payload["tool_input"],
-                "tool_response": payload["tool_response"],
-                "cwd": payload["cwd"],
-            },
-        )
-    svc.post("/api/sessions/summarize", {"contentSessionId": session})
-    svc.post("/api/memory/save", {"text": "tokens expire at exp, no leeway", "project": "acme"})
+        body = {
+            "contentSessionId": session,
+            "tool_name": payload["tool_name"],
+            "tool_input": payload["tool_input"],
+            "tool_response": payload["tool_response"],
+            "cwd": payload["cwd"],
+        }
+        LEDGER.record(f"seed {name}", svc.post("/api/sessions/observations", body))
+    summary = {"contentSessionId": session}
+    LEDGER.record("seed summarize", svc.post("/api/sessions/summarize", summary))
+    memory = {"text": "tokens expire at exp, no leeway", "project": "acme"}
+    LEDGER.record("seed memory", svc.post("/api/memory/save", memory))
     svc.post("/api/corpus", {"name": "auth", "project": "acme-api"})
     svc.wait_idle(timeout=60)
 
@@ -195,7 +193,16 @@ def traceback_after(svc: Service, mark: int) -> str:
 def check(op: Operation, svc: Service, request: Request) -> Answer:
     headers = {"Idempotency-Key": f"fuzz-{time.time_ns()}-{next(_keys)}"}
     log_mark = svc.log_path.stat().st_size
-    answer = send(svc.port, request, headers)
+    try:
+        answer = send(svc.port, request, headers)
+    except OSError as exc:  # no answer at all: a hang, or the service died
+        code = svc.proc.poll() if svc.proc else None
+        state = "still running" if code is None else f"exited with {code}"
+        log = svc.log_path.read_bytes()[log_mark:].decode("utf-8", errors="replace")
+        raise fault(f"no_answer_{type(exc).__name__}")(
+            f"{op.id} gave no answer ({exc!r}) to {request!r}; the service is {state}\n"
+            f"service log:\n{log[-1500:]}"
+        ) from None
     if server_fault(answer):
         traceback = traceback_after(svc, log_mark)
         raise fault(f"{answer.status}_{exception_name(traceback)}")(
