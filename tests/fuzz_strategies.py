@@ -71,6 +71,7 @@ HOSTILE_STRINGS = [
     "?[",
     "\\",
     "2026-13-45T99:99:99Z",
+    "\u00b9",  # "¹": str.isdigit() says yes, int() says no
     "x" * 3000,
 ]
 HOSTILE_NUMBERS: list[Any] = [
@@ -364,6 +365,7 @@ SWEEP_VALUES: list[Any] = [
     2**70,
     "",
     "\x00",
+    "\u00b9",
     f"<private>{MARKER}</private>",
     "x" * 3000,
     None,
