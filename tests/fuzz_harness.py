@@ -10,7 +10,8 @@ of these holds, checked per example and again at the end of the module:
 - stored: the 2xx answer carries ``eventId`` and that row is in ``events`` (the append-only
   log; rows are never deleted, so a later check still finds it);
 - skipped or a duplicate, with the ``reason`` the service stated in its 2xx answer;
-- refused: a 4xx with a JSON error body (the client was told what was wrong);
+- refused: a 4xx with a JSON error body (the client was told what was wrong), or a documented
+  "not now" 5xx such as a 503 with its JSON message (a hook spools on those);
 - spooled: the hook's idempotency key names a file in ``spool/``, ``spool/processed/`` or
   ``spool/rejected/`` under the hook's data dir.
 Anything else (a 2xx without an event id or a reason, a 5xx with nothing spooled, a hook that
@@ -183,8 +184,9 @@ class Ledger:
     def account(self, origin: str, answer: Answer) -> str | None:
         """Classify one answer from an ingesting route; a message when it is not accounted."""
         if answer.status >= 300:
-            if 400 <= answer.status < 500 and isinstance(answer.json(), dict):
-                return None  # refused, and told why
+            explained = isinstance(answer.json(), dict)
+            if explained and (400 <= answer.status < 500 or not server_fault(answer)):
+                return None  # refused (or "not now", a documented 503), and told why
             return f"{answer.status} answer that is neither accepted nor an explained refusal"
         data = answer.json()
         if not isinstance(data, dict):
