@@ -14,6 +14,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from service.params import RowId
+from workbench.bounds import SQLITE_INT_MAX
 from workbench.ingest import Ingestor, IngestResult
 
 SessionId = Annotated[str, Field(min_length=1, max_length=200)]
@@ -124,10 +126,12 @@ def coerce_ids(value: Any) -> list[int]:
             raise ValueError(f"ids must be integers, got {item!r}")
         try:
             number = int(item)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # OverflowError: 1e400 is inf
             raise ValueError(f"ids must be integers, got {item!r}") from None
         if number < 1:
             raise ValueError(f"ids must be positive, got {number}")
+        if number > SQLITE_INT_MAX:
+            raise ValueError(f"ids must be at most {SQLITE_INT_MAX}, got {number}")
         out.append(number)
     return out
 
@@ -160,4 +164,4 @@ class Recompress(_Body):
 
 
 class RetryFailed(_Body):
-    eventIds: list[int] | None = None
+    eventIds: list[RowId] | None = None

@@ -1,0 +1,257 @@
+"""Inputs the fuzz suite found faulting, one regression test per kind (issue 9, "a standing
+guard"; the fuzz suite keeps guarding, these pin each finding down by name).
+
+- A: integers SQLite cannot hold (≥ 2**63 or < -2**63) in ids, offsets, epoch dates and
+  timeline anchors were a 500 ``OverflowError``; now a 4xx naming the parameter.
+- C: ``"¹"`` passes ``str.isdigit()`` but not ``int()``: a 500 on every stats route, and the
+  same guard elsewhere (hook HTTP client, SSE ``Last-Event-ID``, corpus limit, CLI ids, PID
+  file).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import socket
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from typer.testing import CliRunner
+
+from hooks import _runtime
+from service.routes.stream import parse_last_event_id
+from tests.conftest import Service, base_env, free_port, http_json
+from tests.test_hooks import load_payload, run_hook
+from workbench.cli.main import app
+from workbench.errors import InvalidInput
+from workbench.knowledge.corpus_filter import parse_limit
+from workbench.pidfile import read_pid
+from workbench.recall.search import MAX_OFFSET
+
+TOO_BIG = [2**63, -(2**63) - 1, 2**70]
+LONG_NAME = "x" * 300  # one path component over the 255-byte NAME_MAX
+STATS_ROUTES = [
+    "economics",
+    "types",
+    "activity",
+    "files",
+    "concepts",
+    "cooccurrence",
+    "sessions",
+    "roi",
+]
+
+
+@pytest.fixture(scope="module")
+def svc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    """One real service for the module; every test uses its own session ids."""
+    data = tmp_path_factory.mktemp("inputs") / "data"
+    data.mkdir()
+    port = free_port()
+    # Explicit: a module fixture starts before the autouse one that sets it for each test.
+    env = base_env(data, port, WORKBENCH_EMBEDDER="none")
+    service = Service(data_dir=data, port=port, env=env)
+    yield service.start()
+    service.stop()
+
+
+def call(svc: Service, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    return http_json(method, svc.url + path, body)
+
+
+def rows(svc: Service, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    conn = sqlite3.connect(f"file:{svc.data_dir / 'workbench.db'}?mode=ro", uri=True)
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
+
+
+def assert_refused(status: int, body: Any, names: str) -> None:
+    """A 4xx with the JSON error shape whose message names ``names``."""
+    assert 400 <= status < 500, (status, body)
+    assert isinstance(body, dict), body
+    assert body.get("error"), body
+    assert names in body["message"], body
+
+
+def hook_env(svc: Service) -> dict[str, str]:
+    return base_env(svc.data_dir, svc.port, WORKBENCH_EMBEDDER="none")
+
+
+# ----- A: integers beyond SQLite's 64 bits -------------------------------------------------------
+
+
+@pytest.mark.parametrize("value", TOO_BIG)
+@pytest.mark.parametrize(
+    ("method", "template"),
+    [
+        ("GET", "/api/observation/{}"),
+        ("DELETE", "/api/observation/{}"),
+        ("GET", "/api/observation/{}/injections"),
+    ],
+)
+def test_an_id_beyond_64_bits_in_the_path_is_a_422(
+    svc: Service, method: str, template: str, value: int
+) -> None:
+    status, body = call(svc, method, template.format(value))
+    assert status == 422, body
+    assert_refused(status, body, "observation_id")
+
+
+@pytest.mark.parametrize("route", ["observations", "prompts", "sessions", "summaries"])
+@pytest.mark.parametrize("param", ["offset", "limit"])
+def test_list_routes_refuse_a_page_beyond_64_bits(svc: Service, route: str, param: str) -> None:
+    status, body = call(svc, "GET", f"/api/{route}?{param}={2**63}")
+    assert status == 422, body
+    assert_refused(status, body, param)
+    status, _ = call(svc, "GET", f"/api/{route}?offset={2**63 - 1}")
+    assert status == 200  # the largest offset SQLite holds is simply past the end
+
+
+def test_search_offset_is_bounded(svc: Service) -> None:
+    for query in ("query=token&", "project=acme&"):  # ranked, and a listing by date
+        for offset in (2**63, MAX_OFFSET + 1):
+            status, body = call(svc, "GET", f"/api/search?{query}format=json&offset={offset}")
+            assert_refused(status, body, "offset")
+        status, _ = call(svc, "GET", f"/api/search?{query}format=json&offset={MAX_OFFSET}")
+        assert status == 200
+
+
+@pytest.mark.parametrize("param", ["dateStart", "dateEnd", "date_start", "date_end"])
+@pytest.mark.parametrize("value", [str(2**63), str(2**70), "99999999999999999999"])
+def test_search_dates_beyond_the_calendar_are_a_400_naming_them(
+    svc: Service, param: str, value: str
+) -> None:
+    status, body = call(svc, "GET", f"/api/search?project=acme&format=json&{param}={value}")
+    assert_refused(status, body, "dateStart" if "start" in param.lower() else "dateEnd")
+
+
+def test_the_last_day_of_the_calendar_is_still_a_date(svc: Service) -> None:
+    """``dateEnd=9999-12-31`` means "through that whole day", which used to overflow."""
+    status, body = call(svc, "GET", "/api/search?project=acme&format=json&dateEnd=9999-12-31")
+    assert status == 200, body
+    status, body = call(svc, "GET", "/api/stats/types?dateEnd=9999-12-31&dateStart=0001-01-01")
+    assert status == 200, body
+
+
+@pytest.mark.parametrize(
+    "anchor",
+    [str(2**63), f"%23{2**63}", f"S{2**63}", "9999-12-31T23:59:59-01:00", "0001-01-01T00:00+01:00"],
+)
+def test_timeline_anchor_out_of_range_is_a_400(svc: Service, anchor: str) -> None:
+    status, body = call(svc, "GET", f"/api/timeline?anchor={quote(anchor, safe='%')}")
+    assert_refused(status, body, "anchor")
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("/api/observations/batch", {"ids": [2**63]}, "ids"),
+        ("/api/observations/batch", {"ids": f"1,{2**63}"}, "ids"),
+        ("/api/observations/forget", {"ids": [2**63]}, "ids"),
+        ("/api/queue/retry", {"eventIds": [2**63]}, "eventIds"),
+    ],
+)
+def test_ids_in_bodies_beyond_64_bits_are_a_422(
+    svc: Service, path: str, body: dict[str, Any], field: str
+) -> None:
+    status, answer = call(svc, "POST", path, body)
+    assert status == 422, answer
+    assert_refused(status, answer, field)
+
+
+def test_file_context_mtime_beyond_the_calendar_is_a_422(svc: Service) -> None:
+    status, body = call(svc, "GET", f"/api/context/file?path=/tmp/a.py&mtime={2**63}")
+    assert_refused(status, body, "mtime")
+
+
+# ----- C: "¹" is a digit to str.isdigit(), not to int() ------------------------------------------
+
+
+@pytest.mark.parametrize("route", STATS_ROUTES)
+def test_stats_dates_that_only_look_like_digits_are_a_400(svc: Service, route: str) -> None:
+    for param in ("dateStart", "dateEnd"):
+        status, body = call(svc, "GET", f"/api/stats/{route}?{param}=%C2%B9")
+        assert_refused(status, body, param)
+
+
+def test_search_dates_that_only_look_like_digits_are_a_400(svc: Service) -> None:
+    status, body = call(svc, "GET", "/api/search?project=acme&dateStart=%C2%B9")
+    assert_refused(status, body, "dateStart")
+
+
+def _read(raw: bytes) -> _runtime.Reply:
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        theirs.sendall(raw)
+        theirs.shutdown(socket.SHUT_WR)
+        return _runtime.read_response(ours, time.monotonic() + 2)
+
+
+@pytest.mark.parametrize(
+    ("raw", "error"),
+    [
+        ("HTTP/1.1 200 OK\r\nContent-Length: ¹\r\n\r\n{}", "not a valid Content-Length"),
+        ("HTTP/1.1 ²00 OK\r\nContent-Length: 2\r\n\r\n{}", "not an HTTP status line"),
+    ],
+)
+def test_hook_http_client_names_a_non_ascii_number(raw: str, error: str) -> None:
+    with pytest.raises(ValueError, match=error):
+        _read(raw.encode("latin-1"))
+
+
+def test_a_hook_meeting_a_non_ascii_content_length_still_prints_its_json(
+    data_dir: Path,
+) -> None:
+    """A peer answering ``Content-Length: ¹``: the event is spooled, the hook prints ``{}``."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(4)
+        server.settimeout(10)
+        env = base_env(data_dir, server.getsockname()[1])
+
+        def answer() -> None:
+            conn, _ = server.accept()
+            with conn:
+                conn.recv(65536)
+                conn.sendall("HTTP/1.1 200 OK\r\nContent-Length: ¹\r\n\r\n{}".encode("latin-1"))
+
+        peer = threading.Thread(target=answer, daemon=True)
+        peer.start()
+        payload = load_payload("session_end")
+        assert run_hook("session_end", payload, env).output() == {}
+        peer.join(10)
+    assert len(list((data_dir / "spool").glob("*.json"))) == 1
+
+
+def test_last_event_id_with_a_non_ascii_number_starts_over() -> None:
+    assert parse_last_event_id("abc.¹", "abc") == (False, 0)
+    assert parse_last_event_id("abc.12", "abc") == (True, 12)
+
+
+def test_corpus_limit_that_only_looks_like_digits_is_refused() -> None:
+    for value in ("¹", "-¹"):
+        with pytest.raises(InvalidInput, match="limit must be a positive integer"):
+            parse_limit(value)
+
+
+def test_show_with_an_id_that_only_looks_like_digits_says_so(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["show", "¹"], env={"WORKBENCH_DATA_DIR": str(tmp_path), "WORKBENCH_PORT": "1"}
+    )
+    assert result.exit_code == 1, result.exception  # a message, not a ValueError traceback
+    assert "is not an observation id" in result.output
+
+
+def test_a_pid_file_holding_a_non_ascii_digit_reads_as_no_pid(tmp_path: Path) -> None:
+    path = tmp_path / "service.pid"
+    path.write_text("¹", encoding="utf-8")
+    with path.open("r", encoding="utf-8") as holder:
+        fcntl.flock(holder, fcntl.LOCK_EX)  # a live holder, as a running service would be
+        assert read_pid(path) is None
