@@ -3,6 +3,9 @@ guard"; the fuzz suite keeps guarding, these pin each finding down by name).
 
 - A: integers SQLite cannot hold (≥ 2**63 or < -2**63) in ids, offsets, epoch dates and
   timeline anchors were a 500 ``OverflowError``; now a 4xx naming the parameter.
+- B: a ``cwd`` the file system refuses (a component over 255 bytes, a NUL byte, no access)
+  was an ``OSError`` 500 on three routes, a silent hook, and a spooled event retried forever;
+  now it is "no git root here", and the project is the folder's name cut to 200 characters.
 - C: ``"¹"`` passes ``str.isdigit()`` but not ``int()``: a 500 on every stats route, and the
   same guard elsewhere (hook HTTP client, SSE ``Last-Event-ID``, corpus limit, CLI ids, PID
   file).
@@ -11,6 +14,7 @@ guard"; the fuzz suite keeps guarding, these pin each finding down by name).
 from __future__ import annotations
 
 import fcntl
+import os
 import socket
 import sqlite3
 import threading
@@ -27,9 +31,11 @@ from hooks import _runtime
 from service.routes.stream import parse_last_event_id
 from tests.conftest import Service, base_env, free_port, http_json
 from tests.test_hooks import load_payload, run_hook
+from workbench import spool
 from workbench.cli.main import app
 from workbench.errors import InvalidInput
 from workbench.knowledge.corpus_filter import parse_limit
+from workbench.locate import project_from_cwd
 from workbench.pidfile import read_pid
 from workbench.recall.search import MAX_OFFSET
 
@@ -169,6 +175,74 @@ def test_ids_in_bodies_beyond_64_bits_are_a_422(
 def test_file_context_mtime_beyond_the_calendar_is_a_422(svc: Service) -> None:
     status, body = call(svc, "GET", f"/api/context/file?path=/tmp/a.py&mtime={2**63}")
     assert_refused(status, body, "mtime")
+
+
+# ----- B: a cwd the file system refuses ----------------------------------------------------------
+
+
+def test_project_from_an_unreadable_cwd_is_its_folder_name(tmp_path: Path) -> None:
+    repo = tmp_path / "acme-repo"
+    (repo / ".git").mkdir(parents=True)
+    # The git root above a component the kernel refuses (ENAMETOOLONG) is still found.
+    assert project_from_cwd(str(repo / LONG_NAME / "src")) == "acme-repo"
+    # No git root: the folder's own name, cut to the 200 characters the API accepts.
+    assert project_from_cwd(f"/tmp/{LONG_NAME}") == "x" * 200
+    assert project_from_cwd("/tmp/nul\x00byte") == "nul\x00byte"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads folders whatever their mode")
+def test_project_from_a_cwd_without_access_is_its_folder_name(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    (locked / "inner").mkdir(parents=True)
+    locked.chmod(0)
+    try:
+        assert project_from_cwd(str(locked / "inner" / "work")) == "work"  # EACCES
+    finally:
+        locked.chmod(0o700)
+
+
+def test_routes_take_a_cwd_with_an_overlong_component(svc: Service) -> None:
+    cwd = f"/tmp/{LONG_NAME}"
+    status, body = call(
+        svc,
+        "POST",
+        "/api/sessions/observations",
+        {"contentSessionId": "s-long-cwd", "tool_name": "Bash", "cwd": cwd},
+    )
+    assert status == 200, body
+    assert isinstance(body.get("eventId"), int), body
+    assert rows(svc, "SELECT project FROM sessions WHERE content_session_id = 's-long-cwd'") == [
+        ("x" * 200,)
+    ]
+    status, body = call(svc, "GET", f"/api/observations/by-file?path=a.py&cwd={cwd}")
+    assert status == 200, body
+    assert body["project"] == "x" * 200
+    status, body = call(svc, "GET", f"/api/context/file?path=a.py&cwd={cwd}")
+    assert status == 200, body
+
+
+def test_hooks_print_their_json_for_a_cwd_with_an_overlong_component(svc: Service) -> None:
+    env = hook_env(svc)
+    cwd = f"/tmp/{LONG_NAME}"
+    start = {**load_payload("session_start_startup"), "session_id": "s-long-hook", "cwd": cwd}
+    assert run_hook("session_start", start, env).output() is not None
+    prompt = {**load_payload("user_prompt_submit"), "session_id": "s-long-hook", "cwd": cwd}
+    assert run_hook("user_prompt_submit", prompt, env).output() == {}
+    found = rows(svc, "SELECT project FROM sessions WHERE content_session_id = 's-long-hook'")
+    assert found == [("x" * 200,)]
+
+
+def test_a_spooled_event_with_an_overlong_cwd_replays(svc: Service) -> None:
+    key = spool.new_event_key()
+    body = {"contentSessionId": "s-long-spool", "tool_name": "Bash", "cwd": f"/tmp/{LONG_NAME}"}
+    envelope = spool.Envelope(
+        key, "/api/sessions/observations", body, hook="PostToolUse", spooled_at_ns=time.time_ns()
+    )
+    spool.write(svc.data_dir / "spool", envelope)
+    status, report = call(svc, "POST", "/api/spool/replay", {})
+    assert status == 200, report
+    assert list((svc.data_dir / "spool").glob("*.json")) == [], report
+    assert rows(svc, "SELECT count(*) FROM events WHERE event_key = ?", key) == [(1,)]
 
 
 # ----- C: "¹" is a digit to str.isdigit(), not to int() ------------------------------------------
