@@ -29,7 +29,8 @@ class _Body(BaseModel):
 class SessionInit(_Body):
     contentSessionId: SessionId
     project: Annotated[str, Field(min_length=1, max_length=200)]
-    prompt: str = ""
+    # None (or absent): there was no prompt text; "": the hook's mark of an all-private one.
+    prompt: str | None = None
     platformSource: ShortText = "claude-code"
 
     def ingest(self, ingestor: Ingestor, event_key: str | None) -> IngestResult:

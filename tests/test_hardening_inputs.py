@@ -9,6 +9,8 @@ guard"; the fuzz suite keeps guarding, these pin each finding down by name).
 - C: ``"¹"`` passes ``str.isdigit()`` but not ``int()``: a 500 on every stats route, and the
   same guard elsewhere (hook HTTP client, SSE ``Last-Event-ID``, corpus limit, CLI ids, PID
   file).
+- D: a missing, mistyped or blank ``prompt`` was sent as ``""``, which the service reads as "an
+  entirely private prompt", so the rest of the session was skipped.
 """
 
 from __future__ import annotations
@@ -329,3 +331,69 @@ def test_a_pid_file_holding_a_non_ascii_digit_reads_as_no_pid(tmp_path: Path) ->
     with path.open("r", encoding="utf-8") as holder:
         fcntl.flock(holder, fcntl.LOCK_EX)  # a live holder, as a running service would be
         assert read_pid(path) is None
+
+
+# ----- D: a missing or blank prompt is not a private one -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "prompt"),
+    [("missing", None), ("empty", ""), ("blank", "   \n"), ("number", 42), ("list", ["x"])],
+)
+def test_a_missing_or_blank_prompt_keeps_the_session_captured(
+    svc: Service, name: str, prompt: Any
+) -> None:
+    session = f"s-prompt-{name}"
+    env = hook_env(svc)
+    first = {**load_payload("user_prompt_submit"), "session_id": session}
+    assert run_hook("user_prompt_submit", first, env).output() == {}
+    blank = {k: v for k, v in first.items() if k != "prompt"}
+    if prompt is not None:
+        blank["prompt"] = prompt
+    assert run_hook("user_prompt_submit", blank, env).output() == {}
+    tool = {**load_payload("post_tool_use_grep"), "session_id": session}
+    tool.pop("tool_use_id", None)
+    assert run_hook("post_tool_use", tool, env).output() == {}
+
+    kinds = rows(svc, "SELECT kind FROM events WHERE content_session_id = ? ORDER BY id", session)
+    assert kinds == [("session_init",), ("observation",)]  # the tool call was captured
+    prompts = rows(svc, "SELECT prompt_counter FROM sessions WHERE content_session_id = ?", session)
+    assert prompts == [(1,)]  # no prompt was counted for the blank one
+
+
+def test_an_entirely_private_prompt_still_keeps_its_work_out(svc: Service) -> None:
+    session = "s-still-private"
+    env = hook_env(svc)
+    secret = {
+        **load_payload("user_prompt_submit"),
+        "session_id": session,
+        "prompt": "<private>the staging token</private>",
+    }
+    assert run_hook("user_prompt_submit", secret, env).output() == {}
+    tool = {**load_payload("post_tool_use_grep"), "session_id": session}
+    tool.pop("tool_use_id", None)
+    assert run_hook("post_tool_use", tool, env).output() == {}
+    kinds = rows(svc, "SELECT kind FROM events WHERE content_session_id = ?", session)
+    assert kinds == [("session_init",)]
+
+
+def test_session_init_without_a_prompt_opens_the_session_and_counts_nothing(
+    svc: Service,
+) -> None:
+    status, body = call(
+        svc, "POST", "/api/sessions/init", {"contentSessionId": "s-no-prompt", "project": "acme"}
+    )
+    assert status == 200, body
+    assert body["status"] == "skipped", body
+    assert "no prompt" in body["reason"], body
+    status, body = call(
+        svc,
+        "POST",
+        "/api/sessions/observations",
+        {"contentSessionId": "s-no-prompt", "tool_name": "Bash", "cwd": "/tmp/acme"},
+    )
+    assert (status, body["status"]) == (200, "queued"), body
+    found = rows(
+        svc, "SELECT project, prompt_counter FROM sessions WHERE content_session_id = 's-no-prompt'"
+    )
+    assert found == [("acme", 0)]
