@@ -11,11 +11,14 @@ guard"; the fuzz suite keeps guarding, these pin each finding down by name).
   file).
 - D: a missing, mistyped or blank ``prompt`` was sent as ``""``, which the service reads as "an
   entirely private prompt", so the rest of the session was skipped.
+- E: an optional field over its length limit (``tool_use_id``, a SessionEnd ``reason``) made
+  the service refuse a real session's event with a 422, and the hook dropped it.
 """
 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import socket
 import sqlite3
@@ -397,3 +400,71 @@ def test_session_init_without_a_prompt_opens_the_session_and_counts_nothing(
         svc, "SELECT project, prompt_counter FROM sessions WHERE content_session_id = 's-no-prompt'"
     )
     assert found == [("acme", 0)]
+
+
+# ----- E: an optional field too long for its limit -----------------------------------------------
+
+
+def test_an_overlong_tool_use_id_is_stored_and_still_deduplicates(svc: Service) -> None:
+    def send(tool_use_id: str) -> dict[str, Any]:
+        status, body = call(
+            svc,
+            "POST",
+            "/api/sessions/observations",
+            {"contentSessionId": "s-long-id", "tool_name": "Bash", "tool_use_id": tool_use_id},
+        )
+        assert status == 200, body
+        return body
+
+    long_id = "toolu_" + "u" * 600
+    first = send(long_id)
+    assert isinstance(first.get("eventId"), int), first
+    assert send(long_id)["status"] == "duplicate"
+    # Same first 500 characters, another call: hashing (not cutting) keeps them apart.
+    other = send(long_id[:500] + "v" * 106)
+    assert other.get("eventId") not in (None, first["eventId"]), other
+
+
+def test_an_overlong_session_end_reason_is_cut_not_refused(svc: Service) -> None:
+    init = {"contentSessionId": "s-long-reason", "project": "acme", "prompt": "ship it"}
+    assert call(svc, "POST", "/api/sessions/init", init)[0] == 200
+    status, body = call(
+        svc, "POST", "/api/sessions/end", {"contentSessionId": "s-long-reason", "reason": "r" * 900}
+    )
+    assert status == 200, body
+    (payload,) = rows(
+        svc,
+        "SELECT payload FROM events WHERE content_session_id = 's-long-reason'"
+        " AND kind = 'session_end'",
+    )[0]
+    assert json.loads(payload)["reason"] == "r" * 500
+
+
+def test_hooks_deliver_overlong_optional_fields(svc: Service) -> None:
+    env = hook_env(svc)
+    tool = {**load_payload("post_tool_use_grep"), "session_id": "s-long-hook-e"}
+    tool["tool_use_id"] = "toolu_" + "u" * 600
+    assert run_hook("post_tool_use", tool, env).output() == {}
+    end = {**load_payload("session_end"), "session_id": "s-long-hook-e", "reason": "z" * 600}
+    assert run_hook("session_end", end, env).output() == {}
+    kinds = rows(
+        svc, "SELECT kind FROM events WHERE content_session_id = 's-long-hook-e' ORDER BY id"
+    )
+    assert kinds == [("observation",), ("session_end",)]
+    assert list((svc.data_dir / "spool").glob("*.json")) == []
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("/api/sessions/observations", {"contentSessionId": "", "tool_name": "Bash"}, "Id"),
+        ("/api/sessions/observations", {"contentSessionId": "s", "tool_name": ""}, "tool_name"),
+        ("/api/sessions/end", {"contentSessionId": ""}, "contentSessionId"),
+    ],
+)
+def test_empty_required_ids_are_still_refused(
+    svc: Service, path: str, body: dict[str, Any], field: str
+) -> None:
+    status, answer = call(svc, "POST", path, body)
+    assert status == 422, answer
+    assert_refused(status, answer, field)
