@@ -6,13 +6,18 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test install lint clean static-model
+.PHONY: demo test fuzz install lint clean static-model
 
 demo: $(STAMP)
 	$(BIN)/workbench demo
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# The property-based fuzz suite (routes and hook stdin) with the long Hypothesis profile: ten
+# times the examples `make test` runs. Minutes, not seconds.
+fuzz: $(STAMP)
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest tests/test_fuzz_routes.py tests/test_fuzz_hooks.py
 
 install: $(STAMP)
 

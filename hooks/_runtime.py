@@ -250,10 +250,15 @@ def read_response(sock: socket.socket, deadline: float) -> Reply:
 
 
 def _parse_head(head: bytes) -> tuple[int, int | None, bool]:
-    """The status line and the framing headers: (status, content-length, chunked)."""
+    """The status line and the framing headers: (status, content-length, chunked).
+
+    Numbers must be ASCII digits: latin-1 decoding turns byte 0xB9 into ``"¹"``, which
+    ``str.isdigit()`` accepts and ``int()`` does not. A malformed one is a ``ValueError``
+    naming it (the caller spools the event, as for any reply it cannot read).
+    """
     status_line, *header_lines = head.decode("latin-1").split("\r\n")
     parts = status_line.split(None, 2)
-    if len(parts) < 2 or not parts[0].startswith("HTTP/") or not parts[1].isdigit():
+    if len(parts) < 2 or not parts[0].startswith("HTTP/") or not _is_number(parts[1]):
         raise ValueError(f"not an HTTP status line: {status_line[:80]!r}")
     headers: dict[str, str] = {}
     for line in header_lines:
@@ -262,8 +267,14 @@ def _parse_head(head: bytes) -> tuple[int, int | None, bool]:
             headers[name.strip().lower()] = value.strip()
     length_text = headers.get("content-length", "")
     chunked = "chunked" in headers.get("transfer-encoding", "").lower()
-    length = int(length_text) if length_text.isdigit() and not chunked else None
+    if length_text and not chunked and not _is_number(length_text):
+        raise ValueError(f"not a valid Content-Length: {length_text[:40]!r}")
+    length = int(length_text) if length_text and not chunked else None
     return int(parts[1]), length, chunked
+
+
+def _is_number(text: str) -> bool:
+    return text.isascii() and text.isdigit()
 
 
 def _dechunk(data: bytes) -> bytes:

@@ -3,8 +3,11 @@
 ``<private>`` blocks and injected context are stripped here, before anything leaves this
 process, so private text is never sent or spooled. A prompt that was *entirely* private is
 still posted, with ``prompt: ""``: the service numbers prompts and decides how to mark a
-private one, which it cannot do for a prompt it never heard of. A prompt that is only a
-``<task-notification>`` block is harness chatter, not the user: nothing is sent.
+private one, which it cannot do for a prompt it never heard of. A payload with no prompt
+text (missing, not a string, or only whitespace) is posted with ``prompt: null``, which opens
+the session without counting a prompt; sent as ``""`` it would read as private, and the
+service would skip the rest of the session. A prompt that is only a ``<task-notification>``
+block is harness chatter, not the user: nothing is sent.
 
 Optional semantic injection (setting ``prompt_injection``, off by default): after the prompt
 is posted, a redacted prompt of at least ``prompt_injection_min_chars`` characters is sent to
@@ -46,9 +49,11 @@ def build_body(event: _runtime.HookInput) -> dict[str, Any] | None:
     """The sessions/init body, or None when the prompt is only a task notification."""
     if redact.is_task_notification(event.prompt):
         return None
-    prompt = redact.strip_private(event.prompt)
+    prompt: str | None = redact.strip_private(event.prompt)
     if prompt and redact.is_task_notification(prompt):
         return None
+    if not event.prompt.strip():  # no text at all: not a private prompt (see above)
+        prompt = None
     return {
         "contentSessionId": event.session_id,
         "project": locate.project_from_cwd(event.cwd),
@@ -95,7 +100,7 @@ def main() -> None:
         # Trigger: the prompt reached the service and injection is on. / Why: a spooled
         # prompt means the service is down, and a second request would only wait out its
         # timeout. / Outcome: one read-only GET, or none.
-        if outcome == "delivered" and wants_injection(root, body["prompt"]):
+        if outcome == "delivered" and body["prompt"] and wants_injection(root, body["prompt"]):
             context = related_context(root, body)
     _runtime.emit(output_for(context))
 

@@ -9,15 +9,44 @@ routes and spool replay share one path.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
+from service.params import RowId
+from workbench.bounds import SQLITE_INT_MAX
 from workbench.ingest import Ingestor, IngestResult
 
 SessionId = Annotated[str, Field(min_length=1, max_length=200)]
 ShortText = Annotated[str, Field(max_length=500)]
+SHORT_TEXT_CHARS = 500
+
+
+def _fit_id(value: Any) -> Any:
+    """An id longer than ``SHORT_TEXT_CHARS`` becomes ``sha256:<hex>`` of itself.
+
+    An event from a real session must never be refused for the length of an optional id
+    (``tool_use_id``, ``agent_id``). A hash rather than a cut: the same id still maps to the
+    same key (a re-sent call stays a duplicate), and two ids sharing a long prefix stay apart.
+    """
+    if isinstance(value, str) and len(value) > SHORT_TEXT_CHARS:
+        digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+        return f"sha256:{digest}"
+    return value
+
+
+def _fit_text(value: Any) -> Any:
+    """Free text of an optional field (a SessionEnd ``reason``…) is cut, not refused."""
+    if isinstance(value, str) and len(value) > SHORT_TEXT_CHARS:
+        return value[:SHORT_TEXT_CHARS]
+    return value
+
+
+# Optional fields a hook passes on from Claude Code: fitted at the boundary, never a 422.
+FittedId = Annotated[ShortText, BeforeValidator(_fit_id)]
+FittedText = Annotated[ShortText, BeforeValidator(_fit_text)]
 
 
 class _Body(BaseModel):
@@ -27,7 +56,8 @@ class _Body(BaseModel):
 class SessionInit(_Body):
     contentSessionId: SessionId
     project: Annotated[str, Field(min_length=1, max_length=200)]
-    prompt: str = ""
+    # None (or absent): there was no prompt text; "": the hook's mark of an all-private one.
+    prompt: str | None = None
     platformSource: ShortText = "claude-code"
 
     def ingest(self, ingestor: Ingestor, event_key: str | None) -> IngestResult:
@@ -46,9 +76,9 @@ class ToolObservation(_Body):
     tool_input: Any = None
     tool_response: Any = None
     cwd: Annotated[str, Field(max_length=4096)] = ""
-    tool_use_id: ShortText | None = None
-    agentId: ShortText | None = None
-    agentType: ShortText | None = None
+    tool_use_id: FittedId | None = None
+    agentId: FittedId | None = None
+    agentType: FittedText | None = None
 
     def ingest(self, ingestor: Ingestor, event_key: str | None) -> IngestResult:
         return ingestor.observation(
@@ -78,7 +108,7 @@ class Summarize(_Body):
 
 class SessionEnd(_Body):
     contentSessionId: SessionId
-    reason: ShortText = ""
+    reason: FittedText = ""
 
     def ingest(self, ingestor: Ingestor, event_key: str | None) -> IngestResult:
         return ingestor.session_end(
@@ -124,10 +154,12 @@ def coerce_ids(value: Any) -> list[int]:
             raise ValueError(f"ids must be integers, got {item!r}")
         try:
             number = int(item)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # OverflowError: 1e400 is inf
             raise ValueError(f"ids must be integers, got {item!r}") from None
         if number < 1:
             raise ValueError(f"ids must be positive, got {number}")
+        if number > SQLITE_INT_MAX:
+            raise ValueError(f"ids must be at most {SQLITE_INT_MAX}, got {number}")
         out.append(number)
     return out
 
@@ -160,4 +192,4 @@ class Recompress(_Body):
 
 
 class RetryFailed(_Body):
-    eventIds: list[int] | None = None
+    eventIds: list[RowId] | None = None

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 HOOKS_DIR = ROOT / "hooks"
@@ -35,6 +36,14 @@ LEAKY_ENV = [k for k in os.environ if k.startswith("WORKBENCH_")] + [
     "CLAUDE_CONFIG_DIR",
     "XDG_CONFIG_HOME",
 ]
+
+
+# Hypothesis profiles, chosen with HYPOTHESIS_PROFILE: "ci" (the default, Hypothesis's own
+# defaults) for `make test`, and "fuzz" for `make fuzz`, ten times the examples. The fuzz suite
+# scales its per-test counts from the active profile (tests/fuzz_harness.budget).
+hypothesis_settings.register_profile("ci")
+hypothesis_settings.register_profile("fuzz", max_examples=1000, deadline=None)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 def pytest_report_header() -> list[str]:

@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import UTC, datetime
 
+from workbench.bounds import EPOCH_MS_MAX, EPOCH_MS_MIN
+
 _source: ContextVar[Callable[[], int] | None] = ContextVar("workbench_clock", default=None)
 
 
@@ -49,7 +51,9 @@ def iso_from_ms(ms: int) -> str:
 def ms_from_iso(text: str) -> int:
     """Parse an ISO date or datetime (``Z`` or offset; naive means UTC) to epoch ms.
 
-    Raises ``ValueError`` with the accepted forms when the text is not a date.
+    Raises ``ValueError`` with the accepted forms when the text is not a date, or names a
+    moment outside the years 1–9999 once moved to UTC (``9999-12-31T23:59-01:00``), which
+    ``iso_from_ms`` could not show again.
     """
     value = text.strip()
     try:
@@ -60,4 +64,9 @@ def ms_from_iso(text: str) -> int:
         ) from None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    return int(parsed.timestamp() * 1000)
+    ms = int(parsed.timestamp() * 1000)
+    if not EPOCH_MS_MIN <= ms <= EPOCH_MS_MAX:
+        raise ValueError(
+            f"{text!r} falls outside the years 1 to 9999 in UTC; use a time within them"
+        )
+    return ms

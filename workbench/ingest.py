@@ -134,13 +134,22 @@ class Ingestor:
         *,
         content_session_id: str,
         project: str,
-        prompt: str,
+        prompt: str | None,
         platform_source: str = "claude-code",
         event_key: str | None = None,
     ) -> IngestResult:
-        """A new user prompt: count it, store its cleaned text unless it is private."""
+        """A new user prompt: count it, store its cleaned text unless it is private.
+
+        The private rule: ``""`` is how the hook announces a prompt that was entirely
+        ``<private>`` (it strips the text before sending), and so is text that strips to
+        nothing here; that prompt is counted, and its tool calls and summary are skipped.
+        No prompt at all (None, or only whitespace) is not a private prompt: the session is
+        opened and nothing is counted, so the rest of the session is still captured.
+        """
         if (excluded := self.exclusion(project)) is not None:
             return IngestResult("skipped", reason=excluded)
+        if prompt is None or (prompt and not prompt.strip()):
+            return self._open_session(content_session_id, project, platform_source)
         if is_task_notification(prompt):
             return IngestResult("skipped", reason="task notification, not a user prompt")
         cleaned = strip_private(prompt)
@@ -200,6 +209,30 @@ class Ingestor:
             )
         return IngestResult(
             "stored", event_id=event_id, session_id=session.id, prompt_number=number
+        )
+
+    def _open_session(
+        self, content_session_id: str, project: str, platform_source: str
+    ) -> IngestResult:
+        """Make sure the session exists (its project and platform), counting no prompt."""
+        conn = self.store.conn
+        with atomic(conn):
+            new_session = sessions.get(conn, content_session_id) is None
+            session = sessions.ensure(conn, content_session_id, project, platform_source, now_ms())
+        if new_session:
+            self.listener(
+                "session_started",
+                {
+                    "contentSessionId": content_session_id,
+                    "project": project,
+                    "sessionDbId": session.id,
+                },
+            )
+        return IngestResult(
+            "skipped",
+            reason="no prompt text: session opened, no prompt counted",
+            session_id=session.id,
+            prompt_number=session.prompt_counter,
         )
 
     def observation(

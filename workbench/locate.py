@@ -17,6 +17,7 @@ from typing import Any
 
 SETTINGS_FILE = "settings.json"
 PORT_BASE = 37700
+MAX_PROJECT_CHARS = 200  # the longest project name the HTTP API accepts (service/schemas.py)
 
 
 def default_data_dir() -> Path:
@@ -91,14 +92,30 @@ def project_from_cwd(cwd: str | None) -> str:
 
     Walks up looking for ``.git`` instead of running ``git``: a subprocess would cost more than
     the whole hook budget. Cached: the service sees the same few cwds thousands of times.
+    Never raises: a ``cwd`` comes from a hook payload, and a folder the file system refuses
+    to look into is simply not a git root. The name is cut to ``MAX_PROJECT_CHARS``.
     """
     if not cwd:
         return "unknown"
     path = Path(cwd)
     for candidate in (path, *path.parents):
-        if (candidate / ".git").exists():
-            return candidate.name or "unknown"
-    return path.name or "unknown"
+        if _holds_git(candidate):
+            return _project_name(candidate)
+    return _project_name(path)
+
+
+def _holds_git(folder: Path) -> bool:
+    try:
+        return (folder / ".git").exists()
+    except (OSError, ValueError):
+        # Trigger: a component over 255 bytes (ENAMETOOLONG), a symlink loop, no permission,
+        # a NUL byte (ValueError). / Why: the cwd is the payload's, not ours to trust, and a
+        # 500 or a silent hook would lose the event. / Outcome: no git root here; walk on up.
+        return False
+
+
+def _project_name(folder: Path) -> str:
+    return folder.name[:MAX_PROJECT_CHARS] or "unknown"
 
 
 # Pydantic's spellings of a boolean, so a hook and the service read one value the same way.

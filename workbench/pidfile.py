@@ -116,7 +116,7 @@ def read_pid(path: Path) -> int | None:
                 fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
             except BlockingIOError:
                 text = handle.read().strip()
-                return int(text) if text.isdigit() else None
+                return int(text) if text.isascii() and text.isdigit() else None
             fcntl.flock(handle, fcntl.LOCK_UN)
             return None  # nobody holds it: a stale file
     except OSError:

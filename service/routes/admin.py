@@ -30,6 +30,7 @@ from fastapi import APIRouter, Body
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from service.deps import RuntimeDep
+from service.params import ObservationIdPath, RowId
 from workbench import forget, settings_edit
 from workbench.clock import iso_from_ms
 from workbench.errors import NotFound, WorkbenchError
@@ -56,7 +57,7 @@ class SettingNotEditable(WorkbenchError):
 class ForgetBody(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    ids: Annotated[list[Annotated[int, Field(ge=1)]], Field(min_length=1, max_length=1000)]
+    ids: Annotated[list[RowId], Field(min_length=1, max_length=1000)]
 
 
 def _forget(runtime: Any, ids: list[int]) -> forget.ForgetReport:
@@ -70,7 +71,7 @@ def _forget(runtime: Any, ids: list[int]) -> forget.ForgetReport:
 
 
 @router.delete("/observation/{observation_id}")
-def delete_observation(observation_id: int, runtime: RuntimeDep) -> dict[str, Any]:
+def delete_observation(observation_id: ObservationIdPath, runtime: RuntimeDep) -> dict[str, Any]:
     report = _forget(runtime, [observation_id])
     if not report.deleted:
         raise NotFound(
@@ -127,7 +128,7 @@ def _corpora_holding(runtime: Any, observation_id: int) -> list[str]:
 
 # ----- injection history --------------------------------------------------------------------
 @router.get("/observation/{observation_id}/injections")
-def injection_history(observation_id: int, runtime: RuntimeDep) -> dict[str, Any]:
+def injection_history(observation_id: ObservationIdPath, runtime: RuntimeDep) -> dict[str, Any]:
     conn = runtime.store.conn
     obs = observations.get(conn, observation_id)
     if obs is None:

@@ -31,6 +31,7 @@ from fastapi.responses import PlainTextResponse
 
 from service.deps import RuntimeDep
 from service.runtime import Runtime
+from workbench.bounds import EPOCH_MS_MAX
 from workbench.errors import InvalidInput, StoreUnavailable
 from workbench.locate import project_from_cwd
 from workbench.recall import file_history, ledger
@@ -137,7 +138,9 @@ def file_context(
     path: PathParam,
     session: SessionParam = None,
     cwd: CwdParam = "",
-    mtime: Annotated[int | None, Query(ge=0, description="file mtime, epoch ms")] = None,
+    mtime: Annotated[
+        int | None, Query(ge=0, le=EPOCH_MS_MAX, description="file mtime, epoch ms")
+    ] = None,
 ) -> PlainTextResponse:
     injection = file_history.file_context(
         runtime.store.conn,

@@ -9,6 +9,7 @@ from typing import Any
 from fastapi import APIRouter
 
 from service.deps import RuntimeDep
+from service.params import ObservationIdPath
 from service.routes.pagination import PageDep, page
 from service.schemas import ObservationBatch
 from workbench.errors import NotFound
@@ -29,7 +30,7 @@ def list_observations(runtime: RuntimeDep, params: PageDep) -> dict[str, Any]:
 
 
 @router.get("/observation/{observation_id}")
-def get_observation(observation_id: int, runtime: RuntimeDep) -> dict[str, Any]:
+def get_observation(observation_id: ObservationIdPath, runtime: RuntimeDep) -> dict[str, Any]:
     conn = runtime.store.conn
     obs = observations.get(conn, observation_id)
     if obs is None:

@@ -7,6 +7,8 @@ from typing import Annotated, Any
 from fastapi import Depends, Query
 from pydantic import BaseModel
 
+from workbench.bounds import SQLITE_INT_MAX
+
 
 class PageParams(BaseModel):
     offset: int
@@ -15,7 +17,7 @@ class PageParams(BaseModel):
 
 
 async def page_params(
-    offset: Annotated[int, Query(ge=0, description="rows to skip")] = 0,
+    offset: Annotated[int, Query(ge=0, le=SQLITE_INT_MAX, description="rows to skip")] = 0,
     limit: Annotated[int, Query(ge=1, le=100, description="rows per page")] = 20,
     project: Annotated[str | None, Query(max_length=200)] = None,
 ) -> PageParams:

@@ -25,7 +25,7 @@ from service.deps import RuntimeDep
 from workbench.errors import InvalidInput
 from workbench.recall import compact
 from workbench.recall.filters import SearchFilters
-from workbench.recall.search import SearchEngine
+from workbench.recall.search import MAX_OFFSET, SearchEngine
 
 router = APIRouter(prefix="/api", tags=["search"])
 
@@ -68,7 +68,7 @@ async def search_params(
     order_by: Text = None,
     mode: Annotated[str, Query(description="hybrid | fts | vector")] = "hybrid",
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     fmt: Annotated[str, Query(alias="format", description="text | json")] = "text",
 ) -> SearchParams:
     fmt = fmt.strip().lower() or "text"

@@ -57,7 +57,7 @@ def parse_last_event_id(value: str | None, instance: str) -> tuple[bool, int]:
     if not value:
         return False, 0
     prefix, _, number = value.strip().rpartition(".")
-    if prefix != instance or not number.isdigit():
+    if prefix != instance or not (number.isascii() and number.isdigit()):  # not "¹"
         return False, 0
     return True, int(number)
 

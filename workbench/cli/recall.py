@@ -265,7 +265,7 @@ def show(
             text = part.strip().lstrip("#")
             if not text:
                 continue
-            if not text.isdigit():
+            if not (text.isascii() and text.isdigit()):  # "¹" passes isdigit(), not int()
                 raise InvalidInput(
                     f"{part.strip()!r} is not an observation id; give numbers like 12 or #12"
                 )

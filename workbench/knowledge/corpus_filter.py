@@ -120,8 +120,11 @@ def parse_limit(value: Any) -> int:
     number: int | None = None
     if isinstance(value, int) and not isinstance(value, bool):
         number = value
-    elif isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        number = int(value.strip())
+    elif isinstance(value, str):
+        text = value.strip()
+        digits = text.removeprefix("-")
+        if digits.isascii() and digits.isdigit():  # "¹" passes isdigit(), not int()
+            number = int(text)
     if number is None or not 1 <= number <= MAX_LIMIT:
         raise InvalidInput(
             f"limit must be a positive integer from 1 to {MAX_LIMIT}, got {value!r}; "

@@ -27,17 +27,18 @@ A filter that cannot apply to a kind of record excludes that kind: a prompt is n
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
+from workbench.bounds import EPOCH_MS_MAX, EPOCH_MS_MIN
 from workbench.clock import ms_from_iso
 from workbench.errors import InvalidInput
 from workbench.models import OBSERVATION_TYPES
 
 Kind = Literal["observations", "sessions", "prompts"]
 MAX_LIST_ITEMS = 50
+DAY_MS = 86_400_000
 
 # kind -> (table, the JSON columns holding file paths, or () when the kind has none)
 _FILE_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -90,6 +91,10 @@ def coerce_list(value: Any, param: str) -> list[str]:
 def parse_time(value: Any, param: str, *, end_of_day: bool = False) -> int | None:
     """An ISO date/timestamp or epoch milliseconds → epoch ms (None for empty).
 
+    The one parser of wire dates (search, stats, corpora, the CLI), so each rule holds
+    everywhere: epoch digits are ASCII (``"¹"`` passes ``str.isdigit()``, not ``int()``), and
+    every value lies in the years 1–9999, which also keeps it inside SQLite's integers.
+
     ``end_of_day``: a plain date (``2026-12-01``) means the last millisecond of that day, so
     ``date_end=2026-12-01`` includes everything on the first of December.
     """
@@ -98,20 +103,28 @@ def parse_time(value: Any, param: str, *, end_of_day: bool = False) -> int | Non
     if isinstance(value, bool):
         raise InvalidInput(f"{param} must be an ISO date or timestamp, got {value!r}")
     if isinstance(value, int):
-        return value
+        return _in_range(value, param)
     text = str(value).strip()
-    if text.isdigit():
-        return int(text)
+    if text.isascii() and text.isdigit():
+        return _in_range(int(text), param)
     try:
         ms = ms_from_iso(text)
     except ValueError:
         raise InvalidInput(
-            f"{param}={text!r} is not an ISO date or timestamp; "
+            f"{param}={text[:80]!r} is not an ISO date or timestamp within the years 1–9999; "
             f"use e.g. {param}=2026-12-01 or {param}=2026-12-01T14:30:00Z"
         ) from None
-    if end_of_day and len(text) == 10:  # YYYY-MM-DD: the whole day
-        day = datetime.fromtimestamp(ms / 1000, tz=UTC) + timedelta(days=1)
-        return int(day.timestamp() * 1000) - 1
+    if end_of_day and len(text) == 10:  # YYYY-MM-DD (UTC midnight): the whole day
+        return ms + DAY_MS - 1
+    return ms
+
+
+def _in_range(ms: int, param: str) -> int:
+    if not EPOCH_MS_MIN <= ms <= EPOCH_MS_MAX:
+        raise InvalidInput(
+            f"{param}={ms} is out of range: epoch milliseconds must be from {EPOCH_MS_MIN} to "
+            f"{EPOCH_MS_MAX} (the years 1–9999); or give an ISO date, e.g. {param}=2026-12-01"
+        )
     return ms
 
 

@@ -38,6 +38,9 @@ MODES: tuple[str, ...] = ("hybrid", "fts", "vector")
 ORDERS: tuple[str, ...] = ("relevance", "date_desc", "date_asc")
 RRF_K = 60
 MAX_LIMIT = 100
+# Deeper pages of a ranked search are noise, and the ranking depth grows with offset + limit:
+# a bound keeps one request from asking the rankers for millions of candidates.
+MAX_OFFSET = 10_000
 FUSION_DEPTH = 50  # each ranker contributes at least this many candidates to the fusion
 DATE_POOL = 200
 _KIND_ALIASES = {
@@ -177,8 +180,11 @@ class SearchEngine:
         order_by = _choice(order_by or "relevance", "orderBy", ORDERS, "orderBy=date_desc")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
             raise InvalidInput(f"limit must be an integer from 1 to {MAX_LIMIT}, e.g. limit=20")
-        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-            raise InvalidInput("offset must be an integer ≥ 0, e.g. offset=20")
+        if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_OFFSET:
+            raise InvalidInput(
+                f"offset must be an integer from 0 to {MAX_OFFSET}, e.g. offset=20; "
+                "narrow the search (a filter, other words) to reach older hits"
+            )
         if query is None and filters.is_empty():
             raise InvalidInput(
                 "give a query or at least one filter, e.g. query=refund charged twice, or "

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from workbench.bounds import SQLITE_INT_MAX
 from workbench.clock import iso_from_ms, ms_from_iso
 from workbench.errors import InvalidInput, NotFound
 from workbench.recall import hits
@@ -104,17 +105,27 @@ def _resolve_anchor(
     text = str(anchor)
     if (match := _OBSERVATION_ID.match(text)) or isinstance(anchor, int):
         number = int(match.group(1)) if match else int(anchor)
-        return _record_anchor(conn, "observations", number)
+        return _record_anchor(conn, "observations", _id_in_range(number, text))
     if match := _SUMMARY_ID.match(text):
-        return _record_anchor(conn, "sessions", int(match.group(1)))
+        return _record_anchor(conn, "sessions", _id_in_range(int(match.group(1)), text))
     try:
         ms = ms_from_iso(text)
     except ValueError:
         raise InvalidInput(
             f"anchor {text!r} is not an observation id (123), a summary id (S12) or an ISO "
-            "timestamp (2026-12-01 or 2026-12-01T14:30:00Z)"
+            "timestamp within the years 1–9999 (2026-12-01 or 2026-12-01T14:30:00Z)"
         ) from None
     return TimelineAnchor(kind="time", created_at=iso_from_ms(ms), created_at_epoch=ms)
+
+
+def _id_in_range(number: int, text: str) -> int:
+    """An anchor id SQLite can hold (a larger one would overflow the lookup, not miss)."""
+    if not 1 <= number <= SQLITE_INT_MAX:
+        raise InvalidInput(
+            f"anchor {text[:40]!r} is not an id: ids run from 1 to {SQLITE_INT_MAX}; find them "
+            "with GET /api/search (or `workbench search`)"
+        )
+    return number
 
 
 def _record_anchor(conn: Any, kind: Kind, number: int) -> TimelineAnchor:
