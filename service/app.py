@@ -26,6 +26,7 @@ from fastapi.middleware.trustedhost import TrustedHostMiddleware
 from fastapi.responses import JSONResponse
 
 from service import routes
+from service.boundary import TextBoundary
 from service.limits import LOCAL_ORIGIN, BodyLimit, LocalOriginOnly
 from service.runtime import Runtime
 from workbench import __version__
@@ -96,6 +97,7 @@ def create_app(settings: Settings, *, pid_lock: bool = True) -> FastAPI:
             status_code=422,
         )
 
+    app.add_middleware(TextBoundary)  # innermost: surrogates, NaN, private tags (boundary.py)
     app.add_middleware(
         CORSMiddleware,
         allow_origin_regex=LOCAL_ORIGIN.pattern,

@@ -1,20 +1,26 @@
 """Replay spooled hook events through the same ingest path the routes use.
 
-Order is capture order (filenames sort by time). Each envelope is validated with the route's
-own request model; one the service rejects as invalid goes to ``rejected/`` (kept for a
-person, never retried forever); one that fails for a passing reason (the database is busy)
-stays for the next round. Replay is idempotent because every envelope carries the
-idempotency key its hook generated: an event that did reach the service is a duplicate.
+Order is capture order (filenames sort by time). Each envelope's body first crosses the same
+text boundary as a request (``service.boundary.clean``: lone surrogates become U+FFFD,
+private blocks go, NaN is refused), then is validated with the route's own request model.
+Every refusal a request would get as a 4xx (unreadable envelope, invalid body, a domain
+error, a value SQLite refuses as data) moves the file to ``rejected/``: kept for a person,
+counted by ``/api/health`` and ``workbench status``, never retried. Only a passing fault (the
+database is busy or locked, the disk is full) leaves it for the next round. Replay is
+idempotent because every envelope carries the idempotency key its hook generated: an event
+that did reach the service is a duplicate.
 """
 
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
+from service.boundary import clean
 from service.schemas import HOOK_BODIES
 from workbench import spool
 from workbench.errors import WorkbenchError
@@ -57,11 +63,12 @@ def replay(ingestor: Ingestor, retention_days: float) -> ReplayReport:
                 model = HOOK_BODIES.get(envelope.path)
                 if model is None:
                     raise ValueError(f"no hook route {envelope.path!r}")
-                body = model.model_validate(envelope.body)
-            except (ValueError, ValidationError, UnicodeDecodeError) as exc:
+                body = model.model_validate(clean(envelope.body))
+            except (ValueError, ValidationError, RecursionError) as exc:
+                # ValueError covers bad JSON, bad UTF-8, NonFiniteNumber and a bad envelope.
                 report.rejected += 1
                 report.errors.append(f"{path.name}: {str(exc).splitlines()[0]}")
-                spool.mark(path, "rejected")
+                spool.mark(path, spool.REJECTED)
                 continue
             except OSError:
                 continue  # vanished under us (another replayer): nothing to do
@@ -70,7 +77,14 @@ def replay(ingestor: Ingestor, retention_days: float) -> ReplayReport:
             except WorkbenchError as exc:
                 report.rejected += 1
                 report.errors.append(f"{path.name}: {exc.message}")
-                spool.mark(path, "rejected")
+                spool.mark(path, spool.REJECTED)
+                continue
+            except (sqlite3.IntegrityError, sqlite3.DataError, OverflowError, ValueError) as exc:
+                # Trigger: SQLite (or a conversion) refused a value of this event. / Why: the
+                # same bytes are refused the same way every round. / Outcome: rejected now.
+                report.rejected += 1
+                report.errors.append(f"{path.name}: {type(exc).__name__}: {exc}")
+                spool.mark(path, spool.REJECTED)
                 continue
             except Exception as exc:  # a passing fault: keep the file for the next round
                 log.warning("replay of %s failed, will retry: %s", path.name, exc)
@@ -82,6 +96,6 @@ def replay(ingestor: Ingestor, retention_days: float) -> ReplayReport:
                 report.skipped += 1
             else:
                 report.replayed += 1
-            spool.mark(path, "processed")
+            spool.mark(path, spool.PROCESSED)
         spool.prune(spool_dir, retention_days)
     return report

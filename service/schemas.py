@@ -5,6 +5,10 @@ snake_case where Claude Code's hook payload does (``tool_name``…): they are ke
 the contract names them. ``extra="forbid"`` turns a typo into a precise 422 instead of a
 silently dropped field. Each hook body knows how to hand itself to the ``Ingestor``, so the
 routes and spool replay share one path.
+
+Non-finite numbers (NaN, Infinity, an overflowing ``1e400``) are refused here with a 422 that
+names the field, the rule ``service.boundary`` states: ``allow_inf_nan=False`` for typed
+floats, and a walk of the free-form ``tool_input``/``tool_response``.
 """
 
 from __future__ import annotations
@@ -12,8 +16,9 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from service.boundary import NonFiniteNumber, first_non_finite
 from workbench.ingest import Ingestor, IngestResult
 
 SessionId = Annotated[str, Field(min_length=1, max_length=200)]
@@ -21,7 +26,7 @@ ShortText = Annotated[str, Field(max_length=500)]
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)
 
 
 class SessionInit(_Body):
@@ -49,6 +54,15 @@ class ToolObservation(_Body):
     tool_use_id: ShortText | None = None
     agentId: ShortText | None = None
     agentType: ShortText | None = None
+
+    @field_validator("tool_input", "tool_response")
+    @classmethod
+    def _finite(cls, value: Any, info: ValidationInfo) -> Any:
+        """Refuse NaN/Infinity anywhere inside: the event log stores only valid JSON."""
+        found = first_non_finite(value, str(info.field_name))
+        if found is not None:
+            raise NonFiniteNumber(*found)
+        return value
 
     def ingest(self, ingestor: Ingestor, event_key: str | None) -> IngestResult:
         return ingestor.observation(
@@ -87,9 +101,20 @@ class SessionEnd(_Body):
 
 
 class MemorySave(_Body):
-    text: Annotated[str, Field(min_length=1, max_length=100_000)]
+    text: Annotated[str, Field(max_length=100_000)]
     title: Annotated[str, Field(max_length=300)] | None = None
     project: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+
+    @field_validator("text")
+    @classmethod
+    def _not_empty(cls, value: str) -> str:
+        """Empty, or only private: the boundary has already removed ``<private>`` blocks."""
+        if not value.strip():
+            raise ValueError(
+                "nothing to save: the text is empty (private blocks are removed before "
+                "anything is stored); send the memory text outside <private> tags"
+            )
+        return value
 
     def ingest(self, ingestor: Ingestor, event_key: str | None) -> IngestResult:
         return ingestor.memory_save(

@@ -246,3 +246,19 @@ def test_well_nested_blocks_are_removed_whole(parts: list[str]) -> None:
     out = strip_private(" ".join(parts))
     assert "SECRET" not in out
     assert out.split() == [p for p in parts if not p.startswith("<")]
+
+
+def test_redact_value_strips_dict_keys_too() -> None:
+    value = {"<private>sk-key</private>name": {"<private>k</private>": "<private>v</private>"}}
+    assert redact_value(value) == {"name": {"": ""}}
+
+
+def test_redact_value_keeps_a_string_without_a_block_exactly() -> None:
+    code = "    if a < b:\n        return <T>\n"
+    assert redact_value({"old_string": code}) == {"old_string": code}
+
+
+def test_redact_value_replaces_lone_surrogates_when_asked() -> None:
+    value = {"\ud83dk": ["x \udc00", "<private>p</private>\ud83d"]}
+    assert redact_value(value, surrogates=True) == {"\ufffdk": ["x \ufffd", "\ufffd"]}
+    assert redact_value("\ud83d\ude00") == "\ud83d\ude00"  # left alone unless asked

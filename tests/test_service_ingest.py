@@ -532,10 +532,11 @@ def test_memory_save_returns_an_id_that_can_be_fetched(service: Service) -> None
     assert (again["status"], again["id"]) == ("duplicate", body["id"])
 
 
-def test_memory_save_of_only_private_text_is_a_400(service: Service) -> None:
+def test_memory_save_of_only_private_text_is_a_422(service: Service) -> None:
+    # The request boundary (service/boundary.py) removes the block before the model sees it.
     status, body = service.post("/api/memory/save", {"text": f"<private>{SECRET}</private>"})
-    assert status == 400
-    assert body["error"] == "INVALID_INPUT"
+    assert status == 422
+    assert body["error"] == "INVALID_REQUEST"
     assert "nothing to save" in body["message"]
     assert count(service.data_dir, "observations") == 0
     assert count(service.data_dir, "events") == 0

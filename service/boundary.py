@@ -1,0 +1,187 @@
+"""``TextBoundary``: the one place where request text is made storable and private-free.
+
+Pure ASGI, innermost of the middlewares (it sees only requests the guards let through). For a
+request that carries a body it reads the body once and looks at the *bytes*, cheaply:
+substring tests and one regex that starts with a literal. Only a body that shows one of these
+is parsed, cleaned and re-serialised; every other body passes untouched, so the hook hot path
+pays a few scans of its bytes and nothing more.
+
+- A lone UTF-16 surrogate (``"x \\ud83d"``: a tool output cut mid-emoji) cannot be encoded as
+  UTF-8, so SQLite would answer 500. Rule: it becomes U+FFFD, in values and keys alike.
+- ``NaN``, ``Infinity``, ``-Infinity`` (and a number too large for a float, ``1e400``, seen in
+  a parsed body) are not JSON: the store's ``json_valid`` CHECK refuses them. Rule: refused
+  with a 422 naming the field (``tool_input.t``), never normalised, because a silent null
+  would change what the tool said. The hook routes' models refuse them again
+  (``service.schemas``), which also covers spool replay and an overflowing literal in a body
+  nothing else made us parse.
+- A stripped tag (``<private>``…, see ``workbench.redact``), written plainly or with escapes
+  (``\\u003cprivate>``), is redacted from every string *and key* of the body, whatever the
+  route: hook events, memory/save, import, settings, corpus bodies. The store-side code
+  redacts again (defence in depth for in-process callers and old spool files).
+
+Query strings get the redaction too (``?query=%3Cprivate%3E…``); a surrogate cannot arrive by
+URL, because percent-decoding already replaces undecodable bytes with U+FFFD.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from workbench.redact import STRIPPED_TAGS, may_hold_surrogates, redact_value
+
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+_NAMES = "|".join(re.escape(t) for t in STRIPPED_TAGS).encode()
+# A stripped tag's opener or closer as written, or as JSON escapes it (``\u003c``); an escape
+# of any printable ASCII character also counts, because ``\u0070rivate`` would hide the name.
+_TAG_BYTES = re.compile(rb"<\s*/?\s*(?i:" + _NAMES + rb")")
+_ESCAPED_ASCII = re.compile(rb"\\u00[2-7][0-9a-fA-F]")
+_TAG_TEXT = re.compile(r"<\s*/?\s*(?:" + _NAMES.decode() + r")", re.IGNORECASE)
+
+
+class NonFiniteNumber(ValueError):
+    """A NaN or infinite number in a request; ``field`` is its dotted path."""
+
+    def __init__(self, field: str, value: float) -> None:
+        self.field = field
+        super().__init__(
+            f"{field}: {value!r} is not a JSON number; send a finite number, or null when "
+            "there is no value (NaN and Infinity are refused, not stored)"
+        )
+
+
+def first_non_finite(value: Any, path: str = "") -> tuple[str, float] | None:
+    """(dotted path, number) of the first NaN/infinite float inside ``value``, else None."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else (path or "body", value)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = first_non_finite(item, f"{path}.{key}" if path else str(key))
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = first_non_finite(item, f"{path}.{index}" if path else str(index))
+            if found is not None:
+                return found
+    return None
+
+
+def clean(value: Any) -> Any:
+    """``value`` with lone surrogates replaced and stripped tags removed, keys included.
+
+    Raises ``NonFiniteNumber`` for a NaN or infinite number (the rule above), and
+    ``RecursionError`` for nesting deeper than Python walks.
+    """
+    found = first_non_finite(value)
+    if found is not None:
+        raise NonFiniteNumber(*found)
+    return redact_value(value, surrogates=True)
+
+
+def needs_cleaning(body: bytes) -> bool:
+    """The cheap byte-level test: may this JSON body hold a surrogate, NaN or a stripped tag?"""
+    return (
+        may_hold_surrogates(body)
+        or b"NaN" in body
+        or b"Infinity" in body
+        or (b"<" in body and _TAG_BYTES.search(body) is not None)
+        or (b"\\u00" in body and _ESCAPED_ASCII.search(body) is not None)
+    )
+
+
+def clean_query(query: bytes) -> bytes:
+    """A query string with stripped tags redacted from every name and value (else as is)."""
+    text = query.decode("latin-1")
+    if "<" not in text and "%3c" not in text.lower():
+        return query
+    pairs = parse_qsl(text, keep_blank_values=True)
+    if not any(_TAG_TEXT.search(name) or _TAG_TEXT.search(item) for name, item in pairs):
+        return query
+    return urlencode([(redact_value(n), redact_value(v)) for n, v in pairs]).encode("latin-1")
+
+
+async def _reply_422(send: Send, field: str, message: str, kind: str) -> None:
+    body = json.dumps(
+        {
+            "error": "INVALID_REQUEST",
+            "message": message,
+            "errors": [{"field": field, "message": message, "type": kind}],
+        }
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 422,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+class TextBoundary:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if scope.get("query_string"):
+            # In place, on purpose: anything that reads the scope later (logs) sees it redacted.
+            scope["query_string"] = clean_query(scope["query_string"])
+        if scope["method"] not in BODY_METHODS:
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away before the body was complete
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        if body and needs_cleaning(body):
+            try:
+                value = json.loads(body)
+            except (ValueError, RecursionError):
+                value = None  # not JSON: the route answers its own 422, nothing to clean
+            else:
+                try:
+                    value = clean(value)
+                except NonFiniteNumber as exc:
+                    await _reply_422(send, exc.field, str(exc), "finite_number")
+                    return
+                except RecursionError:
+                    message_text = "body: JSON nested too deeply; flatten it"
+                    await _reply_422(send, "body", message_text, "too_deep")
+                    return
+                body = json.dumps(value, ensure_ascii=False).encode("utf-8")
+                scope = dict(scope)
+                scope["headers"] = [
+                    (k, v) for k, v in scope.get("headers", []) if k != b"content-length"
+                ] + [(b"content-length", str(len(body)).encode())]
+        await self.app(scope, _replay(body, receive), send)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that hands over the buffered body once, then defers to the real one."""
+    sent = False
+
+    async def replayed() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed
