@@ -19,8 +19,9 @@ pays a few scans of its bytes and nothing more.
   route: hook events, memory/save, import, settings, corpus bodies. The store-side code
   redacts again (defence in depth for in-process callers and old spool files).
 
-Query strings get the redaction too (``?query=%3Cprivate%3E…``); a surrogate cannot arrive by
-URL, because percent-decoding already replaces undecodable bytes with U+FFFD.
+Query strings get the redaction too (``?query=%3Cprivate%3E…``), and so does the one header
+we store (``Idempotency-Key``); a surrogate cannot arrive by URL or header, because
+percent-decoding replaces undecodable bytes with U+FFFD and headers are latin-1.
 """
 
 from __future__ import annotations
@@ -106,6 +107,11 @@ def clean_query(query: bytes) -> bytes:
     return urlencode([(redact_value(n), redact_value(v)) for n, v in pairs]).encode("latin-1")
 
 
+def _redact_header(value: bytes) -> bytes:
+    text: str = redact_value(value.decode("latin-1"))
+    return text.encode("latin-1")
+
+
 async def _reply_422(send: Send, field: str, message: str, kind: str) -> None:
     body = json.dumps(
         {
@@ -138,6 +144,11 @@ class TextBoundary:
         if scope.get("query_string"):
             # In place, on purpose: anything that reads the scope later (logs) sees it redacted.
             scope["query_string"] = clean_query(scope["query_string"])
+        headers = scope.get("headers", [])
+        if any(k == b"idempotency-key" and b"<" in v for k, v in headers):
+            scope["headers"] = [
+                (k, _redact_header(v) if k == b"idempotency-key" else v) for k, v in headers
+            ]
         if scope["method"] not in BODY_METHODS:
             await self.app(scope, receive, send)
             return

@@ -25,6 +25,7 @@ from service.schemas import HOOK_BODIES
 from workbench import spool
 from workbench.errors import WorkbenchError
 from workbench.ingest import Ingestor
+from workbench.redact import redact_value
 
 log = logging.getLogger("workbench.replay")
 
@@ -58,8 +59,10 @@ def replay(ingestor: Ingestor, retention_days: float) -> ReplayReport:
     spool_dir = ingestor.settings.spool_dir
     with _lock:
         for path in spool.pending(spool_dir):
+            cleaned = None
             try:
                 envelope = spool.Envelope.from_json(path.read_text(encoding="utf-8"))
+                cleaned = _cleaned(envelope)
                 model = HOOK_BODIES.get(envelope.path)
                 if model is None:
                     raise ValueError(f"no hook route {envelope.path!r}")
@@ -68,7 +71,7 @@ def replay(ingestor: Ingestor, retention_days: float) -> ReplayReport:
                 # ValueError covers bad JSON, bad UTF-8, NonFiniteNumber and a bad envelope.
                 report.rejected += 1
                 report.errors.append(f"{path.name}: {str(exc).splitlines()[0]}")
-                spool.mark(path, spool.REJECTED)
+                spool.mark(path, spool.REJECTED, cleaned)
                 continue
             except OSError:
                 continue  # vanished under us (another replayer): nothing to do
@@ -77,14 +80,14 @@ def replay(ingestor: Ingestor, retention_days: float) -> ReplayReport:
             except WorkbenchError as exc:
                 report.rejected += 1
                 report.errors.append(f"{path.name}: {exc.message}")
-                spool.mark(path, spool.REJECTED)
+                spool.mark(path, spool.REJECTED, cleaned)
                 continue
             except (sqlite3.IntegrityError, sqlite3.DataError, OverflowError, ValueError) as exc:
                 # Trigger: SQLite (or a conversion) refused a value of this event. / Why: the
                 # same bytes are refused the same way every round. / Outcome: rejected now.
                 report.rejected += 1
                 report.errors.append(f"{path.name}: {type(exc).__name__}: {exc}")
-                spool.mark(path, spool.REJECTED)
+                spool.mark(path, spool.REJECTED, cleaned)
                 continue
             except Exception as exc:  # a passing fault: keep the file for the next round
                 log.warning("replay of %s failed, will retry: %s", path.name, exc)
@@ -96,6 +99,22 @@ def replay(ingestor: Ingestor, retention_days: float) -> ReplayReport:
                 report.skipped += 1
             else:
                 report.replayed += 1
-            spool.mark(path, spool.PROCESSED)
+            spool.mark(path, spool.PROCESSED, cleaned)
         spool.prune(spool_dir, retention_days)
     return report
+
+
+def _cleaned(envelope: spool.Envelope) -> spool.Envelope | None:
+    """The envelope as it may be kept (private blocks and lone surrogates gone), or None when
+    it is already clean and can simply be moved."""
+    body = redact_value(envelope.body, surrogates=True)
+    if body == envelope.body:
+        return None
+    return spool.Envelope(
+        envelope.event_key,
+        envelope.path,
+        body,
+        hook=envelope.hook,
+        spooled_at_ns=envelope.spooled_at_ns,
+        reason=envelope.reason,
+    )

@@ -662,15 +662,16 @@ def test_export_of_one_project(service: Service) -> None:
                 "sessions": [{"content_session_id": "ok"}],
                 "observations": [{"title": "t", "prompt_number": 2**70}],
             },
-            "nothing was imported",
+            "observations.0.prompt_number",
         ),
     ],
 )
-def test_malformed_import_is_a_400_and_writes_nothing(
+def test_malformed_import_is_a_4xx_and_writes_nothing(
     client: TestClient, document: Any, words: str
 ) -> None:
     response = client.post("/api/import", json=document)
-    assert response.status_code == 400, response.text
+    # A field that breaks a rule is a 422 naming it; a file of the wrong kind is a 400.
+    assert response.status_code == (422 if "." in words else 400), response.text
     assert words in response.json()["message"]
     totals = client.get("/api/stats").json()["totals"]
     assert totals == {"sessions": 0, "prompts": 0, "observations": 0, "summaries": 0, "events": 0}
@@ -687,7 +688,7 @@ def test_malformed_import_on_the_real_service_writes_nothing(service: Service) -
         "observations": [{"title": "t", "discovery_tokens": 2**70}],
     }
     status, body = service.post("/api/import", document)
-    assert status == 400, body
-    assert "nothing was imported" in body["message"]
+    assert status == 422, body
+    assert "observations.0.discovery_tokens" in body["message"]
     assert _totals(service) == before
     assert count(service.data_dir, "sessions", "WHERE content_session_id = 'new-session'") == 0

@@ -157,9 +157,18 @@ def pending(spool_dir: Path) -> list[Path]:
     return sorted(p for p in spool_dir.iterdir() if p.is_file() and p.name.endswith(SUFFIX))
 
 
-def mark(path: Path, outcome: str) -> Path:
-    """Move a handled envelope to ``processed/`` or ``rejected/`` (same filesystem, atomic)."""
+def mark(path: Path, outcome: str, replacement: Envelope | None = None) -> Path:
+    """Move a handled envelope to ``processed/`` or ``rejected/`` (same filesystem, atomic).
+
+    With ``replacement`` (the envelope as replay cleaned it: an old hook's file may hold a
+    ``<private>`` block) that is written there instead, and the original removed, so private
+    text does not outlive the replay in ``processed/``.
+    """
     target_dir = _private_dir(path.parent / outcome)
+    if replacement is not None:
+        written = write(target_dir, replacement)
+        path.unlink()
+        return written
     target = target_dir / path.name
     os.replace(path, target)
     return target
