@@ -145,10 +145,11 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 def may_hold_surrogates(raw: bytes) -> bool:
     """True when the JSON text ``raw`` may decode to a string holding a surrogate.
 
-    Two substring tests first (fast), the regex only when one hits. A valid pair also says
-    yes; ``json.loads`` joins it into one character, so the walk after it changes nothing.
+    Substring tests first (fast: ``\\u`` alone is common, ``\\ud`` is not), the regex only
+    when one hits. A valid pair also says yes; ``json.loads`` joins it into one character, so
+    the walk after it changes nothing.
     """
-    if b"\\u" not in raw and b"\xed" not in raw:
+    if b"\\ud" not in raw and b"\\uD" not in raw and b"\xed" not in raw:
         return False
     return _SURROGATE_BYTES.search(raw) is not None
 
