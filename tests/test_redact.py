@@ -8,7 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.redact import STRIPPED_TAGS, is_task_notification, redact_value, strip_private
+from workbench.redact import (
+    STRIPPED_TAGS,
+    is_task_notification,
+    may_hold_surrogates,
+    redact_value,
+    strip_private,
+)
 
 ALL_TAGS = [
     "private",
@@ -262,3 +268,18 @@ def test_redact_value_replaces_lone_surrogates_when_asked() -> None:
     value = {"\ud83dk": ["x \udc00", "<private>p</private>\ud83d"]}
     assert redact_value(value, surrogates=True) == {"\ufffdk": ["x \ufffd", "\ufffd"]}
     assert redact_value("\ud83d\ude00") == "\ud83d\ude00"  # left alone unless asked
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (b'"x \\ud83d"', True),
+        (b'"\\uDC00"', True),
+        (b'"a \xed\xa0\xbd"', True),  # a surrogate UTF-8-encoded (json.loads: surrogatepass)
+        (b'"\\u00e9 \xed\x95\x9c"', False),  # an escape and Hangul (ED 95 9C): no surrogate
+        (b'"\\\\u"', False),
+        (b"{}", False),
+    ],
+)
+def test_may_hold_surrogates_reads_the_bytes(raw: bytes, expected: bool) -> None:
+    assert may_hold_surrogates(raw) is expected

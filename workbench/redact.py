@@ -136,22 +136,23 @@ def redact_value(value: Any, *, surrogates: bool = False) -> Any:
     return value
 
 
-# A JSON escape of a surrogate (``\\ud83d``, any case) or one UTF-8-encoded the lenient way
+# A JSON escape of a surrogate (``\\ud83d``, any case), and one UTF-8-encoded the lenient way
 # (``json.loads`` on bytes decodes with ``surrogatepass``): ED A0..BF.
-_SURROGATE_BYTES = re.compile(rb"\\u[dD][89abcdefABCDEF]|\xed[\xa0-\xbf]")
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89abcdefABCDEF]")
+_SURROGATE_UTF8 = re.compile(rb"\xed[\xa0-\xbf]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def may_hold_surrogates(raw: bytes) -> bool:
     """True when the JSON text ``raw`` may decode to a string holding a surrogate.
 
-    Substring tests first (fast: ``\\u`` alone is common, ``\\ud`` is not), the regex only
-    when one hits. A valid pair also says yes; ``json.loads`` joins it into one character, so
-    the walk after it changes nothing.
+    One pass of a regex that starts with a literal (``\\u``, which ``re`` skips to quickly:
+    ~0.6 µs per KB, as fast as a substring test), and a byte test for ED first. A valid pair
+    also says yes; ``json.loads`` joins it into one character, so the walk changes nothing.
     """
-    if b"\\ud" not in raw and b"\\uD" not in raw and b"\xed" not in raw:
-        return False
-    return _SURROGATE_BYTES.search(raw) is not None
+    if b"\xed" in raw and _SURROGATE_UTF8.search(raw) is not None:
+        return True
+    return _SURROGATE_ESCAPE.search(raw) is not None
 
 
 def replace_surrogates(text: str) -> str:
