@@ -3,11 +3,12 @@
 The fail-open contract. A memory hook must never disrupt an agent session, so every script:
 
 - reads one JSON object from stdin, and treats empty or malformed input as a no-op;
-- prints at most one JSON object, on one line (anything else lands in the agent's context);
+- prints exactly one JSON object, on one line (anything else lands in the agent's context);
 - exits 0 whatever happens (exit 2 would block the agent and show stderr to the model).
 
-The last rule is enforced at exactly one place per script, the documented fail-open boundary
-under ``if __name__ == "__main__":``. Everything here is fail-fast: expected conditions (the
+The last two rules are enforced at exactly one place per script, the documented fail-open
+boundary under ``if __name__ == "__main__":``, which calls ``emit_fallback`` (``{}`` when the
+script failed before printing). Everything here is fail-fast: expected conditions (the
 service is down, a field is missing) are handled, anything else raises to that boundary.
 
 Start-up cost is the budget, because PostToolUse runs on every tool call. Hence the standard
@@ -147,14 +148,29 @@ def read_input() -> HookInput | None:
 # ----- stdout ----------------------------------------------------------------------------------
 
 
+_emitted = False
+
+
 def emit(output: dict[str, Any] | None = None) -> None:
     """Print the hook's one JSON object on one line (``{}`` when there is nothing to say).
 
     ASCII-escaped so the bytes are valid whatever the locale; flushed here so a broken pipe
     surfaces inside ``main`` (and meets the fail-open boundary) rather than at interpreter exit.
     """
+    global _emitted
+    _emitted = True  # before writing: a write that failed half-way is never followed by another
     sys.stdout.write(json.dumps(output or {}, separators=(",", ":")) + "\n")
     sys.stdout.flush()
+
+
+def emit_fallback() -> None:
+    """At the fail-open boundary: print ``{}`` unless the script already printed (or tried)."""
+    if _emitted:
+        return
+    try:
+        emit()
+    except BaseException:  # noqa: BLE001 - stdout itself is gone: nothing more can be done
+        pass
 
 
 # ----- where the service is ------------------------------------------------------------------

@@ -314,3 +314,18 @@ def test_replay_parks_a_refused_spool_file_and_stores_a_surrogate_one(
     assert status == 200
     assert report["rejected"] == 0
     assert report["pending"] == 0
+
+
+@pytest.mark.parametrize(
+    "script", ["session_start", "user_prompt_submit", "post_tool_use", "stop", "session_end"]
+)
+def test_a_hook_that_fails_midway_still_prints_one_json_object(script: str, tmp_path: Path) -> None:
+    """The data dir is a regular file: session_start cannot even create it. Still ``{}``."""
+    not_a_dir = tmp_path / "data"
+    not_a_dir.write_text("", encoding="utf-8")
+    name = {
+        "session_start": "session_start_startup",
+        "post_tool_use": "post_tool_use_read",
+    }.get(script, script)
+    env = base_env(not_a_dir, free_port())
+    assert run_hook(script, load_payload(name, tmp_path), env).output() == {}
