@@ -175,18 +175,17 @@ class TextBoundary:
             try:
                 value = json.loads(body)
             except (ValueError, RecursionError):
-                value = None  # not JSON: the route answers its own 422, nothing to clean
+                pass  # not JSON (or not for us): the route answers its own 4xx, as before
             else:
                 try:
-                    value = clean(value)
+                    body = json.dumps(clean(value), ensure_ascii=False).encode("utf-8")
                 except NonFiniteNumber as exc:
                     await _reply_422(send, exc.field, str(exc), "finite_number")
                     return
                 except RecursionError:
-                    message_text = "body: JSON nested too deeply; flatten it"
+                    message_text = "body: JSON nested too deeply to check; flatten it"
                     await _reply_422(send, "body", message_text, "too_deep")
                     return
-                body = json.dumps(value, ensure_ascii=False).encode("utf-8")
                 scope = dict(scope)
                 scope["headers"] = [
                     (k, v) for k, v in scope.get("headers", []) if k != b"content-length"

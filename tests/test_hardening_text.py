@@ -329,3 +329,18 @@ def test_a_hook_that_fails_midway_still_prints_one_json_object(script: str, tmp_
     }.get(script, script)
     env = base_env(not_a_dir, free_port())
     assert run_hook(script, load_payload(name, tmp_path), env).output() == {}
+
+
+def test_a_body_nested_too_deeply_to_clean_is_a_422(service: Service) -> None:
+    deep = b"[" * 700 + b'"x \\ud83d"' + b"]" * 700
+    for path, body in [
+        ("/api/corpus", b'{"name": "deep", "filters": ' + deep + b"}"),
+        (
+            "/api/sessions/observations",
+            b'{"contentSessionId": "s", "tool_name": "B", "tool_input": ' + deep + b"}",
+        ),
+    ]:
+        status, reply = raw_post(service, path, body)
+        assert status == 422, (path, status, reply)
+    _, health = service.get("/api/health")
+    assert health["status"] == "ok"
