@@ -11,9 +11,10 @@ pays a few scans of its bytes and nothing more.
 - ``NaN``, ``Infinity``, ``-Infinity`` (and a number too large for a float, ``1e400``, seen in
   a parsed body) are not JSON: the store's ``json_valid`` CHECK refuses them. Rule: refused
   with a 422 naming the field (``tool_input.t``), never normalised, because a silent null
-  would change what the tool said. The hook routes' models refuse them again
-  (``service.schemas``), which also covers spool replay and an overflowing literal in a body
-  nothing else made us parse.
+  would change what the tool said. JSON nested deeper than ``MAX_DEPTH`` is refused the same
+  way (every recursive step after us would fail on it with a 500). The hook routes' models
+  refuse both again (``service.schemas``), which also covers spool replay and an overflowing
+  literal or a deep body that nothing else made us parse.
 - A stripped tag (``<private>``…, see ``workbench.redact``), written plainly or with escapes
   (``\\u003cprivate>``), is redacted from every string *and key* of the body, whatever the
   route: hook events, memory/save, import, settings, corpus bodies. The store-side code
@@ -50,43 +51,59 @@ _ESCAPED_ASCII = re.compile(rb"\\u00[2-7][0-9a-fA-F]")
 _TAG_TEXT = re.compile(r"<\s*/?\s*(?:" + _NAMES.decode() + r")", re.IGNORECASE)
 
 
-class NonFiniteNumber(ValueError):
-    """A NaN or infinite number in a request; ``field`` is its dotted path."""
+MAX_DEPTH = 128  # real tool payloads nest a handful of levels; 2 frames per level stay safe
 
-    def __init__(self, field: str, value: float) -> None:
+
+class UnfitJson(ValueError):
+    """A value no route may store; ``field`` is its dotted path, the message says the fix."""
+
+    def __init__(self, field: str, problem: str, kind: str) -> None:
         self.field = field
-        super().__init__(
-            f"{field}: {value!r} is not a JSON number; send a finite number, or null when "
-            "there is no value (NaN and Infinity are refused, not stored)"
-        )
+        self.kind = kind
+        super().__init__(f"{field}: {problem}")
 
 
-def first_non_finite(value: Any, path: str = "") -> tuple[str, float] | None:
-    """(dotted path, number) of the first NaN/infinite float inside ``value``, else None."""
-    if isinstance(value, float):
-        return None if math.isfinite(value) else (path or "body", value)
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found = first_non_finite(item, f"{path}.{key}" if path else str(key))
-            if found is not None:
-                return found
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            found = first_non_finite(item, f"{path}.{index}" if path else str(index))
-            if found is not None:
-                return found
-    return None
+def check_json(value: Any, path: str = "") -> None:
+    """Raise ``UnfitJson`` for the first NaN/infinite number, or nesting over ``MAX_DEPTH``.
+
+    Iterative on purpose: a recursive walk would itself fail (``RecursionError``, a 500) on
+    the very input it must refuse. Paths are built only for containers, not for every leaf.
+    """
+    stack: list[tuple[Any, str, int]] = [(value, path, 0)]
+    while stack:
+        item, where, depth = stack.pop()
+        if isinstance(item, dict):
+            pairs: Any = item.items()
+        elif isinstance(item, list):
+            pairs = enumerate(item)
+        else:
+            continue
+        if depth >= MAX_DEPTH:
+            start = ".".join(where.split(".")[:3]) if where else "body"  # not 128 segments
+            raise UnfitJson(
+                f"{start}…", f"nested deeper than {MAX_DEPTH} levels; flatten it", "too_deep"
+            )
+        for key, child in pairs:
+            if isinstance(child, float) and not math.isfinite(child):
+                raise UnfitJson(
+                    f"{where}.{key}" if where else str(key),
+                    f"{child!r} is not a JSON number; send a finite number, or null when there "
+                    "is no value (NaN and Infinity are refused, not stored)",
+                    "finite_number",
+                )
+            if isinstance(child, dict | list):
+                stack.append((child, f"{where}.{key}" if where else str(key), depth + 1))
 
 
 def clean(value: Any) -> Any:
     """``value`` with lone surrogates replaced and stripped tags removed, keys included.
 
-    Raises ``NonFiniteNumber`` for a NaN or infinite number (the rule above), and
-    ``RecursionError`` for nesting deeper than Python walks.
+    Raises ``UnfitJson`` first for a NaN or infinite number or too deep a nesting (the rules
+    above), so the recursive redaction never meets either.
     """
-    found = first_non_finite(value)
-    if found is not None:
-        raise NonFiniteNumber(*found)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise UnfitJson("body", f"{value!r} is not a JSON number", "finite_number")
+    check_json(value)
     return redact_value(value, surrogates=True)
 
 
@@ -179,12 +196,8 @@ class TextBoundary:
             else:
                 try:
                     body = json.dumps(clean(value), ensure_ascii=False).encode("utf-8")
-                except NonFiniteNumber as exc:
-                    await _reply_422(send, exc.field, str(exc), "finite_number")
-                    return
-                except RecursionError:
-                    message_text = "body: JSON nested too deeply to check; flatten it"
-                    await _reply_422(send, "body", message_text, "too_deep")
+                except UnfitJson as exc:
+                    await _reply_422(send, exc.field, str(exc), exc.kind)
                     return
                 scope = dict(scope)
                 scope["headers"] = [

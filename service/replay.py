@@ -68,7 +68,7 @@ def replay(ingestor: Ingestor, retention_days: float) -> ReplayReport:
                     raise ValueError(f"no hook route {envelope.path!r}")
                 body = model.model_validate(clean(envelope.body))
             except (ValueError, ValidationError, RecursionError) as exc:
-                # ValueError covers bad JSON, bad UTF-8, NonFiniteNumber and a bad envelope.
+                # ValueError covers bad JSON, bad UTF-8, UnfitJson and a bad envelope.
                 report.rejected += 1
                 report.errors.append(f"{path.name}: {str(exc).splitlines()[0]}")
                 spool.mark(path, spool.REJECTED, cleaned)

@@ -6,9 +6,10 @@ the contract names them. ``extra="forbid"`` turns a typo into a precise 422 inst
 silently dropped field. Each hook body knows how to hand itself to the ``Ingestor``, so the
 routes and spool replay share one path.
 
-Non-finite numbers (NaN, Infinity, an overflowing ``1e400``) are refused here with a 422 that
-names the field, the rule ``service.boundary`` states: ``allow_inf_nan=False`` for typed
-floats, and a walk of the free-form ``tool_input``/``tool_response``.
+Non-finite numbers (NaN, Infinity, an overflowing ``1e400``) and JSON nested deeper than
+``service.boundary.MAX_DEPTH`` are refused here with a 422 that names the field, the rules
+``service.boundary`` states: ``allow_inf_nan=False`` for typed floats, and ``check_json`` over
+the free-form ``tool_input``/``tool_response``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from service.boundary import NonFiniteNumber, first_non_finite
+from service.boundary import check_json
 from workbench.ingest import Ingestor, IngestResult
 
 SessionId = Annotated[str, Field(min_length=1, max_length=200)]
@@ -57,11 +58,9 @@ class ToolObservation(_Body):
 
     @field_validator("tool_input", "tool_response")
     @classmethod
-    def _finite(cls, value: Any, info: ValidationInfo) -> Any:
-        """Refuse NaN/Infinity anywhere inside: the event log stores only valid JSON."""
-        found = first_non_finite(value, str(info.field_name))
-        if found is not None:
-            raise NonFiniteNumber(*found)
+    def _storable(cls, value: Any, info: ValidationInfo) -> Any:
+        """Refuse NaN/Infinity and absurd nesting inside: the log stores only valid JSON."""
+        check_json(value, str(info.field_name))
         return value
 
     def ingest(self, ingestor: Ingestor, event_key: str | None) -> IngestResult:

@@ -331,16 +331,26 @@ def test_a_hook_that_fails_midway_still_prints_one_json_object(script: str, tmp_
     assert run_hook(script, load_payload(name, tmp_path), env).output() == {}
 
 
-def test_a_body_nested_too_deeply_to_clean_is_a_422(service: Service) -> None:
-    deep = b"[" * 700 + b'"x \\ud83d"' + b"]" * 700
-    for path, body in [
-        ("/api/corpus", b'{"name": "deep", "filters": ' + deep + b"}"),
+def test_a_body_nested_too_deeply_is_a_422_naming_the_field(service: Service) -> None:
+    """Every recursive step (redaction, bounds, serialisation) would otherwise answer 500."""
+    deep = b"[" * 700 + b'"x"' + b"]" * 700
+    cut = b"[" * 700 + b'"x \\ud83d"' + b"]" * 700
+    for path, body, field in [
+        ("/api/corpus", b'{"name": "deep", "filters": ' + cut + b"}", "filters"),
         (
             "/api/sessions/observations",
-            b'{"contentSessionId": "s", "tool_name": "B", "tool_input": ' + deep + b"}",
+            b'{"contentSessionId": "s", "tool_name": "B", "tool_input": ' + cut + b"}",
+            "tool_input",
+        ),
+        (
+            "/api/sessions/observations",
+            b'{"contentSessionId": "s", "tool_name": "B", "tool_response": {"k": ' + deep + b"}}",
+            "tool_response.k",
         ),
     ]:
         status, reply = raw_post(service, path, body)
         assert status == 422, (path, status, reply)
+        assert field in reply["message"], reply
+        assert "nested deeper than" in reply["message"], reply
     _, health = service.get("/api/health")
     assert health["status"] == "ok"
