@@ -3,11 +3,12 @@
 The fail-open contract. A memory hook must never disrupt an agent session, so every script:
 
 - reads one JSON object from stdin, and treats empty or malformed input as a no-op;
-- prints at most one JSON object, on one line (anything else lands in the agent's context);
+- prints exactly one JSON object, on one line (anything else lands in the agent's context);
 - exits 0 whatever happens (exit 2 would block the agent and show stderr to the model).
 
-The last rule is enforced at exactly one place per script, the documented fail-open boundary
-under ``if __name__ == "__main__":``. Everything here is fail-fast: expected conditions (the
+The last two rules are enforced at exactly one place per script, the documented fail-open
+boundary under ``if __name__ == "__main__":``, which calls ``emit_fallback`` (``{}`` when the
+script failed before printing). Everything here is fail-fast: expected conditions (the
 service is down, a field is missing) are handled, anything else raises to that boundary.
 
 Start-up cost is the budget, because PostToolUse runs on every tool call. Hence the standard
@@ -20,9 +21,16 @@ chunked or until-close bodies.
 Delivery (``deliver``): every event gets an idempotency key at capture, sent as the
 ``Idempotency-Key`` header and written into the spool envelope, so a replay of an event the
 service did receive is a no-op. Any 2xx is success. A 4xx means the service judged the event
-invalid; spooling it would only have it rejected forever, so it is dropped. Connection refused,
-a timeout, a malformed reply, a 5xx, or the two "try later" 4xx (408, 429) mean "not now": the
-event is spooled under ``<data_dir>/spool`` and the service replays it when it next starts.
+invalid; spooling it would only have it rejected forever, so it is parked in
+``<data_dir>/spool/rejected/`` with the service's answer (counted by ``/api/health`` and
+``workbench status``: nothing is silently gone). Connection refused, a timeout, a malformed
+reply, a 5xx, or the two "try later" 4xx (408, 429) mean "not now": the event is spooled under
+``<data_dir>/spool`` and the service replays it when it next starts. A spool write that fails
+(disk full) loses that one event but never the hook's one line of output.
+
+Text at the boundary (``parse_input``): the whole payload is redacted once, every string and
+every dict key (``workbench.redact``), and a lone UTF-16 surrogate becomes U+FFFD, so what is
+posted or spooled is always valid UTF-8 and never holds a ``<private>`` block.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ import sys
 import time
 from pathlib import Path
 
-from workbench import locate, spool
+from workbench import locate, redact, spool
 
 # ``typing`` and ``dataclasses`` (which pulls in ``inspect``) are kept out of the hooks' own
 # code: measured with bench/hooks.py-style runs they add ~3 ms and ~12 ms of start-up, on a
@@ -47,7 +55,7 @@ HOST = "127.0.0.1"
 CONNECT_TIMEOUT_S = 0.3
 TOTAL_TIMEOUT_S = 2.0
 PLATFORM_SOURCE = "claude-code"
-# 4xx statuses that say "try later", not "this event is invalid": spooled, not dropped.
+# 4xx statuses that say "try later", not "this event is invalid": spooled, not rejected.
 RETRYABLE_4XX = frozenset({408, 429})
 
 
@@ -112,14 +120,24 @@ class HookInput:
 
 
 def parse_input(raw: bytes) -> HookInput | None:
-    """The payload in ``raw``, or None when it is empty, not JSON, or not a JSON object."""
+    """The payload in ``raw``, redacted and storable; None when empty, not JSON, not an object.
+
+    Invalid UTF-8 is decoded with U+FFFD for the bad bytes (a cut multi-byte character must
+    not lose the event); lone surrogates, escaped or not, become U+FFFD too.
+    """
     if not raw.strip():
         return None
     try:
-        payload = json.loads(raw)
-    except (ValueError, RecursionError):  # ValueError covers bad JSON and bad UTF-8
+        try:
+            payload = json.loads(raw)
+        except UnicodeDecodeError:
+            payload = json.loads(raw.decode("utf-8", "replace"))
+        if not isinstance(payload, dict):
+            return None
+        payload = redact.redact_value(payload, surrogates=redact.may_hold_surrogates(raw))
+    except (ValueError, RecursionError):  # bad JSON, or nested deeper than we walk
         return None
-    return HookInput(payload) if isinstance(payload, dict) else None
+    return HookInput(payload)
 
 
 def read_input() -> HookInput | None:
@@ -130,14 +148,29 @@ def read_input() -> HookInput | None:
 # ----- stdout ----------------------------------------------------------------------------------
 
 
+_emitted = False
+
+
 def emit(output: dict[str, Any] | None = None) -> None:
     """Print the hook's one JSON object on one line (``{}`` when there is nothing to say).
 
     ASCII-escaped so the bytes are valid whatever the locale; flushed here so a broken pipe
     surfaces inside ``main`` (and meets the fail-open boundary) rather than at interpreter exit.
     """
+    global _emitted
+    _emitted = True  # before writing: a write that failed half-way is never followed by another
     sys.stdout.write(json.dumps(output or {}, separators=(",", ":")) + "\n")
     sys.stdout.flush()
+
+
+def emit_fallback() -> None:
+    """At the fail-open boundary: print ``{}`` unless the script already printed (or tried)."""
+    if _emitted:
+        return
+    try:
+        emit()
+    except BaseException:  # noqa: BLE001 - stdout itself is gone: nothing more can be done
+        pass
 
 
 # ----- where the service is ------------------------------------------------------------------
@@ -336,10 +369,11 @@ def get_text(
 def deliver(hook: str, path: str, body: dict[str, Any], root: Path | None = None) -> str:
     """Post one event to the service, spooling it when the service cannot take it now.
 
-    Returns what happened: ``"delivered"``, ``"dropped"`` (a 4xx: invalid, never retried),
-    ``"skipped"`` (not spooled: an excluded project, or settings.json unreadable) or
-    ``"spooled"``. The idempotency key is made first, at capture, so the spool file name (which
-    starts with the key's nanoseconds) sorts in capture order.
+    Returns what happened: ``"delivered"``, ``"rejected"`` (a 4xx: invalid, parked in
+    ``spool/rejected/``, never retried), ``"skipped"`` (not written: an excluded project, or
+    settings.json unreadable), ``"spooled"``, or ``"lost"`` (it had to be written to disk and
+    the write failed, e.g. the disk is full). The idempotency key is made first, at capture,
+    so the spool file name (which starts with the key's nanoseconds) sorts in capture order.
     """
     event_key = spool.new_event_key()
     root = root if root is not None else data_dir()
@@ -349,15 +383,21 @@ def deliver(hook: str, path: str, body: dict[str, Any], root: Path | None = None
         reply = None
     if reply is not None and reply.ok:
         return "delivered"
+    envelope = spool.Envelope(event_key, path, body, hook=hook, spooled_at_ns=time.time_ns())
+    folder, outcome = root / "spool", "spooled"
     if reply is not None and 400 <= reply.status < 500 and reply.status not in RETRYABLE_4XX:
         # Trigger: the service answered 4xx. / Why: it judged this event invalid, and a replay
-        # would be rejected the same way forever. / Outcome: dropped, not spooled.
-        return "dropped"
-    # Trigger: the event would go to the spool. / Why: an excluded project's text must never
-    # reach the disk, nor anything while the rule is unreadable (fail closed). / Outcome: the
+        # would be rejected the same way forever. / Outcome: parked in rejected/ with the
+        # answer, where health and status count it and a person can look.
+        envelope.reason = f"HTTP {reply.status}: " + reply.body[:2000].decode("utf-8", "replace")
+        folder, outcome = folder / spool.REJECTED, "rejected"
+    # Trigger: the event would go to disk. / Why: an excluded project's text must never reach
+    # the disk, nor anything while the rule is unreadable (fail closed). / Outcome: the
     # service's exclusion rule, applied here (stdlib), before writing.
     if locate.capture_refusal(root, body) is not None:
         return "skipped"
-    envelope = spool.Envelope(event_key, path, body, hook=hook, spooled_at_ns=time.time_ns())
-    spool.write(root / "spool", envelope)
-    return "spooled"
+    try:
+        spool.write(folder, envelope)
+    except (OSError, ValueError):  # the writer removed its temp file; the hook must go on
+        return "lost"
+    return outcome

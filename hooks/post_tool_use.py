@@ -3,7 +3,8 @@
 This runs after every tool call (matcher ``*``), so it is the hot path of the whole system: it
 only redacts and posts; skip rules, size limits and compression are the service's job, done
 once, in the process that already has everything loaded. ``<private>`` and injected-context
-blocks are stripped from every string in ``tool_input``/``tool_response`` before sending.
+blocks were stripped from every string and key of the payload when it was read
+(``_runtime.parse_input``), so nothing private is sent or spooled.
 
 Prints ``{}``. Fail-open: see ``hooks/_runtime.py``; exits 0 whatever happens.
 """
@@ -22,7 +23,6 @@ if _ROOT not in sys.path:  # the dev checkout, ``python -S``, or a non-editable 
     sys.path.insert(0, _ROOT)
 
 from hooks import _runtime  # noqa: E402
-from workbench import redact  # noqa: E402
 
 HOOK = "PostToolUse"
 ROUTE = "/api/sessions/observations"
@@ -33,8 +33,8 @@ def build_body(event: _runtime.HookInput) -> dict[str, Any]:
     body: dict[str, Any] = {
         "contentSessionId": event.session_id,
         "tool_name": event.tool_name,
-        "tool_input": redact.redact_value(event.tool_input),
-        "tool_response": redact.redact_value(event.tool_response),
+        "tool_input": event.tool_input,
+        "tool_response": event.tool_response,
         "cwd": event.cwd,
     }
     if event.tool_use_id:
@@ -57,5 +57,5 @@ if __name__ == "__main__":
     try:
         main()
     except BaseException:  # noqa: BLE001 - the documented fail-open boundary (hooks/_runtime.py)
-        pass
+        _runtime.emit_fallback()
     sys.exit(0)

@@ -162,5 +162,5 @@ if __name__ == "__main__":
     try:
         main()
     except BaseException:  # noqa: BLE001 - the documented fail-open boundary (hooks/_runtime.py)
-        pass
+        _runtime.emit_fallback()
     sys.exit(0)

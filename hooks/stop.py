@@ -136,7 +136,9 @@ def build_body(event: _runtime.HookInput) -> dict[str, Any] | None:
     message = last_assistant_message(event.transcript_path)
     return {
         "contentSessionId": event.session_id,
-        "last_assistant_message": redact.redact_value(message),
+        # The transcript is read here, not from stdin: redact it, and replace lone surrogates
+        # (an answer cut mid-emoji) so the body can be sent and spooled as UTF-8.
+        "last_assistant_message": redact.redact_value(message, surrogates=True),
     }
 
 
@@ -152,5 +154,5 @@ if __name__ == "__main__":
     try:
         main()
     except BaseException:  # noqa: BLE001 - the documented fail-open boundary (hooks/_runtime.py)
-        pass
+        _runtime.emit_fallback()
     sys.exit(0)

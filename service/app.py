@@ -32,6 +32,7 @@ from fastapi.middleware.trustedhost import TrustedHostMiddleware
 from fastapi.responses import JSONResponse
 
 from service import routes
+from service.boundary import TextBoundary
 from service.limits import LOCAL_ORIGIN, BodyLimit, HtmlSecurityHeaders, LocalOriginOnly
 from service.routes.viewer import SECURITY_HEADERS
 from service.runtime import Runtime
@@ -106,6 +107,7 @@ def create_app(settings: Settings, *, pid_lock: bool | PidFile = True) -> FastAP
             status_code=422,
         )
 
+    app.add_middleware(TextBoundary)  # innermost: surrogates, NaN, private tags (boundary.py)
     app.add_middleware(
         CORSMiddleware,
         allow_origin_regex=LOCAL_ORIGIN.pattern,

@@ -1,25 +1,32 @@
 """Replay spooled hook events through the same ingest path the routes use.
 
-Order is capture order (filenames sort by time). Each envelope is validated with the route's
-own request model; one the service rejects as invalid goes to ``rejected/`` (kept for a
-person, never retried forever); one that fails for a passing reason (the database is busy)
-stays for the next round, and a 5xx-class refusal (the store is busy or gone) ends the round
-there. Replay is idempotent because every envelope carries the idempotency key its hook
-generated: an event that did reach the service is a duplicate.
+Order is capture order (filenames sort by time). Each envelope's body first crosses the same
+text boundary as a request (``service.boundary.clean``: lone surrogates become U+FFFD,
+private blocks go, NaN is refused), then is validated with the route's own request model.
+Every refusal a request would get as a 4xx (unreadable envelope, invalid body, a domain
+error, a value SQLite refuses as data) moves the file to ``rejected/``: kept for a person,
+counted by ``/api/health`` and ``workbench status``, never retried. Only a passing fault (the
+database is busy or locked, the disk is full) leaves it for the next round, and a 5xx-class
+refusal (the store is busy or gone) ends the round there. Replay is
+idempotent because every envelope carries the idempotency key its hook generated: an event
+that did reach the service is a duplicate.
 """
 
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
+from service.boundary import clean
 from service.schemas import HOOK_BODIES
 from workbench import spool
 from workbench.errors import WorkbenchError
 from workbench.ingest import Ingestor
+from workbench.redact import redact_value
 
 log = logging.getLogger("workbench.replay")
 
@@ -53,16 +60,19 @@ def replay(ingestor: Ingestor, retention_days: float) -> ReplayReport:
     spool_dir = ingestor.settings.spool_dir
     with _lock:
         for path in spool.pending(spool_dir):
+            cleaned = None
             try:
                 envelope = spool.Envelope.from_json(path.read_text(encoding="utf-8"))
+                cleaned = _cleaned(envelope)
                 model = HOOK_BODIES.get(envelope.path)
                 if model is None:
                     raise ValueError(f"no hook route {envelope.path!r}")
-                body = model.model_validate(envelope.body)
-            except (ValueError, ValidationError, UnicodeDecodeError) as exc:
+                body = model.model_validate(clean(envelope.body))
+            except (ValueError, ValidationError, RecursionError) as exc:
+                # ValueError covers bad JSON, bad UTF-8, UnfitJson and a bad envelope.
                 report.rejected += 1
                 report.errors.append(f"{path.name}: {str(exc).splitlines()[0]}")
-                spool.mark(path, "rejected")
+                spool.mark(path, spool.REJECTED, cleaned)
                 continue
             except OSError:
                 continue  # vanished under us (another replayer): nothing to do
@@ -75,7 +85,14 @@ def replay(ingestor: Ingestor, retention_days: float) -> ReplayReport:
                     break
                 report.rejected += 1
                 report.errors.append(f"{path.name}: {exc.message}")
-                spool.mark(path, "rejected")
+                spool.mark(path, spool.REJECTED, cleaned)
+                continue
+            except (sqlite3.IntegrityError, sqlite3.DataError, OverflowError, ValueError) as exc:
+                # Trigger: SQLite (or a conversion) refused a value of this event. / Why: the
+                # same bytes are refused the same way every round. / Outcome: rejected now.
+                report.rejected += 1
+                report.errors.append(f"{path.name}: {type(exc).__name__}: {exc}")
+                spool.mark(path, spool.REJECTED, cleaned)
                 continue
             except Exception as exc:  # a passing fault: keep the file for the next round
                 log.warning("replay of %s failed, will retry: %s", path.name, exc)
@@ -87,6 +104,22 @@ def replay(ingestor: Ingestor, retention_days: float) -> ReplayReport:
                 report.skipped += 1
             else:
                 report.replayed += 1
-            spool.mark(path, "processed")
+            spool.mark(path, spool.PROCESSED, cleaned)
         spool.prune(spool_dir, retention_days)
     return report
+
+
+def _cleaned(envelope: spool.Envelope) -> spool.Envelope | None:
+    """The envelope as it may be kept (private blocks and lone surrogates gone), or None when
+    it is already clean and can simply be moved."""
+    body = redact_value(envelope.body, surrogates=True)
+    if body == envelope.body:
+        return None
+    return spool.Envelope(
+        envelope.event_key,
+        envelope.path,
+        body,
+        hook=envelope.hook,
+        spooled_at_ns=envelope.spooled_at_ns,
+        reason=envelope.reason,
+    )

@@ -5,6 +5,11 @@ snake_case where Claude Code's hook payload does (``tool_name``…): they are ke
 the contract names them. ``extra="forbid"`` turns a typo into a precise 422 instead of a
 silently dropped field. Each hook body knows how to hand itself to the ``Ingestor``, so the
 routes and spool replay share one path.
+
+Non-finite numbers (NaN, Infinity, an overflowing ``1e400``) and JSON nested deeper than
+``service.boundary.MAX_DEPTH`` are refused here with a 422 that names the field, the rules
+``service.boundary`` states: ``allow_inf_nan=False`` for typed floats, and ``check_json`` over
+the free-form ``tool_input``/``tool_response``.
 """
 
 from __future__ import annotations
@@ -13,8 +18,9 @@ import hashlib
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, field_validator
 
+from service.boundary import check_json
 from service.params import RowId
 from workbench.bounds import SQLITE_INT_MAX
 from workbench.ingest import Ingestor, IngestResult
@@ -50,7 +56,7 @@ FittedText = Annotated[ShortText, BeforeValidator(_fit_text)]
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)
 
 
 class SessionInit(_Body):
@@ -79,6 +85,13 @@ class ToolObservation(_Body):
     tool_use_id: FittedId | None = None
     agentId: FittedId | None = None
     agentType: FittedText | None = None
+
+    @field_validator("tool_input", "tool_response")
+    @classmethod
+    def _storable(cls, value: Any, info: ValidationInfo) -> Any:
+        """Refuse NaN/Infinity and absurd nesting inside: the log stores only valid JSON."""
+        check_json(value, str(info.field_name))
+        return value
 
     def ingest(self, ingestor: Ingestor, event_key: str | None) -> IngestResult:
         return ingestor.observation(
@@ -117,9 +130,20 @@ class SessionEnd(_Body):
 
 
 class MemorySave(_Body):
-    text: Annotated[str, Field(min_length=1, max_length=100_000)]
+    text: Annotated[str, Field(max_length=100_000)]
     title: Annotated[str, Field(max_length=300)] | None = None
     project: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+
+    @field_validator("text")
+    @classmethod
+    def _not_empty(cls, value: str) -> str:
+        """Empty, or only private: the boundary has already removed ``<private>`` blocks."""
+        if not value.strip():
+            raise ValueError(
+                "nothing to save: the text is empty (private blocks are removed before "
+                "anything is stored); send the memory text outside <private> tags"
+            )
+        return value
 
     def ingest(self, ingestor: Ingestor, event_key: str | None) -> IngestResult:
         return ingestor.memory_save(

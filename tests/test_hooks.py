@@ -447,14 +447,20 @@ def test_any_2xx_is_delivered_with_an_idempotency_key(
 
 
 @pytest.mark.parametrize("status", [400, 404, 413, 422])
-def test_4xx_means_invalid_and_is_dropped_not_spooled(
+def test_4xx_means_invalid_and_is_parked_in_rejected_not_spooled(
     status: int, data_dir: Path, recorder: Recorder
 ) -> None:
     recorder.replies[session_end.ROUTE] = (status, b'{"detail": "invalid"}')
     payload = load_payload("session_end")
     assert run_hook("session_end", payload, base_env(data_dir, recorder.port)).output() == {}
-    assert len(recorder.requests) == 1
-    assert spooled(data_dir) == []
+    (request,) = recorder.requests
+    assert spooled(data_dir) == []  # never replayed...
+    (parked,) = (data_dir / "spool" / "rejected").iterdir()  # ...but never silently gone
+    envelope = spool.Envelope.from_json(parked.read_text("utf-8"))
+    assert envelope.event_key == request.headers["idempotency-key"]
+    assert envelope.body == request.json()
+    assert envelope.reason == f'HTTP {status}: {{"detail": "invalid"}}'
+    assert spool.backlog(data_dir / "spool")["rejected"] == 1
 
 
 @pytest.mark.parametrize("status", [500, 502, 503, 408, 429])

@@ -8,7 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench.redact import STRIPPED_TAGS, is_task_notification, redact_value, strip_private
+from workbench.redact import (
+    STRIPPED_TAGS,
+    is_task_notification,
+    may_hold_surrogates,
+    redact_value,
+    strip_private,
+)
 
 ALL_TAGS = [
     "private",
@@ -246,3 +252,34 @@ def test_well_nested_blocks_are_removed_whole(parts: list[str]) -> None:
     out = strip_private(" ".join(parts))
     assert "SECRET" not in out
     assert out.split() == [p for p in parts if not p.startswith("<")]
+
+
+def test_redact_value_strips_dict_keys_too() -> None:
+    value = {"<private>sk-key</private>name": {"<private>k</private>": "<private>v</private>"}}
+    assert redact_value(value) == {"name": {"": ""}}
+
+
+def test_redact_value_keeps_a_string_without_a_block_exactly() -> None:
+    code = "    if a < b:\n        return <T>\n"
+    assert redact_value({"old_string": code}) == {"old_string": code}
+
+
+def test_redact_value_replaces_lone_surrogates_when_asked() -> None:
+    value = {"\ud83dk": ["x \udc00", "<private>p</private>\ud83d"]}
+    assert redact_value(value, surrogates=True) == {"\ufffdk": ["x \ufffd", "\ufffd"]}
+    assert redact_value("\ud83d\ude00") == "\ud83d\ude00"  # left alone unless asked
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (b'"x \\ud83d"', True),
+        (b'"\\uDC00"', True),
+        (b'"a \xed\xa0\xbd"', True),  # a surrogate UTF-8-encoded (json.loads: surrogatepass)
+        (b'"\\u00e9 \xed\x95\x9c"', False),  # an escape and Hangul (ED 95 9C): no surrogate
+        (b'"\\\\u"', False),
+        (b"{}", False),
+    ],
+)
+def test_may_hold_surrogates_reads_the_bytes(raw: bytes, expected: bool) -> None:
+    assert may_hold_surrogates(raw) is expected

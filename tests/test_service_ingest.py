@@ -532,10 +532,11 @@ def test_memory_save_returns_an_id_that_can_be_fetched(service: Service) -> None
     assert (again["status"], again["id"]) == ("duplicate", body["id"])
 
 
-def test_memory_save_of_only_private_text_is_a_400(service: Service) -> None:
+def test_memory_save_of_only_private_text_is_a_422(service: Service) -> None:
+    # The request boundary (service/boundary.py) removes the block before the model sees it.
     status, body = service.post("/api/memory/save", {"text": f"<private>{SECRET}</private>"})
-    assert status == 400
-    assert body["error"] == "INVALID_INPUT"
+    assert status == 422
+    assert body["error"] == "INVALID_REQUEST"
     assert "nothing to save" in body["message"]
     assert count(service.data_dir, "observations") == 0
     assert count(service.data_dir, "events") == 0
@@ -661,15 +662,16 @@ def test_export_of_one_project(service: Service) -> None:
                 "sessions": [{"content_session_id": "ok"}],
                 "observations": [{"title": "t", "prompt_number": 2**70}],
             },
-            "nothing was imported",
+            "observations.0.prompt_number",
         ),
     ],
 )
-def test_malformed_import_is_a_400_and_writes_nothing(
+def test_malformed_import_is_a_4xx_and_writes_nothing(
     client: TestClient, document: Any, words: str
 ) -> None:
     response = client.post("/api/import", json=document)
-    assert response.status_code == 400, response.text
+    # A field that breaks a rule is a 422 naming it; a file of the wrong kind is a 400.
+    assert response.status_code == (422 if "." in words else 400), response.text
     assert words in response.json()["message"]
     totals = client.get("/api/stats").json()["totals"]
     assert totals == {"sessions": 0, "prompts": 0, "observations": 0, "summaries": 0, "events": 0}
@@ -686,7 +688,7 @@ def test_malformed_import_on_the_real_service_writes_nothing(service: Service) -
         "observations": [{"title": "t", "discovery_tokens": 2**70}],
     }
     status, body = service.post("/api/import", document)
-    assert status == 400, body
-    assert "nothing was imported" in body["message"]
+    assert status == 422, body
+    assert "observations.0.discovery_tokens" in body["message"]
     assert _totals(service) == before
     assert count(service.data_dir, "sessions", "WHERE content_session_id = 'new-session'") == 0

@@ -333,15 +333,15 @@ def test_invalid_document_is_refused_with_its_location(
     assert counts(target) == dict.fromkeys(KINDS, 0)
 
 
-def test_a_row_failing_at_write_time_writes_nothing(stores: tuple[Store, Store]) -> None:
-    """Valid-looking until SQLite sees it (an integer too large): the import is one transaction."""
+def test_an_integer_too_large_for_sqlite_writes_nothing(stores: tuple[Store, Store]) -> None:
+    """Refused at parse time, naming the field (it used to reach SQLite): nothing is written."""
     _, target = stores
     document = {
         "sessions": [{"content_session_id": "s", "project": "p"}],
         "prompts": [{"content_session_id": "s", "prompt_number": 1, "prompt_text": "ok"}],
         "observations": [{"title": "t", "discovery_tokens": 2**70}],
     }
-    with pytest.raises(InvalidInput, match="nothing was imported"):
+    with pytest.raises(InvalidInput, match=r"observations\.0\.discovery_tokens"):
         import_json(target, document)
     assert counts(target) == dict.fromkeys(KINDS, 0)
     assert not target.conn.in_transaction

@@ -5,6 +5,10 @@ both follow the same rules. It never calls a compressor: it appends the event (a
 that must exist at once, such as the session and the prompt) in one transaction and returns,
 so a hook's request is answered in about a millisecond. The worker does the rest.
 
+Every string that reaches the log is redacted here again, identifiers and keys included
+(the service's request boundary did it already; this covers spool replay and in-process
+callers): ``_text`` for the plain fields, ``redact_value`` for the tool payloads.
+
 Skips are answered with a stated reason (``status="skipped"``) and store nothing:
 - every project while capture is paused (settings.json unreadable, so the exclusions are
   unknown: ``Settings.capture_paused``);
@@ -77,6 +81,16 @@ def bound(value: Any, limit: int) -> Any:
 Listener = Callable[[str, dict[str, Any]], None]
 
 
+def _text(value: str) -> str:
+    """One plain string field without its private blocks (unchanged when it has none)."""
+    cleaned: str = redact_value(value)
+    return cleaned
+
+
+def _maybe(value: str | None) -> str | None:
+    return None if value is None else _text(value)
+
+
 def _already_received(conn: sqlite3.Connection, event_key: str | None) -> IngestResult | None:
     """The answer for an event whose idempotency key is already in the log, else None."""
     existing = events.find_by_key(conn, event_key) if event_key else None
@@ -146,6 +160,8 @@ class Ingestor:
         No prompt at all (None, or only whitespace) is not a private prompt: the session is
         opened and nothing is counted, so the rest of the session is still captured.
         """
+        content_session_id, project = _text(content_session_id), _text(project)
+        platform_source = _text(platform_source)
         if (excluded := self.exclusion(project)) is not None:
             return IngestResult("skipped", reason=excluded)
         if prompt is None or (prompt and not prompt.strip()):
@@ -249,6 +265,9 @@ class Ingestor:
         event_key: str | None = None,
     ) -> IngestResult:
         """One tool call: enqueue it for compression unless a rule skips it."""
+        content_session_id, tool_name, cwd = _text(content_session_id), _text(tool_name), _text(cwd)
+        tool_use_id, agent_id = _maybe(tool_use_id), _maybe(agent_id)
+        agent_type = _maybe(agent_type)
         project = project_from_cwd(cwd)
         if tool_name in self.settings.skipped_tools:
             return IngestResult("skipped", reason=f"tool {tool_name!r} is skipped")
@@ -299,6 +318,7 @@ class Ingestor:
         event_key: str | None = None,
     ) -> IngestResult:
         """End of a prompt's turn (Stop): enqueue a summary of that prompt."""
+        content_session_id = _text(content_session_id)
         conn = self.store.conn
         with atomic(conn):
             if (seen := _already_received(conn, event_key)) is not None:
@@ -328,6 +348,7 @@ class Ingestor:
         self, *, content_session_id: str, reason: str = "", event_key: str | None = None
     ) -> IngestResult:
         """SessionEnd: mark the session completed."""
+        content_session_id, reason = _text(content_session_id), _text(reason)
         conn = self.store.conn
         with atomic(conn):
             if (seen := _already_received(conn, event_key)) is not None:
@@ -376,7 +397,7 @@ class Ingestor:
                 "send the memory text outside <private> tags"
             )
         clean_title = strip_private(title or "") or cleaned.splitlines()[0][:80]
-        name = project or "manual"
+        name = _text(project or "") or "manual"
         draft = ObservationDraft(
             type="discovery", title=clean_title, narrative=cleaned, concepts=["manual"]
         )

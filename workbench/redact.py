@@ -1,4 +1,4 @@
-"""Strip private and injected blocks from text. Standard library only.
+"""Strip private and injected blocks from text, and make text storable. Standard library only.
 
 Used twice on purpose: by the hooks before anything leaves the agent's machine state, and by
 the service before anything is stored, so a client that forgets (or an old spool file) still
@@ -12,6 +12,14 @@ Rules:
   ``<system-instruction>`` and ``<persisted-output>`` are harness scaffolding, not user content.
 - Tags may carry attributes; matching is non-greedy and needs the same closing tag; an unclosed
   tag is left alone (better to keep text than to eat the rest of a prompt); the result is trimmed.
+- ``redact_value`` applies this to every string of a JSON-like value, dict keys included (a
+  key is as much text as a value: ``{"<private>token</private>": 1}`` must not keep it).
+
+Text at the boundary: a lone UTF-16 surrogate (a tool output cut mid-emoji arrives as JSON
+``"x \\ud83d"``) cannot be encoded as UTF-8, so SQLite, the spool and the HTTP body all refuse
+it. The rule, applied where text enters (hook stdin, service request bodies, spool replay):
+every lone surrogate becomes U+FFFD. ``may_hold_surrogates`` is the cheap byte-level test that
+keeps the walk off the hot path when there is none.
 """
 
 from __future__ import annotations
@@ -46,11 +54,15 @@ _TASK_NOTIFICATION = re.compile(
 
 def strip_private(text: str) -> str:
     """Remove every stripped block (nested or repeated) and trim the result."""
+    return _strip_blocks(text).strip()
+
+
+def _strip_blocks(text: str) -> str:
     previous = None
     while previous != text:  # removing a block can re-form a tag around it: go again
         previous = text
         text = _remove(text, _block_spans(text))
-    return text.strip()
+    return text
 
 
 def _block_spans(text: str) -> list[tuple[int, int]]:
@@ -99,12 +111,52 @@ def is_task_notification(text: str) -> bool:
     return bool(_TASK_NOTIFICATION.match(text))
 
 
-def redact_value(value: Any) -> Any:
-    """Apply ``strip_private`` to every string inside a JSON-like value (tool inputs/outputs)."""
+def redact_value(value: Any, *, surrogates: bool = False) -> Any:
+    """Apply ``strip_private`` to every string inside a JSON-like value, dict keys included.
+
+    A string with no block is returned exactly as it was (the indentation of ``a < b`` in an
+    Edit's ``old_string`` is data); one that lost a block is trimmed, like ``strip_private``.
+    With ``surrogates=True`` every lone surrogate is also replaced by U+FFFD (pass it when
+    ``may_hold_surrogates`` said yes: the extra pass costs a regex per string).
+    """
     if isinstance(value, str):
-        return strip_private(value) if "<" in value else value
+        if surrogates:
+            value = replace_surrogates(value)
+        if "<" not in value:
+            return value
+        stripped = _strip_blocks(value)
+        return value if stripped == value else stripped.strip()
     if isinstance(value, list):
-        return [redact_value(v) for v in value]
+        return [redact_value(v, surrogates=surrogates) for v in value]
     if isinstance(value, dict):
-        return {k: redact_value(v) for k, v in value.items()}
+        return {
+            redact_value(k, surrogates=surrogates): redact_value(v, surrogates=surrogates)
+            for k, v in value.items()
+        }
     return value
+
+
+# A JSON escape of a surrogate (``\\ud83d``, any case), and one UTF-8-encoded the lenient way
+# (``json.loads`` on bytes decodes with ``surrogatepass``): ED A0..BF. Kept as pattern text and
+# compiled on first use (``re`` caches it): most hook runs never need them, and compiling all
+# three at import would add ~0.3 ms to every hook's start-up.
+_SURROGATE_ESCAPE = rb"\\u[dD][89abcdefABCDEF]"
+_SURROGATE_UTF8 = rb"\xed[\xa0-\xbf]"
+_SURROGATE = "[\ud800-\udfff]"
+
+
+def may_hold_surrogates(raw: bytes) -> bool:
+    """True when the JSON text ``raw`` may decode to a string holding a surrogate.
+
+    Byte tests first (``\\u`` and ED are rare in JSON that does not escape non-ASCII), then a
+    regex that starts with a literal, which ``re`` skips to quickly (~0.6 µs per KB). A valid
+    pair also says yes; ``json.loads`` joins it into one character, so the walk changes nothing.
+    """
+    if b"\xed" in raw and re.search(_SURROGATE_UTF8, raw) is not None:
+        return True
+    return b"\\u" in raw and re.search(_SURROGATE_ESCAPE, raw) is not None
+
+
+def replace_surrogates(text: str) -> str:
+    """``text`` with each surrogate (only lone ones survive ``json.loads``) as U+FFFD."""
+    return re.sub(_SURROGATE, "\ufffd", text) if re.search(_SURROGATE, text) else text

@@ -7,7 +7,8 @@ Layout under ``<data_dir>/spool/`` (directories 0700: events hold cwd, project n
   name, so a crash leaves a ``.tmp`` straggler that readers ignore, never a half event.
 - ``processed/``: delivered envelopes, pruned after a retention window.
 - ``rejected/``: envelopes the service refused as invalid (kept for a person to look at,
-  never replayed forever).
+  never replayed forever), whether a hook got the 4xx or replay found the envelope invalid;
+  a hook's envelope carries the service's answer in ``reason``.
 
 The envelope carries ``envelope_version`` and the event's idempotency key, because the spool
 outlives code versions and a replay of an event the service did receive must be a no-op.
@@ -29,12 +30,22 @@ if TYPE_CHECKING:
 
 ENVELOPE_VERSION = 1
 SUFFIX = ".json"
+PROCESSED = "processed"
+REJECTED = "rejected"
 
 
 class Envelope:
     """One spooled event: which route it was meant for and the body it would have sent."""
 
-    __slots__ = ("body", "envelope_version", "event_key", "hook", "path", "spooled_at_ns")
+    __slots__ = (
+        "body",
+        "envelope_version",
+        "event_key",
+        "hook",
+        "path",
+        "reason",
+        "spooled_at_ns",
+    )
 
     def __init__(
         self,
@@ -44,6 +55,7 @@ class Envelope:
         hook: str = "",
         spooled_at_ns: int = 0,
         envelope_version: int = ENVELOPE_VERSION,
+        reason: str = "",
     ) -> None:
         self.event_key = event_key
         self.path = path
@@ -51,6 +63,7 @@ class Envelope:
         self.hook = hook
         self.spooled_at_ns = spooled_at_ns
         self.envelope_version = envelope_version
+        self.reason = reason  # why it was rejected; "" for a pending envelope
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Envelope) and self.to_json() == other.to_json()
@@ -59,17 +72,17 @@ class Envelope:
         return f"Envelope(event_key={self.event_key!r}, path={self.path!r}, hook={self.hook!r})"
 
     def to_json(self) -> str:
-        return json.dumps(
-            {
-                "envelope_version": self.envelope_version,
-                "event_key": self.event_key,
-                "path": self.path,
-                "body": self.body,
-                "hook": self.hook,
-                "spooled_at_ns": self.spooled_at_ns,
-            },
-            ensure_ascii=False,
-        )
+        data = {
+            "envelope_version": self.envelope_version,
+            "event_key": self.event_key,
+            "path": self.path,
+            "body": self.body,
+            "hook": self.hook,
+            "spooled_at_ns": self.spooled_at_ns,
+        }
+        if self.reason:
+            data["reason"] = self.reason
+        return json.dumps(data, ensure_ascii=False)
 
     @classmethod
     def from_json(cls, text: str) -> Envelope:
@@ -93,6 +106,7 @@ class Envelope:
             body=body,
             hook=str(data.get("hook") or ""),
             spooled_at_ns=int(data.get("spooled_at_ns") or 0),
+            reason=str(data.get("reason") or ""),
         )
 
 
@@ -107,17 +121,32 @@ def _private_dir(path: Path) -> Path:
 
 
 def write(spool_dir: Path, envelope: Envelope) -> Path:
-    """Spool one envelope atomically with owner-only permissions; return its final path."""
+    """Spool one envelope atomically with owner-only permissions; return its final path.
+
+    The bytes are made before the temp file exists, and any failure after it exists (disk
+    full, a short write, an interrupt) removes it before re-raising: a failed write leaves
+    nothing behind, never a 0-byte ``.tmp``.
+    """
+    data = envelope.to_json().encode("utf-8")  # fails (bad text) before touching the disk
     _private_dir(spool_dir)
     final = spool_dir / f"{envelope.event_key}{SUFFIX}"
     tmp = spool_dir / f"{envelope.event_key}{SUFFIX}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        os.write(fd, envelope.to_json().encode("utf-8"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, final)
+        try:
+            view = memoryview(data)
+            while view:  # os.write may write less than asked (a nearly full disk)
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, final)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
     return final
 
 
@@ -128,9 +157,18 @@ def pending(spool_dir: Path) -> list[Path]:
     return sorted(p for p in spool_dir.iterdir() if p.is_file() and p.name.endswith(SUFFIX))
 
 
-def mark(path: Path, outcome: str) -> Path:
-    """Move a handled envelope to ``processed/`` or ``rejected/`` (same filesystem, atomic)."""
+def mark(path: Path, outcome: str, replacement: Envelope | None = None) -> Path:
+    """Move a handled envelope to ``processed/`` or ``rejected/`` (same filesystem, atomic).
+
+    With ``replacement`` (the envelope as replay cleaned it: an old hook's file may hold a
+    ``<private>`` block) that is written there instead, and the original removed, so private
+    text does not outlive the replay in ``processed/``.
+    """
     target_dir = _private_dir(path.parent / outcome)
+    if replacement is not None:
+        written = write(target_dir, replacement)
+        path.unlink()
+        return written
     target = target_dir / path.name
     os.replace(path, target)
     return target
@@ -138,7 +176,7 @@ def mark(path: Path, outcome: str) -> Path:
 
 def prune(spool_dir: Path, retention_days: float, now: float | None = None) -> int:
     """Delete processed envelopes older than the retention window; return how many."""
-    folder = spool_dir / "processed"
+    folder = spool_dir / PROCESSED
     if not folder.is_dir():
         return 0
     cutoff = (now if now is not None else time.time()) - retention_days * 86400
@@ -156,7 +194,7 @@ def prune(spool_dir: Path, retention_days: float, now: float | None = None) -> i
 def backlog(spool_dir: Path) -> dict[str, int]:
     """Counts for status pages: pending, rejected, processed."""
     counts = {"pending": len(pending(spool_dir))}
-    for name in ("rejected", "processed"):
+    for name in (REJECTED, PROCESSED):
         folder = spool_dir / name
         counts[name] = sum(1 for _ in folder.iterdir()) if folder.is_dir() else 0
     return counts

@@ -8,8 +8,15 @@ Format (``format: "workbench-export"``, ``version: 1``)::
 Each row carries its natural key, so import dedups without trusting ids from another store:
 sessions by ``content_session_id``, prompts and summaries by (session, prompt number),
 observations by content hash. Existing rows are kept (never overwritten); the report counts
-imported and skipped rows per kind. Imported text is redacted again, like any other input.
+imported and skipped rows per kind. Imported text is redacted again, like any other input:
+every string field and list item of every row (``concepts``, ``files_read``…, not only the
+prose), right after validation.
 Import runs in one transaction: a bad file changes nothing.
+
+Numbers are checked before anything is written, so an out-of-range value is a 422 that names
+its field (``observations.0.created_at_epoch``), never a 500 from SQLite or ``datetime``:
+epochs (and ISO timestamps) must lie between 1970-01-01 and 9999-12-31 (``Epoch``), counts
+between 0 and SQLite's largest INTEGER (``Count``).
 """
 
 from __future__ import annotations
@@ -18,14 +25,14 @@ import json
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from workbench.clock import iso_from_ms, ms_from_iso, now_ms
 from workbench.errors import InvalidInput
 from workbench.models import ObservationDraft, SummaryDraft
-from workbench.redact import strip_private
+from workbench.redact import redact_value, strip_private
 from workbench.store import deletions
 from workbench.store import observations as obs_store
 from workbench.store import sessions as session_store
@@ -34,6 +41,16 @@ from workbench.store.db import atomic
 
 FORMAT = "workbench-export"
 VERSION = 1
+MAX_EPOCH_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z, the last instant datetime has
+MAX_INTEGER = 2**63 - 1  # SQLite's INTEGER is a signed 64-bit number
+Epoch = Annotated[int, Field(ge=0, le=MAX_EPOCH_MS)]
+Count = Annotated[int, Field(ge=0, le=MAX_INTEGER)]
+
+
+class ImportRefused(InvalidInput):
+    """A field of the import file breaks a rule; the message names the row and the field."""
+
+    status_code = 422
 
 
 class _Row(BaseModel):
@@ -44,7 +61,9 @@ class _Row(BaseModel):
     def _iso(cls, value: str | None) -> str | None:
         """Refuse a bad timestamp here, where the error names its row, not mid-import."""
         if value is not None:
-            ms_from_iso(value)  # the ValueError names the text and the accepted forms
+            ms = ms_from_iso(value)  # the ValueError names the text and the accepted forms
+            if not 0 <= ms <= MAX_EPOCH_MS:
+                raise ValueError(f"{value!r} is outside 1970-01-01 … 9999-12-31")
         return value
 
 
@@ -54,25 +73,25 @@ class SessionRow(_Row):
     platform_source: str = "claude-code"
     status: str = "completed"
     started_at: str | None = None
-    started_at_epoch: int | None = None
+    started_at_epoch: Epoch | None = None
     completed_at: str | None = None
-    completed_at_epoch: int | None = None
-    prompt_counter: int = 0
+    completed_at_epoch: Epoch | None = None
+    prompt_counter: Count = 0
 
 
 class PromptRow(_Row):
     content_session_id: str = Field(min_length=1)
     project: str = "unknown"
-    prompt_number: int = Field(ge=0)
+    prompt_number: Count
     prompt_text: str
     created_at: str | None = None
-    created_at_epoch: int | None = None
+    created_at_epoch: Epoch | None = None
 
 
 class ObservationRow(_Row):
     content_session_id: str | None = None
     project: str = "unknown"
-    prompt_number: int = 0
+    prompt_number: Count = 0
     type: str = "discovery"
     title: str = Field(min_length=1)
     subtitle: str = ""
@@ -81,9 +100,9 @@ class ObservationRow(_Row):
     concepts: list[str] = Field(default_factory=list)
     files_read: list[str] = Field(default_factory=list)
     files_modified: list[str] = Field(default_factory=list)
-    discovery_tokens: int = 0
+    discovery_tokens: Count = 0
     created_at: str | None = None
-    created_at_epoch: int | None = None
+    created_at_epoch: Epoch | None = None
     generated_by: str = "import"
     agent_id: str | None = None
     agent_type: str | None = None
@@ -92,7 +111,7 @@ class ObservationRow(_Row):
 class SummaryRow(_Row):
     content_session_id: str = Field(min_length=1)
     project: str = "unknown"
-    prompt_number: int = 0
+    prompt_number: Count = 0
     request: str = ""
     investigated: str = ""
     learned: str = ""
@@ -101,9 +120,9 @@ class SummaryRow(_Row):
     notes: str = ""
     files_read: list[str] = Field(default_factory=list)
     files_edited: list[str] = Field(default_factory=list)
-    discovery_tokens: int = 0
+    discovery_tokens: Count = 0
     created_at: str | None = None
-    created_at_epoch: int | None = None
+    created_at_epoch: Epoch | None = None
     generated_by: str = "import"
 
 
@@ -165,13 +184,34 @@ def parse(document: Any) -> ExportDocument:
     if document.get("version", VERSION) != VERSION:
         raise InvalidInput(f"unsupported export version {document.get('version')!r}")
     try:
-        return ExportDocument.model_validate(document)
+        doc = ExportDocument.model_validate(document)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise InvalidInput(
+        raise ImportRefused(
             f"invalid import file at {where}: {first['msg']} ({exc.error_count()} errors)"
         ) from None
+    return doc.model_copy(
+        update={
+            kind: [_redacted(row) for row in getattr(doc, kind)]
+            for kind in ("sessions", "prompts", "observations", "summaries")
+        }
+    )
+
+
+def _redacted(row: _Row) -> Any:
+    """``row`` with private blocks removed from every string field and list item.
+
+    After validation on purpose: a title that was only private still becomes "untitled"
+    below, while an empty title in the file is refused by name.
+    """
+    return row.model_copy(
+        update={
+            name: redact_value(value)
+            for name, value in row
+            if isinstance(value, str | list) and value
+        }
+    )
 
 
 @contextmanager

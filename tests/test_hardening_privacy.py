@@ -1,0 +1,311 @@
+"""Issue 9, item 7: private text never reaches the disk, whichever field or route carries it.
+
+A numbered marker inside ``<private>…</private>`` goes through every field of every write
+route (hook routes, memory/save, import, settings, corpus build/query, batch, recompress, the
+ledger-writing GETs, the Idempotency-Key header; values, dict keys, list items, plain and
+JSON-escaped) and through every hook script's stdin (service down, so it spools; then up).
+Then the raw bytes of everything in the data dir (DB, -wal, -shm, spool incl. processed/ and
+rejected/, logs, corpora, settings, index) and of the service log are scanned, case-folded
+(FTS stores lowercase tokens), for the marker: none may be found, and a failure names the
+fields that leaked.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import Service, base_env, free_port
+from tests.test_hardening_text import raw_post
+from tests.test_hooks import TRANSCRIPT, load_payload, run_hook
+from workbench import spool
+from workbench.store import transfer
+
+FIELDS: list[str] = []  # marker number -> where it was sent
+
+
+def secret(where: str) -> str:
+    """A fresh ``<private>`` block whose marker says where it was sent."""
+    FIELDS.append(where)
+    return f"<private>PRIVMARK{len(FIELDS) - 1:03d}Z</private>"
+
+
+def p(where: str, text: str = "") -> str:
+    """``text`` with a private block inside (so the visible part survives redaction)."""
+    return f"{text}{secret(where)}{text and '-'}ok"
+
+
+def leaks(*roots: Path) -> list[str]:
+    found = []
+    for root in roots:
+        files = [root] if root.is_file() else sorted(f for f in root.rglob("*") if f.is_file())
+        for path in files:
+            data = path.read_bytes().lower()
+            start = data.find(b"privmark")
+            while start >= 0:
+                number = data[start + 8 : start + 11]
+                where = FIELDS[int(number)] if number.isdigit() else "?"
+                found.append(f"{where} in {path}")
+                start = data.find(b"privmark", start + 1)
+    return sorted(set(found))
+
+
+def hook_payloads(tmp_path: Path, tag: str) -> list[tuple[str, dict[str, Any]]]:
+    """Every hook script with a marker in every stdin field it reads."""
+    transcript = tmp_path / f"transcript-{tag}.jsonl"
+    shutil.copyfile(TRANSCRIPT, transcript)
+    with transcript.open("a", encoding="utf-8") as fh:
+        answer = f"Done {secret(f'{tag} transcript answer')} here."
+        fh.write(json.dumps({"type": "assistant", "message": {"id": "z", "content": answer}}))
+        fh.write("\n")
+    session = p(f"{tag} session_id", f"sess-{tag}")
+    cwd = "/home/dev/code/" + p(f"{tag} cwd", "acme")
+    out = []
+    prompt = load_payload("user_prompt_submit")
+    prompt.update(session_id=session, cwd=cwd, prompt=p(f"{tag} prompt", "fix it"))
+    out.append(("user_prompt_submit", prompt))
+    for name in ("post_tool_use_read", "post_tool_use_edit", "post_tool_use_bash_pytest_fail"):
+        tool = load_payload(name)
+        tool.update(
+            session_id=session,
+            cwd=cwd,
+            tool_use_id=p(f"{tag} {name} tool_use_id", "toolu"),
+            agent_type=p(f"{tag} {name} agent_type", "general"),
+        )
+        tool["tool_input"][secret(f"{tag} {name} tool_input key")] = 1
+        tool["tool_input"]["nested"] = {p(f"{tag} {name} nested key"): [p(f"{tag} list item")]}
+        tool["tool_response"] = {
+            p(f"{tag} {name} tool_response key", "k"): p(f"{tag} {name} tool_response", "v")
+        }
+        out.append(("post_tool_use", tool))
+    refused = load_payload("post_tool_use_read")
+    refused.update(session_id=session, cwd=cwd)
+    refused["tool_input"] = {p(f"{tag} refused event key", "t"): float("nan")}
+    out.append(("post_tool_use", refused))
+    stop = load_payload("stop")
+    stop.update(session_id=session, cwd=cwd, transcript_path=str(transcript))
+    out.append(("stop", stop))
+    end = load_payload("session_end")
+    end.update(session_id=session, reason=p(f"{tag} reason", "other"))
+    out.append(("session_end", end))
+    return out
+
+
+def live_only_hooks(tmp_path: Path) -> list[tuple[str, dict[str, Any]]]:
+    """The read-only hooks (they query; session_start would spawn a service when down)."""
+    big = tmp_path / "big.py"
+    big.write_text("x = 1\n" * 400, encoding="utf-8")
+    start = load_payload("session_start_startup")
+    start.update(session_id=p("session_start session_id", "s"), cwd=p("session_start cwd", "/w"))
+    read = load_payload("pre_tool_use_read")
+    read.update(session_id=p("pre_tool_use session_id", "s"), cwd=p("pre_tool_use cwd", "/w"))
+    read["tool_input"] = {"file_path": str(big), secret("pre_tool_use key"): 1}
+    return [("session_start", start), ("pre_tool_use_read", read)]
+
+
+def http_bodies() -> list[tuple[str, str, Any]]:
+    """(method, path, JSON body) with a marker in every field of every write route."""
+    s = p("http contentSessionId", "http-sess")
+    return [
+        (
+            "POST",
+            "/api/sessions/init",
+            {
+                "contentSessionId": s,
+                "project": p("init project", "proj"),
+                "prompt": p("init prompt", "hello"),
+                "platformSource": p("init platformSource", "cli"),
+            },
+        ),
+        (
+            "POST",
+            "/api/sessions/observations",
+            {
+                "contentSessionId": s,
+                "tool_name": p("obs tool_name", "Bash"),
+                "tool_input": {p("obs tool_input key", "k"): {p("obs deep key"): [p("obs item")]}},
+                "tool_response": {"stdout": p("obs tool_response", "out")},
+                "cwd": "/w/" + p("obs cwd", "proj"),
+                "tool_use_id": p("obs tool_use_id", "tu"),
+                "agentId": p("obs agentId", "a"),
+                "agentType": p("obs agentType", "t"),
+            },
+        ),
+        (
+            "POST",
+            "/api/sessions/summarize",
+            {"contentSessionId": s, "last_assistant_message": p("summarize message", "done")},
+        ),
+        ("POST", "/api/sessions/end", {"contentSessionId": s, "reason": p("end reason", "x")}),
+        (
+            "POST",
+            "/api/memory/save",
+            {
+                "text": p("memory text", "note"),
+                "title": p("memory title", "title"),
+                "project": p("memory project", "proj"),
+            },
+        ),
+        ("POST", "/api/import", import_document()),
+        (
+            "PUT",
+            "/api/settings",
+            {
+                "excluded_projects": [p("settings excluded_projects", "zz-none")],
+                "skipped_tools": [p("settings skipped_tools", "NoSuchTool")],
+            },
+        ),
+        (
+            "POST",
+            "/api/corpus",
+            {
+                "name": "c" + secret("corpus name"),
+                "description": p("corpus description", "d"),
+                "project": p("corpus project", "proj"),
+                "concepts": [p("corpus concept", "c")],
+                "query": p("corpus query", "fix"),
+            },
+        ),
+        ("POST", "/api/corpus/c/query", {"question": p("corpus question", "what")}),
+        (
+            "POST",
+            "/api/observations/batch",
+            {
+                "ids": [1, 2],
+                "project": p("batch project", "proj"),
+                "source": p("batch source", "mcp"),
+                "contentSessionId": p("batch session", "s"),
+            },
+        ),
+        ("POST", "/api/recompress", {"project": p("recompress project", "proj")}),
+    ]
+
+
+def import_document() -> dict[str, Any]:
+    s = p("import content_session_id", "imp")
+    return {
+        "format": "workbench-export",
+        "version": 1,
+        "sessions": [
+            {
+                "content_session_id": s,
+                "project": p("import session project", "proj"),
+                "platform_source": p("import platform_source", "cli"),
+                "status": p("import status", "completed"),
+            }
+        ],
+        "prompts": [
+            {
+                "content_session_id": s,
+                "project": p("import prompt project", "proj"),
+                "prompt_number": 1,
+                "prompt_text": p("import prompt_text", "hi"),
+            }
+        ],
+        "observations": [
+            {
+                "content_session_id": s,
+                "project": p("import obs project", "proj"),
+                "type": "discovery",
+                "title": p("import title", "t"),
+                "subtitle": p("import subtitle", "s"),
+                "narrative": p("import narrative", "n"),
+                "facts": [p("import fact", "f")],
+                "concepts": [p("import concept", "c")],
+                "files_read": [p("import files_read", "a.py")],
+                "files_modified": [p("import files_modified", "b.py")],
+                "generated_by": p("import generated_by", "import"),
+                "agent_id": p("import agent_id", "a"),
+                "agent_type": p("import agent_type", "t"),
+            }
+        ],
+        "summaries": [
+            {
+                "content_session_id": s,
+                "project": p("import summary project", "proj"),
+                "prompt_number": 1,
+                **{f: p(f"import summary {f}", f) for f in ("request", "investigated", "learned")},
+                **{f: p(f"import summary {f}", f) for f in ("completed", "next_steps", "notes")},
+                "files_read": [p("import summary files_read", "a.py")],
+                "files_edited": [p("import summary files_edited", "b.py")],
+                "generated_by": p("import summary generated_by", "import"),
+            }
+        ],
+    }
+
+
+def escaped(body: dict[str, Any]) -> bytes:
+    """The body as JSON with every ``<`` and ``>`` escaped (``\\u003c``), as some encoders do."""
+    return json.dumps(body).replace("<", "\\u003c").replace(">", "\\u003e").encode()
+
+
+def ledger_gets() -> list[str]:
+    q = urllib.parse.quote
+    s = q(p("GET contentSessionId", "s"))
+    return [
+        f"/api/context/inject?projects={q(p('GET inject project', 'proj'))}&contentSessionId={s}",
+        f"/api/context/prompt?query={q(p('GET prompt query', 'fix it now please'))}"
+        f"&project={q(p('GET prompt project', 'proj'))}&contentSessionId={s}",
+        f"/api/context/file?path={q('/w/' + p('GET file path', 'a.py'))}&contentSessionId={s}",
+        f"/api/search?query={q(p('GET search query', 'fix'))}",
+    ]
+
+
+def test_no_private_marker_reaches_the_disk(
+    tmp_path: Path, data_dir: Path, make_service: Any
+) -> None:
+    port = free_port()
+    down = base_env(data_dir, port)
+    # 1. The service is down: every delivering hook spools (redacted before it is written).
+    for script, payload in hook_payloads(tmp_path, "down"):
+        assert run_hook(script, payload, down).output() is not None
+    assert spool.pending(data_dir / "spool"), "the hooks should have spooled"
+    # An old hook's spool file that still holds a private block: replay must not keep it.
+    old = data_dir / "spool" / f"{spool.new_event_key()}.json"
+    old.write_text(
+        spool.Envelope(
+            old.stem,
+            "/api/sessions/end",
+            {"contentSessionId": "old", "reason": p("old spool file reason", "x")},
+        ).to_json(),
+        encoding="utf-8",
+    )
+    # 2. Start: the spool replays into processed/ (and rejected/).
+    svc: Service = make_service(port)
+    _, health = svc.get("/api/health")
+    assert health["spool"]["pending"] == 0, health
+    # 3. Live: every hook, then every write route by HTTP, plainly and JSON-escaped.
+    for script, payload in hook_payloads(tmp_path, "live") + live_only_hooks(tmp_path):
+        assert run_hook(script, payload, svc.env).output() is not None
+    for method, path, body in http_bodies():
+        status, reply = raw_post(svc, path, json.dumps(body).encode(), method)
+        assert status < 500, (path, status, reply)
+    for method, path, body in http_bodies():
+        status, reply = raw_post(svc, path, escaped(body), method)
+        assert status < 500, (path, status, reply)
+    status, reply = svc.post(
+        "/api/memory/save",
+        {"text": "a memory saved under a header key"},
+        headers={"Idempotency-Key": "k-" + secret("Idempotency-Key header")},
+    )
+    assert (status, reply["status"]) == (200, "stored")
+    for target in ledger_gets():
+        status, reply = svc.get(target)
+        assert status < 500, (target, status, reply)
+    svc.wait_idle()
+    assert leaks(data_dir, svc.log_path) == []  # DB, -wal, -shm while running
+    svc.stop()
+    assert leaks(data_dir, svc.log_path) == []  # after the WAL checkpoint too
+    assert (data_dir / "spool" / "processed").is_dir()
+    assert (data_dir / "spool" / "rejected").is_dir()
+    assert len(FIELDS) > 100  # the test really sent what it claims
+
+
+def test_import_redacts_every_string_field_in_the_library() -> None:
+    """Below the HTTP boundary too: ``transfer.parse`` cleans every field and list item."""
+    doc = transfer.parse(import_document())
+    assert "PRIVMARK" not in doc.model_dump_json()
+    assert doc.observations[0].concepts == ["c-ok"]
