@@ -26,7 +26,9 @@ the NaN and tag scans (each a pass over the bytes, ~1 µs per KB) are skipped th
 
 Query strings get the redaction too (``?query=%3Cprivate%3E…``), and so does the one header
 we store (``Idempotency-Key``); a surrogate cannot arrive by URL or header, because
-percent-decoding replaces undecodable bytes with U+FFFD and headers are latin-1.
+percent-decoding replaces undecodable bytes with U+FFFD and headers are latin-1, except
+through a JSON array written in a query value (``projects=["\\ud83d"]``), which
+``workbench.recall.filters.coerce_list`` cleans where it parses it.
 """
 
 from __future__ import annotations

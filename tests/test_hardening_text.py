@@ -202,6 +202,17 @@ def test_lone_surrogates_never_cause_a_5xx(data_dir: Path, service: Service) -> 
     for query in ("/api/search?query=x%ED%A0%BD", "/api/context/inject?projects=%ED%A0%BD"):
         status, reply = service.get(query)
         assert status < 500, (query, status, reply)
+    # A JSON array in a query value can spell a surrogate with an escape (the fuzz suite's find).
+    escaped = "%5B%22%5Cud83d%22%5D"  # ["\ud83d"]
+    for query in (
+        f"/api/context/inject?projects={escaped}",
+        f"/api/context/inject?project={escaped}",
+        f"/api/search?query=x&projects={escaped}",
+        f"/api/search?query=x&concepts={escaped}",
+        f"/api/search?query=x&files={escaped}",
+    ):
+        status, reply = service.get(query)
+        assert status == 200, (query, status, reply)
 
 
 # ----- item 2: non-finite numbers --------------------------------------------------------------

@@ -35,6 +35,7 @@ from workbench.bounds import EPOCH_MS_MAX, EPOCH_MS_MIN
 from workbench.clock import ms_from_iso
 from workbench.errors import InvalidInput
 from workbench.models import OBSERVATION_TYPES
+from workbench.redact import replace_surrogates
 
 Kind = Literal["observations", "sessions", "prompts"]
 MAX_LIST_ITEMS = 50
@@ -78,7 +79,9 @@ def coerce_list(value: Any, param: str) -> list[str]:
                 raise InvalidInput(
                     f'{param} must be a JSON array of strings, e.g. {param}=["a","b"]'
                 )
-            parts = parsed
+            # A JSON escape can spell a lone surrogate (``["\\ud83d"]``) that no URL decoding
+            # could: it becomes U+FFFD here, like every other text at the boundary.
+            parts = [replace_surrogates(p) for p in parsed]
         else:
             parts = text.split(",")
         out.extend(p.strip() for p in parts if p.strip())
