@@ -95,9 +95,10 @@ class HookInput:
         "agent_id",
         "agent_type",
         "stop_hook_active",
+        "prompt_given",
     )
 
-    def __init__(self, payload: dict[str, Any]) -> None:
+    def __init__(self, payload: dict[str, Any], *, prompt_given: bool | None = None) -> None:
         def text(key: str) -> str:
             value = payload.get(key)
             return value if isinstance(value, str) else ""
@@ -108,6 +109,10 @@ class HookInput:
         self.transcript_path = text("transcript_path")
         self.source = text("source")
         self.prompt = text("prompt")
+        # Whether the user typed anything, judged *before* redaction (``parse_input`` passes
+        # it): an entirely ``<private>`` prompt redacts to "" but is still a prompt, and the
+        # service must hear "private", not "no prompt" (see user_prompt_submit.build_body).
+        self.prompt_given = bool(self.prompt.strip()) if prompt_given is None else prompt_given
         self.reason = text("reason")
         self.tool_name = text("tool_name")
         self.tool_input: Any = payload.get("tool_input")
@@ -134,10 +139,12 @@ def parse_input(raw: bytes) -> HookInput | None:
             payload = json.loads(raw.decode("utf-8", "replace"))
         if not isinstance(payload, dict):
             return None
+        prompt = payload.get("prompt")
+        prompt_given = isinstance(prompt, str) and bool(prompt.strip())
         payload = redact.redact_value(payload, surrogates=redact.may_hold_surrogates(raw))
     except (ValueError, RecursionError):  # bad JSON, or nested deeper than we walk
         return None
-    return HookInput(payload)
+    return HookInput(payload, prompt_given=prompt_given)
 
 
 def read_input() -> HookInput | None:

@@ -52,7 +52,7 @@ def build_body(event: _runtime.HookInput) -> dict[str, Any] | None:
     prompt: str | None = redact.strip_private(event.prompt)
     if prompt and redact.is_task_notification(prompt):
         return None
-    if not event.prompt.strip():  # no text at all: not a private prompt (see above)
+    if not event.prompt_given:  # no text at all: not a private prompt (see above)
         prompt = None
     return {
         "contentSessionId": event.session_id,

@@ -65,12 +65,20 @@ class UnfitJson(ValueError):
         super().__init__(f"{field}: {problem}")
 
 
+_NOT_FINITE = (
+    "{value!r} is not a JSON number; send a finite number, or null when there is no value "
+    "(NaN and Infinity are refused, not stored)"
+)
+
+
 def check_json(value: Any, path: str = "") -> None:
     """Raise ``UnfitJson`` for the first NaN/infinite number, or nesting over ``MAX_DEPTH``.
 
     Iterative on purpose: a recursive walk would itself fail (``RecursionError``, a 500) on
     the very input it must refuse. Paths are built only for containers, not for every leaf.
     """
+    if isinstance(value, float) and not math.isfinite(value):  # the value itself, not inside
+        raise UnfitJson(path or "body", _NOT_FINITE.format(value=value), "finite_number")
     stack: list[tuple[Any, str, int]] = [(value, path, 0)]
     while stack:
         item, where, depth = stack.pop()
@@ -89,8 +97,7 @@ def check_json(value: Any, path: str = "") -> None:
             if isinstance(child, float) and not math.isfinite(child):
                 raise UnfitJson(
                     f"{where}.{key}" if where else str(key),
-                    f"{child!r} is not a JSON number; send a finite number, or null when there "
-                    "is no value (NaN and Infinity are refused, not stored)",
+                    _NOT_FINITE.format(value=child),
                     "finite_number",
                 )
             if isinstance(child, dict | list):
@@ -103,8 +110,6 @@ def clean(value: Any) -> Any:
     Raises ``UnfitJson`` first for a NaN or infinite number or too deep a nesting (the rules
     above), so the recursive redaction never meets either.
     """
-    if isinstance(value, float) and not math.isfinite(value):
-        raise UnfitJson("body", f"{value!r} is not a JSON number", "finite_number")
     check_json(value)
     return redact_value(value, surrogates=True)
 

@@ -244,6 +244,11 @@ def test_non_finite_numbers_are_refused_naming_the_field(
     status, reply = raw_post(service, "/api/sessions/observations", nested)
     assert status == 422, reply
     assert "tool_response.items.1" in reply["message"], reply
+    # The whole field a bare number (the fuzz suite's find): refused too, naming the field.
+    bare = b'{"contentSessionId": "s1", "tool_name": "Bash", "tool_response": ' + number + b"}"
+    status, reply = raw_post(service, "/api/sessions/observations", bare)
+    assert status == 422, reply
+    assert "tool_response" in reply["message"], reply
     assert [p for p in payloads(data_dir) if "tool_name" in p] == []
 
 
