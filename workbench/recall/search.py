@@ -1,12 +1,15 @@
-"""Hybrid search: BM25 and a vector ranker fused by reciprocal rank, over one set of filters.
+"""Hybrid search: BM25 and a vector ranker fused by weighted scores, over one set of filters.
 
 Layer 1 of the 3-layer workflow (search → timeline → fetch): a search returns a compact index
-of hits (id, type, title, time, score, token estimate), never full records.
+of hits (id, type, title, time, score, token estimate, the rankers that found it), never full
+records.
 
-- ``mode="hybrid"`` (default): reciprocal-rank fusion (k=60) of the BM25 list and the vector
-  list. Without a usable vector ranker it degrades to full text and says why in ``degraded``;
-  it never fails for that reason. ``"fts"`` and ``"vector"`` run one ranker, so a user can
-  compare them; ``"vector"`` without a ranker is an error that says why.
+- ``mode="hybrid"`` (default): weighted, score-aware fusion of the BM25 list and the vector
+  list with a BM25 confidence gate (``workbench/recall/fusion.py``; ``search_fusion="rrf"``
+  keeps reciprocal rank to compare). Without a usable vector ranker it degrades to full text
+  and says why in ``degraded``; it never fails for that reason. ``"fts"`` and ``"vector"``
+  run one ranker, so a user can compare them; ``"vector"`` without a ranker is an error that
+  says why.
 - Both rankers honour the same ``SearchFilters``: BM25 through SQL, the vector ranker through
   the set of allowed observation ids (``None`` when unfiltered).
 - Only observations have vectors: session summaries and prompts are always ranked by BM25.
@@ -19,14 +22,15 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
 from workbench.errors import InvalidInput
-from workbench.recall import fts, hits
+from workbench.recall import fts, fusion, hits
 from workbench.recall.filters import Kind, SearchFilters, coerce_list
+from workbench.recall.fusion import RRF_K, rrf  # noqa: F401  (re-exported: tests, bench)
 from workbench.recall.hits import SearchHit
 
 log = logging.getLogger("workbench.recall")
@@ -36,7 +40,6 @@ OrderBy = Literal["relevance", "date_desc", "date_asc"]
 KINDS: tuple[Kind, ...] = ("observations", "sessions", "prompts")
 MODES: tuple[str, ...] = ("hybrid", "fts", "vector")
 ORDERS: tuple[str, ...] = ("relevance", "date_desc", "date_asc")
-RRF_K = 60
 MAX_LIMIT = 100
 FUSION_DEPTH = 50  # each ranker contributes at least this many candidates to the fusion
 DATE_POOL = 200
@@ -106,15 +109,6 @@ def parse_types(value: Any) -> tuple[Kind, ...]:
         )
     chosen = {_KIND_ALIASES[t.lower()] for t in wanted}
     return tuple(k for k in KINDS if k in chosen)
-
-
-def rrf(lists: Iterable[tuple[str, Sequence[int]]], k: int = RRF_K) -> list[tuple[int, float]]:
-    """Reciprocal-rank fusion: score(id) = Σ 1 / (k + rank) over the lists it appears in."""
-    scores: dict[int, float] = {}
-    for _, ids in lists:
-        for position, item in enumerate(ids, start=1):
-            scores[item] = scores.get(item, 0.0) + 1.0 / (k + position)
-    return sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))
 
 
 class SearchEngine:
@@ -258,7 +252,13 @@ class SearchEngine:
         text = fts.rank(self.conn, "observations", query, filters, limit=fusion_depth)
         for n, (i, _) in enumerate(text, start=1):
             ranks.setdefault(i, {})["fts"] = n
-        fused = rrf([("fts", [i for i, _ in text]), (name, [i for i, _ in vector])])
+        params = fusion.FusionParams.from_settings(self.settings)
+        cover = (
+            fusion.coverage(self.conn, "observations", query, [i for i, _ in text])
+            if params.method == "weighted"
+            else {}
+        )
+        fused = fusion.fuse(text, vector, cover, params)
         return fused[:depth], ranks
 
     def _vector_rank(
@@ -311,7 +311,10 @@ class SearchEngine:
         return [
             # model_construct: the fields come straight from our own rows (validated on write).
             SearchHit.model_construct(
-                **rows[i], score=float(f"{score:.6g}"), ranks=ranks.get(i, {})
+                **rows[i],
+                score=float(f"{score:.6g}"),
+                ranks=ranks.get(i, {}),
+                rankers=rankers_of(ranks.get(i, {})),
             )
             for i, score in page
             if i in rows  # a vector index may know ids deleted since it was built
@@ -330,6 +333,16 @@ class SearchEngine:
         from workbench.recall.timeline import build
 
         return build(self, anchor, query, depth_before, depth_after, project)
+
+
+def rankers_of(ranks: dict[str, int]) -> list[str]:
+    """``["fts"]``, ``["vector"]`` or ``["fts", "vector"]``: who found a hit, by kind of ranker.
+
+    ``ranks`` is keyed by ranker name (``fts``, or the model's: ``minilm``, ``static``…); the
+    public field names the kind, so clients need not know which model the service runs.
+    """
+    found = ["fts"] if "fts" in ranks else []
+    return found + (["vector"] if any(name != "fts" for name in ranks) else [])
 
 
 def _choice(value: str, param: str, allowed: Sequence[str], example: str) -> str:

@@ -1,0 +1,171 @@
+"""Fusing the full-text and vector rankings: weighted, score-aware, with a BM25 confidence gate.
+
+Why not reciprocal-rank fusion (RRF, still here as ``method="rrf"`` to compare): RRF sees ranks
+only, so the 1st of a weak list counts as much as the 1st of a strong one. BM25 over an OR of
+the query's words always has a 1st, even when it matched one common word of five; on the
+coding set that outvoted strong semantic hits and hybrid fell to R@10 0.61 while vectors alone
+reached 0.86 (issue 10).
+
+Weighted fusion scores each candidate ``d``:
+
+    fused(d) = w_fts · t(d) + w_vec · v(d)
+
+- ``v(d)``: the cosine similarity (clipped at 0), an absolute measure: a weak semantic match
+  stays weak whatever its rank;
+- ``t(d) = bm25(d) / max bm25 · coverage(d)``, where ``coverage(d)`` is the share of the
+  query's information (the IDF of its pieces: BM25's own weights) that ``d`` matches. An
+  OR-match on one common word has a coverage near 0; a document with every rare word of the
+  query has 1;
+- the gate: when ``coverage(d) < gate`` a full-text hit contributes nothing; such hits are
+  kept, after every scored one, in BM25 order (fusion never drops what a ranker found).
+
+Ties break on the best rank either ranker gave, then on id, so equal scores keep one order.
+The defaults (``workbench.settings``: ``search_fts_weight``, ``search_vector_weight``,
+``search_fts_gate``) were chosen by cross-validation across the two relevance sets, never on
+the set they are reported on: ``bench/fusion_cv.py`` prints the choice and its held-out scores.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from workbench.recall import fts
+from workbench.recall.filters import Kind
+
+Method = Literal["weighted", "rrf"]
+RRF_K = 60
+# Chosen by bench/fusion_cv.py (leave-one-set-out over the coding and conversation sets).
+DEFAULT_FTS_WEIGHT = 0.2
+DEFAULT_VECTOR_WEIGHT = 0.8
+DEFAULT_FTS_GATE = 0.4
+
+
+@dataclass(frozen=True)
+class FusionParams:
+    """How to fuse: the method, the per-ranker weights, and the BM25 coverage gate."""
+
+    method: Method = "weighted"
+    fts_weight: float = DEFAULT_FTS_WEIGHT
+    vector_weight: float = DEFAULT_VECTOR_WEIGHT
+    fts_gate: float = DEFAULT_FTS_GATE
+    vector_norm: Literal["cosine", "minmax"] = "cosine"
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> FusionParams:
+        """The settings' fusion fields (the defaults when ``settings`` is None or lacks them)."""
+        base = cls()
+        return cls(
+            method=getattr(settings, "search_fusion", base.method),
+            fts_weight=float(getattr(settings, "search_fts_weight", base.fts_weight)),
+            vector_weight=float(getattr(settings, "search_vector_weight", base.vector_weight)),
+            fts_gate=float(getattr(settings, "search_fts_gate", base.fts_gate)),
+        )
+
+
+def rrf(lists: Iterable[tuple[str, Sequence[int]]], k: int = RRF_K) -> list[tuple[int, float]]:
+    """Reciprocal-rank fusion: score(id) = Σ 1 / (k + rank) over the lists it appears in."""
+    scores: dict[int, float] = {}
+    for _, ids in lists:
+        for position, item in enumerate(ids, start=1):
+            scores[item] = scores.get(item, 0.0) + 1.0 / (k + position)
+    return sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))
+
+
+def weighted(
+    text: Sequence[tuple[int, float]],
+    vector: Sequence[tuple[int, float]],
+    coverage: Mapping[int, float],
+    params: FusionParams,
+) -> list[tuple[int, float]]:
+    """Fuse BM25 ``(id, score)`` and vector ``(id, cosine)`` lists (each best first).
+
+    ``coverage`` maps a full-text hit to the share of the query it matches (missing: 1.0).
+    Returns ``(id, fused score)`` best first; gated full-text-only hits come last with 0.0.
+    """
+    top = max((s for _, s in text), default=0.0)
+    best_rank: dict[int, int] = {}
+    scores: dict[int, float] = {}
+    gated_bm25: dict[int, float] = {}
+    for position, (item, score) in enumerate(text, start=1):
+        best_rank[item] = position
+        cover = coverage.get(item, 1.0)
+        if cover < params.fts_gate or top <= 0:
+            gated_bm25[item] = score
+            scores[item] = 0.0
+            continue
+        scores[item] = params.fts_weight * (score / top) * cover
+    low = min((c for _, c in vector), default=0.0)
+    high = max((c for _, c in vector), default=0.0)
+    for position, (item, cosine) in enumerate(vector, start=1):
+        best_rank[item] = min(best_rank.get(item, position), position)
+        if params.vector_norm == "minmax":
+            value = (cosine - low) / (high - low) if high > low else 1.0
+        else:
+            value = max(cosine, 0.0)
+        scores[item] = scores.get(item, 0.0) + params.vector_weight * value
+    scored = [(i, s) for i, s in scores.items() if s > 0]
+    scored.sort(key=lambda pair: (-pair[1], best_rank[pair[0]], pair[0]))
+    rest = [i for i, s in scores.items() if s <= 0]
+    # Trigger: a hit no ranker vouches for (gated BM25 only, or a cosine ≤ 0).
+    # Why: fusion must not lose what a part found. Outcome: last, in BM25 then rank order.
+    rest.sort(key=lambda i: (-gated_bm25.get(i, 0.0), best_rank[i], i))
+    return scored + [(i, 0.0) for i in rest]
+
+
+def fuse(
+    text: Sequence[tuple[int, float]],
+    vector: Sequence[tuple[int, float]],
+    coverage: Mapping[int, float],
+    params: FusionParams,
+) -> list[tuple[int, float]]:
+    """Fuse with ``params.method`` (``weighted`` by default, ``rrf`` to compare)."""
+    if params.method == "rrf":
+        return rrf([("fts", [i for i, _ in text]), ("vector", [i for i, _ in vector])])
+    return weighted(text, vector, coverage, params)
+
+
+# ----- coverage: how much of the query a full-text hit matches --------------------------------
+def idf(rows: int, df: int) -> float:
+    """BM25's inverse document frequency (FTS5's formula, floored just above 0)."""
+    return max(math.log((rows - df + 0.5) / (df + 0.5)), 1e-6)
+
+
+def coverage(
+    conn: sqlite3.Connection, kind: Kind, query: str, ids: Sequence[int]
+) -> dict[int, float]:
+    """``id -> share of the query's IDF`` that each full-text hit in ``ids`` matches.
+
+    One MATCH per query piece, restricted to ``ids`` (rowid lookups), and the pieces' document
+    frequencies come from the same cached counts the BM25 tiers use, so this costs a few
+    index probes per piece. A piece found in no row still counts (with the highest IDF): the
+    query asked for something the memory lacks, so a hit on its other words is a weak one.
+    """
+    pieces = fts.query_pieces(query)
+    if not pieces or not ids:
+        return {}
+    fts_table, table, _ = fts._TABLES[kind]
+    rows = int(conn.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0])
+    cap = max(fts.COMMON_DF, int(rows * fts.UBIQUITOUS)) + 1  # the tiers' cap: cache hits
+    weights = {p: (fts.doc_frequency(conn, kind, p, cap), 0.0) for p in pieces}
+    weights = {p: (df, idf(max(rows, df), df)) for p, (df, _) in weights.items()}
+    total = sum(w for _, w in weights.values())
+    if total <= 0:
+        return {int(i): 1.0 for i in ids}
+    matched: dict[int, float] = {int(i): 0.0 for i in ids}
+    unique = list(matched)
+    for piece, (df, weight) in weights.items():
+        if df == 0:  # in no row: nothing to look up, but the query still asked for it
+            continue
+        for start in range(0, len(unique), 500):  # SQLite caps host parameters
+            chunk = unique[start : start + 500]
+            sql = (
+                f"SELECT rowid FROM {fts_table} WHERE {fts_table} MATCH ? "
+                f"AND rowid IN ({', '.join('?' * len(chunk))})"
+            )
+            for (rowid,) in conn.execute(sql, [piece, *chunk]):
+                matched[int(rowid)] += weight
+    return {i: w / total for i, w in matched.items()}
