@@ -478,8 +478,11 @@ _FILL = {
 _SMALL_TALK_PER_SESSION = 14
 
 
-def build(seed: int = 11) -> Conversation:
-    """The whole set for ``seed``: turns in storage order (session by session) and questions."""
+def build(seed: int = 11, small_talk: int = _SMALL_TALK_PER_SESSION) -> Conversation:
+    """The whole set for ``seed``: turns in storage order (session by session) and questions.
+
+    ``small_talk`` turns per session pad the facts (fewer make a smaller set for tests).
+    """
     rng = random.Random(seed)
     values = {slot: rng.choice(pool) for slot, pool in _POOLS.items()}
     placed: list[tuple[int, float, tuple[str, str], tuple[int, int] | None]] = []
@@ -492,7 +495,7 @@ def build(seed: int = 11) -> Conversation:
         placed.append((session, rng.random() * 6, (speaker, text), None))
     seen: set[str] = set()
     for session in range(SESSIONS):
-        for _ in range(_SMALL_TALK_PER_SESSION):
+        for _ in range(small_talk):
             for _attempt in range(20):
                 speaker, template = rng.choice(_SMALL_TALK)
                 text = template.format(**{k: rng.choice(o) for k, o in _FILL.items()})
