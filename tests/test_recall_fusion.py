@@ -142,6 +142,14 @@ def test_coverage_is_the_share_of_the_query_a_hit_matches(store: Store) -> None:
     assert fusion.coverage(conn, "observations", "   ", [1]) == {}
 
 
+def test_coverage_reads_only_so_a_read_only_store_can_fuse(store: Store, tmp_path: Path) -> None:
+    # The CLI searches a read-only connection (query_only): coverage must never write to it.
+    query = "duplicate refunds from webhook retries"
+    expected = fusion.coverage(store.conn, "observations", query, [1, 2, 3])
+    with Store(tmp_path / "workbench.db", readonly=True) as ro:
+        assert fusion.coverage(ro.conn, "observations", query, [3, 2, 1, 2]) == expected
+
+
 def test_hybrid_through_the_engine_uses_the_settings(store: Store, tmp_path: Path) -> None:
     class TitleRanker:
         """A real vector ranker at the protocol level: fixed similarities by id."""
