@@ -59,6 +59,7 @@ class Case:
     text: list[tuple[int, float]]
     vector: list[tuple[int, float]]
     cover: dict[int, float]
+    cosines: dict[int, float]  # of full-text hits beyond the vector list, as SearchEngine asks
 
 
 def cases(loaded: Loaded) -> list[Case]:
@@ -67,7 +68,9 @@ def cases(loaded: Loaded) -> list[Case]:
         text = fts.rank(loaded.conn, "observations", q.text, SearchFilters(), limit=POOL)
         vector = loaded.ranker.rank(q.text, POOL, None)
         cover = fusion.coverage(loaded.conn, "observations", q.text, [i for i, _ in text])
-        out.append(Case(loaded.name, q.cls, q.relevant, text, vector, cover))
+        beyond = [i for i, _ in text if i not in {j for j, _ in vector}]
+        cosines = dict(loaded.ranker.rank(q.text, len(beyond), beyond)) if beyond else {}
+        out.append(Case(loaded.name, q.cls, q.relevant, text, vector, cover, cosines))
     return out
 
 
@@ -92,7 +95,10 @@ def scores(
 
 
 def fused(cs: Sequence[Case], params: FusionParams) -> list[list[int]]:
-    return [[i for i, _ in fusion.fuse(c.text, c.vector, c.cover, params)] for c in cs]
+    return [
+        [i for i, _ in fusion.fuse(c.text, c.vector, c.cover, params, cosines=c.cosines)]
+        for c in cs
+    ]
 
 
 def grid() -> list[FusionParams]:

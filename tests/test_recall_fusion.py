@@ -95,6 +95,29 @@ def test_gated_hits_are_kept_last_in_bm25_order() -> None:
     assert dict(fused)[5] == 0.0  # a negative cosine is no evidence either
 
 
+def test_full_text_hits_beyond_the_vector_list_get_their_real_cosine() -> None:
+    # 2 is beyond the vector ranker's list; asked for it alone, the ranker says 0.5.
+    text = [(1, 10.0), (2, 10.0)]
+    vector = [(1, 0.55), (3, 0.54)]
+    both = {1: 1.0, 2: 1.0}
+    without = dict(fusion.weighted(text, vector, both, WEIGHTED))
+    with_cosine = dict(fusion.weighted(text, vector, both, WEIGHTED, cosines={2: 0.5}))
+    assert without[2] == pytest.approx(0.2)
+    assert with_cosine[2] == pytest.approx(0.2 + 0.8 * 0.5)
+
+
+def test_a_memory_not_embedded_yet_ranks_by_its_words_with_both_weights() -> None:
+    # 9 was saved a second ago: a perfect full-text match the index does not hold yet. As a
+    # "full-text only" hit it would score 0.2 and sink under any fair semantic hit.
+    text = [(9, 12.0), (4, 3.0)]
+    vector = [(4, 0.6), (5, 0.55)]
+    fused = fusion.weighted(text, vector, {9: 1.0, 4: 0.5}, WEIGHTED, unembedded={9})
+    assert ids(fused)[0] == 9
+    assert dict(fused)[9] == pytest.approx(1.0)  # (0.2 + 0.8) · 1.0 · 1.0
+    gated = fusion.weighted(text, vector, {9: 0.1, 4: 0.5}, WEIGHTED, unembedded={9})
+    assert ids(gated)[-1] == 9  # the gate still applies
+
+
 def test_rrf_is_still_there_to_compare() -> None:
     fused = fusion.fuse([(1, 3.0), (2, 2.0)], [(2, 0.9)], {}, FusionParams(method="rrf"))
     assert ids(fused) == [2, 1]
@@ -182,6 +205,49 @@ def test_hybrid_through_the_engine_uses_the_settings(store: Store, tmp_path: Pat
     fts_only = SearchEngine(store, weighted, TitleRanker()).search(query, mode="fts")
     assert all(h.rankers == ["fts"] for h in fts_only.observations)
     assert "[fts]" not in compact.search_index(fts_only)  # one ranker: the header says it
+
+
+class HeldRanker:
+    """A vector ranker at the protocol level over fixed similarities: it holds only these ids.
+
+    Like the FAISS ranker, given ``allowed_ids`` it returns every allowed id it holds.
+    """
+
+    name = "held"
+
+    def __init__(self, similarity: dict[int, float]) -> None:
+        self.similarity = similarity
+
+    def available(self) -> bool:
+        return True
+
+    def rank(self, query: str, k: int, allowed: Sequence[int] | None) -> list[tuple[int, float]]:
+        pairs = [(i, c) for i, c in self.similarity.items() if allowed is None or i in allowed]
+        return sorted(pairs, key=lambda p: (-p[1], p[0]))[:k]
+
+
+def test_a_memory_saved_before_its_embedding_is_found_by_its_words(
+    store: Store, tmp_path: Path
+) -> None:
+    # Every memory but the newest is embedded; the newest is the exact answer by its words.
+    with atomic(store.conn):
+        fresh, _ = observations.insert(
+            store.conn,
+            ObservationDraft(title="Ledger reconciliation drift fixed in nightly batch"),
+            content_session_id="s",
+            project="p",
+        )
+    held = HeldRanker({i: 0.45 - i / 100 for i in range(1, len(TITLES) + 1)})
+    engine = SearchEngine(store, load_settings(tmp_path), held)
+    result = engine.search("ledger reconciliation drift", types="observations", limit=5)
+    assert result.mode == "hybrid"
+    assert result.observations[0].id == fresh
+    assert result.observations[0].rankers == ["fts"]
+    # Once embedded, it competes on both halves like any other memory.
+    held.similarity[fresh] = 0.2
+    again = engine.search("ledger reconciliation drift", types="observations", limit=5)
+    assert again.observations[0].id == fresh
+    assert again.observations[0].score == pytest.approx(0.2 + 0.8 * 0.2)
 
 
 # ----- settings ----------------------------------------------------------------------------------

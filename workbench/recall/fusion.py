@@ -17,7 +17,10 @@ Weighted fusion scores each candidate ``d``:
   OR-match on one common word has a coverage near 0; a document with every rare word of the
   query has 1;
 - the gate: when ``coverage(d) < gate`` a full-text hit contributes nothing; such hits are
-  kept, after every scored one, in BM25 order (fusion never drops what a ranker found).
+  kept, after every scored one, in BM25 order (fusion never drops what a ranker found);
+- a full-text hit beyond the vector list gets its real cosine (the engine asks the ranker for
+  just those ids), and one the index does not hold yet (saved since the last embedding) gets
+  its full-text part with both weights, so a new memory is found by its words at once.
 
 Ties break on the best rank either ranker gave, then on id, so equal scores keep one order.
 The defaults (``workbench.settings``: ``search_fts_weight``, ``search_vector_weight``,
@@ -34,7 +37,7 @@ import math
 import re
 import sqlite3
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -85,16 +88,25 @@ def weighted(
     vector: Sequence[tuple[int, float]],
     coverage: Mapping[int, float],
     params: FusionParams,
+    *,
+    cosines: Mapping[int, float] | None = None,
+    unembedded: Collection[int] = (),
 ) -> list[tuple[int, float]]:
     """Fuse BM25 ``(id, score)`` and vector ``(id, cosine)`` lists (each best first).
 
     ``coverage`` maps a full-text hit to the share of the query it matches (missing: 1.0).
-    Returns ``(id, fused score)`` best first; gated full-text-only hits come last with 0.0.
+    ``cosines``: the similarity of full-text hits beyond the vector list (asked of the ranker
+    for just those ids), so both halves of their score are real. ``unembedded``: full-text
+    hits the vector index does not hold yet (new since the last embedding); with no vector to
+    weigh, their full-text part counts with both weights, so a memory saved a second ago
+    still ranks by its words. Returns ``(id, fused score)`` best first; gated full-text-only
+    hits come last with 0.0.
     """
     top = max((s for _, s in text), default=0.0)
     best_rank: dict[int, int] = {}
     scores: dict[int, float] = {}
     gated_bm25: dict[int, float] = {}
+    alone = params.fts_weight + params.vector_weight
     for position, (item, score) in enumerate(text, start=1):
         best_rank[item] = position
         cover = coverage.get(item, 1.0)
@@ -102,7 +114,11 @@ def weighted(
             gated_bm25[item] = score
             scores[item] = 0.0
             continue
-        scores[item] = params.fts_weight * (score / top) * cover
+        weight = alone if item in unembedded else params.fts_weight
+        scores[item] = weight * (score / top) * cover
+    for item, cosine in (cosines or {}).items():
+        if item in scores and item not in unembedded:
+            scores[item] += params.vector_weight * max(cosine, 0.0)
     low = min((c for _, c in vector), default=0.0)
     high = max((c for _, c in vector), default=0.0)
     for position, (item, cosine) in enumerate(vector, start=1):
@@ -126,11 +142,14 @@ def fuse(
     vector: Sequence[tuple[int, float]],
     coverage: Mapping[int, float],
     params: FusionParams,
+    *,
+    cosines: Mapping[int, float] | None = None,
+    unembedded: Collection[int] = (),
 ) -> list[tuple[int, float]]:
     """Fuse with ``params.method`` (``weighted`` by default, ``rrf`` to compare)."""
     if params.method == "rrf":
         return rrf([("fts", [i for i, _ in text]), ("vector", [i for i, _ in vector])])
-    return weighted(text, vector, coverage, params)
+    return weighted(text, vector, coverage, params, cosines=cosines, unembedded=unembedded)
 
 
 # ----- coverage: how much of the query a full-text hit matches --------------------------------

@@ -64,7 +64,11 @@ class VectorRanker(Protocol):
 
     def rank(
         self, query: str, k: int, allowed_ids: Sequence[int] | None
-    ) -> list[tuple[int, float]]: ...  # observation ids, best first
+    ) -> list[tuple[int, float]]: ...  # (observation id, cosine), best first
+
+    # With ``allowed_ids``, every allowed id the index holds (up to k) comes back: hybrid asks
+    # for the full-text hits' similarities this way, and reads an absent id as "not embedded
+    # yet".
 
 
 class SearchResult(BaseModel):
@@ -253,13 +257,33 @@ class SearchEngine:
         for n, (i, _) in enumerate(text, start=1):
             ranks.setdefault(i, {})["fts"] = n
         params = fusion.FusionParams.from_settings(self.settings)
-        cover = (
-            fusion.coverage(self.conn, "observations", query, [i for i, _ in text])
-            if params.method == "weighted"
-            else {}
-        )
-        fused = fusion.fuse(text, vector, cover, params)
+        if params.method == "rrf":
+            fused = fusion.rrf([("fts", [i for i, _ in text]), (name, [i for i, _ in vector])])
+            return fused[:depth], ranks
+        cover = fusion.coverage(self.conn, "observations", query, [i for i, _ in text])
+        seen = {i for i, _ in vector}
+        beyond = [i for i, _ in text if i not in seen]
+        cosines = self._cosines_of(query, beyond)
+        unembedded = set() if cosines is None else set(beyond) - cosines.keys()
+        fused = fusion.weighted(text, vector, cover, params, cosines=cosines, unembedded=unembedded)
         return fused[:depth], ranks
+
+    def _cosines_of(self, query: str, ids: list[int]) -> dict[int, float] | None:
+        """The vector ranker's similarity for just ``ids`` (absent: not embedded yet).
+
+        None when the ranker failed: then nothing is known about them, and they keep their
+        full-text part only.
+        """
+        if not ids:
+            return {}
+        assert self.ranker is not None
+        try:
+            ranked = self.ranker.rank(query, len(ids), ids)
+        except Exception:
+            log.exception("vector ranker %s failed to score full-text hits", self.ranker.name)
+            return None
+        wanted = set(ids)
+        return {int(i): float(c) for i, c in ranked if int(i) in wanted}
 
     def _vector_rank(
         self, query: str, filters: SearchFilters, k: int
