@@ -1,16 +1,24 @@
-"""Relevance of BM25, vector and hybrid (RRF) recall on a labelled set. Prints figures.
+"""Relevance of BM25, vector and hybrid recall on two labelled sets, per question class.
 
-The set (``bench/relevance_set.py``): 500 observations (50 hand-written targets + 450
-distractors) and 72 queries, 49 of them paraphrases that share no stemmed term with their
-target (checked against the FTS index on every run). For each ranker: recall@5, recall@10
-and MRR (reciprocal rank within the top 50), overall and per query kind; for each embedder:
-throughput (texts/s), query embedding latency, and the cost of embedding the whole set.
+The sets (``bench/relevance_sets.py``): ``coding`` (500 observations of coding work, 72
+queries, 49 of them paraphrases sharing no stemmed term with their target) and
+``conversations`` (one memory per turn of 16 long sessions; single-hop, multi-hop, temporal
+and paraphrase questions with their evidence turns). Paraphrases are checked against the FTS
+index on every run: a "leak" is a paraphrase that shares a stemmed term with its evidence.
 
-Embedders: ``minilm`` always; ``static`` when the distilled model exists (``make
-static-model``) or ``--static DIR`` points at one (several ``--static`` compare
-distillations). The real store, FTS5 ranker and FAISS index are used, as in the service.
+Every ranker runs through the real ``SearchEngine`` (real store, FTS5, FAISS), 50 hits deep:
 
-Usage: python bench/relevance.py [--distractors 450] [--static DIR ...] [--json]
+- ``bm25`` (mode=fts), ``vector <model>`` (mode=vector);
+- ``hybrid`` (mode=hybrid with the settings' defaults: weighted, score-aware fusion with the
+  BM25 coverage gate; its parameters were chosen by ``bench/relevance_cv.py`` across the
+  sets, never on the set reported alone);
+- ``hybrid rrf`` (the fusion before issue 10: reciprocal rank, k=60), side by side.
+
+Per ranker and class: R@5 and R@10 (the share of a question's evidence in the top k, averaged)
+and MRR (1 / rank of the first evidence hit). With ``--throughput``, the embedder's speed.
+
+Usage: python bench/relevance.py [--set coding|conversations] [--static DIR ...] [--json]
+       [--throughput]
 """
 
 from __future__ import annotations
@@ -23,182 +31,206 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.relevance_set import observations, queries  # noqa: E402
-from workbench.models import ObservationDraft  # noqa: E402
-from workbench.recall import fts, vectors  # noqa: E402
-from workbench.recall.filters import SearchFilters  # noqa: E402
-from workbench.recall.search import rrf  # noqa: E402
-from workbench.store import observations as store_obs  # noqa: E402
-from workbench.store.database import Store  # noqa: E402
-from workbench.store.db import atomic  # noqa: E402
+from bench.relevance_sets import (  # noqa: E402
+    CLASSES,
+    SETS,
+    CachedEmbedder,
+    IndexRanker,
+    Loaded,
+    Question,
+    load,
+    minilm,
+)
+from workbench.recall import fts  # noqa: E402
+from workbench.recall.fusion import FusionParams  # noqa: E402
+from workbench.recall.search import SearchEngine  # noqa: E402
 
 DEPTH = 50
 Ranker = Callable[[str], list[int]]
 
 
-def seed(store: Store, distractors: int) -> list[str]:
-    """Store the set; return each observation's embedded text, in id order."""
-    texts = []
-    with atomic(store.conn):
-        for item in observations(distractors):
-            draft = ObservationDraft(
-                type=item.type,
-                title=item.title,
-                narrative=item.narrative,
-                facts=item.facts,
-                concepts=item.concepts,
-            )
-            store_obs.insert(store.conn, draft, content_session_id="bench", project="bench")
-    for row in store.conn.execute(
-        "SELECT title, subtitle, narrative, facts, concepts FROM observations ORDER BY id"
-    ):
-        texts.append(vectors.embed_text(row))
-    return texts
+def metrics(ranked: Sequence[int], relevant: Sequence[int]) -> tuple[float, float, float]:
+    """(R@5, R@10, reciprocal rank) of one question."""
+    gold = set(relevant)
+    r5 = len(gold & set(ranked[:5])) / len(gold)
+    r10 = len(gold & set(ranked[:10])) / len(gold)
+    first = next((n for n, i in enumerate(ranked, start=1) if i in gold), None)
+    return r5, r10, (1 / first if first else 0.0)
 
 
-def shared_terms(conn: Any, query: str, relevant: int) -> list[str]:
-    """The query's FTS terms (stemmed) that also occur in its target: [] for a true paraphrase."""
-    expression = fts.match_expression(query) or ""
-    terms = [t.strip() for t in expression.split(" OR ") if t.strip()]
-    sql = "SELECT 1 FROM observations_fts WHERE observations_fts MATCH ? AND rowid = ?"
-    return [t for t in terms if conn.execute(sql, (t, relevant)).fetchone()]
-
-
-def evaluate(ranker: Ranker, qs: Sequence[tuple[str, str, int]]) -> dict[str, dict[str, float]]:
-    by_kind: dict[str, list[int | None]] = {}
-    for kind, query, relevant in qs:
-        ranked = ranker(query)[:DEPTH]
-        rank = ranked.index(relevant) + 1 if relevant in ranked else None
-        by_kind.setdefault(kind, []).append(rank)
-        by_kind.setdefault("all", []).append(rank)
-    out = {}
-    for kind, ranks in by_kind.items():
-        n = len(ranks)
-        out[kind] = {
-            "n": n,
-            "recall@5": sum(1 for r in ranks if r and r <= 5) / n,
-            "recall@10": sum(1 for r in ranks if r and r <= 10) / n,
-            "mrr": sum(1 / r for r in ranks if r) / n,
+def evaluate(ranker: Ranker, qs: Sequence[Question]) -> dict[str, dict[str, float]]:
+    by_class: dict[str, list[tuple[float, float, float]]] = {}
+    for q in qs:
+        m = metrics(ranker(q.text)[:DEPTH], q.relevant)
+        by_class.setdefault(q.cls, []).append(m)
+        by_class.setdefault("all", []).append(m)
+    return {
+        cls: {
+            "n": len(ms),
+            "recall@5": sum(m[0] for m in ms) / len(ms),
+            "recall@10": sum(m[1] for m in ms) / len(ms),
+            "mrr": sum(m[2] for m in ms) / len(ms),
         }
+        for cls, ms in by_class.items()
+    }
+
+
+def engine_ranker(loaded: Loaded, ranker: IndexRanker, mode: str, params: FusionParams) -> Ranker:
+    settings = SimpleNamespace(
+        search_fusion=params.method,
+        search_fts_weight=params.fts_weight,
+        search_vector_weight=params.vector_weight,
+        search_fts_gate=params.fts_gate,
+    )
+    engine = SearchEngine(loaded.conn, settings, ranker)
+
+    def run(query: str) -> list[int]:
+        result = engine.search(query, types="observations", mode=mode, limit=DEPTH)
+        return [h.id for h in result.observations]
+
+    return run
+
+
+def shared_terms(conn: Any, query: str, relevant: Sequence[int]) -> list[str]:
+    """The query's FTS pieces (stemmed) found in any evidence: [] for a true paraphrase."""
+    sql = "SELECT 1 FROM observations_fts WHERE observations_fts MATCH ? AND rowid = ?"
+    pieces = fts.query_pieces(query)
+    return [p for p in pieces if any(conn.execute(sql, (p, r)).fetchone() for r in relevant)]
+
+
+def rankers_for(loaded: Loaded, embedders: Sequence[CachedEmbedder]) -> dict[str, Ranker]:
+    out: dict[str, Ranker] = {"bm25": engine_ranker(loaded, loaded.ranker, "fts", FusionParams())}
+    for embedder in embedders:
+        ranker = loaded.ranker if embedder is loaded.ranker.embedder else None
+        if ranker is None:
+            ranker = IndexRanker(embedder.name, embedder, None)
+            from workbench.recall import vectors
+
+            index = vectors.VectorIndex(embedder.name, embedder.dim, "flat")
+            ids = [
+                int(r[0]) for r in loaded.conn.execute("SELECT id FROM observations ORDER BY id")
+            ]
+            index.add(
+                ids, [vectors.text_hash(t) for t in loaded.texts], embedder.embed(loaded.texts)
+            )
+            ranker.index = index
+        label = embedder.name
+        out[f"vector {label}"] = engine_ranker(loaded, ranker, "vector", FusionParams())
+        out[f"hybrid bm25+{label}"] = engine_ranker(loaded, ranker, "hybrid", FusionParams())
+        out[f"hybrid rrf bm25+{label} (before)"] = engine_ranker(
+            loaded, ranker, "hybrid", FusionParams(method="rrf")
+        )
     return out
 
 
-def load_embedders(static_dirs: list[Path]) -> dict[str, Any]:
-    from workbench.recall.embed import MiniLMEmbedder, StaticEmbedder, static_model_dir
+def load_static(dirs: list[Path]) -> list[CachedEmbedder]:
+    from workbench.recall.embed import StaticEmbedder, static_model_dir
 
-    found: dict[str, Any] = {}
+    found = dirs or ([static_model_dir()] if static_model_dir().exists() else [])
+    out = []
+    for path in found:
+        probe = StaticEmbedder(path)
+        out.append(CachedEmbedder(f"static-{path.name}", probe.dim, lambda e=probe: e))
+    return out
+
+
+def throughput(texts: list[str], queries: list[str]) -> dict[str, float]:
+    """MiniLM speed on this machine (loads the model; 2 threads, as the service's indexer)."""
+    from workbench.recall.embed import MiniLMEmbedder
+
+    model = MiniLMEmbedder(threads=2)
+    model.embed(texts[:16])
     started = time.perf_counter()
-    found["minilm"] = MiniLMEmbedder(threads=2)
-    print(f"loaded minilm in {time.perf_counter() - started:.1f} s", file=sys.stderr)
-    dirs = static_dirs or ([static_model_dir()] if static_model_dir().exists() else [])
-    for path in dirs:
-        embedder = StaticEmbedder(path)
-        found[f"static[{path.name}, {embedder.dim}-d]"] = embedder
-    return found
-
-
-def embed_all(embedder: Any, texts: list[str]) -> tuple[Any, float]:
-    embedder.embed(texts[:16])  # warm up
-    started = time.perf_counter()
-    matrix = embedder.embed(texts)
-    return matrix, time.perf_counter() - started
-
-
-def query_latency_ms(embedder: Any, qs: Sequence[tuple[str, str, int]]) -> float:
+    model.embed(texts)
+    seconds = time.perf_counter() - started
     times = []
-    for _, query, _ in qs:
-        started = time.perf_counter()
-        embedder.embed([query])
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
+    for query in queries:
+        t0 = time.perf_counter()
+        model.embed([query])
+        times.append((time.perf_counter() - t0) * 1000)
+    return {
+        "texts_per_s": round(len(texts) / seconds, 1),
+        "embed_set_s": round(seconds, 3),
+        "query_ms_p50": round(statistics.median(times), 3),
+    }
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--distractors", type=int, default=450)
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--set", choices=SETS, action="append", help="default: both")
     parser.add_argument("--static", type=Path, action="append", default=[])
+    parser.add_argument("--throughput", action="store_true", help="also time MiniLM")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     args = parser.parse_args()
 
-    qs = queries()
+    model = minilm()
+    embedders = [model, *load_static(args.static)]
+    doc: dict[str, Any] = {"sets": {}}
     with tempfile.TemporaryDirectory() as tmp:
-        store = Store(Path(tmp) / "relevance.db")
-        texts = seed(store, args.distractors)
-        conn = store.conn
-
-        def bm25(query: str) -> list[int]:
-            return [
-                i for i, _ in fts.rank(conn, "observations", query, SearchFilters(), limit=DEPTH)
-            ]
-
-        rankers: dict[str, Ranker] = {"bm25": bm25}
-        throughput: dict[str, dict[str, float]] = {}
-        ids = list(range(1, len(texts) + 1))
-        vector_rankers: dict[str, Ranker] = {}
-        for name, embedder in load_embedders(args.static).items():
-            matrix, seconds = embed_all(embedder, texts)
-            index = vectors.VectorIndex(embedder.name, embedder.dim, "flat")
-            index.add(ids, [vectors.text_hash(t) for t in texts], matrix)
-            throughput[name] = {
-                "texts_per_s": round(len(texts) / seconds, 1),
-                "embed_set_s": round(seconds, 3),
-                "query_ms_p50": round(query_latency_ms(embedder, qs), 3),
-                "dim": embedder.dim,
+        for name in args.set or SETS:
+            loaded = load(name, Path(tmp), model)
+            results = {
+                label: evaluate(ranker, loaded.questions)
+                for label, ranker in rankers_for(loaded, embedders).items()
             }
-
-            def vector(query: str, e: Any = embedder, ix: Any = index) -> list[int]:
-                return [i for i, _ in ix.search(e.embed([query])[0], DEPTH)]
-
-            vector_rankers[name] = vector
-            rankers[f"vector {name}"] = vector
-
-            def hybrid(query: str, v: Ranker = vector) -> list[int]:
-                return [i for i, _ in rrf([("fts", bm25(query)), ("vec", v(query))])]
-
-            rankers[f"hybrid bm25+{name}"] = hybrid
-        if len(vector_rankers) > 1:
-
-            def hybrid_all(query: str) -> list[int]:
-                lists = [("fts", bm25(query))]
-                lists += [(n, v(query)) for n, v in vector_rankers.items()]
-                return [i for i, _ in rrf(lists)]
-
-            rankers["hybrid bm25+all vectors"] = hybrid_all
-        results = {name: evaluate(ranker, qs) for name, ranker in rankers.items()}
-        leaks = [q for kind, q, rel in qs if kind == "paraphrase" and shared_terms(conn, q, rel)]
-        store.close()
-
+            leaks = [
+                q.text
+                for q in loaded.questions
+                if q.cls == "paraphrase" and shared_terms(loaded.conn, q.text, q.relevant)
+            ]
+            doc["sets"][name] = {
+                "observations": len(loaded.texts),
+                "questions": len(loaded.questions),
+                "paraphrase_leaks": leaks,
+                "relevance": results,
+            }
+            if args.throughput and name == "coding":
+                doc["throughput"] = throughput(loaded.texts, [q.text for q in loaded.questions])
+            loaded.store.close()
+    for embedder in embedders:
+        embedder.save()
     if args.json:
-        doc = {"relevance": results, "embedders": throughput, "paraphrase_leaks": leaks}
         print(json.dumps(doc, indent=2))
         return
-    print(
-        f"labelled set: {len(texts)} observations, {len(qs)} queries "
-        f"({sum(1 for q in qs if q[0] == 'paraphrase')} paraphrases; sharing a stemmed term "
-        f"with their target: {len(leaks)} {leaks or ''})\n"
-    )
-    header = f"{'ranker':<44} {'kind':<11} {'n':>3} {'R@5':>6} {'R@10':>6} {'MRR':>6}"
-    print(header)
-    print("-" * len(header))
-    for name, by_kind in results.items():
-        for kind in ("all", "paraphrase", "keyword"):
-            m = by_kind.get(kind)
-            if m:
-                print(
-                    f"{name:<44} {kind:<11} {m['n']:>3} {m['recall@5']:>6.2f} "
-                    f"{m['recall@10']:>6.2f} {m['mrr']:>6.3f}"
-                )
-    print("\nembedder throughput (2 threads for MiniLM)")
-    for name, t in throughput.items():
+    for name, body in doc["sets"].items():
+        print_table(name, body)
+    if "throughput" in doc:
+        t = doc["throughput"]
         print(
-            f"  {name:<36} {t['texts_per_s']:>9.1f} texts/s  whole set {t['embed_set_s']:.2f} s"
-            f"  query p50 {t['query_ms_p50']:.2f} ms  ({t['dim']}-d)"
+            f"minilm (2 threads): {t['texts_per_s']} texts/s, coding set in {t['embed_set_s']} s,"
+            f" query p50 {t['query_ms_p50']} ms"
         )
+
+
+def print_table(name: str, body: dict[str, Any]) -> None:
+    classes = ("all", *CLASSES[name])
+    print(
+        f"\n== set {name}: {body['observations']} memories, {body['questions']} questions; "
+        f"paraphrases sharing a stemmed term with their evidence: {len(body['paraphrase_leaks'])}"
+        f" {body['paraphrase_leaks'] or ''}"
+    )
+    head = f"{'ranker':<38}" + "".join(f" | {c:^20}" for c in classes)
+    sub = f"{'':<38}" + "".join(f" | {'R@5':>6}{'R@10':>7}{'MRR':>7}" for _ in classes)
+    counts = f"{'(questions)':<38}" + "".join(
+        f" | {next(iter(body['relevance'].values()))[c]['n']:>20}" for c in classes
+    )
+    print(head)
+    print(sub)
+    print(counts)
+    print("-" * len(sub))
+    for label, by_class in body["relevance"].items():
+        cells = "".join(
+            f" | {by_class[c]['recall@5']:>6.2f}{by_class[c]['recall@10']:>7.2f}"
+            f"{by_class[c]['mrr']:>7.3f}"
+            for c in classes
+        )
+        print(f"{label:<38}{cells}")
 
 
 if __name__ == "__main__":

@@ -283,9 +283,17 @@ def test_hybrid_fuses_both_rankers(seeded: tuple[Store, Seeded], labels: Seeded)
     assert result.degraded is None
     top = result.observations[0]
     assert top.id == labels.ids["docker-slim"]
-    assert set(top.ranks) == {"fts", "keywords"}
-    assert top.score == pytest.approx(1 / 61 + 1 / 61)
-    assert ranker.calls == [None]  # unfiltered → no allowed set
+    assert top.ranks == {"fts": 1, "keywords": 1}
+    assert top.rankers == ["fts", "vector"]
+    # Weighted fusion (defaults): 0.2 · BM25 1st of its list (1.0) × its share of the query
+    # (all three words: 1.0) + 0.8 · the ranker's similarity (2 title words: image, size).
+    assert top.score == pytest.approx(0.2 * 1.0 * 1.0 + 0.8 * 2.0)
+    assert ranker.calls[0] is None  # unfiltered → no allowed set
+    # then, once, the similarity of just the full-text hits it did not list
+    listed = {i for i, _ in ranker.rank("docker image size", 100, None)}
+    assert len(ranker.calls) == 3  # (+ the call just above)
+    assert ranker.calls[1]
+    assert not set(ranker.calls[1]) & listed
 
 
 def test_vector_mode_and_allowed_ids(seeded: tuple[Store, Seeded], labels: Seeded) -> None:

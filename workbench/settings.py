@@ -25,7 +25,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, PrivateAttr, SecretStr, ValidationError, field_validator
+from pydantic import (
+    Field,
+    PrivateAttr,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     NoDecode,
@@ -117,6 +124,9 @@ class Settings(BaseSettings):
     prompt_injection: bool = False
     prompt_injection_min_chars: int = Field(default=20, ge=1, le=4000)
     prompt_injection_count: int = Field(default=3, ge=1, le=20)
+    # Vector hits below this cosine are not injected (chosen from data: bench/relevance_cv.py
+    # keeps 95% of the relevant top-3 hits of one relevance set, checked on the other).
+    prompt_injection_min_similarity: float = Field(default=0.30, ge=0.0, le=1.0)
     # File history before Read (the PreToolUse hook reads file_context_min_bytes itself).
     file_context_min_bytes: int = Field(default=1500, ge=0)
     file_context_max: int = Field(default=15, ge=1, le=50)
@@ -126,6 +136,15 @@ class Settings(BaseSettings):
     # and ~30x faster to query at 100k (bench/search_vectors.py).
     embedder: Literal["minilm", "static", "none"] = "minilm"
     vector_index: Literal["flat", "hnsw"] = "flat"
+    # Hybrid search fusion (workbench/recall/fusion.py). ``weighted``: w_fts · BM25 (max-
+    # normalised, times the share of the query it matches) + w_vector · cosine, where a BM25
+    # hit matching less than ``search_fts_gate`` of the query counts for nothing. Defaults
+    # chosen by cross-validation over two relevance sets (bench/relevance_cv.py); ``rrf`` is
+    # the old reciprocal-rank fusion, kept to compare.
+    search_fusion: Literal["weighted", "rrf"] = "weighted"
+    search_fts_weight: float = Field(default=0.2, ge=0.0, le=1.0)
+    search_vector_weight: float = Field(default=0.8, ge=0.0, le=1.0)
+    search_fts_gate: float = Field(default=0.4, ge=0.0, le=1.0)
 
     _load_warnings: list[str] = PrivateAttr(default_factory=list)
     _capture_paused: str | None = PrivateAttr(default=None)
@@ -169,6 +188,18 @@ class Settings(BaseSettings):
         if port is None:
             raise ValueError(f"port {value!r} is not an integer from 1 to 65535")
         return port
+
+    @field_validator("search_vector_weight")
+    @classmethod
+    def _some_weight(cls, value: float, info: ValidationInfo) -> float:
+        """Two zero weights would give every hybrid hit the score 0: refuse with the fix."""
+        if value == 0 and info.data.get("search_fts_weight") == 0:
+            raise ValueError(
+                "search_fts_weight and search_vector_weight are both 0, so hybrid search "
+                "could not rank anything; set at least one above 0 (defaults 0.2 and 0.8), "
+                "or search with mode=fts or mode=vector"
+            )
+        return value
 
     @field_validator("excluded_projects", "skipped_tools", mode="before")
     @classmethod

@@ -125,6 +125,7 @@ def prompt(
         content_session_id=session,
         count=settings.prompt_injection_count,
         min_chars=settings.prompt_injection_min_chars,
+        min_similarity=settings.prompt_injection_min_similarity,
     )
     injection = render_prompt_context(matches)
     if injection.items:

@@ -2,7 +2,8 @@
 
 - ``GET /api/search`` answers with the compact text index by default (about 20–40 tokens per
   hit) and with ``{"observations", "sessions", "prompts", "totalResults", "query", "mode",
-  "degraded"}`` for ``format=json``.
+  "degraded"}`` for ``format=json``. Each hit carries ``rankers`` (``["fts"]``, ``["vector"]``
+  or ``["fts", "vector"]``: which rankers found it) and ``ranks`` (each one's rank).
 - ``GET /api/timeline`` answers ``{"anchor", "items"}`` (JSON by default; ``format=text``).
 
 Array parameters accept csv or repeated keys (``obs_type=bugfix,feature`` is

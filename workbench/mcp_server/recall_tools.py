@@ -46,7 +46,8 @@ WORKFLOW = """\
 How to recall from workbench memory (3 layers; each step costs more tokens than the last):
 
 1. search(query=..., and/or filters) -> a compact index: one line per hit with its id, time,
-   type, title and a token estimate (~50-100 tokens per hit). Start here. Narrow with project,
+   type, title and a token estimate (~50-100 tokens per hit); in hybrid mode, [fts],
+   [vector] or [fts+vector] says which rankers found it. Start here. Narrow with project,
    obs_type, concepts, files, dateStart/dateEnd; page with limit/offset; orderBy date_desc for
    "what happened recently".
 2. timeline(anchor=<id from the index>) -> what happened just before and after that hit
@@ -238,7 +239,8 @@ def register(server: MCPServer, client: ServiceBackend) -> None:
             search,
             "Search workbench memory (earlier sessions' observations, prompts and session "
             "summaries). Returns a compact index, one line per hit (id, time, type, title, "
-            "~tokens), about 50-100 tokens per hit, not the full records. Layer 1 of 3: then "
+            "~tokens; in hybrid mode [fts], [vector] or [fts+vector]: which rankers found "
+            "it), about 50-100 tokens per hit, not the full records. Layer 1 of 3: then "
             "use timeline around a promising id and get_observations for the few ids you "
             "need. Give a query, filters, or both.",
             READ_ONLY,

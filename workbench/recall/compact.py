@@ -39,12 +39,17 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def ref_line(ref: RecordRef, *, marker: str = "") -> str:
-    """``#123  2026-12-01 14:30  bugfix  Title  (~180 tokens)``."""
+def ref_line(ref: RecordRef, *, marker: str = "", rankers: list[str] | None = None) -> str:
+    """``#123  2026-12-01 14:30  bugfix  Title  (~180 tokens)``.
+
+    With ``rankers`` (hybrid search), ``[fts+vector]`` before the token estimate says which
+    rankers found the hit.
+    """
     ident = f"{_PREFIX[ref.kind]}{ref.id}"
+    found = f"  [{'+'.join(rankers)}]" if rankers else ""
     return (
         f"{marker}{ident}  {when(ref.created_at_epoch)}  {ref.type}  {one_line(ref.title)}"
-        f"  (~{ref.tokens} tokens)"
+        f"{found}  (~{ref.tokens} tokens)"
     )
 
 
@@ -74,7 +79,10 @@ def search_index(result: SearchResult) -> str:
         if group:
             lines.append("")
             lines.append(f"{heading}:")
-            lines.extend(ref_line(hit) for hit in group)
+            # Trigger: hybrid search. Why: only there do two rankers compete, so which one
+            # found a hit says how to read it. Outcome: [fts], [vector] or [fts+vector].
+            hybrid = result.mode == "hybrid"
+            lines.extend(ref_line(hit, rankers=hit.rankers if hybrid else None) for hit in group)
     lines.append("")
     lines.append(NEXT_STEPS)
     return "\n".join(lines) + "\n"

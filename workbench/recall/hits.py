@@ -61,6 +61,8 @@ class RecordRef(BaseModel):
 class SearchHit(RecordRef):
     score: float
     ranks: dict[str, int] = Field(default_factory=dict)  # ranker name -> 1-based rank
+    # Which rankers found this hit: "fts" (BM25) and/or "vector" (whatever the model).
+    rankers: list[str] = Field(default_factory=list)
 
 
 class TimelineItem(RecordRef):

@@ -6,6 +6,10 @@ of the agent that the user did not ask for. When on, the hook sends the redacted
 
 - observations of this very session (they are already in the agent's context), and
 - observations this session was already given on an earlier prompt (the ledger knows),
+- observations less similar than ``prompt_injection_min_similarity`` (cosine): the nearest
+  memories of a prompt about something new are still "nearest", and injecting them costs
+  tokens and distracts (the default floor comes from the relevance sets, see
+  ``bench/relevance_cv.py``),
 
 and keeps ``prompt_injection_count`` of them. Without a usable vector ranker it returns
 nothing, silently: matching a whole prompt by full text mostly finds its common words.
@@ -40,8 +44,12 @@ def related(
     content_session_id: str | None,
     count: int,
     min_chars: int,
+    min_similarity: float = 0.0,
 ) -> list[Observation]:
-    """The ``count`` observations nearest in meaning to ``query``, best first (maybe none)."""
+    """The ``count`` observations nearest in meaning to ``query``, best first (maybe none).
+
+    Only hits whose cosine similarity is at least ``min_similarity`` qualify.
+    """
     text = query.strip()[:MAX_QUERY_CHARS]
     if len(text) < min_chars or ranker is None or count <= 0:
         return []
@@ -65,6 +73,7 @@ def related(
         hit.id
         for hit in result.observations
         if hit.id not in seen
+        and hit.score >= min_similarity  # mode=vector: the score is the cosine
         and (content_session_id is None or hit.content_session_id != content_session_id)
     ][:count]
     by_id = {o.id: o for o in obs_store.get_many(conn, ids)}

@@ -1,12 +1,15 @@
-"""Hybrid search: BM25 and a vector ranker fused by reciprocal rank, over one set of filters.
+"""Hybrid search: BM25 and a vector ranker fused by weighted scores, over one set of filters.
 
 Layer 1 of the 3-layer workflow (search → timeline → fetch): a search returns a compact index
-of hits (id, type, title, time, score, token estimate), never full records.
+of hits (id, type, title, time, score, token estimate, the rankers that found it), never full
+records.
 
-- ``mode="hybrid"`` (default): reciprocal-rank fusion (k=60) of the BM25 list and the vector
-  list. Without a usable vector ranker it degrades to full text and says why in ``degraded``;
-  it never fails for that reason. ``"fts"`` and ``"vector"`` run one ranker, so a user can
-  compare them; ``"vector"`` without a ranker is an error that says why.
+- ``mode="hybrid"`` (default): weighted, score-aware fusion of the BM25 list and the vector
+  list with a BM25 confidence gate (``workbench/recall/fusion.py``; ``search_fusion="rrf"``
+  keeps reciprocal rank to compare). Without a usable vector ranker it degrades to full text
+  and says why in ``degraded``; it never fails for that reason. ``"fts"`` and ``"vector"``
+  run one ranker, so a user can compare them; ``"vector"`` without a ranker is an error that
+  says why.
 - Both rankers honour the same ``SearchFilters``: BM25 through SQL, the vector ranker through
   the set of allowed observation ids (``None`` when unfiltered).
 - Only observations have vectors: session summaries and prompts are always ranked by BM25.
@@ -19,14 +22,15 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
 from workbench.errors import InvalidInput
-from workbench.recall import fts, hits
+from workbench.recall import fts, fusion, hits
 from workbench.recall.filters import Kind, SearchFilters, coerce_list
+from workbench.recall.fusion import RRF_K, rrf  # noqa: F401  (re-exported: tests, bench)
 from workbench.recall.hits import SearchHit
 
 log = logging.getLogger("workbench.recall")
@@ -36,7 +40,6 @@ OrderBy = Literal["relevance", "date_desc", "date_asc"]
 KINDS: tuple[Kind, ...] = ("observations", "sessions", "prompts")
 MODES: tuple[str, ...] = ("hybrid", "fts", "vector")
 ORDERS: tuple[str, ...] = ("relevance", "date_desc", "date_asc")
-RRF_K = 60
 MAX_LIMIT = 100
 # Deeper pages of a ranked search are noise, and the ranking depth grows with offset + limit:
 # a bound keeps one request from asking the rankers for millions of candidates.
@@ -64,7 +67,11 @@ class VectorRanker(Protocol):
 
     def rank(
         self, query: str, k: int, allowed_ids: Sequence[int] | None
-    ) -> list[tuple[int, float]]: ...  # observation ids, best first
+    ) -> list[tuple[int, float]]: ...  # (observation id, cosine), best first
+
+    # With ``allowed_ids``, every allowed id the index holds (up to k) comes back: hybrid asks
+    # for the full-text hits' similarities this way, and reads an absent id as "not embedded
+    # yet".
 
 
 class SearchResult(BaseModel):
@@ -109,15 +116,6 @@ def parse_types(value: Any) -> tuple[Kind, ...]:
         )
     chosen = {_KIND_ALIASES[t.lower()] for t in wanted}
     return tuple(k for k in KINDS if k in chosen)
-
-
-def rrf(lists: Iterable[tuple[str, Sequence[int]]], k: int = RRF_K) -> list[tuple[int, float]]:
-    """Reciprocal-rank fusion: score(id) = Σ 1 / (k + rank) over the lists it appears in."""
-    scores: dict[int, float] = {}
-    for _, ids in lists:
-        for position, item in enumerate(ids, start=1):
-            scores[item] = scores.get(item, 0.0) + 1.0 / (k + position)
-    return sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))
 
 
 class SearchEngine:
@@ -264,8 +262,34 @@ class SearchEngine:
         text = fts.rank(self.conn, "observations", query, filters, limit=fusion_depth)
         for n, (i, _) in enumerate(text, start=1):
             ranks.setdefault(i, {})["fts"] = n
-        fused = rrf([("fts", [i for i, _ in text]), (name, [i for i, _ in vector])])
+        params = fusion.FusionParams.from_settings(self.settings)
+        if params.method == "rrf":
+            fused = fusion.rrf([("fts", [i for i, _ in text]), (name, [i for i, _ in vector])])
+            return fused[:depth], ranks
+        cover = fusion.coverage(self.conn, "observations", query, [i for i, _ in text])
+        seen = {i for i, _ in vector}
+        beyond = [i for i, _ in text if i not in seen]
+        cosines = self._cosines_of(query, beyond)
+        unembedded = set() if cosines is None else set(beyond) - cosines.keys()
+        fused = fusion.weighted(text, vector, cover, params, cosines=cosines, unembedded=unembedded)
         return fused[:depth], ranks
+
+    def _cosines_of(self, query: str, ids: list[int]) -> dict[int, float] | None:
+        """The vector ranker's similarity for just ``ids`` (absent: not embedded yet).
+
+        None when the ranker failed: then nothing is known about them, and they keep their
+        full-text part only.
+        """
+        if not ids:
+            return {}
+        assert self.ranker is not None
+        try:
+            ranked = self.ranker.rank(query, len(ids), ids)
+        except Exception:
+            log.exception("vector ranker %s failed to score full-text hits", self.ranker.name)
+            return None
+        wanted = set(ids)
+        return {int(i): float(c) for i, c in ranked if int(i) in wanted}
 
     def _vector_rank(
         self, query: str, filters: SearchFilters, k: int
@@ -317,7 +341,10 @@ class SearchEngine:
         return [
             # model_construct: the fields come straight from our own rows (validated on write).
             SearchHit.model_construct(
-                **rows[i], score=float(f"{score:.6g}"), ranks=ranks.get(i, {})
+                **rows[i],
+                score=float(f"{score:.6g}"),
+                ranks=ranks.get(i, {}),
+                rankers=rankers_of(ranks.get(i, {})),
             )
             for i, score in page
             if i in rows  # a vector index may know ids deleted since it was built
@@ -336,6 +363,16 @@ class SearchEngine:
         from workbench.recall.timeline import build
 
         return build(self, anchor, query, depth_before, depth_after, project)
+
+
+def rankers_of(ranks: dict[str, int]) -> list[str]:
+    """``["fts"]``, ``["vector"]`` or ``["fts", "vector"]``: who found a hit, by kind of ranker.
+
+    ``ranks`` is keyed by ranker name (``fts``, or the model's: ``minilm``, ``static``…); the
+    public field names the kind, so clients need not know which model the service runs.
+    """
+    found = ["fts"] if "fts" in ranks else []
+    return found + (["vector"] if any(name != "fts" for name in ranks) else [])
 
 
 def _choice(value: str, param: str, allowed: Sequence[str], example: str) -> str:

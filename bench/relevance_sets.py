@@ -1,0 +1,192 @@
+"""The two relevance sets, stored and indexed the way the service does it, for the benches.
+
+- ``coding``: ``bench/relevance_set.py`` (observations of coding work; paraphrase / keyword
+  queries, one relevant observation each);
+- ``conversations``: ``bench/relevance_set_conversations.py`` (one memory per turn of 16
+  sessions; single-hop / multi-hop / temporal / paraphrase questions with evidence turns).
+
+``load(name, tmp, embedder)`` writes a set into a real SQLite store (FTS5 by its triggers),
+embeds it into a real FAISS index and returns a ``Loaded`` with a ``VectorRanker`` over it, so
+``SearchEngine`` runs exactly as in the service. Embeddings are cached on disk by text hash
+(``CachedEmbedder``): the model is loaded only when a text is new, so a second run of a bench
+costs seconds, not minutes of a shared CPU.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench import relevance_set, relevance_set_conversations  # noqa: E402
+from workbench.models import ObservationDraft  # noqa: E402
+from workbench.recall import vectors  # noqa: E402
+from workbench.store import observations as store_obs  # noqa: E402
+from workbench.store.database import Store  # noqa: E402
+from workbench.store.db import atomic  # noqa: E402
+
+SETS = ("coding", "conversations")
+CLASSES = {
+    "coding": ("paraphrase", "keyword"),
+    "conversations": relevance_set_conversations.CLASSES,
+}
+CACHE_DIR = Path(tempfile.gettempdir()) / "workbench-bench-embeddings"
+
+
+@dataclass(frozen=True)
+class Question:
+    cls: str
+    text: str
+    relevant: tuple[int, ...]  # observation ids
+
+
+class CachedEmbedder:
+    """An embedder whose vectors are cached on disk by text hash; the model loads on a miss."""
+
+    def __init__(self, name: str, dim: int, load: Callable[[], Any]) -> None:
+        self.name = name
+        self.dim = dim
+        self._load = load
+        self._model: Any = None
+        self.path = CACHE_DIR / f"{name}.npz"
+        self._cache: dict[str, Any] = {}
+        self.embedded = 0  # texts that reached the model in this process
+        self.seconds = 0.0
+        if self.path.exists():
+            import numpy as np
+
+            with np.load(self.path) as data:
+                self._cache = dict(zip(data["hashes"].tolist(), data["vectors"], strict=True))
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        import numpy as np
+
+        keys = [vectors.text_hash(t) for t in texts]
+        missing = list(
+            dict.fromkeys(t for t, k in zip(texts, keys, strict=True) if k not in self._cache)
+        )
+        if missing:
+            if self._model is None:
+                started = time.perf_counter()
+                self._model = self._load()
+                print(
+                    f"loaded {self.name} in {time.perf_counter() - started:.1f} s", file=sys.stderr
+                )
+            started = time.perf_counter()
+            matrix = self._model.embed(missing)
+            self.seconds += time.perf_counter() - started
+            self.embedded += len(missing)
+            for text, vector in zip(missing, matrix, strict=True):
+                self._cache[vectors.text_hash(text)] = np.asarray(vector, dtype=np.float32)
+        return np.stack([self._cache[k] for k in keys]).astype(np.float32)
+
+    def save(self) -> None:
+        import numpy as np
+
+        if not self.embedded:
+            return
+        CACHE_DIR.mkdir(parents=True, exist_ok=True)
+        hashes = list(self._cache)
+        tmp = self.path.with_suffix(".tmp.npz")
+        np.savez(tmp, hashes=np.asarray(hashes), vectors=np.stack([self._cache[h] for h in hashes]))
+        tmp.replace(self.path)
+
+
+def minilm() -> CachedEmbedder:
+    from workbench.recall.embed import MiniLMEmbedder
+
+    return CachedEmbedder("minilm-l6-v2", 384, lambda: MiniLMEmbedder(threads=2))
+
+
+class IndexRanker:
+    """``VectorRanker`` over a FAISS index and a (cached) embedder, as the service's."""
+
+    def __init__(self, name: str, embedder: Any, index: Any) -> None:
+        self.name = name
+        self.embedder = embedder
+        self.index = index
+
+    def available(self) -> bool:
+        return True
+
+    def rank(
+        self, query: str, k: int, allowed_ids: Sequence[int] | None
+    ) -> list[tuple[int, float]]:
+        return self.index.search(self.embedder.embed([query])[0], k, allowed_ids)
+
+
+@dataclass
+class Loaded:
+    name: str
+    store: Store
+    questions: list[Question]
+    ranker: IndexRanker
+    texts: list[str] = field(default_factory=list)
+
+    @property
+    def conn(self) -> Any:
+        return self.store.conn
+
+
+def _drafts(
+    name: str,
+) -> tuple[list[tuple[ObservationDraft, str, int | None]], list[tuple[str, str, tuple[int, ...]]]]:
+    """``(draft, session id, created ms)`` in storage order, and questions by storage index."""
+    if name == "coding":
+        items = [
+            (
+                ObservationDraft(
+                    type=i.type,
+                    title=i.title,
+                    narrative=i.narrative,
+                    facts=i.facts,
+                    concepts=i.concepts,
+                ),
+                "bench",
+                None,
+            )
+            for i in relevance_set.observations()
+        ]
+        qs = [(kind, text, (number - 1,)) for kind, text, number in relevance_set.queries()]
+        return items, qs
+    conv = relevance_set_conversations.build()
+    items = [
+        (
+            ObservationDraft(type="discovery", title=turn.text),
+            f"conv-{turn.session:02d}",
+            conv.session_ms(turn.session) + n * 60_000,
+        )
+        for n, turn in enumerate(conv.turns)
+    ]
+    return items, [(q.cls, q.text, q.evidence) for q in conv.questions]
+
+
+def load(name: str, tmp: Path, embedder: Any) -> Loaded:
+    """Store, index and wrap one set (``name`` in SETS) under ``tmp``."""
+    items, qs = _drafts(name)
+    store = Store(tmp / f"{name}.db")
+    ids: list[int] = []
+    with atomic(store.conn):
+        for draft, session, created in items:
+            oid, created_new = store_obs.insert(
+                store.conn, draft, content_session_id=session, project=name, created_ms=created
+            )
+            assert created_new, f"duplicate memory in the {name} set: {draft.title!r}"
+            ids.append(oid)
+    rows = store.conn.execute(
+        "SELECT id, title, subtitle, narrative, facts, concepts FROM observations ORDER BY id"
+    ).fetchall()
+    texts = [vectors.embed_text(r) for r in rows]
+    index = vectors.VectorIndex(embedder.name, embedder.dim, "flat")
+    matrix = embedder.embed(texts)
+    index.add([int(r["id"]) for r in rows], [vectors.text_hash(t) for t in texts], matrix)
+    questions = [Question(cls, text, tuple(ids[i] for i in ev)) for cls, text, ev in qs]
+    return Loaded(name, store, questions, IndexRanker("minilm", embedder, index), texts)

@@ -1,0 +1,243 @@
+"""Fusing the full-text and vector rankings: weighted, score-aware, with a BM25 confidence gate.
+
+Why not reciprocal-rank fusion (RRF, still here as ``method="rrf"`` to compare): RRF sees ranks
+only, so the 1st of a weak list counts as much as the 1st of a strong one. BM25 over an OR of
+the query's words always has a 1st, even when it matched one common word of five; on the
+coding set that outvoted strong semantic hits and hybrid fell to R@10 0.61 while vectors alone
+reached 0.86 (issue 10).
+
+Weighted fusion scores each candidate ``d``:
+
+    fused(d) = w_fts · t(d) + w_vec · v(d)
+
+- ``v(d)``: the cosine similarity (clipped at 0), an absolute measure: a weak semantic match
+  stays weak whatever its rank;
+- ``t(d) = bm25(d) / max bm25 · coverage(d)``, where ``coverage(d)`` is the share of the
+  query's information (the IDF of its pieces: BM25's own weights) that ``d`` matches. An
+  OR-match on one common word has a coverage near 0; a document with every rare word of the
+  query has 1;
+- the gate: when ``coverage(d) < gate`` a full-text hit contributes nothing; such hits are
+  kept, after every scored one, in BM25 order (fusion never drops what a ranker found);
+- a full-text hit beyond the vector list gets its real cosine (the engine asks the ranker for
+  just those ids), and one the index does not hold yet (saved since the last embedding) gets
+  its full-text part with both weights, so a new memory is found by its words at once.
+
+Ties break on the best rank either ranker gave, then on id, so equal scores keep one order.
+The defaults (``workbench.settings``: ``search_fts_weight``, ``search_vector_weight``,
+``search_fts_gate``) were chosen by cross-validation over the two relevance sets of
+``bench/relevance.py`` (5-fold by question: four folds of five chose 0.2 / 0.8 / 0.4, the fifth
+a gate of 0.3; leave one set out: chosen on the conversations, it equals vectors alone on the
+coding set, where BM25 finds no paraphrase). ``bench/relevance_cv.py`` prints the choice and
+its held-out scores. Min-max-normalised cosine was tried too and lost to the plain cosine.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+import threading
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from workbench.recall import fts
+from workbench.recall.filters import Kind
+
+Method = Literal["weighted", "rrf"]
+RRF_K = 60
+# Chosen by bench/relevance_cv.py (the settings' defaults repeat them).
+DEFAULT_FTS_WEIGHT = 0.2
+DEFAULT_VECTOR_WEIGHT = 0.8
+DEFAULT_FTS_GATE = 0.4
+
+
+@dataclass(frozen=True)
+class FusionParams:
+    """How to fuse: the method, the per-ranker weights, and the BM25 coverage gate."""
+
+    method: Method = "weighted"
+    fts_weight: float = DEFAULT_FTS_WEIGHT
+    vector_weight: float = DEFAULT_VECTOR_WEIGHT
+    fts_gate: float = DEFAULT_FTS_GATE
+    vector_norm: Literal["cosine", "minmax"] = "cosine"
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> FusionParams:
+        """The settings' fusion fields (the defaults when ``settings`` is None or lacks them)."""
+        base = cls()
+        return cls(
+            method=getattr(settings, "search_fusion", base.method),
+            fts_weight=float(getattr(settings, "search_fts_weight", base.fts_weight)),
+            vector_weight=float(getattr(settings, "search_vector_weight", base.vector_weight)),
+            fts_gate=float(getattr(settings, "search_fts_gate", base.fts_gate)),
+        )
+
+
+def rrf(lists: Iterable[tuple[str, Sequence[int]]], k: int = RRF_K) -> list[tuple[int, float]]:
+    """Reciprocal-rank fusion: score(id) = Σ 1 / (k + rank) over the lists it appears in."""
+    scores: dict[int, float] = {}
+    for _, ids in lists:
+        for position, item in enumerate(ids, start=1):
+            scores[item] = scores.get(item, 0.0) + 1.0 / (k + position)
+    return sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))
+
+
+def weighted(
+    text: Sequence[tuple[int, float]],
+    vector: Sequence[tuple[int, float]],
+    coverage: Mapping[int, float],
+    params: FusionParams,
+    *,
+    cosines: Mapping[int, float] | None = None,
+    unembedded: Collection[int] = (),
+) -> list[tuple[int, float]]:
+    """Fuse BM25 ``(id, score)`` and vector ``(id, cosine)`` lists (each best first).
+
+    ``coverage`` maps a full-text hit to the share of the query it matches (missing: 1.0).
+    ``cosines``: the similarity of full-text hits beyond the vector list (asked of the ranker
+    for just those ids), so both halves of their score are real. ``unembedded``: full-text
+    hits the vector index does not hold yet (new since the last embedding); with no vector to
+    weigh, their full-text part counts with both weights, so a memory saved a second ago
+    still ranks by its words. Returns ``(id, fused score)`` best first; gated full-text-only
+    hits come last with 0.0.
+    """
+    top = max((s for _, s in text), default=0.0)
+    best_rank: dict[int, int] = {}
+    scores: dict[int, float] = {}
+    gated_bm25: dict[int, float] = {}
+    alone = params.fts_weight + params.vector_weight
+    for position, (item, score) in enumerate(text, start=1):
+        best_rank[item] = position
+        cover = coverage.get(item, 1.0)
+        if cover < params.fts_gate or top <= 0:
+            gated_bm25[item] = score
+            scores[item] = 0.0
+            continue
+        weight = alone if item in unembedded else params.fts_weight
+        scores[item] = weight * (score / top) * cover
+    for item, cosine in (cosines or {}).items():
+        if item in scores and item not in unembedded:
+            scores[item] += params.vector_weight * max(cosine, 0.0)
+    low = min((c for _, c in vector), default=0.0)
+    high = max((c for _, c in vector), default=0.0)
+    for position, (item, cosine) in enumerate(vector, start=1):
+        best_rank[item] = min(best_rank.get(item, position), position)
+        if params.vector_norm == "minmax":
+            value = (cosine - low) / (high - low) if high > low else 1.0
+        else:
+            value = max(cosine, 0.0)
+        scores[item] = scores.get(item, 0.0) + params.vector_weight * value
+    scored = [(i, s) for i, s in scores.items() if s > 0]
+    scored.sort(key=lambda pair: (-pair[1], best_rank[pair[0]], pair[0]))
+    rest = [i for i, s in scores.items() if s <= 0]
+    # Trigger: a hit no ranker vouches for (gated BM25 only, or a cosine ≤ 0).
+    # Why: fusion must not lose what a part found. Outcome: last, in BM25 then rank order.
+    rest.sort(key=lambda i: (-gated_bm25.get(i, 0.0), best_rank[i], i))
+    return scored + [(i, 0.0) for i in rest]
+
+
+def fuse(
+    text: Sequence[tuple[int, float]],
+    vector: Sequence[tuple[int, float]],
+    coverage: Mapping[int, float],
+    params: FusionParams,
+    *,
+    cosines: Mapping[int, float] | None = None,
+    unembedded: Collection[int] = (),
+) -> list[tuple[int, float]]:
+    """Fuse with ``params.method`` (``weighted`` by default, ``rrf`` to compare)."""
+    if params.method == "rrf":
+        return rrf([("fts", [i for i, _ in text]), ("vector", [i for i, _ in vector])])
+    return weighted(text, vector, coverage, params, cosines=cosines, unembedded=unembedded)
+
+
+# ----- coverage: how much of the query a full-text hit matches --------------------------------
+def idf(rows: int, df: int) -> float:
+    """BM25's inverse document frequency (FTS5's formula, floored just above 0)."""
+    return max(math.log((rows - df + 0.5) / (df + 0.5)), 1e-6)
+
+
+def coverage(
+    conn: sqlite3.Connection, kind: Kind, query: str, ids: Sequence[int]
+) -> dict[int, float]:
+    """``id -> share of the query's IDF`` that each full-text hit in ``ids`` matches.
+
+    The pieces' document frequencies come from the cached counts the BM25 tiers already
+    took. Which pieces each hit matches is asked of a scratch FTS5 table (in memory, same
+    columns and tokenizer as the real one) holding only the candidates' text: matching a
+    common piece in the real index walks its whole doclist (~16 ms a query at 100k rows),
+    while the scratch table of ≤100 rows answers in microseconds. A piece found in no row
+    still counts (with the highest IDF): the query asked for something the memory lacks, so
+    a hit on its other words is a weak one.
+    """
+    pieces = fts.query_pieces(query)
+    unique = list(dict.fromkeys(int(i) for i in ids))
+    if not pieces or not unique:
+        return {}
+    fts_table, table, _ = fts._TABLES[kind]
+    rows = int(conn.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0])
+    cap = max(fts.COMMON_DF, int(rows * fts.UBIQUITOUS)) + 1  # the tiers' cap: cache hits
+    weights = {p: fts.doc_frequency(conn, kind, p, cap) for p in pieces}
+    idfs = {p: idf(max(rows, df), df) for p, df in weights.items()}
+    total = sum(idfs.values())
+    matched: dict[int, float] = dict.fromkeys(unique, 0.0)
+    live = [p for p in pieces if weights[p] > 0]
+    if not live:
+        return matched
+    scratch, name = _scratch(conn, fts_table)
+    columns = ", ".join(_columns(conn, fts_table))  # external content: the table's own names
+    texts: list[tuple[Any, ...]] = []
+    for start in range(0, len(unique), 500):  # SQLite caps host parameters
+        chunk = unique[start : start + 500]
+        sql = f"SELECT id, {columns} FROM {table} WHERE id IN ({', '.join('?' * len(chunk))})"
+        texts.extend(tuple(r) for r in conn.execute(sql, chunk))
+    marks = ", ".join("?" * (len(texts[0]) if texts else 1))
+    # One transaction: FTS5 flushes a segment per commit, and autocommit would make 100.
+    scratch.execute("BEGIN")
+    try:
+        scratch.execute(f"INSERT INTO {name} ({name}) VALUES ('delete-all')")
+        scratch.executemany(f"INSERT INTO {name} (rowid, {columns}) VALUES ({marks})", texts)
+        for piece in live:
+            for (rowid,) in scratch.execute(
+                f"SELECT rowid FROM {name} WHERE {name} MATCH ?", (piece,)
+            ):
+                matched[int(rowid)] += idfs[piece]
+    finally:
+        scratch.execute("ROLLBACK")  # the scratch table is empty again
+    return {i: w / total for i, w in matched.items()}
+
+
+_local = threading.local()
+_TOKENIZE = re.compile(r"tokenize\s*=\s*'((?:[^']|'')*)'", re.IGNORECASE)
+
+
+def _columns(conn: sqlite3.Connection, fts_table: str) -> list[str]:
+    return [str(r[1]) for r in conn.execute(f"PRAGMA table_info({fts_table})")]
+
+
+def _scratch(conn: sqlite3.Connection, fts_table: str) -> tuple[sqlite3.Connection, str]:
+    """This thread's in-memory database and its copy of ``fts_table``'s shape (made once).
+
+    Contentless (``content=''``): it only answers which rows match, which is all we ask.
+    """
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (fts_table,)).fetchone()
+    found = _TOKENIZE.search(str(row[0]) if row else "")
+    tokenize = found.group(1).replace("''", "'") if found else "porter unicode61"
+    columns = _columns(conn, fts_table)
+    key = (fts_table, tuple(columns), tokenize)
+    made: dict[tuple[str, tuple[str, ...], str], str] = getattr(_local, "made", {})
+    scratch: sqlite3.Connection | None = getattr(_local, "conn", None)
+    if scratch is None:
+        scratch = sqlite3.connect(":memory:", isolation_level=None)
+        _local.conn, _local.made, made = scratch, {}, {}
+    if key not in made:
+        name = f"scratch_{len(made)}"
+        quoted = tokenize.replace("'", "''")
+        scratch.execute(
+            f"CREATE VIRTUAL TABLE {name} USING fts5({', '.join(columns)}, content='',"
+            f" tokenize='{quoted}')"
+        )
+        made[key] = name
+        _local.made = made
+    return scratch, made[key]
