@@ -9,6 +9,9 @@ Pragmas (set on every connection):
 - ``busy_timeout=10000``: a reader's checkpoint or a second connection waits instead of failing
   with "database is locked".
 - ``foreign_keys=ON``: SQLite leaves them off by default; our rows reference sessions.
+
+Functions (registered on every connection): ``wb_split_identifiers``, which the FTS triggers
+call to index CamelCase words by their parts too (``store.identifiers``).
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from workbench.store import identifiers
 
 BUSY_TIMEOUT_MS = 10_000
 _savepoints = itertools.count(1)
@@ -65,6 +70,9 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
     assert isinstance(conn, Connection)
     conn.write_lock = _lock_for(path)
     conn.row_factory = sqlite3.Row
+    conn.create_function(
+        identifiers.SQL_FUNCTION, 1, identifiers.split_identifiers, deterministic=True
+    )
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys=ON")
     if not readonly:
