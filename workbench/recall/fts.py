@@ -76,6 +76,12 @@ _TABLES: dict[str, tuple[str, str, tuple[float, ...]]] = {
 }
 
 
+def tables_of(kind: Kind) -> tuple[str, str]:
+    """``(FTS table, canonical table)`` for one kind of record."""
+    fts_table, table, _ = _TABLES[kind]
+    return fts_table, table
+
+
 def quote(term: str) -> str:
     """An FTS5 string literal: ``"term"`` with inner quotes doubled."""
     return '"' + term.replace('"', '""') + '"'
