@@ -2,10 +2,11 @@
 
 Per kind of record, under the same filters as the search:
 
-- with a query: the rows whose full text matches it (the same safe MATCH expression the
-  ranking builds from the query's words), plus, when a vector ranker ran, the candidates it
-  returned that full text does not match (semantic neighbours have no natural end, so that
-  part is what the ranker returned and the total is flagged a lower bound);
+- with a query: the rows whose full text matches any of its words (the safe, quoted terms
+  the ranking builds from the query; its phrases add no rows), plus, when a vector ranker
+  ran, the candidates it returned that full text does not match (semantic neighbours have
+  no natural end, so that part is what the ranker returned and the total is flagged a lower
+  bound);
 - without a query (a listing): the rows the filters select.
 
 Cost is bounded, and the total says when it is only a lower bound (``totalIsLowerBound``):
@@ -58,9 +59,13 @@ def count(
         if counted is None:
             return at_least, True
         return min(counted, cap), counted > cap
-    expression = fts.match_expression(query)
-    if expression is None:
+    pieces = fts.query_pieces(query)
+    if not pieces:
         return at_least, False
+    # A row matching a phrase matches its words too: the words alone count the same rows,
+    # with fewer doclists to merge.
+    words = [p for p in pieces if " " not in p]
+    expression = " OR ".join(words or pieces)
     try:
         if clauses:
             # The FTS match drives the join (CROSS JOIN fixes the order): one probe per match.
