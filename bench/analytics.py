@@ -45,6 +45,7 @@ def seed(path: Path, rows: int) -> float:
     from workbench.clock import iso_from_ms
     from workbench.store.database import Store
     from workbench.store.db import atomic
+    from workbench.store.schema import rebuild_fts
 
     store = Store(path)
     started = time.perf_counter()
@@ -70,7 +71,7 @@ def seed(path: Path, rows: int) -> float:
             (_row(i) for i in range(rows)),
         )
         conn.execute(trigger)
-        conn.execute("INSERT INTO observations_fts (observations_fts) VALUES ('rebuild')")
+        rebuild_fts(conn, only="observations_fts")
     elapsed = time.perf_counter() - started
     store.close()
     return elapsed

@@ -31,13 +31,16 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Store, Se
 
 # -- the expression ---------------------------------------------------------------------------
 def test_question_becomes_or_of_quoted_content_words() -> None:
+    # The whole question and its run of content words as phrases (an exact sentence ranks
+    # first), then the content words.
     assert match_expression("Why were refunds charged twice?") == (
-        '"refunds" OR "charged" OR "twice"'
+        '"why were refunds charged twice" OR "refunds charged twice" OR "refunds" OR "charged"'
+        ' OR "twice"'
     )
 
 
 def test_all_stopwords_fall_back_to_every_word() -> None:
-    assert match_expression("what is this") == '"what" OR "is" OR "this"'
+    assert match_expression("what is this") == '"what is this" OR "what" OR "is" OR "this"'
 
 
 @pytest.mark.parametrize("text", ["", "   ", "???", '"', "(((", "*", "-- ** ''", "\x00\x01"])

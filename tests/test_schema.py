@@ -202,6 +202,15 @@ def fts_integrity(conn: sqlite3.Connection, fts: str) -> None:
     conn.execute(f"INSERT INTO {fts} ({fts}) VALUES ('integrity-check')")
 
 
+def fts_terms(conn: sqlite3.Connection, fts: str) -> set[str]:
+    """Every term the index holds (fts5vocab): empty once every row is deleted, if and only if
+    each delete named exactly the values that were indexed."""
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{fts}_terms USING fts5vocab(main, {fts}, row)"
+    )
+    return {r[0] for r in conn.execute(f"SELECT term FROM temp.{fts}_terms")}
+
+
 def add_observation(conn: sqlite3.Connection, title: str, narrative: str = "") -> int:
     with atomic(conn):
         obs_id, created = observations.insert(
@@ -236,6 +245,57 @@ def test_blank_database_gets_exact_foreign_keys(migrated: sqlite3.Connection) ->
 
 def test_blank_database_gets_exact_triggers(migrated: sqlite3.Connection) -> None:
     assert triggers(migrated) == FTS_TRIGGERS | APPEND_ONLY_TRIGGERS | FILE_INDEX_TRIGGERS
+
+
+# The FTS tables as m008 leaves them: contentless, porter-stemmed, fed through the splitter.
+EXPECTED_FTS_SQL = {
+    "observations_fts": "CREATE VIRTUAL TABLE observations_fts USING fts5 ( title, subtitle,"
+    " narrative, facts, concepts, content='', tokenize='porter unicode61' )",
+    "summaries_fts": "CREATE VIRTUAL TABLE summaries_fts USING fts5 ( request, investigated,"
+    " learned, completed, next_steps, notes, content='', tokenize='porter unicode61' )",
+    "prompts_fts": "CREATE VIRTUAL TABLE prompts_fts USING fts5 ( prompt_text, content='',"
+    " tokenize='porter unicode61' )",
+}
+
+
+def _normalised_sql(conn: sqlite3.Connection, name: str) -> str:
+    (sql,) = conn.execute("SELECT sql FROM sqlite_master WHERE name = ?", (name,)).fetchone()
+    return " ".join(sql.split())
+
+
+def test_blank_database_gets_exact_fts_tables_and_triggers(migrated: sqlite3.Connection) -> None:
+    for fts, (table, columns) in schema.FTS_TABLES.items():
+        assert _normalised_sql(migrated, fts) == EXPECTED_FTS_SQL[fts]
+        cols = ", ".join(columns)
+        new = ", ".join(f"wb_split_identifiers(new.{c})" for c in columns)
+        old = ", ".join(f"wb_split_identifiers(old.{c})" for c in columns)
+        insert = f"INSERT INTO {fts} (rowid, {cols}) VALUES (new.id, {new});"
+        delete = f"INSERT INTO {fts} ({fts}, rowid, {cols}) VALUES ('delete', old.id, {old});"
+        assert _normalised_sql(migrated, f"{fts}_ai") == (
+            f"CREATE TRIGGER {fts}_ai AFTER INSERT ON {table} BEGIN {insert} END"
+        )
+        assert _normalised_sql(migrated, f"{fts}_ad") == (
+            f"CREATE TRIGGER {fts}_ad AFTER DELETE ON {table} BEGIN {delete} END"
+        )
+        assert _normalised_sql(migrated, f"{fts}_au") == (
+            f"CREATE TRIGGER {fts}_au AFTER UPDATE OF {cols} ON {table} BEGIN {delete} {insert} END"
+        )
+
+
+def test_a_plain_sqlite_connection_can_search_but_not_write(
+    migrated: sqlite3.Connection, db_path: Path
+) -> None:
+    """Without ``wb_split_identifiers`` (the sqlite3 shell) the store reads, and refuses writes."""
+    obs_id = add_observation(migrated, "ReviewBuildWorker stalls")
+    plain = sqlite3.connect(db_path)
+    try:
+        assert fts_ids(plain, "observations_fts", "build worker") == {obs_id}
+        with pytest.raises(sqlite3.OperationalError, match="wb_split_identifiers"):
+            plain.execute("UPDATE observations SET title = 'x' WHERE id = ?", (obs_id,))
+    finally:
+        plain.close()
+    assert fts_ids(migrated, "observations_fts", "reviewbuildworker") == {obs_id}
+    fts_integrity(migrated, "observations_fts")
 
 
 def test_blank_database_records_every_migration_in_order(migrated: sqlite3.Connection) -> None:
@@ -615,6 +675,12 @@ def test_observation_files_follows_inserts_updates_and_deletes(
 
 
 # ----- m007: the scrub kind and the one sanctioned update --------------------------------------
+def _names_after(last: str) -> list[str]:
+    """The registered migrations after ``last``: what an older store applies on upgrade."""
+    names = [name for name, _ in schema.MIGRATIONS]
+    return names[names.index(last) + 1 :]
+
+
 def _apply_until(conn: sqlite3.Connection, last: str) -> None:
     """Apply the real migrations up to and including ``last`` (an older store)."""
     schema._ensure_table(conn)
@@ -640,7 +706,7 @@ def test_m007_upgrades_a_store_with_events_and_tombstones(conn: sqlite3.Connecti
             " VALUES ('scrub', '{}', 'x', 1)"
         )
 
-    assert schema.apply(conn, "test.db") == ["m007_event_scrub"]
+    assert schema.apply(conn, "test.db") == _names_after("m006_observation_files")
 
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
@@ -695,3 +761,63 @@ def test_events_allow_only_the_recorded_scrub(
         "{}",
         "{}",
     ], why
+
+
+# ----- m008: identifiers split in the FTS index -------------------------------------------------
+def test_m008_upgrades_a_store_from_m007_and_reindexes_every_row(conn: sqlite3.Connection) -> None:
+    _apply_until(conn, "m007_event_scrub")
+    obs_id = add_observation(conn, "ReviewBuildWorker stalls", "check_token rejects expired keys")
+    with atomic(conn):
+        session = sessions.ensure(conn, "s1", "p")
+        _, prompt_id, _ = sessions.record_prompt(conn, session, "why is HttpRetryPolicy slow")
+        summary_id = summaries.upsert(
+            conn,
+            SummaryDraft(learned="InvoiceMailer batches per tenant"),
+            content_session_id="s1",
+            project="p",
+            prompt_number=1,
+        )
+    assert fts_ids(conn, "observations_fts", "worker") == set()  # one token before m008
+
+    assert schema.apply(conn, "test.db") == _names_after("m007_event_scrub")
+
+    assert fts_ids(conn, "observations_fts", "build worker") == {obs_id}
+    assert fts_ids(conn, "observations_fts", "reviewbuildworker") == {obs_id}
+    assert fts_ids(conn, "observations_fts", '"check token"') == {obs_id}
+    assert fts_ids(conn, "prompts_fts", "retry policy") == {prompt_id}
+    assert fts_ids(conn, "summaries_fts", "mailer") == {summary_id}
+    for fts in schema.FTS_TABLES:
+        assert _normalised_sql(conn, fts) == EXPECTED_FTS_SQL[fts]
+        fts_integrity(conn, fts)
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    # Writes after the upgrade keep the new index in sync (delete by the expanded old values).
+    with atomic(conn):
+        conn.execute(
+            "UPDATE observations SET title = 'InvoiceMailer retries' WHERE id = ?", (obs_id,)
+        )
+    assert fts_ids(conn, "observations_fts", "worker") == set()
+    assert fts_ids(conn, "observations_fts", "invoice mailer") == {obs_id}
+    with atomic(conn):
+        assert observations.delete_ids(conn, [obs_id]) == 1
+    assert fts_ids(conn, "observations_fts", "mailer OR invoicemailer OR check") == set()
+    assert fts_terms(conn, "observations_fts") == set()  # nothing left behind by the deletes
+    with atomic(conn):
+        conn.execute("DELETE FROM sessions")  # cascades to the prompt
+        conn.execute("DELETE FROM session_summaries")
+    assert fts_terms(conn, "prompts_fts") == fts_terms(conn, "summaries_fts") == set()
+    assert schema.apply(conn, "test.db") == []
+
+
+def test_rebuild_fts_restores_a_wiped_index_exactly(migrated: sqlite3.Connection) -> None:
+    obs_id = add_observation(migrated, "TimelineScheduler drift", "XMLHttpRequest retried")
+    query = "timeline scheduler OR xml http request"
+    with atomic(migrated):
+        migrated.execute("INSERT INTO observations_fts (observations_fts) VALUES ('delete-all')")
+    assert fts_ids(migrated, "observations_fts", query) == set()
+    with atomic(migrated):
+        schema.rebuild_fts(migrated)
+    assert fts_ids(migrated, "observations_fts", query) == {obs_id}
+    with atomic(migrated):  # rebuilt rows are deletable by the trigger: same expanded values
+        assert observations.delete_ids(migrated, [obs_id]) == 1
+    assert fts_ids(migrated, "observations_fts", query) == set()
+    assert fts_terms(migrated, "observations_fts") == set()

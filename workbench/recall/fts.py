@@ -1,19 +1,26 @@
-"""Full-text ranking with FTS5 BM25: user text → a safe, porter-stemmed OR-of-terms MATCH.
+"""Full-text ranking with FTS5 BM25: user text → a safe, porter-stemmed OR of phrases and terms.
 
 User text is never passed raw to MATCH. FTS5 has its own query language, in which ``foo-bar``,
 an unbalanced ``"`` or ``(``, a bare ``*``, ``AND``/``OR``/``NOT`` or ``NEAR(`` are syntax (or
 syntax errors). ``match_expression`` rebuilds the query from words only:
 
-1. split on whitespace; take each chunk's runs of letters/digits (``[^\\W_]+``, the same runs
-   the ``unicode61`` tokenizer indexes, so ``snake_case`` and ``foo-bar`` split the same way);
-2. drop English stopwords, so a question ("why were refunds charged twice?") ranks on its
-   content words; if nothing is left, use every word; if there are no words at all, there is
-   nothing to search (no results, not an error);
-3. quote every term (inner quotes doubled); a compound chunk such as ``foo-bar`` also becomes
-   the phrase ``"foo bar"``, so an exact compound ranks above its parts; ``word*`` (3+ letters)
-   stays a prefix query;
+1. split on whitespace; expand each chunk as the index expands text (a CamelCase word is
+   followed by its parts, ``store.identifiers``), and take its runs of letters/digits
+   (``[^\\W_]+``, the same runs the ``unicode61`` tokenizer indexes, so ``snake_case``,
+   ``foo-bar`` and ``src/a.py`` split the same way);
+2. drop English stopwords from the terms, so a question ("why were refunds charged twice?")
+   ranks on its content words; if nothing is left, use every word; if there are no words at
+   all, there is nothing to search (no results, not an error);
+3. phrases first (exact-phrase boost): the whole query (up to MAX_PHRASE_WORDS words, so an
+   exact title is one rare phrase even when each of its words is common), each run of
+   consecutive content words across chunks, each compound chunk (``foo-bar`` → ``"foo bar"``,
+   so an exact compound ranks above its parts) and each CamelCase word's parts
+   (``BuildWorker`` → ``"build worker"``); then the terms, the whole identifier and its parts.
+   Every piece is quoted (inner quotes doubled); ``word*`` (3+ letters) stays a prefix query;
 4. join with OR: natural-language questions match on any term and BM25 rewards documents
-   that match more of them (one exact phrase of the whole question recalls ~0%; see issue 3).
+   that match more of them (one exact phrase of the whole question alone recalls ~0%; see
+   issue 3). bm25 sums over the pieces, so a row holding a phrase also gets that phrase's
+   (high, because rare) IDF on top of its terms': contiguous words rank above scattered ones.
 
 ``rank`` then bounds how many matches bm25 scores (see "bounded ranking" below), so a query
 of common words stays a few milliseconds at 100,000 rows instead of 100+.
@@ -33,9 +40,13 @@ from typing import Any
 
 from workbench.errors import InvalidInput
 from workbench.recall.filters import Kind, SearchFilters
+from workbench.store import identifiers
+from workbench.store.identifiers import split_identifiers
 
 MAX_QUERY_CHARS = 2000
 MAX_TERMS = 32
+MAX_PHRASES = 8  # phrases come first; the rest of MAX_TERMS is left for the words
+MAX_PHRASE_WORDS = 12  # a longer query is a question, never a verbatim title: no whole phrase
 WORD = re.compile(r"[^\W_]+")
 
 # A small built-in list: question words, auxiliaries, pronouns, articles, prepositions, and the
@@ -65,39 +76,73 @@ _TABLES: dict[str, tuple[str, str, tuple[float, ...]]] = {
 }
 
 
+def tables_of(kind: Kind) -> tuple[str, str]:
+    """``(FTS table, canonical table)`` for one kind of record."""
+    fts_table, table, _ = _TABLES[kind]
+    return fts_table, table
+
+
 def quote(term: str) -> str:
     """An FTS5 string literal: ``"term"`` with inner quotes doubled."""
     return '"' + term.replace('"', '""') + '"'
 
 
 def query_pieces(text: str | None) -> list[str]:
-    """The quoted FTS5 strings (phrases, then terms) for user ``text``; [] when no words."""
+    """The quoted FTS5 strings (phrases, then terms) for user ``text``; [] when no words.
+
+    Each chunk is expanded as the index expands text (``store.identifiers``), so a phrase built
+    from the query lines up with the indexed tokens, and a CamelCase word brings its parts.
+    Phrases, best first: the whole query (exact-title and exact-sentence boost), each run of
+    two or more consecutive content words, each compound chunk, each CamelCase word's parts.
+    """
     if not text:
         return []
-    phrases: list[str] = []
+    sequence: list[str] = []  # every word of the expanded query, in order (stopwords too)
+    runs: list[list[tuple[int, str]]] = [[]]  # consecutive content words, with their chunk
+    compounds: list[str] = []
     terms: dict[str, bool] = {}  # lowercased term -> is a prefix query
-    every_word: list[str] = []
-    for chunk in text[:MAX_QUERY_CHARS].split():
-        parts = WORD.findall(chunk)
-        if not parts:
+    for index, chunk in enumerate(text[:MAX_QUERY_CHARS].split()):
+        originals = WORD.findall(chunk)
+        if not originals:
             continue
-        every_word.extend(parts)
-        content = [p for p in parts if p.lower() not in STOPWORDS]
-        if len(parts) > 1 and len(content) >= 2:
-            phrases.append(" ".join(p.lower() for p in parts))
-        prefix_last = chunk.endswith("*") and chunk[:-1].endswith(parts[-1]) and len(parts[-1]) > 2
-        for index, part in enumerate(parts):
-            key = part.lower()
-            if key in STOPWORDS:
-                continue
-            is_prefix = prefix_last and index == len(parts) - 1
-            terms[key] = terms.get(key, False) or is_prefix
-    if not terms and not phrases:
+        words = [w.lower() for w in WORD.findall(str(split_identifiers(chunk)))]
+        sequence.extend(words)
+        content = [w for w in words if w not in STOPWORDS]
+        if len(originals) > 1 and len(content) >= 2:
+            compounds.append(" ".join(words))
+        for original in originals:
+            cut = identifiers.parts(original)
+            if len(cut) > 1:
+                compounds.append(" ".join(p.lower() for p in cut))
+        for word in words:
+            if word in STOPWORDS:
+                runs.append([])
+            else:
+                runs[-1].append((index, word))
+        prefix_last = (
+            chunk.endswith("*") and chunk[:-1].endswith(originals[-1]) and len(originals[-1]) > 2
+        )
+        for word in content:
+            is_prefix = prefix_last and word == originals[-1].lower()
+            terms[word] = terms.get(word, False) or is_prefix
+    if not terms:
         # Trigger: every word is a stopword ("what is this", "how do I").
         # Why: searching nothing would answer nothing; the words are all we were given.
         # Outcome: rank on every word, still quoted and OR-ed.
-        terms = {w.lower(): False for w in every_word}
-    pieces = [quote(p) for p in dict.fromkeys(phrases)]
+        terms = dict.fromkeys(sequence, False)
+    phrases: list[str] = []
+    if 1 < len(sequence) <= MAX_PHRASE_WORDS and len(set(sequence)) > 1:
+        phrases.append(" ".join(sequence))
+    # A run within one chunk is that chunk's compound phrase already.
+    phrases += [
+        " ".join(w for _, w in run)
+        for run in runs
+        if len({i for i, _ in run}) > 1
+        and len({w for _, w in run}) > 1
+        and len(run) <= MAX_PHRASE_WORDS
+    ]
+    phrases += compounds
+    pieces = [quote(p) for p in dict.fromkeys(phrases)][:MAX_PHRASES]
     pieces += [quote(t) + ("*" if is_prefix else "") for t, is_prefix in terms.items()]
     return pieces[:MAX_TERMS]
 

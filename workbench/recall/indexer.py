@@ -37,7 +37,7 @@ from workbench.recall.vectors import VectorIndex
 from workbench.settings import Settings
 from workbench.store.database import Store
 from workbench.store.db import atomic
-from workbench.store.schema import FTS_TABLES
+from workbench.store.schema import rebuild_fts
 
 log = logging.getLogger("workbench.recall")
 
@@ -293,8 +293,7 @@ class Indexer(threading.Thread):
         try:
             conn = self.store.conn
             with atomic(conn):
-                for fts in FTS_TABLES:
-                    conn.execute(f"INSERT INTO {fts} ({fts}) VALUES ('rebuild')")
+                rebuild_fts(conn)
             job.fts_seconds = round(time.monotonic() - started, 3)
             if self.embedder is None or self.state != "ready":
                 job.vectors = f"skipped: {self.reason}"

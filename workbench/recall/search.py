@@ -28,7 +28,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from workbench.errors import InvalidInput
-from workbench.recall import fts, fusion, hits
+from workbench.recall import fts, fusion, hits, totals
 from workbench.recall.filters import Kind, SearchFilters, coerce_list
 from workbench.recall.fusion import RRF_K, rrf  # noqa: F401  (re-exported: tests, bench)
 from workbench.recall.hits import SearchHit
@@ -75,6 +75,13 @@ class VectorRanker(Protocol):
 
 
 class SearchResult(BaseModel):
+    """One search's hits, grouped by kind; ``to_json`` is the ``format=json`` contract.
+
+    ``total_results`` (``totalResults``) counts every record the search matches, not the hits
+    on this page; ``total_is_lower_bound`` (``totalIsLowerBound``) says counting stopped at its
+    cap or a vector ranker contributed (``recall.totals``).
+    """
+
     query: str | None
     mode: str  # what ran: hybrid | fts | vector | listing (no query)
     degraded: str | None = None  # why hybrid fell back to full text
@@ -82,10 +89,18 @@ class SearchResult(BaseModel):
     observations: list[SearchHit] = Field(default_factory=list)
     sessions: list[SearchHit] = Field(default_factory=list)
     prompts: list[SearchHit] = Field(default_factory=list)
+    total_results: int | None = None  # None: not counted, the page's hits stand in
+    total_is_lower_bound: bool = False
 
     @property
     def total(self) -> int:
+        """Hits on this page (``total_results`` counts every match)."""
         return len(self.observations) + len(self.sessions) + len(self.prompts)
+
+    def add_total(self, matches: tuple[int, bool]) -> None:
+        """Add one kind's ``(count, is_lower_bound)`` from ``totals.count``."""
+        self.total_results = (self.total_results or 0) + matches[0]
+        self.total_is_lower_bound = self.total_is_lower_bound or matches[1]
 
     def hits(self) -> list[SearchHit]:
         return [*self.observations, *self.sessions, *self.prompts]
@@ -96,7 +111,8 @@ class SearchResult(BaseModel):
             "observations": [h.model_dump() for h in self.observations],
             "sessions": [h.model_dump() for h in self.sessions],
             "prompts": [h.model_dump() for h in self.prompts],
-            "totalResults": self.total,
+            "totalResults": self.total if self.total_results is None else self.total_results,
+            "totalIsLowerBound": self.total_is_lower_bound,
             "query": self.query,
             "mode": self.mode,
             "degraded": self.degraded,
@@ -197,6 +213,8 @@ class SearchEngine:
             for kind in kinds:
                 page = self._listing(kind, filters, order, limit, offset)
                 setattr(result, kind, self._hydrate(kind, page, {}))
+                found = offset + len(page)
+                result.add_total(totals.count(self.conn, kind, None, filters, at_least=found))
             return result
 
         used, degraded = self._resolve_mode(mode)
@@ -213,6 +231,12 @@ class SearchEngine:
                 scored = self._date_order(kind, scored, descending=order_by == "date_desc")
             page = scored[offset:need]
             setattr(result, kind, self._hydrate(kind, page, ranks))
+            semantic = [i for i, found_by in ranks.items() if set(found_by) - {"fts"}]
+            result.add_total(
+                totals.count(
+                    self.conn, kind, query, filters, vector_ids=semantic, at_least=len(scored)
+                )
+            )
         return result
 
     def _resolve_mode(self, mode: str) -> tuple[str, str | None]:

@@ -13,6 +13,7 @@ Modules:
 - ``db``            connection policy (pragmas, each with its reason) and ``atomic()``
 - ``database``      ``Store``: one file, migrated on open, one connection per thread
 - ``schema``        numbered migrations, each applied with its record in one transaction
+- ``identifiers``   CamelCase words expanded into their parts for the FTS index
 - ``events``        append to the events log (and ``scrub``, its one rewrite); the queue over it
 - ``sessions``      sessions and user prompts
 - ``observations``  observations: insert with content-hash dedup, fetch, list

@@ -14,6 +14,9 @@ Pragmas (set on every connection):
   BEGIN and before COMMIT, so a database file deleted or replaced under a running service
   refuses writes with ``StoreGone`` instead of committing them into an unlinked inode.
 - ``foreign_keys=ON``: SQLite leaves them off by default; our rows reference sessions.
+
+Functions (registered on every connection): ``wb_split_identifiers``, which the FTS triggers
+call to index CamelCase words by their parts too (``store.identifiers``).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from contextvars import ContextVar
 from pathlib import Path
 
 from workbench.errors import StoreBusy, StoreGone, StoreUnavailable
+from workbench.store import identifiers
 
 BUSY_TIMEOUT_MS = 10_000
 # Primary SQLite result codes that mean "the store cannot take this write now" (the disk,
@@ -135,6 +139,9 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
     conn.file_id = file_id(path)
     conn.busy_ms = BUSY_TIMEOUT_MS
     conn.row_factory = sqlite3.Row
+    conn.create_function(
+        identifiers.SQL_FUNCTION, 1, identifiers.split_identifiers, deterministic=True
+    )
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys=ON")
     if not readonly:

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 
 from workbench.errors import SchemaTooNew
 from workbench.store.db import atomic
+from workbench.store.identifiers import SQL_FUNCTION as SPLIT_FUNCTION
 
 Migration = Callable[[sqlite3.Connection], None]
 MIGRATIONS: list[tuple[str, Migration]] = []
@@ -519,3 +520,76 @@ def m007_event_scrub(conn: sqlite3.Connection) -> None:
             ON deleted_observations (content_session_id, created_at_epoch);
         """,
     )
+
+
+def _split(row: str, column: str) -> str:
+    return f"{SPLIT_FUNCTION}({row}.{column})"
+
+
+def _split_fts_triggers(table: str, fts: str, columns: list[str]) -> str:
+    """Triggers that index each column through ``wb_split_identifiers`` (see m008)."""
+    cols = ", ".join(columns)
+    new = ", ".join(_split("new", c) for c in columns)
+    old = ", ".join(_split("old", c) for c in columns)
+    return f"""
+        CREATE TRIGGER {fts}_ai AFTER INSERT ON {table} BEGIN
+            INSERT INTO {fts} (rowid, {cols}) VALUES (new.id, {new});
+        END;
+        CREATE TRIGGER {fts}_ad AFTER DELETE ON {table} BEGIN
+            INSERT INTO {fts} ({fts}, rowid, {cols}) VALUES ('delete', old.id, {old});
+        END;
+        CREATE TRIGGER {fts}_au AFTER UPDATE OF {cols} ON {table} BEGIN
+            INSERT INTO {fts} ({fts}, rowid, {cols}) VALUES ('delete', old.id, {old});
+            INSERT INTO {fts} (rowid, {cols}) VALUES (new.id, {new});
+        END;
+    """
+
+
+def rebuild_fts(conn: sqlite3.Connection, only: str | None = None) -> None:
+    """Re-index the FTS tables (or ``only`` one) from the canonical tables.
+
+    The FTS tables are contentless since m008, so FTS5's own ``'rebuild'`` (which re-reads an
+    external content table) does not apply: empty the index, then index every row through
+    ``wb_split_identifiers`` exactly as the insert trigger does. Run it inside ``atomic()``.
+    """
+    for fts, (table, columns) in FTS_TABLES.items():
+        if only is not None and fts != only:
+            continue
+        cols = ", ".join(columns)
+        split = ", ".join(f"{SPLIT_FUNCTION}({c})" for c in columns)
+        conn.execute(f"INSERT INTO {fts} ({fts}) VALUES ('delete-all')")
+        conn.execute(f"INSERT INTO {fts} (rowid, {cols}) SELECT id, {split} FROM {table}")
+
+
+@migration
+def m008_fts_code_identifiers(conn: sqlite3.Connection) -> None:
+    """Full text that knows code: CamelCase words indexed whole and by their parts.
+
+    ``ReviewBuildWorker`` was one token, so "build worker" could not find it (snake_case,
+    kebab-case and paths were already cut by the tokenizer). The triggers now index each
+    column through ``wb_split_identifiers`` (``store.identifiers``; registered on every
+    connection by ``store.db.connect``), which appends a CamelCase word's parts after it.
+
+    The FTS tables become contentless (``content=''``): what is indexed is no longer the
+    canonical text itself, so FTS5 must not read it back from the canonical table ('rebuild',
+    'integrity-check' against content). Rows leave the index by the ``'delete'`` command with
+    the same expanded values, which the delete and update triggers compute. ``rebuild_fts``
+    replaces FTS5's 'rebuild'. Nothing canonical changes; the index is rebuilt from the
+    canonical tables here, in this migration's transaction.
+    """
+    for fts, (table, columns) in FTS_TABLES.items():
+        run_script(
+            conn,
+            f"""
+            DROP TRIGGER IF EXISTS {fts}_ai;
+            DROP TRIGGER IF EXISTS {fts}_ad;
+            DROP TRIGGER IF EXISTS {fts}_au;
+            DROP TABLE IF EXISTS {fts};
+            CREATE VIRTUAL TABLE {fts} USING fts5 (
+                {", ".join(columns)},
+                content='', tokenize='porter unicode61'
+            );
+            {_split_fts_triggers(table, fts, columns)}
+            """,
+        )
+        rebuild_fts(conn, only=fts)

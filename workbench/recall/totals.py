@@ -1,0 +1,122 @@
+"""``totalResults``: how many records a search matches, not how many fit on the page.
+
+Per kind of record, under the same filters as the search:
+
+- with a query: the rows whose full text matches any of its words (the safe, quoted terms
+  the ranking builds from the query; its phrases add no rows), plus, when a vector ranker
+  ran, the candidates it returned that full text does not match (semantic neighbours have
+  no natural end, so that part is what the ranker returned and the total is flagged a lower
+  bound);
+- without a query (a listing): the rows the filters select.
+
+Cost is bounded, and the total says when it is only a lower bound (``totalIsLowerBound``):
+without filters, counting stops at ``COUNT_CAP`` matches per kind (~0.06 µs each: well under a
+millisecond at 100,000 rows however common the words). With filters each row costs a probe
+(and, with a query, FTS work: ~3 µs a match measured at 100k), so the count gets a budget of
+SQLite VM steps (``FILTERED_BUDGET``, ``LISTING_BUDGET``: about a millisecond); past it, the
+total is the hits the rankers already found (``at_least``). Steps, not time: a total never
+depends on the machine's load.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+from workbench.recall import fts
+from workbench.recall.filters import Kind, SearchFilters
+
+COUNT_CAP = 10_000  # matches counted per kind, without filters
+FILTERED_BUDGET = 1_000  # with filters and a query: SQLite VM steps (~6 per FTS match)
+LISTING_BUDGET = 10_000  # a listing's rows cost no FTS work: more, cheaper steps
+
+
+def count(
+    conn: sqlite3.Connection,
+    kind: Kind,
+    query: str | None,
+    filters: SearchFilters,
+    *,
+    vector_ids: Iterable[int] = (),
+    at_least: int = 0,
+) -> tuple[int, bool]:
+    """``(matches, is_lower_bound)`` for one kind of record; see the module docstring.
+
+    ``vector_ids``: the candidates a vector ranker returned; ``at_least``: how many hits the
+    rankers found (the floor when counting runs out of budget).
+    """
+    candidates = list(vector_ids)
+    if not filters.applies_to(kind):
+        return 0, False
+    fts_table, table = fts.tables_of(kind)
+    clauses, params = filters.record_sql(kind, "r")
+    where = " AND ".join(clauses) or "1"
+    cap = COUNT_CAP
+    if query is None:
+        sql = f"SELECT count(*) FROM (SELECT 1 FROM {table} r WHERE {where} LIMIT ?)"
+        counted = _within_budget(conn, sql, [*params, cap + 1], LISTING_BUDGET)
+        if counted is None:
+            return at_least, True
+        return min(counted, cap), counted > cap
+    pieces = fts.query_pieces(query)
+    if not pieces:
+        return at_least, False
+    # A row matching a phrase matches its words too: the words alone count the same rows,
+    # with fewer doclists to merge.
+    words = [p for p in pieces if " " not in p]
+    expression = " OR ".join(words or pieces)
+    try:
+        if clauses:
+            # The FTS match drives the join (CROSS JOIN fixes the order): one probe per match.
+            source = f"{fts_table} f CROSS JOIN {table} r ON r.id = f.rowid"
+            sql = (
+                f"SELECT count(*) FROM (SELECT 1 FROM {source}"
+                f" WHERE {fts_table} MATCH ? AND {where} LIMIT ?)"
+            )
+            counted = _within_budget(conn, sql, [expression, *params, cap + 1], FILTERED_BUDGET)
+        else:
+            counted = _matches(conn, fts_table, expression, cap + 1)
+        if counted is None:
+            return at_least, True
+        extra = _not_matching(conn, fts_table, expression, candidates)
+    except sqlite3.OperationalError:
+        # Trigger: the FTS table is missing or corrupt. Why: ``fts.rank`` has already told the
+        # user (InvalidInput) if the query itself could not run; a count must not add a 500.
+        # Outcome: the total is what the rankers found, and says it may be more.
+        return at_least, True
+    total = max(min(counted, cap) + extra, at_least)
+    return total, counted > cap or bool(candidates)
+
+
+def _within_budget(
+    conn: sqlite3.Connection, sql: str, params: list[Any], budget: int
+) -> int | None:
+    """``sql``'s single integer, or None when it needs more than ``budget`` VM steps."""
+    # The handler runs once the statement has taken ``budget`` steps; returning 1 interrupts it.
+    conn.set_progress_handler(lambda: 1, budget)
+    try:
+        return int(conn.execute(sql, params).fetchone()[0])
+    except sqlite3.OperationalError as exc:
+        if "interrupted" not in str(exc):
+            raise
+        return None
+    finally:
+        conn.set_progress_handler(None, 0)
+
+
+def _matches(conn: sqlite3.Connection, fts_table: str, expression: str, limit: int) -> int:
+    """Rows matching ``expression``, counted up to ``limit``."""
+    sql = f"SELECT count(*) FROM (SELECT 1 FROM {fts_table} WHERE {fts_table} MATCH ? LIMIT ?)"
+    return int(conn.execute(sql, [expression, limit]).fetchone()[0])
+
+
+def _not_matching(conn: sqlite3.Connection, fts_table: str, expression: str, ids: list[int]) -> int:
+    """How many of ``ids`` (a ranker's candidates, at most a few hundred) full text misses."""
+    wanted = sorted({int(i) for i in ids})
+    if not wanted:
+        return 0
+    marks = ", ".join("?" * len(wanted))
+    sql = f"SELECT count(*) FROM {fts_table} WHERE {fts_table} MATCH ? AND rowid IN ({marks})"
+    matched = int(conn.execute(sql, [expression, *wanted]).fetchone()[0])
+    return len(wanted) - matched
