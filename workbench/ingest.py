@@ -197,14 +197,7 @@ class Ingestor:
                 received_ms=ms,
             )
         if new_session:
-            self.listener(
-                "session_started",
-                {
-                    "contentSessionId": content_session_id,
-                    "project": project,
-                    "sessionDbId": session.id,
-                },
-            )
+            self._announce_session(content_session_id, project, session.id)
         if cleaned:
             self.listener(
                 "new_prompt",
@@ -227,6 +220,13 @@ class Ingestor:
             "stored", event_id=event_id, session_id=session.id, prompt_number=number
         )
 
+    def _announce_session(self, content_session_id: str, project: str, session_id: int) -> None:
+        """Tell live clients (the viewer's stream) that a session was just opened."""
+        self.listener(
+            "session_started",
+            {"contentSessionId": content_session_id, "project": project, "sessionDbId": session_id},
+        )
+
     def _open_session(
         self, content_session_id: str, project: str, platform_source: str
     ) -> IngestResult:
@@ -236,14 +236,7 @@ class Ingestor:
             new_session = sessions.get(conn, content_session_id) is None
             session = sessions.ensure(conn, content_session_id, project, platform_source, now_ms())
         if new_session:
-            self.listener(
-                "session_started",
-                {
-                    "contentSessionId": content_session_id,
-                    "project": project,
-                    "sessionDbId": session.id,
-                },
-            )
+            self._announce_session(content_session_id, project, session.id)
         return IngestResult(
             "skipped",
             reason="no prompt text: session opened, no prompt counted",

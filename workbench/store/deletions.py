@@ -152,6 +152,11 @@ def purge(conn: sqlite3.Connection) -> Purge:
     return Purge(fts_merged=True, vacuumed=vacuumed, wal_truncated=busy == 0)
 
 
+def any_deleted(conn: sqlite3.Connection) -> bool:
+    """True once any observation was deleted here (a tombstone exists)."""
+    return conn.execute("SELECT EXISTS (SELECT 1 FROM deleted_observations)").fetchone()[0] == 1
+
+
 def tombstoned(conn: sqlite3.Connection, hashes: Iterable[str]) -> set[str]:
     """The subset of ``hashes`` that belong to deleted observations."""
     wanted = list(dict.fromkeys(hashes))

@@ -205,13 +205,14 @@ def _redacted(row: _Row) -> Any:
     After validation on purpose: a title that was only private still becomes "untitled"
     below, while an empty title in the file is refused by name.
     """
-    return row.model_copy(
-        update={
-            name: redact_value(value)
-            for name, value in row
-            if isinstance(value, str | list) and value
-        }
-    )
+    update = {}
+    # ``vars()``, not pydantic's field iterator: this runs for every row of a 100k-row import.
+    for name, value in vars(row).items():
+        if (isinstance(value, str) and "<" in value) or (isinstance(value, list) and value):
+            cleaned = redact_value(value)
+            if cleaned != value:  # most rows hold no private block: no copy for them
+                update[name] = cleaned
+    return row.model_copy(update=update) if update else row
 
 
 @contextmanager
@@ -302,9 +303,11 @@ def import_document(conn: sqlite3.Connection, doc: ExportDocument) -> dict[str, 
                 " WHERE content_session_id = ?",
                 (p.prompt_number, p.content_session_id),
             )
+        # Two lookups per row only when something was ever deleted here (most stores: never).
+        any_deleted = deletions.any_deleted(conn)
         for o in doc.observations:
             created_ms = _epoch(o.created_at_epoch, o.created_at)
-            if _forgotten(conn, o, created_ms):
+            if any_deleted and _forgotten(conn, o, created_ms):
                 count("observations", 0)  # deleted here: an old export must not revive it
                 continue
             draft = ObservationDraft(
