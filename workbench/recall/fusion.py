@@ -43,6 +43,7 @@ from typing import Any, Literal
 
 from workbench.recall import fts
 from workbench.recall.filters import Kind
+from workbench.store.identifiers import split_identifiers
 
 Method = Literal["weighted", "rrf"]
 RRF_K = 60
@@ -171,7 +172,10 @@ def coverage(
     still counts (with the highest IDF): the query asked for something the memory lacks, so
     a hit on its other words is a weak one.
     """
-    pieces = fts.query_pieces(query)
+    # The query's words, not its phrases: coverage asks which of the words a hit holds (a
+    # phrase piece is a ranking boost, and a hit holding the phrase holds its words anyway).
+    every = fts.query_pieces(query)
+    pieces = [p for p in every if " " not in p] or every
     unique = list(dict.fromkeys(int(i) for i in ids))
     if not pieces or not unique:
         return {}
@@ -191,7 +195,10 @@ def coverage(
     for start in range(0, len(unique), 500):  # SQLite caps host parameters
         chunk = unique[start : start + 500]
         sql = f"SELECT id, {columns} FROM {table} WHERE id IN ({', '.join('?' * len(chunk))})"
-        texts.extend(tuple(r) for r in conn.execute(sql, chunk))
+        # Expanded as the real index expands its text (CamelCase words gain their parts).
+        texts.extend(
+            (r[0], *(split_identifiers(v) for v in tuple(r)[1:])) for r in conn.execute(sql, chunk)
+        )
     marks = ", ".join("?" * (len(texts[0]) if texts else 1))
     # One transaction: FTS5 flushes a segment per commit, and autocommit would make 100.
     scratch.execute("BEGIN")
