@@ -162,7 +162,7 @@ TARGETS: list[Item] = [
         "Dates were rendered in UTC; now formatted with Intl.DateTimeFormat in the user's locale.",
         ["Intl.DateTimeFormat"],
         ["i18n", "timezones"],
-        "times on screen were hours off for people abroad",
+        "clock readings on screen were hours off for people abroad",
         "",
     ),
     T(
