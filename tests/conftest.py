@@ -94,6 +94,20 @@ def base_env(data_dir: Path, port: int, **extra: str) -> dict[str, str]:
     return env
 
 
+def run_workbench(
+    env: dict[str, str], *args: str, timeout: float = 90
+) -> subprocess.CompletedProcess[str]:
+    """``python -m workbench ARGS`` as a real subprocess from the repo root, output as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", *args],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def http_json(
     method: str,
     url: str,

@@ -14,19 +14,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import ROOT, base_env, free_port, http_json
+from tests.conftest import ROOT, base_env, free_port, http_json, run_workbench
 from workbench.pidfile import terminate
 
 
 def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *args],
-        env=env,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=90,
-    )
+    return run_workbench(env, *args)
 
 
 def _health(port: int) -> dict[str, Any] | None:

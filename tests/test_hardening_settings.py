@@ -12,13 +12,12 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT, base_env, free_port, http_json
+from tests.conftest import base_env, free_port, http_json, run_workbench
 from tests.test_hooks import load_payload, run_hook
 from workbench.settings import load_settings
 
@@ -62,14 +61,7 @@ def put(svc: Any, body: Any) -> tuple[int, Any]:
 
 
 def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=60,
-    )
+    return run_workbench(env, *args, timeout=60)
 
 
 # ----- capture fails closed ----------------------------------------------------------------------

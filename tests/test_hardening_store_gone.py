@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import base_env
+from tests.conftest import base_env, run_workbench
 from tests.test_crash import query
 from tests.test_hardening_store_lock import read_payload
 from tests.test_hooks import load_payload, run_hook, spooled
@@ -86,13 +84,7 @@ def test_a_database_file_gone_under_the_service_refuses_writes_and_loses_nothing
     assert status == 503
     assert ready["ready"] is False
 
-    shown = subprocess.run(
-        [sys.executable, "-m", "workbench", "status"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    shown = run_workbench(env, "status", timeout=60)
     assert shown.returncode == 0, shown.stderr
     assert "not storing" in shown.stdout
     assert how in " ".join(shown.stdout.split())

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import base_env
+from tests.conftest import base_env, run_workbench
 from tests.test_crash import query
 from tests.test_hooks import load_payload, run_hook, spooled
 
@@ -102,13 +102,7 @@ def test_an_external_write_lock_never_freezes_health_and_hooks_spool_then_replay
         assert status == 200
         assert health["store"]["state"] == "busy"
         assert "another process" in health["store"]["reason"]
-        shown = subprocess.run(
-            [sys.executable, "-m", "workbench", "status"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        shown = run_workbench(env, "status", timeout=60)
         assert shown.returncode == 0, shown.stderr
         assert "store busy" in shown.stdout
 
