@@ -10,8 +10,10 @@ Per kind of record, under the same filters as the search:
 - without a query (a listing): the rows the filters select.
 
 Cost is bounded, and the total says when it is only a lower bound (``totalIsLowerBound``):
-without filters, counting stops at ``COUNT_CAP`` matches per kind (~0.06 µs each: well under a
-millisecond at 100,000 rows however common the words). With filters each row costs a probe
+without filters, counting stops at ``COUNT_CAP`` matches per kind. Measured with
+``bench/search.py``'s queries at 100,000 rows, a cap of 10,000 cost ~2 ms of a ~5 ms search
+(an OR of common words merges long doclists), so the cap is 1,000: "1,000+" tells a person
+as much as "10,000+", at a tenth of the cost. With filters each row costs a probe
 (and, with a query, FTS work: ~3 µs a match measured at 100k), so the count gets a budget of
 SQLite VM steps (``FILTERED_BUDGET``, ``LISTING_BUDGET``: about a millisecond); past it, the
 total is the hits the rankers already found (``at_least``). Steps, not time: a total never
@@ -27,7 +29,7 @@ from typing import Any
 from workbench.recall import fts
 from workbench.recall.filters import Kind, SearchFilters
 
-COUNT_CAP = 10_000  # matches counted per kind, without filters
+COUNT_CAP = 1_000  # matches counted per kind, without filters (see above)
 FILTERED_BUDGET = 1_000  # with filters and a query: SQLite VM steps (~6 per FTS match)
 LISTING_BUDGET = 10_000  # a listing's rows cost no FTS work: more, cheaper steps
 
