@@ -150,6 +150,10 @@ class Settings(BaseSettings):
     # history; untrained, a built-in default). Only reorders, fails open to the fused order.
     search_rerank: bool = False
     search_rerank_depth: int = Field(default=50, ge=2, le=200)
+    # Optional Claude listwise rerank of the top ``search_rerank_llm_depth`` (needs a key; cached
+    # in the store, its tokens in the injection ledger): workbench/recall/rerank_llm.py.
+    search_rerank_llm: bool = False
+    search_rerank_llm_depth: int = Field(default=20, ge=2, le=50)
 
     _load_warnings: list[str] = PrivateAttr(default_factory=list)
     _capture_paused: str | None = PrivateAttr(default=None)

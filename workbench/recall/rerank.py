@@ -147,18 +147,37 @@ def ranked(model: Model, ids: list[int], rows: list[list[float]]) -> list[int]:
 
 def rerank_or_fused(
     conn: sqlite3.Connection, query: str, candidates: Candidates, settings: Any
-) -> tuple[list[tuple[int, float]], str | None]:
-    """``(list, reranker name)``: reordered when enabled and it works, else the fused order.
+) -> tuple[list[tuple[int, float]], dict[int, str]]:
+    """``(list, id -> reranker)``: the fused list reordered by whichever stages are on.
 
-    The name (``"features"`` or ``"features-default"``) goes into each reordered hit's
-    ``rerank`` field; ``None`` means the fused order stands.
+    The features stage (``search_rerank``) reorders the top ``search_rerank_depth``; then, with
+    ``search_rerank_llm`` and a key, Claude reorders the top ``search_rerank_llm_depth``
+    (``rerank_llm``). Each stage fails open on its own. The names (``"features"``,
+    ``"features-default"``, ``"claude"``) go into each hit's ``rerank`` field; an id absent
+    from the map kept its fused place.
     """
-    if not enabled(settings) or len(candidates.fused) < 2:
-        return candidates.fused, None
-    try:
-        model = load_model(settings)
-        reordered = order(conn, query, candidates, model, depth(settings))
-    except Exception:  # fail open: a second stage must never cost the first stage's answer
-        log.exception("rerank failed; returning the fused order")
-        return candidates.fused, None
-    return reordered, "features" if model.source == "trained" else "features-default"
+    from workbench.recall import rerank_llm
+
+    fused, placed = candidates.fused, {}
+    if len(fused) < 2:
+        return fused, placed
+    if enabled(settings):
+        try:
+            model = load_model(settings)
+            fused = order(conn, query, candidates, model, depth(settings))
+            name = "features" if model.source == "trained" else "features-default"
+            placed = {i: name for i, _ in fused[: depth(settings)]}
+        except Exception:  # fail open: a second stage must never cost the first stage's answer
+            log.exception("rerank failed; returning the fused order")
+            fused, placed = candidates.fused, {}
+    if rerank_llm.enabled(settings):
+        try:
+            by_claude = rerank_llm.order(conn, query, fused, settings)
+        except Exception:
+            log.exception("Claude rerank failed; keeping the order")
+            by_claude = None
+        if by_claude is not None:
+            top = int(getattr(settings, "search_rerank_llm_depth", rerank_llm.DEFAULT_DEPTH))
+            fused = by_claude
+            placed.update({i: "claude" for i, _ in fused[:top]})
+    return fused, placed

@@ -302,10 +302,7 @@ class SearchEngine:
 
     def _rerank(self, query: str, candidates: rerank.Candidates) -> list[tuple[int, float]]:
         """The second stage (``recall/rerank.py``): reorders the fused top-N, fails open."""
-        fused, by = rerank.rerank_or_fused(self.conn, query, candidates, self.settings)
-        if by is not None:
-            top = rerank.depth(self.settings)
-            self.reranked = {i: by for i, _ in fused[:top]}
+        fused, self.reranked = rerank.rerank_or_fused(self.conn, query, candidates, self.settings)
         return fused
 
     def _cosines_of(self, query: str, ids: list[int]) -> dict[int, float] | None:
