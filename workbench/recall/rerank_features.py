@@ -14,13 +14,14 @@ no FTS query. ``FEATURES`` names the columns; a stored model whose names differ 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from workbench.store.identifiers import parts
+from workbench.store.identifiers import split_identifiers
 
 TYPES = ("decision", "bugfix", "feature", "refactor", "discovery", "change")
 FEATURES: tuple[str, ...] = (
@@ -59,6 +60,7 @@ class Candidates:
     cosines: Mapping[int, float] = field(default_factory=dict)  # full-text hits' cosines
 
 
+@functools.lru_cache(maxsize=65_536)
 def stem(word: str) -> str:
     """A crude, symmetric stem (both sides get it): ``refunds``/``refunded`` → ``refund``."""
     for suffix in ("ing", "ed", "es", "s"):
@@ -68,13 +70,9 @@ def stem(word: str) -> str:
 
 
 def words(text: str) -> list[str]:
-    """Lower-case stemmed words of ``text``, CamelCase cut into its parts too."""
-    out: list[str] = []
-    for token in _WORD.findall(text):
-        pieces = parts(token)
-        for piece in [token, *pieces] if len(pieces) > 1 else [token]:
-            out.append(stem(piece.lower()))
-    return out
+    """Lower-case stemmed words of ``text``, each CamelCase word followed by its parts."""
+    expanded = split_identifiers(text)
+    return [stem(w) for w in _WORD.findall(str(expanded).lower())]
 
 
 def query_words(query: str) -> list[str]:
@@ -193,7 +191,7 @@ def _text_features(
     t_set, b_set = set(t_words), set(b_words)
     share = len(q_words) or 1
     run = max(longest_run(q_words, t_words), longest_run(q_words, b_words))
-    held = identifiers(title + " " + body)
+    held = identifiers(title + " " + body) if q_idents else set()
     epoch = int(str(found["epoch"]))
     return [
         run / share if run >= 2 else 0.0,
