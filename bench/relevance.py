@@ -167,6 +167,23 @@ def train_reranker(loaded: Loaded, out: Path) -> dict[str, Any]:
     return report
 
 
+def stage_ms(loaded: Loaded) -> dict[str, float]:
+    """The second stage alone (default weights, 50 candidates): p50 / p95 ms per question."""
+    from workbench.recall import rerank
+    from workbench.recall.rerank_train import _Collecting
+
+    engine = _Collecting(loaded.conn, None, loaded.ranker)
+    times = []
+    for q in loaded.questions:
+        engine.search(q.text, types="observations", limit=DEPTH)
+        assert engine.last is not None
+        started = time.perf_counter()
+        rerank.order(loaded.conn, q.text, engine.last, rerank.Model.default(), DEPTH)
+        times.append((time.perf_counter() - started) * 1000)
+    times.sort()
+    return {"p50": statistics.median(times), "p95": times[int(len(times) * 0.95)]}
+
+
 def rerank_rankers(loaded: Loaded, dirs: dict[str, Path]) -> dict[str, Ranker]:
     """hybrid + rerank, with the default weights and each trained model in ``dirs``."""
     label = loaded.ranker.embedder.name
@@ -256,6 +273,7 @@ def main() -> None:
                 if q.cls == "paraphrase" and shared_terms(loaded.conn, q.text, q.relevant)
             ]
             doc["sets"][name] = {
+                "rerank_stage_ms": None if args.no_rerank else stage_ms(loaded),
                 "observations": len(loaded.texts),
                 "questions": len(loaded.questions),
                 "paraphrase_leaks": leaks,
@@ -272,6 +290,10 @@ def main() -> None:
         return
     for name, body in doc["sets"].items():
         print_table(name, body)
+    for name, body in doc["sets"].items():
+        if body["rerank_stage_ms"]:
+            ms = body["rerank_stage_ms"]
+            print(f"rerank stage alone on {name}: p50 {ms['p50']:.2f} ms, p95 {ms['p95']:.2f} ms")
     for name, report in doc["rerank_training"].items():
         held = report["holdout"]
         print(
