@@ -108,9 +108,10 @@ def test_rerank_only_reorders(store: Store, tmp_path: Path) -> None:
 def test_fts_and_vector_modes_are_never_reranked(store: Store, tmp_path: Path) -> None:
     on = load_settings(tmp_path, search_rerank=True)
     off = load_settings(tmp_path / "off")
+    engine = SearchEngine(store, on, FixedRanker(SIMILARITY))  # one engine, reused
     for mode in ("fts", "vector"):
         assert search(store, on, mode) == search(store, off, mode)
-        engine = SearchEngine(store, on, FixedRanker(SIMILARITY))
+        assert engine.search(QUERY, types="observations").observations[0].rerank is not None
         hits = engine.search(QUERY, types="observations", mode=mode).observations
         assert all(h.rerank is None for h in hits)
 

@@ -63,7 +63,7 @@ class SearchHit(RecordRef):
     ranks: dict[str, int] = Field(default_factory=dict)  # ranker name -> 1-based rank
     # Which rankers found this hit: "fts" (BM25) and/or "vector" (whatever the model).
     rankers: list[str] = Field(default_factory=list)
-    # The second stage that placed this hit ("features", "features-default"); None: fused order.
+    # The second stage that placed it ("features", "features-default", "claude"); None: fused.
     rerank: str | None = None
 
 

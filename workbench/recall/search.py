@@ -190,6 +190,7 @@ class SearchEngine:
         """Search (or, with filters and no query, list by date) the chosen kinds."""
         query = (query or "").strip() or None
         filters = filters or SearchFilters()
+        self.reranked = {}  # this search's second stage only (an engine may be reused)
         kinds = parse_types(types)
         mode = _choice(mode or "hybrid", "mode", MODES, "mode=fts")
         order_by = _choice(order_by or "relevance", "orderBy", ORDERS, "orderBy=date_desc")
