@@ -170,9 +170,9 @@ def train_reranker(loaded: Loaded, out: Path) -> dict[str, Any]:
 def stage_ms(loaded: Loaded) -> dict[str, float]:
     """The second stage alone (default weights, 50 candidates): p50 / p95 ms per question."""
     from workbench.recall import rerank
-    from workbench.recall.rerank_train import _Collecting
+    from workbench.recall.rerank_train import CollectingEngine
 
-    engine = _Collecting(loaded.conn, None, loaded.ranker)
+    engine = CollectingEngine(loaded.conn, None, loaded.ranker)
     times = []
     for q in loaded.questions:
         engine.search(q.text, types="observations", limit=DEPTH)

@@ -116,7 +116,7 @@ def load_texts(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, dict[s
     )
     out: dict[int, dict[str, object]] = {}
     for row in conn.execute(sql, list(ids)):
-        body = " ".join(str(v or "") for v in (row[3], row[4], _flat(row[5]), _flat(row[6])))
+        body = " ".join(str(v or "") for v in (row[3], row[4], flat(row[5]), flat(row[6])))
         out[int(row[0])] = {
             "type": str(row[1] or ""),
             "title": str(row[2] or ""),
@@ -126,7 +126,7 @@ def load_texts(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, dict[s
     return out
 
 
-def _flat(value: object) -> str:
+def flat(value: object) -> str:
     """A JSON list column as plain text (its raw text when it is not JSON)."""
     text = str(value or "")
     try:

@@ -59,7 +59,7 @@ def generate(conn: sqlite3.Connection, *, limit: int = 400, seed: int = 0) -> li
     ).fetchall()
     for row in rows:
         rng = random.Random(f"{seed}:{row[0]}")
-        body = f"{row[2] or ''}\n{rerank_features._flat(row[3])}"
+        body = f"{row[2] or ''}\n{rerank_features.flat(row[3])}"
         sentences = [s for s in _SENTENCE.split(body) if len(s.split()) >= 4]
         source = rng.choice(sentences) if sentences else str(row[1] or "")
         content = [w for w in source.split() if w.lower().strip(".,;:!?") not in _STOP_WORDS]
@@ -83,7 +83,7 @@ def generate(conn: sqlite3.Connection, *, limit: int = 400, seed: int = 0) -> li
 _STOP_WORDS = frozenset("a an and the of to in on for with is was it this that".split())
 
 
-class _Collecting(SearchEngine):
+class CollectingEngine(SearchEngine):
     """The real engine, keeping the fused candidates instead of reranking them."""
 
     last: Candidates | None = None
@@ -108,7 +108,7 @@ def collect(
     depth: int = rerank.DEFAULT_DEPTH,
 ) -> list[Group]:
     """One feature group per question whose fused top ``depth`` holds an answer."""
-    engine = _Collecting(conn, settings, ranker)
+    engine = CollectingEngine(conn, settings, ranker)
     reason = engine.vector_unavailable()
     if reason is not None:
         raise InvalidInput(
