@@ -13,12 +13,19 @@ Every ranker runs through the real ``SearchEngine`` (real store, FTS5, FAISS), 5
   BM25 coverage gate; its parameters were chosen by ``bench/relevance_cv.py`` across the
   sets, never on the set reported alone);
 - ``hybrid rrf`` (the fusion before issue 10: reciprocal rank, k=60), side by side.
+- ``+rerank`` rows: hybrid with the second stage (``workbench/recall/rerank.py``), with the
+  built-in weights and with weights trained (``recall/rerank_train.py``) on questions
+  generated from each set's memories, never on its gold questions: "<set> memories" is the
+  reported set's own memories, "(cross-set)" the other set's.
+
+The last column is the p50 latency of one search (ms, in process, query embedding cached), so
+the rerank rows show what the second stage adds.
 
 Per ranker and class: R@5 and R@10 (the share of a question's evidence in the top k, averaged)
 and MRR (1 / rank of the first evidence hit). With ``--throughput``, the embedder's speed.
 
 Usage: python bench/relevance.py [--set coding|conversations] [--static DIR ...] [--json]
-       [--throughput]
+       [--throughput] [--no-rerank]
 """
 
 from __future__ import annotations
@@ -66,11 +73,16 @@ def metrics(ranked: Sequence[int], relevant: Sequence[int]) -> tuple[float, floa
 
 def evaluate(ranker: Ranker, qs: Sequence[Question]) -> dict[str, dict[str, float]]:
     by_class: dict[str, list[tuple[float, float, float]]] = {}
+    ms_per_query = []
     for q in qs:
-        m = metrics(ranker(q.text)[:DEPTH], q.relevant)
+        ranker(q.text)  # warm: the query's embedding is cached, so every row times the same work
+        started = time.perf_counter()
+        ranked = ranker(q.text)
+        ms_per_query.append((time.perf_counter() - started) * 1000)
+        m = metrics(ranked[:DEPTH], q.relevant)
         by_class.setdefault(q.cls, []).append(m)
         by_class.setdefault("all", []).append(m)
-    return {
+    out: dict[str, dict[str, float]] = {
         cls: {
             "n": len(ms),
             "recall@5": sum(m[0] for m in ms) / len(ms),
@@ -79,14 +91,27 @@ def evaluate(ranker: Ranker, qs: Sequence[Question]) -> dict[str, dict[str, floa
         }
         for cls, ms in by_class.items()
     }
+    out["all"]["p50_ms"] = statistics.median(ms_per_query)
+    return out
 
 
-def engine_ranker(loaded: Loaded, ranker: IndexRanker, mode: str, params: FusionParams) -> Ranker:
+def engine_ranker(
+    loaded: Loaded,
+    ranker: IndexRanker,
+    mode: str,
+    params: FusionParams,
+    rerank_dir: Path | None = None,
+) -> Ranker:
+    """``rerank_dir``: rerank with the model in that dir (the built-in default when it has
+    none); None: no second stage."""
     settings = SimpleNamespace(
         search_fusion=params.method,
         search_fts_weight=params.fts_weight,
         search_vector_weight=params.vector_weight,
         search_fts_gate=params.fts_gate,
+        search_rerank=rerank_dir is not None,
+        search_rerank_depth=DEPTH,
+        data_dir=rerank_dir,
     )
     engine = SearchEngine(loaded.conn, settings, ranker)
 
@@ -129,6 +154,52 @@ def rankers_for(loaded: Loaded, embedders: Sequence[CachedEmbedder]) -> dict[str
     return out
 
 
+def train_reranker(loaded: Loaded, out: Path) -> dict[str, Any]:
+    """Fit the reranker on questions generated from ``loaded``'s memories (never its gold
+    questions) and save it in ``out``; returns the training report."""
+    from workbench.recall import rerank, rerank_train
+
+    model, report = rerank_train.train(loaded.conn, loaded.ranker, limit=400)
+    rerank.save_model(SimpleNamespace(data_dir=out), model)
+    gold = {q.text for q in loaded.questions}
+    generated = {g.text for g in rerank_train.generate(loaded.conn, limit=400)}
+    report["gold_questions_among_generated"] = len(gold & generated)
+    return report
+
+
+def stage_ms(loaded: Loaded) -> dict[str, float]:
+    """The second stage alone (default weights, 50 candidates): p50 / p95 ms per question."""
+    from workbench.recall import rerank
+    from workbench.recall.rerank_train import CollectingEngine
+
+    engine = CollectingEngine(loaded.conn, None, loaded.ranker)
+    times = []
+    for q in loaded.questions:
+        engine.search(q.text, types="observations", limit=DEPTH)
+        assert engine.last is not None
+        started = time.perf_counter()
+        rerank.order(loaded.conn, q.text, engine.last, rerank.Model.default(), DEPTH)
+        times.append((time.perf_counter() - started) * 1000)
+    times.sort()
+    return {"p50": statistics.median(times), "p95": times[int(len(times) * 0.95)]}
+
+
+def rerank_rankers(loaded: Loaded, dirs: dict[str, Path]) -> dict[str, Ranker]:
+    """hybrid + rerank, with the default weights and each trained model in ``dirs``."""
+    label = loaded.ranker.embedder.name
+    out = {
+        f"hybrid bm25+{label} +rerank default": engine_ranker(
+            loaded, loaded.ranker, "hybrid", FusionParams(), dirs["default"]
+        )
+    }
+    for name, path in dirs.items():
+        if name != "default":
+            out[f"hybrid +rerank trained on {name}"] = engine_ranker(
+                loaded, loaded.ranker, "hybrid", FusionParams(), path
+            )
+    return out
+
+
 def load_static(dirs: list[Path]) -> list[CachedEmbedder]:
     from workbench.recall.embed import StaticEmbedder, static_model_dir
 
@@ -167,17 +238,34 @@ def main() -> None:
     parser.add_argument("--static", type=Path, action="append", default=[])
     parser.add_argument("--throughput", action="store_true", help="also time MiniLM")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
+    parser.add_argument("--no-rerank", action="store_true", help="skip the reranker rows")
     args = parser.parse_args()
 
     model = minilm()
     embedders = [model, *load_static(args.static)]
     doc: dict[str, Any] = {"sets": {}}
     with tempfile.TemporaryDirectory() as tmp:
-        for name in args.set or SETS:
-            loaded = load(name, Path(tmp), model)
+        names = args.set or list(SETS)
+        every = {name: load(name, Path(tmp), model) for name in SETS}
+        # The reranker is never trained on the questions it is reported on: on questions
+        # generated from a set's memories ("own memories"), and on the other set (cross-set).
+        dirs: dict[str, Path] = {"default": Path(tmp) / "rerank-default"}
+        doc["rerank_training"] = {}
+        if not args.no_rerank:
+            for name in SETS:
+                dirs[name] = Path(tmp) / f"rerank-{name}"
+                doc["rerank_training"][name] = train_reranker(every[name], dirs[name])
+        for name in names:
+            loaded = every[name]
+            chosen = rankers_for(loaded, embedders)
+            if not args.no_rerank:
+                own = {"default": dirs["default"]}
+                own.update(
+                    {(f"{n} memories" if n == name else f"{n} (cross-set)"): dirs[n] for n in SETS}
+                )
+                chosen.update(rerank_rankers(loaded, own))
             results = {
-                label: evaluate(ranker, loaded.questions)
-                for label, ranker in rankers_for(loaded, embedders).items()
+                label: evaluate(ranker, loaded.questions) for label, ranker in chosen.items()
             }
             leaks = [
                 q.text
@@ -185,6 +273,7 @@ def main() -> None:
                 if q.cls == "paraphrase" and shared_terms(loaded.conn, q.text, q.relevant)
             ]
             doc["sets"][name] = {
+                "rerank_stage_ms": None if args.no_rerank else stage_ms(loaded),
                 "observations": len(loaded.texts),
                 "questions": len(loaded.questions),
                 "paraphrase_leaks": leaks,
@@ -192,6 +281,7 @@ def main() -> None:
             }
             if args.throughput and name == "coding":
                 doc["throughput"] = throughput(loaded.texts, [q.text for q in loaded.questions])
+        for loaded in every.values():
             loaded.store.close()
     for embedder in embedders:
         embedder.save()
@@ -200,6 +290,17 @@ def main() -> None:
         return
     for name, body in doc["sets"].items():
         print_table(name, body)
+    for name, body in doc["sets"].items():
+        if body["rerank_stage_ms"]:
+            ms = body["rerank_stage_ms"]
+            print(f"rerank stage alone on {name}: p50 {ms['p50']:.2f} ms, p95 {ms['p95']:.2f} ms")
+    for name, report in doc["rerank_training"].items():
+        held = report["holdout"]
+        print(
+            f"rerank trained on {name} memories: {report['groups']} generated questions "
+            f"({report['gold_questions_among_generated']} of them gold questions); held-out "
+            f"MRR fused {held['fused']['mrr']:.3f} -> reranked {held['reranked']['mrr']:.3f}"
+        )
     if "throughput" in doc:
         t = doc["throughput"]
         print(
@@ -215,9 +316,9 @@ def print_table(name: str, body: dict[str, Any]) -> None:
         f"paraphrases sharing a stemmed term with their evidence: {len(body['paraphrase_leaks'])}"
         f" {body['paraphrase_leaks'] or ''}"
     )
-    head = f"{'ranker':<38}" + "".join(f" | {c:^20}" for c in classes)
-    sub = f"{'':<38}" + "".join(f" | {'R@5':>6}{'R@10':>7}{'MRR':>7}" for _ in classes)
-    counts = f"{'(questions)':<38}" + "".join(
+    head = f"{'ranker':<46}" + "".join(f" | {c:^20}" for c in classes) + " | p50 ms"
+    sub = f"{'':<46}" + "".join(f" | {'R@5':>6}{'R@10':>7}{'MRR':>7}" for _ in classes)
+    counts = f"{'(questions)':<46}" + "".join(
         f" | {next(iter(body['relevance'].values()))[c]['n']:>20}" for c in classes
     )
     print(head)
@@ -230,7 +331,7 @@ def print_table(name: str, body: dict[str, Any]) -> None:
             f"{by_class[c]['mrr']:>7.3f}"
             for c in classes
         )
-        print(f"{label:<38}{cells}")
+        print(f"{label:<46}{cells} | {by_class['all']['p50_ms']:>6.2f}")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,12 @@ Floor (``prompt_injection_min_similarity``): the prompt hook injects the top
 that keeps 95% of the relevant hits among those; on the other set it reports the share of
 relevant hits kept and of irrelevant ones dropped.
 
+Reranker (``workbench/recall/rerank.py``): 5-fold by question over both sets pooled, the
+weights fitted (``rerank_train.fit``, its penalty chosen on an inner split of the training
+folds) on the gold questions of four folds and scored on the fifth, against the fused order
+of the same questions. This is the reranker trained on questions like the ones it is scored
+on (but never on the same ones); ``bench/relevance.py`` shows it trained on generated ones.
+
 Usage: python bench/relevance_cv.py [--json]
 """
 
@@ -173,10 +179,12 @@ def main() -> None:
     args = parser.parse_args()
     model = minilm()
     by_set: dict[str, list[Case]] = {}
+    groups: dict[str, list[Any]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name in SETS:
             loaded = load(name, Path(tmp), model)
             by_set[name] = cases(loaded)
+            groups[name] = rerank_groups(loaded)
             loaded.store.close()
     model.save()
     doc: dict[str, Any] = {"leave_one_set_out": {}, "kfold": {}, "floor": {}}
@@ -216,6 +224,12 @@ def main() -> None:
         "held_out": {k: {m: round(v, 4) for m, v in row.items()} for k, row in table.items()},
     }
 
+    pooled_groups = [g for name in SETS for g in groups[name]]
+    doc["rerank_kfold"] = rerank_kfold(pooled_groups)
+    # The coding set stores its 50 targets first and 450 distractors after, and their types
+    # differ: recency and type priors can learn the set's construction. Without them:
+    doc["rerank_kfold_no_priors"] = rerank_kfold(without_priors(pooled_groups))
+
     # -- prompt-injection floor -----------------------------------------------------------
     for train, test in itertools.permutations(SETS, 2):
         floor = floor_for(by_set[train])
@@ -236,6 +250,18 @@ def main() -> None:
         print(f"   {line}")
     print_rows(doc["kfold"]["held_out"])
     print(f"\n== chosen (the most frequent per-fold choice; the settings' defaults): {consensus}")
+    for key, what in (
+        ("rerank_kfold", "all features"),
+        ("rerank_kfold_no_priors", "without recency and type priors (set artefacts)"),
+    ):
+        print(f"\n== reranker, 5-fold by question, {what}; questions answered in the top 50:")
+        for cls, row in doc[key].items():
+            print(
+                f"   {cls:<12} n={row['n']:>3}  fused R@5 {row['fused'][0]:.2f} R@10 "
+                f"{row['fused'][1]:.2f} MRR {row['fused'][2]:.3f}  ->  reranked R@5 "
+                f"{row['reranked'][0]:.2f} R@10 {row['reranked'][1]:.2f} "
+                f"MRR {row['reranked'][2]:.3f}"
+            )
     print("\n== prompt-injection floor (top 3 vector hits):")
     for key, body in doc["floor"].items():
         if key == "default":
@@ -246,6 +272,67 @@ def main() -> None:
             f"{body['irrelevant_dropped']:.2f}"
         )
     print(f"   default (the lower): {doc['floor']['default']:.2f}")
+
+
+def rerank_groups(loaded: Loaded) -> list[Any]:
+    """One feature group per gold question (``cls`` as its source), hybrid with the defaults."""
+    from workbench.recall import rerank_train
+
+    qs = [
+        rerank_train.TrainQuestion(q.text, frozenset(q.relevant), q.cls) for q in loaded.questions
+    ]
+    return rerank_train.collect(loaded.conn, loaded.ranker, qs)
+
+
+def without_priors(groups: Sequence[Any]) -> list[Any]:
+    """The groups with the recency and type features zeroed (so they cannot be learned)."""
+    from workbench.recall.rerank_features import FEATURES
+    from workbench.recall.rerank_train import Group
+
+    drop = {k for k, f in enumerate(FEATURES) if f == "recency" or f.startswith("type_")}
+    return [
+        Group(
+            g.question, g.ids, [[0.0 if k in drop else x for k, x in enumerate(r)] for r in g.rows]
+        )
+        for g in groups
+    ]
+
+
+def rerank_kfold(pooled: Sequence[Any]) -> dict[str, dict[str, Any]]:
+    """Per class: (R@5, R@10, MRR) fused vs reranked, each question scored by a model that
+    never saw it (5 folds; the penalty chosen on an inner split of the four training folds)."""
+    from workbench.recall import rerank_train
+
+    order = list(range(len(pooled)))
+    random.Random(5).shuffle(order)
+    folds = [order[k::5] for k in range(5)]
+    per: dict[str, dict[str, list[tuple[float, float, float]]]] = {}
+    for fold in folds:
+        held = set(fold)
+        train = [pooled[i] for i in order if i not in held]
+        inner, check = rerank_train.split(train, 1)
+        l2 = max(
+            rerank_train.L2S,
+            key=lambda p: (rerank_train.metrics(check, rerank_train.fit(inner, p))["mrr"], p),
+        )
+        model = rerank_train.fit(train, l2)
+        for i in fold:
+            g = pooled[i]
+            for label, m in (("fused", None), ("reranked", model)):
+                got = rerank_train.metrics([g], m)
+                row = (got["recall@5"], got["recall@10"], got["mrr"])
+                for cls in (g.question.source, "all"):
+                    per.setdefault(cls, {}).setdefault(label, []).append(row)
+    return {
+        cls: {
+            "n": len(rows["fused"]),
+            **{
+                label: tuple(round(sum(r[k] for r in rs) / len(rs), 4) for k in range(3))
+                for label, rs in rows.items()
+            },
+        }
+        for cls, rows in per.items()
+    }
 
 
 def print_rows(table: dict[str, dict[str, float]]) -> None:

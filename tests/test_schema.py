@@ -119,6 +119,13 @@ EXPECTED_COLUMNS = {
         "prompt_number": "INTEGER",
         "created_at_epoch": "INTEGER",
     },
+    "rerank_cache": {
+        "key": "TEXT",
+        "model": "TEXT",
+        "ranked": "TEXT",
+        "tokens": "INTEGER",
+        "created_at_epoch": "INTEGER",
+    },
 }
 
 # (from column, to table, to column, on delete)

@@ -145,6 +145,15 @@ class Settings(BaseSettings):
     search_fts_weight: float = Field(default=0.2, ge=0.0, le=1.0)
     search_vector_weight: float = Field(default=0.8, ge=0.0, le=1.0)
     search_fts_gate: float = Field(default=0.4, ge=0.0, le=1.0)
+    # Second stage (workbench/recall/rerank.py): reorder hybrid's fused top ``search_rerank_depth``
+    # by a linear model over word-level features (``workbench rerank train`` fits it to your own
+    # history; untrained, a built-in default). Only reorders, fails open to the fused order.
+    search_rerank: bool = False
+    search_rerank_depth: int = Field(default=50, ge=2, le=200)
+    # Optional Claude listwise rerank of the top ``search_rerank_llm_depth`` (needs a key; cached
+    # in the store, its tokens in the injection ledger): workbench/recall/rerank_llm.py.
+    search_rerank_llm: bool = False
+    search_rerank_llm_depth: int = Field(default=20, ge=2, le=50)
 
     _load_warnings: list[str] = PrivateAttr(default_factory=list)
     _capture_paused: str | None = PrivateAttr(default=None)

@@ -8,6 +8,10 @@ Modules:
 - ``vectors``   the FAISS index under ``<data_dir>/index`` and the embedding cache
 - ``indexer``   the background embedding pipeline (catch-up, reindex) and the vector ranker
 - ``search``    hybrid search (reciprocal-rank fusion) and the ``VectorRanker`` protocol
+- ``rerank``    the second stage: reorders hybrid's fused top-N, fails open (``search_rerank``)
+- ``rerank_features`` what the second stage sees per candidate (identifiers, phrases, cover…)
+- ``rerank_train``    fits its weights to questions generated from the user's history
+- ``rerank_llm``      optional Claude listwise rerank: fenced, cached, its cost in the ledger
 - ``totals``    ``totalResults``: every match of a search counted (bounded), not the page
 - ``hits``      search hits and timeline items, loaded by id for the returned page only
 - ``timeline``  records around an anchor (observation id, S<summary id>, time, or a query)

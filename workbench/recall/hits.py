@@ -63,6 +63,8 @@ class SearchHit(RecordRef):
     ranks: dict[str, int] = Field(default_factory=dict)  # ranker name -> 1-based rank
     # Which rankers found this hit: "fts" (BM25) and/or "vector" (whatever the model).
     rankers: list[str] = Field(default_factory=list)
+    # The second stage that placed it ("features", "features-default", "claude"); None: fused.
+    rerank: str | None = None
 
 
 class TimelineItem(RecordRef):

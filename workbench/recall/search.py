@@ -28,7 +28,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from workbench.errors import InvalidInput
-from workbench.recall import fts, fusion, hits, totals
+from workbench.recall import fts, fusion, hits, rerank, totals
 from workbench.recall.filters import Kind, SearchFilters, coerce_list
 from workbench.recall.fusion import RRF_K, rrf  # noqa: F401  (re-exported: tests, bench)
 from workbench.recall.hits import SearchHit
@@ -150,6 +150,7 @@ class SearchEngine:
         self._source = store_or_conn
         self.settings = settings
         self.ranker = ranker
+        self.reranked: dict[int, str] = {}  # observation id -> the reranker that placed it
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -189,6 +190,7 @@ class SearchEngine:
         """Search (or, with filters and no query, list by date) the chosen kinds."""
         query = (query or "").strip() or None
         filters = filters or SearchFilters()
+        self.reranked = {}  # this search's second stage only (an engine may be reused)
         kinds = parse_types(types)
         mode = _choice(mode or "hybrid", "mode", MODES, "mode=fts")
         order_by = _choice(order_by or "relevance", "orderBy", ORDERS, "orderBy=date_desc")
@@ -296,7 +298,13 @@ class SearchEngine:
         cosines = self._cosines_of(query, beyond)
         unembedded = set() if cosines is None else set(beyond) - cosines.keys()
         fused = fusion.weighted(text, vector, cover, params, cosines=cosines, unembedded=unembedded)
+        fused = self._rerank(query, rerank.Candidates(fused, text, vector, cosines or {}))
         return fused[:depth], ranks
+
+    def _rerank(self, query: str, candidates: rerank.Candidates) -> list[tuple[int, float]]:
+        """The second stage (``recall/rerank.py``): reorders the fused top-N, fails open."""
+        fused, self.reranked = rerank.rerank_or_fused(self.conn, query, candidates, self.settings)
+        return fused
 
     def _cosines_of(self, query: str, ids: list[int]) -> dict[int, float] | None:
         """The vector ranker's similarity for just ``ids`` (absent: not embedded yet).
@@ -369,6 +377,7 @@ class SearchEngine:
                 score=float(f"{score:.6g}"),
                 ranks=ranks.get(i, {}),
                 rankers=rankers_of(ranks.get(i, {})),
+                rerank=self.reranked.get(i) if kind == "observations" else None,
             )
             for i, score in page
             if i in rows  # a vector index may know ids deleted since it was built

@@ -593,3 +593,25 @@ def m008_fts_code_identifiers(conn: sqlite3.Connection) -> None:
             """,
         )
         rebuild_fts(conn, only=fts)
+
+
+@migration
+def m009_rerank_cache(conn: sqlite3.Connection) -> None:
+    """Claude listwise rerank answers (``recall/rerank_llm.py``): a repeated search is free.
+
+    Derived: ``key`` hashes the model, the query and the candidate ids in order; ``ranked`` is
+    the ids as Claude ordered them; ``tokens`` what that answer cost. Deleting rows only costs
+    a new request.
+    """
+    run_script(
+        conn,
+        f"""
+        CREATE TABLE IF NOT EXISTS rerank_cache (
+            key TEXT PRIMARY KEY,
+            model TEXT NOT NULL,
+            {_json_array("ranked")},
+            tokens INTEGER NOT NULL DEFAULT 0,
+            created_at_epoch INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        """,
+    )

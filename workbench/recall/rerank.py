@@ -1,0 +1,183 @@
+"""The second stage: reorder the fused top-N with a small linear model over ``rerank_features``.
+
+Hybrid search fuses two rankers by their scores; this stage looks at the candidates' words
+too (identifier and phrase matches, title vs body coverage, recency, type) and reorders the
+best ``search_rerank_depth`` (50) by ``w · features``. Rules it keeps, whatever the model:
+
+- it only **reorders**: the same ids come back, none dropped, none added (checked; a mismatch
+  falls back to the fused order);
+- it **fails open**: any error (a bad model file, a store hiccup) gives the fused order, logged;
+- it is **derived**: the weights live in ``<data_dir>/rerank.json`` (``workbench rerank train``
+  writes it from the user's own history, ``rerank_train``); deleting the file, or a file this
+  code cannot read, means the built-in ``DEFAULT_WEIGHTS``.
+
+Whether it runs is ``settings.search_rerank``; ``mode=fts`` and ``mode=vector`` never rerank
+(they show one ranker, for comparison).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from workbench.recall import rerank_features
+from workbench.recall.rerank_features import FEATURES, Candidates
+
+__all__ = ["Candidates", "Model", "load_model", "order", "rerank_or_fused", "save_model"]
+
+log = logging.getLogger("workbench.recall")
+
+MODEL_FILE = "rerank.json"
+MODEL_VERSION = 1
+DEFAULT_DEPTH = 50
+# Untrained: the fused order, nudged by exact evidence the fusion cannot see (an identifier
+# held whole, a run of query words in order, the title covering the query). The fused score
+# dominates, so without such evidence the order is the fusion's.
+DEFAULT_WEIGHTS: dict[str, float] = {
+    "fused": 4.0,
+    "fused_rr": 0.5,
+    "phrase": 0.6,
+    "title_cover": 0.4,
+    "identifier": 0.6,
+}
+
+
+@dataclass(frozen=True)
+class Model:
+    """A linear scorer: ``weights`` in ``FEATURES`` order; ``source`` says where it came from."""
+
+    weights: tuple[float, ...]
+    source: str  # "default" or "trained"
+
+    @classmethod
+    def default(cls) -> Model:
+        return cls(tuple(DEFAULT_WEIGHTS.get(name, 0.0) for name in FEATURES), "default")
+
+    def score(self, row: list[float]) -> float:
+        return math.fsum(w * x for w, x in zip(self.weights, row, strict=True))
+
+    def to_json(self, **extra: Any) -> dict[str, Any]:
+        return {
+            "version": MODEL_VERSION,
+            "features": list(FEATURES),
+            "weights": dict(zip(FEATURES, self.weights, strict=True)),
+            **extra,
+        }
+
+
+def model_path(settings: Any) -> Path | None:
+    data_dir = getattr(settings, "data_dir", None)
+    return Path(data_dir) / MODEL_FILE if data_dir is not None else None
+
+
+def load_model(settings: Any) -> Model:
+    """The trained model in the data dir, else the default (a bad file is logged, not raised)."""
+    path = model_path(settings)
+    if path is None or not path.exists():
+        return Model.default()
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        if doc.get("version") != MODEL_VERSION or doc.get("features") != list(FEATURES):
+            raise ValueError("written for other features; run `workbench rerank train` again")
+        weights = tuple(float(doc["weights"][name]) for name in FEATURES)
+        if not all(math.isfinite(w) for w in weights):
+            raise ValueError("a weight is not a finite number")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        log.warning("rerank model %s unusable (%s); using the built-in default", path, exc)
+        return Model.default()
+    return Model(weights, "trained")
+
+
+def save_model(settings: Any, model: Model, **extra: Any) -> Path:
+    """Write the model atomically (a reader never sees half a file)."""
+    path = model_path(settings)
+    if path is None:
+        raise ValueError("settings without a data_dir cannot hold a rerank model")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(model.to_json(**extra), indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def enabled(settings: Any) -> bool:
+    return bool(getattr(settings, "search_rerank", False))
+
+
+def depth(settings: Any) -> int:
+    return int(getattr(settings, "search_rerank_depth", DEFAULT_DEPTH))
+
+
+def order(
+    conn: sqlite3.Connection,
+    query: str,
+    candidates: Candidates,
+    model: Model,
+    top_n: int = DEFAULT_DEPTH,
+) -> list[tuple[int, float]]:
+    """The fused list with its first ``top_n`` reordered by ``model`` (ties: fused order).
+
+    Raises on any failure; ``rerank_or_fused`` is the fail-open wrapper search calls.
+    """
+    head, tail = candidates.fused[:top_n], candidates.fused[top_n:]
+    if len(head) < 2:
+        return list(candidates.fused)
+    sub = Candidates(head, candidates.text, candidates.vector, candidates.cosines)
+    ids, rows = rerank_features.compute(conn, query, sub)
+    fused = dict(head)
+    reordered = [(i, fused[i]) for i in ranked(model, ids, rows)]
+    if sorted(i for i, _ in reordered) != sorted(i for i, _ in head):
+        raise RuntimeError("the reranker changed the candidate set")
+    return reordered + list(tail)
+
+
+def ranked(model: Model, ids: list[int], rows: list[list[float]]) -> list[int]:
+    """``ids`` best first by ``model``; equal scores keep their given (fused) order."""
+    scored = sorted(
+        ((model.score(row), -n, i) for n, (i, row) in enumerate(zip(ids, rows, strict=True))),
+        reverse=True,
+    )
+    return [i for _, _, i in scored]
+
+
+def rerank_or_fused(
+    conn: sqlite3.Connection, query: str, candidates: Candidates, settings: Any
+) -> tuple[list[tuple[int, float]], dict[int, str]]:
+    """``(list, id -> reranker)``: the fused list reordered by whichever stages are on.
+
+    The features stage (``search_rerank``) reorders the top ``search_rerank_depth``; then, with
+    ``search_rerank_llm`` and a key, Claude reorders the top ``search_rerank_llm_depth``
+    (``rerank_llm``). Each stage fails open on its own. The names (``"features"``,
+    ``"features-default"``, ``"claude"``) go into each hit's ``rerank`` field; an id absent
+    from the map kept its fused place.
+    """
+    from workbench.recall import rerank_llm
+
+    fused, placed = candidates.fused, {}
+    if len(fused) < 2:
+        return fused, placed
+    if enabled(settings):
+        try:
+            model = load_model(settings)
+            fused = order(conn, query, candidates, model, depth(settings))
+            name = "features" if model.source == "trained" else "features-default"
+            placed = {i: name for i, _ in fused[: depth(settings)]}
+        except Exception:  # fail open: a second stage must never cost the first stage's answer
+            log.exception("rerank failed; returning the fused order")
+            fused, placed = candidates.fused, {}
+    if rerank_llm.enabled(settings):
+        try:
+            by_claude = rerank_llm.order(conn, query, fused, settings)
+        except Exception:
+            log.exception("Claude rerank failed; keeping the order")
+            by_claude = None
+        if by_claude is not None:
+            top = int(getattr(settings, "search_rerank_llm_depth", rerank_llm.DEFAULT_DEPTH))
+            fused = by_claude
+            placed.update({i: "claude" for i, _ in fused[:top]})
+    return fused, placed
