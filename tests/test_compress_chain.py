@@ -13,7 +13,7 @@ import pytest
 
 from tests.fake_anthropic import FakeAnthropic
 from tests.fake_openai import FakeOpenAI
-from tests.test_compress_claude import GOOD_REPLY, tool_event
+from tests.test_compress_claude import GOOD_REPLY, summary_request, tool_event
 from workbench.compress.base import build_compressor
 from workbench.compress.chain import ChainCompressor
 from workbench.errors import CompressionError
@@ -186,3 +186,19 @@ def test_a_chain_from_the_env_accepts_commas_and_json(
     assert load_settings(data_dir).compressor_names() == ["claude", "offline"]
     monkeypatch.setenv("WORKBENCH_COMPRESSOR_CHAIN", '["openai_compat", "offline"]')
     assert load_settings(data_dir).active_compressor() == "openai_compat"
+
+
+def test_a_summary_goes_down_the_chain_too(
+    data_dir: Path, fake_anthropic: FakeAnthropic, fake_openai: FakeOpenAI
+) -> None:
+    fake_anthropic.queue_error(403, "permission_error", "Your API key does not have permission")
+    fake_openai.queue_text("<summary><request>Fix the race</request></summary>")
+    chain = chain_of(chain_settings(data_dir, fake_anthropic, fake_openai))
+    try:
+        result = chain.summarize(summary_request())
+    finally:
+        chain.close()
+    assert result.summary is not None
+    assert result.summary.request == "Fix the race"
+    assert result.generated_by == f"openai_compat:{LOCAL_MODEL}"
+    assert chain.status()[0]["lastError"]["kind"] == "auth"
