@@ -16,12 +16,12 @@ from workbench.compress.base import Compressor, build_compressor
 from workbench.compress.openai_compat import NO_KEY, OpenAICompatCompressor
 from workbench.compress.prompts import FENCE_TAG, UNTRUSTED_RULE
 from workbench.errors import CompressionError
-from workbench.settings import load_settings
+from workbench.settings import Settings, load_settings
 
 MODEL = "qwen2.5:7b"
 
 
-def local_settings(data_dir: Path, fake: FakeOpenAI, **extra: object):  # noqa: ANN201
+def local_settings(data_dir: Path, fake: FakeOpenAI, **extra: object) -> Settings:
     return load_settings(
         data_dir, openai_compat_base_url=fake.base_url, openai_compat_model=MODEL, **extra
     )

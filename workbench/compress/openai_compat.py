@@ -28,6 +28,7 @@ NO_KEY = "no-key"  # sent to local servers, which ignore it
 
 
 def provider_text(label: str, key_env: str | None) -> ProviderText:
+    """How this provider's errors name their fixes (its key's env var, our settings)."""
     key = (
         f"export a valid key in {key_env}" if key_env else "set WORKBENCH_OPENAI_COMPAT_API_KEY_ENV"
     )
@@ -55,17 +56,18 @@ class OpenAICompatCompressor(LlmCompressor):
     @classmethod
     def from_settings(cls, settings: Settings) -> OpenAICompatCompressor:
         """A compressor for ``settings``; ``CompressionError`` when it is not configured."""
-        import openai
-
         config = settings.openai_compat()
         if config.problem is not None:
             raise CompressionError(
                 f"the openai_compat compressor is not configured: {config.problem}.",
                 retryable=False,
-                kind="auth" if "key" in config.problem else "not_configured",
+                # URL and model set: what is missing is the key.
+                kind="auth" if config.base_url and config.model else "not_configured",
             )
         assert config.base_url is not None
         assert config.model is not None
+        import openai  # only for a provider that can run: it costs about a second
+
         client = openai.OpenAI(
             api_key=config.api_key or NO_KEY,
             base_url=config.base_url,

@@ -86,6 +86,11 @@ class OpenAICompatConfig:
             return False
 
     @property
+    def missing_key(self) -> bool:
+        """A remote server and no key: an ``auth`` problem rather than a missing setting."""
+        return self.api_key is None and not self.local
+
+    @property
     def problem(self) -> str | None:
         """Why it cannot run (and the fix), else None."""
         if not self.base_url:
@@ -95,7 +100,7 @@ class OpenAICompatConfig:
             )
         if not self.model:
             return "no model: set WORKBENCH_OPENAI_COMPAT_MODEL (e.g. qwen2.5:7b for Ollama)"
-        if self.api_key is None and not self.local:
+        if self.missing_key:
             if self.key_env:
                 return f"no API key: export {self.key_env} (or point it at a local server)"
             return (
