@@ -212,7 +212,7 @@ class ObservationBatch(_Body):
 class Recompress(_Body):
     project: str | None = None
     since: str | None = None
-    compressor: Literal["offline", "claude"] | None = None
+    compressor: Literal["offline", "claude", "openai_compat"] | None = None
 
 
 class RetryFailed(_Body):

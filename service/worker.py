@@ -4,8 +4,10 @@ One thread, so events are derived in the order they arrived (a prompt's summary 
 observations). Failures never loop forever and are never dropped:
 - ``CompressionError(retryable=True)`` (rate limit, overload, network) and unexpected
   exceptions back off exponentially and retry, up to ``max_attempts``;
-- ``CompressionError(retryable=False)`` (bad key, no credit) parks the event as failed with
-  the message, which ``/api/stats`` and ``workbench status`` show and ``retry`` re-queues;
+- ``CompressionError(retryable=False)`` (bad key, no credit) first hands the event to the
+  next provider of the chain (``compress/chain.py``, inside the compressor); when none is
+  left it parks the event as failed with the message, which ``/api/stats`` and
+  ``workbench status`` show and ``retry`` re-queues;
 - a fault of the store itself (disk full, a write lock held elsewhere, the file gone) is not
   the events' fault: the whole batch goes back to pending with a backoff (attempts unchanged,
   the reason in ``last_error``), and the worker backs off too. The release is retried until it
@@ -22,6 +24,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
+from typing import Any
 
 from workbench.compress.base import Compressor
 from workbench.derive import Derived, compress_event, store_result
@@ -69,6 +72,11 @@ class Worker(threading.Thread):
         if self._compressor is None:
             self._compressor = self._factory()
         return self._compressor
+
+    def compressor_status(self) -> list[dict[str, Any]]:
+        """Per provider of the chain, its last error (empty until the compressor is built)."""
+        status = getattr(self._compressor, "status", None)
+        return status() if callable(status) else []
 
     def notify(self) -> None:
         """Wake the worker: new work was enqueued."""

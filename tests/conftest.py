@@ -27,12 +27,16 @@ ROOT = Path(__file__).resolve().parent.parent
 HOOKS_DIR = ROOT / "hooks"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
-pytest_plugins = ["tests.fake_anthropic"]
+pytest_plugins = ["tests.fake_anthropic", "tests.fake_openai"]
 
 # Variables that would let the developer's shell leak into a test.
 LEAKY_ENV = [k for k in os.environ if k.startswith("WORKBENCH_")] + [
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENROUTER_API_KEY",
+    "GEMINI_API_KEY",
     "CLAUDE_CONFIG_DIR",
     "XDG_CONFIG_HOME",
 ]

@@ -31,6 +31,7 @@ HEAVY = {
     "duckdb",
     "polars",
     "anthropic",
+    "openai",
     "marimo",
     "uvicorn",
     "model2vec",

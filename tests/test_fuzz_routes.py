@@ -115,6 +115,8 @@ BASE_BODIES: dict[str, Any] = {
     "POST /api/memory/save": {"text": "a memory", "title": "t", "project": "fuzz"},
     "POST /api/corpus": {"name": "fuzzcorpus", "project": "acme-api", "query": "token"},
     "POST /api/corpus/{name}/query": {"question": "why do tokens expire?"},
+    # A provider that is not configured on the fuzzed service: a 400 that says what to set.
+    "POST /api/recompress": {"compressor": "openai_compat"},
 }
 
 

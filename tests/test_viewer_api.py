@@ -351,7 +351,7 @@ def test_settings_lists_the_editable_keys_with_their_bounds(service: Service):
         "maximum": 500,
     }
     assert fields["excluded_projects"]["type"] == "list"
-    assert fields["compressor"]["options"] == ["auto", "offline", "claude"]
+    assert fields["compressor"]["options"] == ["auto", "offline", "claude", "openai_compat"]
     assert fields["compressor"]["apply"] == "restart"
     assert body["settings"]["context_summaries"] == 10
     assert "port" not in fields

@@ -40,6 +40,12 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from workbench.compress.providers import (
+    OpenAICompatConfig,
+    check_chain,
+    check_key_env_name,
+    openai_compat_config,
+)
 from workbench.locate import (
     SETTINGS_FILE,
     default_data_dir,
@@ -88,7 +94,11 @@ class Settings(BaseSettings):
     port: int = Field(default_factory=default_port, ge=1, le=65535)
 
     # Compression
-    compressor: Literal["auto", "offline", "claude"] = "auto"
+    compressor: Literal["auto", "offline", "claude", "openai_compat"] = "auto"
+    # The fallback chain (workbench/compress/chain.py): a provider that fails terminally
+    # (auth, quota, bad request, not configured) hands the event to the next. None: just
+    # ``compressor`` (auto = claude with a key, else offline), as before chains existed.
+    compressor_chain: Annotated[list[str] | None, NoDecode] = None
     anthropic_api_key: SecretStr | None = Field(default=None)
     anthropic_base_url: str | None = None
     model: str = "claude-haiku-4-5"
@@ -96,6 +106,14 @@ class Settings(BaseSettings):
     # SDK retries of the interactive knowledge agent (rate limits, overload); the compressor
     # always uses 0 because its worker owns retries. Tests set 0.
     llm_max_retries: int = Field(default=2, ge=0, le=10)
+    # The OpenAI-compatible compressor (OpenRouter, Gemini, Ollama, llama.cpp, vLLM…). A preset
+    # provider fills in the base URL and the key's env var; the key itself never goes here.
+    openai_compat_provider: Literal[
+        "custom", "openrouter", "gemini", "ollama", "llamacpp", "vllm"
+    ] = "custom"
+    openai_compat_base_url: str | None = None
+    openai_compat_model: str | None = None
+    openai_compat_api_key_env: str | None = None
 
     # Ingest rules
     # NoDecode: pydantic-settings would json.loads() a list's env value and fail on ``a,b``;
@@ -210,6 +228,39 @@ class Settings(BaseSettings):
             )
         return value
 
+    @field_validator("compressor_chain", mode="before")
+    @classmethod
+    def _chain_csv(cls, value: Any) -> Any:
+        """Accept ``claude,offline`` from an env var as well as a JSON list."""
+        if isinstance(value, str):
+            text = value.strip()
+            if text.startswith("["):
+                return json.loads(text)
+            return [part.strip() for part in text.split(",")]
+        return value
+
+    @field_validator("compressor_chain")
+    @classmethod
+    def _known_chain(cls, value: list[str] | None) -> list[str] | None:
+        """Known names, each once, offline last if at all: else say what to write."""
+        return None if value is None else check_chain(value)
+
+    @field_validator("openai_compat_api_key_env")
+    @classmethod
+    def _env_var_name(cls, value: str | None) -> str | None:
+        """The *name* of an env var: a key pasted here would sit in settings.json in clear."""
+        return None if value is None else check_key_env_name(value)
+
+    @field_validator("openai_compat_base_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None or value.startswith(("http://", "https://")):
+            return value
+        raise ValueError(
+            f"openai_compat_base_url {value!r} is not an http(s) URL; write the API root, e.g. "
+            "http://127.0.0.1:11434/v1 (Ollama) or https://openrouter.ai/api/v1"
+        )
+
     @field_validator("excluded_projects", "skipped_tools", mode="before")
     @classmethod
     def _csv_list(cls, value: Any) -> Any:
@@ -296,11 +347,35 @@ class Settings(BaseSettings):
             return self.anthropic_api_key.get_secret_value()
         return os.environ.get("ANTHROPIC_API_KEY") or None
 
-    def active_compressor(self) -> Literal["offline", "claude"]:
-        """``auto`` means claude when a key is set, else the deterministic offline compressor."""
+    def active_compressor(self) -> str:
+        """The first compressor tried: the chain's head, else ``compressor`` (auto = claude
+        when a key is set, else the deterministic offline compressor)."""
+        return self.compressor_names()[0]
+
+    def compressor_names(self) -> list[str]:
+        """The fallback chain, in order (one name when no chain is set)."""
+        if self.compressor_chain:
+            return list(self.compressor_chain)
         if self.compressor == "auto":
-            return "claude" if self.api_key() else "offline"
-        return self.compressor
+            return ["claude" if self.api_key() else "offline"]
+        return [self.compressor]
+
+    def openai_compat(self) -> OpenAICompatConfig:
+        """The OpenAI-compatible provider's endpoint, model and key (preset filled in)."""
+        return openai_compat_config(
+            self.openai_compat_provider,
+            base_url=self.openai_compat_base_url,
+            model=self.openai_compat_model,
+            key_env=self.openai_compat_api_key_env,
+        )
+
+    def provider_problem(self, name: str) -> str | None:
+        """Why compressor ``name`` cannot run with these settings (and the fix), else None."""
+        if name == "claude" and not self.api_key():
+            return "no Anthropic API key: set ANTHROPIC_API_KEY (or WORKBENCH_ANTHROPIC_API_KEY)"
+        if name == "openai_compat":
+            return self.openai_compat().problem
+        return None
 
     def ensure_dirs(self) -> None:
         """Create the data dir tree, owner-only: it holds cwd, project names and session ids."""

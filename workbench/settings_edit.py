@@ -98,7 +98,8 @@ EDITABLE: dict[str, tuple[str, str, Apply, str]] = {
         "Engines",
         "Compressor",
         "restart",
-        "auto = Claude when an API key is set, else the offline rules.",
+        "auto = Claude when an API key is set, else the offline rules; openai_compat = "
+        "OpenRouter, Gemini or a local model (see compressor_chain for fallbacks).",
     ),
     "embedder": (
         "Engines",

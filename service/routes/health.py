@@ -51,6 +51,8 @@ def health(runtime: RuntimeDep) -> dict[str, Any]:
         "queue": queue,
         "queueDepth": queue.get("pending", 0) + queue.get("claimed", 0),
         "compressor": runtime.settings.active_compressor(),
+        # The fallback chain: per provider, configured or why not, and its last error.
+        "compressors": compressor_chain(runtime),
         "uptimeSeconds": round(runtime.uptime_s, 1),
         "pid": os.getpid(),
         "dataDir": str(runtime.settings.data_dir),
@@ -61,6 +63,21 @@ def health(runtime: RuntimeDep) -> dict[str, Any]:
         # Semantic recall: "ready", or why not ("unavailable"/"disabled" → full text only).
         "embeddings": runtime.indexer.health() if runtime.indexer else {"state": "disabled"},
     }
+
+
+def compressor_chain(runtime: Runtime) -> list[dict[str, Any]]:
+    """The chain in order: ``{name, configured, problem?, lastError, lastOkAt}`` each."""
+    seen = {entry["name"]: entry for entry in runtime.worker.compressor_status()}
+    chain = []
+    for name in runtime.settings.compressor_names():
+        problem = runtime.settings.provider_problem(name)
+        entry: dict[str, Any] = {"name": name, "configured": problem is None}
+        if problem is not None:
+            entry["problem"] = problem
+        entry["lastError"] = seen.get(name, {}).get("lastError")
+        entry["lastOkAt"] = seen.get(name, {}).get("lastOkAt")
+        chain.append(entry)
+    return chain
 
 
 def _store_state(runtime: Runtime, problem: str | None) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from service.schemas import Recompress, RetryFailed
 from workbench.clock import ms_from_iso
 from workbench.compress.base import build_compressor
 from workbench.derive import recompress
-from workbench.errors import InvalidInput
+from workbench.errors import CompressionError, InvalidInput
 from workbench.store import events
 
 router = APIRouter(prefix="/api", tags=["queue"])
@@ -41,6 +41,9 @@ def recompress_route(body: Recompress, runtime: RuntimeDep) -> dict[str, Any]:
         since = ms_from_iso(body.since) if body.since else None
     except ValueError as exc:
         raise InvalidInput(str(exc)) from None
-    compressor = build_compressor(runtime.settings, body.compressor)
+    try:
+        compressor = build_compressor(runtime.settings, body.compressor)
+    except CompressionError as exc:  # a provider that is not configured: say what to set
+        raise InvalidInput(f"cannot recompress with {body.compressor}: {exc.message}") from None
     report = recompress(runtime.store, compressor, project=body.project, since_ms=since)
     return {"compressor": compressor.name, **report.to_json()}

@@ -134,7 +134,7 @@ def recompress(
     project: Annotated[str | None, typer.Option(help="Only this project.")] = None,
     since: Annotated[str | None, typer.Option(help="Only events since this ISO date.")] = None,
     compressor: Annotated[
-        str | None, typer.Option(help="offline | claude (default: from settings).")
+        str | None, typer.Option(help="offline | claude | openai_compat (default: from settings).")
     ] = None,
     data_dir: DataDirOption = None,
     as_json: JsonOption = False,

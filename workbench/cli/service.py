@@ -136,6 +136,11 @@ def status(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
             f"[green]service running[/] at {settings.base_url}, pid {health['pid']}, "
             f"compressor {health['compressor']}, up {health['uptimeSeconds']} s"
         )
+        chain = health.get("compressors") or []
+        if len(chain) > 1 or any(
+            not p.get("configured", True) or p.get("lastError") for p in chain
+        ):
+            out.print("compressor chain: " + " → ".join(_provider_line(p) for p in chain))
         store = health.get("store") or {}
         if store.get("state") == "busy":
             out.print(f"[yellow]store busy:[/] {store.get('reason', '')}")
@@ -274,12 +279,18 @@ def doctor(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
         )
     except WorkbenchError as exc:
         checks.append(_check("claude mcp", False, exc.message))
+    # The chain, in order; one provider that cannot run is only a warning when a later one can.
+    chain = settings.compressor_names()
+    problems = {name: settings.provider_problem(name) for name in chain}
     checks.append(
         _check(
             "compressor",
-            True,
-            settings.active_compressor()
-            + ("" if settings.api_key() else " (no ANTHROPIC_API_KEY)"),
+            any(problem is None for problem in problems.values()),
+            " → ".join(
+                name if problem is None else f"{name} (not configured: {problem})"
+                for name, problem in problems.items()
+            )
+            + ("" if len(chain) > 1 or settings.api_key() else " (no ANTHROPIC_API_KEY)"),
         )
     )
     if as_json:
@@ -288,3 +299,12 @@ def doctor(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
         table("workbench doctor", ["check", "status", "detail"], checks)
     if any(state != "ok" for _, state, _ in checks):
         raise typer.Exit(1)
+
+
+def _provider_line(provider: dict[str, Any]) -> str:
+    """``claude (last error: auth)`` / ``openai_compat (not configured: …)`` for status."""
+    name = str(provider.get("name"))
+    if not provider.get("configured", True):
+        return f"{name} (not configured: {provider.get('problem', '')})"
+    error = provider.get("lastError")
+    return f"{name} (last error: {error['kind']})" if error else name

@@ -32,14 +32,27 @@ class Compressor(Protocol):
 
 
 def build_compressor(settings: Settings, name: str | None = None) -> Compressor:
-    """The compressor for ``name`` (``offline`` | ``claude``), default from the settings."""
-    chosen = name or settings.active_compressor()
-    if chosen == "offline":
+    """The compressor for ``name``, else the fallback chain from the settings.
+
+    The chain (``settings.compressor_names()``) is wrapped in a ``ChainCompressor`` even when it
+    holds one name, so health can report every provider's last error the same way.
+    """
+    if name is None:
+        from workbench.compress.chain import ChainCompressor
+
+        return ChainCompressor(
+            settings.compressor_names(), lambda chosen: build_compressor(settings, chosen)
+        )
+    if name == "offline":
         from workbench.compress.offline import OfflineCompressor
 
         return OfflineCompressor()
-    if chosen == "claude":
+    if name == "claude":
         from workbench.compress.claude import ClaudeCompressor
 
         return ClaudeCompressor.from_settings(settings)
-    raise ValueError(f"unknown compressor {chosen!r}; use 'offline' or 'claude'")
+    if name == "openai_compat":
+        from workbench.compress.openai_compat import OpenAICompatCompressor
+
+        return OpenAICompatCompressor.from_settings(settings)
+    raise ValueError(f"unknown compressor {name!r}; use 'offline', 'claude' or 'openai_compat'")
