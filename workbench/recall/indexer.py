@@ -112,6 +112,7 @@ class Indexer(threading.Thread):
         self.embed_process = embed_process
         self.process: EmbedWorkerProcess | None = None
         self._behind: set[int] = set()  # observations with no cached vector yet
+        self._seen_max_id = 0  # max(observations.id) at the last pass
         self._last_rescan = 0.0
 
     # ----- control (any thread) ----------------------------------------------------------
@@ -170,12 +171,21 @@ class Indexer(threading.Thread):
         body["reindexing"] = bool(self.job and self.job.state in ("queued", "running"))
         return body
 
-    def behind(self) -> int | None:
-        """Observations not in the vector index yet (None when there is no index)."""
+    def behind(self, *, fresh: bool = True) -> int | None:
+        """Observations not in the vector index yet (None when there is no index).
+
+        ``fresh`` adds the rows committed since the indexer's last pass (one ``max(id)``
+        lookup): what a search reports. Without it, no query at all: what health reports.
+        """
         index = self.index
         if index is None or self.state != "ready":
             return None
-        return max(0, self.observations - len(index))
+        if not fresh:
+            return max(0, self.observations - len(index))
+        # Rows added since the last pass (ids only grow): one indexed lookup, not a count.
+        newest = self.store.conn.execute("SELECT coalesce(max(id), 0) FROM observations")
+        unseen = max(0, int(newest.fetchone()[0]) - self._seen_max_id)
+        return max(0, self.observations - len(index)) + unseen
 
     def vectors_health(self) -> dict[str, Any]:
         """``/api/health``'s ``vectors`` block: the embedding worker and the backlog."""
@@ -185,7 +195,7 @@ class Indexer(threading.Thread):
             "mode": "process" if self.process is not None else "in-service",
             "pid": worker["pid"] if worker else None,
             "worker": worker,
-            "behind": self.behind(),
+            "behind": self.behind(fresh=False),
         }
 
     # ----- the thread --------------------------------------------------------------------
@@ -250,7 +260,7 @@ class Indexer(threading.Thread):
         count, max_id = conn.execute(
             "SELECT count(*), coalesce(max(id), 0) FROM observations"
         ).fetchone()
-        self.observations = int(count)
+        self.observations, self._seen_max_id = int(count), int(max_id)
         now = time.monotonic()
         full = full or now - self._last_full >= FULL_CHECK_S
         if not full and count == len(index) and max_id == index.max_id:
@@ -278,22 +288,24 @@ class Indexer(threading.Thread):
             if self._stopping.is_set():
                 break
             self._add(index, embedder, added[start : start + CHUNK])
-        self._ask_rescan()
+        self._prod_worker()
         return len(added), len(removed)
 
     def _behind_floor(self) -> int:
         """Ids at or below this are all in the index or in ``_behind`` (nothing unseen)."""
         return max(self._behind, default=0)
 
-    def _ask_rescan(self) -> None:
-        """Behind ids the idle worker has passed (edited texts): ask it to start again."""
+    def _prod_worker(self) -> None:
+        """An idle worker with work behind: wake it (rows added by import, memory/save…), or
+        ask it to start again when the behind ids are ones it has passed (edited texts)."""
         process = self.process
         if process is None or process.state != "idle" or not self._behind:
             return
-        if min(self._behind) > process.cursor or time.monotonic() - self._last_rescan < 10.0:
-            return
-        self._last_rescan = time.monotonic()
-        process.rescan()
+        if max(self._behind) > process.cursor:
+            process.wake()
+        elif time.monotonic() - self._last_rescan >= 10.0:
+            self._last_rescan = time.monotonic()
+            process.rescan()
 
     def _yield_to_ingest(self, most_s: float = 2.0) -> None:
         """Pause embedding while hooks post a burst, for at most ``most_s`` per chunk.
