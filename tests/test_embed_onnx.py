@@ -115,3 +115,23 @@ def test_the_onnx_runtime_imports_no_torch(onnx_model: Path, tmp_path: Path) -> 
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["OnnxEmbedder", "False", "False"]
+
+
+def test_doctor_says_which_runtime_minilm_uses(onnx_model: Path, tmp_path: Path) -> None:
+    def embeddings_check(model_dir: Path) -> str:
+        env = base_env(
+            tmp_path / "data",
+            free_port(),
+            WORKBENCH_EMBEDDER="minilm",
+            WORKBENCH_ONNX_MODEL_DIR=str(model_dir),
+            HOME=str(tmp_path),
+        )
+        done = run_workbench(env, "doctor", "--json")
+        checks = {c["check"]: c for c in json.loads(done.stdout)}
+        assert checks["embeddings"]["status"] == "ok"
+        return str(checks["embeddings"]["detail"])
+
+    assert "minilm on ONNX int8" in embeddings_check(onnx_model)
+    missing = embeddings_check(tmp_path / "not-built")
+    assert "falls back to torch" in missing
+    assert "workbench models build" in missing
