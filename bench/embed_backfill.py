@@ -172,7 +172,9 @@ class Poster(threading.Thread):
             pause = due - time.monotonic()
             if pause > 0:
                 time.sleep(pause)
-            body = raw_request("/api/sessions/observations", tool_event(self.client, i))
+            # Unique per client and event: every text is new to the embeddings cache.
+            event = tool_event(self.client, self.client * 1_000_000 + i)
+            body = raw_request("/api/sessions/observations", event)
             t0 = time.perf_counter()
             sock.sendall(body)
             _, buffer = read_response(sock, buffer)
@@ -253,7 +255,7 @@ def measure(root: Path, args: argparse.Namespace, extra: dict[str, str]) -> dict
                 "hook_ms_p50": pct(lat, 0.5),
                 "hook_ms_p95": pct(lat, 0.95),
             }
-            wait_caught_up(port, data, time.monotonic() + args.max_wait)
+            wait_caught_up(port, data, time.monotonic() + min(args.max_wait, 60))
             # 3. burst
             b0 = time.monotonic()
             posters = post_at(port, args.burst_rate, args.burst_s, args.clients, 100)
