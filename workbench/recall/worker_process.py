@@ -54,7 +54,8 @@ class EmbedWorkerProcess:
         self._backoff = BACKOFF_FIRST_S
         self._restart_at: float | None = None
         self._stopping = False
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # one writer on the child's stdin
+        self._life = threading.Lock()  # a restart and a stop never interleave
 
     # ----- lifecycle (the indexer thread) --------------------------------------------------
     def start(self) -> None:
@@ -95,6 +96,10 @@ class EmbedWorkerProcess:
 
     def supervise(self) -> None:
         """Restart a dead child after its backoff (call often; cheap when all is well)."""
+        with self._life:
+            self._supervise()
+
+    def _supervise(self) -> None:
         proc = self.proc
         if self._stopping or proc is None or proc.poll() is None:
             return
@@ -121,8 +126,9 @@ class EmbedWorkerProcess:
             self.start()
 
     def stop(self, timeout: float = 5.0) -> None:
-        self._stopping = True
-        proc = self.proc
+        with self._life:
+            self._stopping = True
+            proc = self.proc
         if proc is None:
             return
         try:
