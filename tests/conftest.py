@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 HOOKS_DIR = ROOT / "hooks"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
-pytest_plugins = ["tests.fake_anthropic", "tests.fake_openai"]
+pytest_plugins = ["tests.fake_anthropic", "tests.fake_openai", "tests.onnx_model"]
 
 # Variables that would let the developer's shell leak into a test.
 LEAKY_ENV = [k for k in os.environ if k.startswith("WORKBENCH_")] + [

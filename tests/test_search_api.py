@@ -15,7 +15,7 @@ from tests.relevance_set import Seeded, seed
 from workbench.store.database import Store
 
 CONTRACT_KEYS = {"observations", "sessions", "prompts", "totalResults", "query"}
-OPTIONAL_KEYS = {"mode", "degraded", "totalIsLowerBound"}
+OPTIONAL_KEYS = {"mode", "degraded", "totalIsLowerBound", "vectorsBehind"}
 
 
 @pytest.fixture(scope="module")

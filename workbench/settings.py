@@ -154,6 +154,10 @@ class Settings(BaseSettings):
     # and ~30x faster to query at 100k (bench/search_vectors.py).
     embedder: Literal["minilm", "static", "none"] = "minilm"
     vector_index: Literal["flat", "hnsw"] = "flat"
+    # How ``minilm`` runs: ``onnx`` = the int8 ONNX copy of the same weights (no torch in the
+    # service; built by ``workbench models build`` / ``make install``), falling back to
+    # ``torch`` (sentence-transformers) with the reason in /api/health when it is not built.
+    embed_runtime: Literal["onnx", "torch"] = "onnx"
     # Hybrid search fusion (workbench/recall/fusion.py). ``weighted``: w_fts · BM25 (max-
     # normalised, times the share of the query it matches) + w_vector · cosine, where a BM25
     # hit matching less than ``search_fts_gate`` of the query counts for nothing. Defaults

@@ -62,6 +62,8 @@ def health(runtime: RuntimeDep) -> dict[str, Any]:
         "capture": runtime.settings.capture_state(),
         # Semantic recall: "ready", or why not ("unavailable"/"disabled" → full text only).
         "embeddings": runtime.indexer.health() if runtime.indexer else {"state": "disabled"},
+        # The embedding worker (a child process: pid, state) and the vectors still to add.
+        "vectors": runtime.indexer.vectors_health() if runtime.indexer else {"state": "disabled"},
     }
 
 

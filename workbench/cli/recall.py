@@ -170,6 +170,11 @@ def _print_hits(data: dict[str, Any]) -> None:
     out.print(f"{data['totalResults']} results for {label} [dim](mode {data.get('mode')})[/]")
     if data.get("degraded"):
         out.print(f"[yellow]{data['degraded']}[/]")
+    if data.get("vectorsBehind"):
+        out.print(
+            f"[yellow]vectors {data['vectorsBehind']} behind: the newest observations are "
+            "found by full text only until the embedding worker catches up[/]"
+        )
     groups = (("observations", "observations", ""), ("sessions", "session summaries", "S"))
     for key, title, prefix in (*groups, ("prompts", "prompts", "P")):
         hits = data.get(key) or []

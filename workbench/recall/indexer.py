@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -34,6 +35,7 @@ from typing import Any
 from workbench.recall import vectors
 from workbench.recall.embed import Embedder, background_threads, load_embedder
 from workbench.recall.vectors import VectorIndex
+from workbench.recall.worker_process import EmbedWorkerProcess
 from workbench.settings import Settings
 from workbench.store.database import Store
 from workbench.store.db import atomic
@@ -80,6 +82,7 @@ class Indexer(threading.Thread):
         poll_s: float = 2.0,
         save_interval_s: float = 30.0,
         ingest_busy: Callable[[], bool] | None = None,
+        embed_process: bool = False,
     ) -> None:
         super().__init__(name="workbench-indexer", daemon=True)
         # True while hooks are posting a burst of events (the service passes the worker's view).
@@ -104,10 +107,19 @@ class Indexer(threading.Thread):
         self._last_save = time.monotonic()
         self._last_full = 0.0
         self.ranker = IndexRanker(self)
+        # With ``embed_process`` documents are embedded by a child process (embed_worker.py)
+        # and this thread only adds vectors from the cache; ``embedder`` then answers queries.
+        self.embed_process = embed_process
+        self.process: EmbedWorkerProcess | None = None
+        self._behind: set[int] = set()  # observations with no cached vector yet
+        self._seen_max_id = 0  # max(observations.id) at the last pass
+        self._last_rescan = 0.0
 
     # ----- control (any thread) ----------------------------------------------------------
     def notify(self, *_: Any) -> None:
         """New or removed observations: catch up soon. Takes any args (a worker listener)."""
+        if self.process is not None:
+            self.process.wake()
         self._wake.set()
 
     def request_reindex(self) -> ReindexJob:
@@ -125,6 +137,8 @@ class Indexer(threading.Thread):
         self._wake.set()
         if self.is_alive():
             self.join(timeout)
+        if self.process is not None:
+            self.process.stop()
         if not self.is_alive():
             self._save(force=False)
 
@@ -140,6 +154,9 @@ class Indexer(threading.Thread):
             "indexed": indexed,
             "observations": self.observations,
             "pending": max(0, self.observations - indexed) if index is not None else None,
+            "worker": self.process.health() if self.process is not None else None,
+            # Whether this process has torch loaded (the ONNX runtime never needs it): ~300 MB.
+            "torchImported": "torch" in sys.modules,
             "embeddedTotal": self.embedded_total,
             "reusedTotal": self.reused_total,
             "memoryBytes": index.memory_bytes() if index is not None else 0,
@@ -153,6 +170,33 @@ class Indexer(threading.Thread):
         body = {k: full[k] for k in keys}
         body["reindexing"] = bool(self.job and self.job.state in ("queued", "running"))
         return body
+
+    def behind(self, *, fresh: bool = True) -> int | None:
+        """Observations not in the vector index yet (None when there is no index).
+
+        ``fresh`` adds the rows committed since the indexer's last pass (one ``max(id)``
+        lookup): what a search reports. Without it, no query at all: what health reports.
+        """
+        index = self.index
+        if index is None or self.state != "ready":
+            return None
+        if not fresh:
+            return max(0, self.observations - len(index))
+        # Rows added since the last pass (ids only grow): one indexed lookup, not a count.
+        newest = self.store.conn.execute("SELECT coalesce(max(id), 0) FROM observations")
+        unseen = max(0, int(newest.fetchone()[0]) - self._seen_max_id)
+        return max(0, self.observations - len(index)) + unseen
+
+    def vectors_health(self) -> dict[str, Any]:
+        """``/api/health``'s ``vectors`` block: the embedding worker and the backlog."""
+        worker = self.process.health() if self.process is not None else None
+        return {
+            "state": self.state,
+            "mode": "process" if self.process is not None else "in-service",
+            "pid": worker["pid"] if worker else None,
+            "worker": worker,
+            "behind": self.behind(fresh=False),
+        }
 
     # ----- the thread --------------------------------------------------------------------
     def run(self) -> None:
@@ -168,6 +212,8 @@ class Indexer(threading.Thread):
                 log.exception("indexer pass failed")
                 self.reason = f"last pass failed: {exc}"
                 self._stopping.wait(1.0)
+            if self.process is not None:
+                self.process.supervise()
             self._wake.wait(self.poll_s)
             self._wake.clear()
             # Coalesce a burst of notifications (a worker batch) into one pass.
@@ -189,6 +235,11 @@ class Indexer(threading.Thread):
         if embedder is None:
             self.state, self.reason = "unavailable", why
             return
+        if self.embed_process:
+            # Started from this thread, which lives as long as the service: the child's
+            # PR_SET_PDEATHSIG fires when the thread that forked it ends.
+            self.process = EmbedWorkerProcess(self.settings, embedder.name, self._wake.set)
+            self.process.start()
         index, how = VectorIndex.load(
             self.settings.index_dir, embedder.name, embedder.dim, self.settings.vector_index
         )
@@ -209,30 +260,52 @@ class Indexer(threading.Thread):
         count, max_id = conn.execute(
             "SELECT count(*), coalesce(max(id), 0) FROM observations"
         ).fetchone()
-        self.observations = int(count)
+        self.observations, self._seen_max_id = int(count), int(max_id)
         now = time.monotonic()
         full = full or now - self._last_full >= FULL_CHECK_S
         if not full and count == len(index) and max_id == index.max_id:
             return 0, 0
         live = index.ids()
-        newer = [
-            int(r[0])
-            for r in conn.execute("SELECT id FROM observations WHERE id > ?", (index.max_id,))
-        ]
-        if not full and len(live) + len(newer) == count:
-            added, removed = newer, set()  # the common case: only new rows, at the end
+        # Behind (no cached vector yet): ids past the index's end, and the ones the embedding
+        # worker has not reached; each pass looks them up in the cache again.
+        start_at = max(index.max_id, self._behind_floor())
+        newer = {
+            int(r[0]) for r in conn.execute("SELECT id FROM observations WHERE id > ?", (start_at,))
+        }
+        pending = (newer | self._behind) - live
+        if not full and len(live) + len(pending) == count:
+            added, removed = sorted(pending), set()  # the common case: only new rows, at the end
         else:
             self._last_full = now
             db_ids = {int(r[0]) for r in conn.execute("SELECT id FROM observations")}
             added, removed = sorted(db_ids - live), live - db_ids
+            self._behind &= db_ids
         if removed:
             vectors.forget(conn, index.remove(removed))
         for start in range(0, len(added), CHUNK):
-            self._yield_to_ingest()
+            if self.process is None:
+                self._yield_to_ingest()  # only the in-service model competes with ingest
             if self._stopping.is_set():
                 break
             self._add(index, embedder, added[start : start + CHUNK])
+        self._prod_worker()
         return len(added), len(removed)
+
+    def _behind_floor(self) -> int:
+        """Ids at or below this are all in the index or in ``_behind`` (nothing unseen)."""
+        return max(self._behind, default=0)
+
+    def _prod_worker(self) -> None:
+        """An idle worker with work behind: wake it (rows added by import, memory/save…), or
+        ask it to start again when the behind ids are ones it has passed (edited texts)."""
+        process = self.process
+        if process is None or process.state != "idle" or not self._behind:
+            return
+        if max(self._behind) > process.cursor:
+            process.wake()
+        elif time.monotonic() - self._last_rescan >= 10.0:
+            self._last_rescan = time.monotonic()
+            process.rescan()
 
     def _yield_to_ingest(self, most_s: float = 2.0) -> None:
         """Pause embedding while hooks post a burst, for at most ``most_s`` per chunk.
@@ -259,8 +332,18 @@ class Indexer(threading.Thread):
             return 0, 0
         texts = {int(r["id"]): vectors.embed_text(r) for r in rows}
         hashes = {i: vectors.text_hash(t) for i, t in texts.items()}
-        got = vectors.vectors_for(self.store.conn, embedder, {hashes[i]: texts[i] for i in texts})
-        order = list(texts)
+        if self.process is None:
+            got = vectors.vectors_for(
+                self.store.conn, embedder, {hashes[i]: texts[i] for i in texts}
+            )
+        else:  # the embedding worker fills the cache: take what is there, the rest is behind
+            cached = vectors.cached_vectors(self.store.conn, embedder.name, hashes.values())
+            got = vectors.Embedded(cached, reused=len(cached))
+        order = [i for i in texts if hashes[i] in got.vectors]
+        self._behind.difference_update(texts)
+        self._behind.update(i for i in texts if hashes[i] not in got.vectors)
+        if not order:
+            return got.embedded, got.reused
         index.add(
             order, [hashes[i] for i in order], np.stack([got.vectors[hashes[i]] for i in order])
         )
@@ -338,21 +421,27 @@ class Indexer(threading.Thread):
                 setter(background_threads())
         job.phase = "saving"
         keep = set(fresh.hashes().values())
-        job.pruned = _prune(conn, embedder.name, keep)
+        # Rows written since the rebuild began (the embedding worker's) are kept: their
+        # observations are behind, not gone.
+        before = int(job.started_at) if self.process is not None else None
+        job.pruned = _prune(conn, embedder.name, keep, before=before)
         self.index = fresh
         self.sync(full=True)  # rows added or deleted while the rebuild ran
         self._save(force=True)
         job.vectors = "rebuilt"
+        if self.process is not None and self._behind:
+            job.vectors = f"rebuilt; {len(self._behind)} behind (the embedding worker adds them)"
+            self.process.wake()
 
 
-def _prune(conn: Any, model: str, keep: set[str]) -> int:
+def _prune(conn: Any, model: str, keep: set[str], before: int | None = None) -> int:
     """Drop this model's cache rows for texts no observation has (deleted memories)."""
     with atomic(conn):
         return int(
             conn.execute(
                 "DELETE FROM embeddings WHERE model = ? AND text_hash NOT IN"
-                " (SELECT value FROM json_each(?))",
-                (model, json.dumps(sorted(keep))),
+                " (SELECT value FROM json_each(?)) AND created_at_epoch < ?",
+                (model, json.dumps(sorted(keep)), before if before is not None else 2**62),
             ).rowcount
         )
 
@@ -380,6 +469,10 @@ class IndexRanker:
 
     def available(self) -> bool:
         return self._indexer.state == "ready" and self._indexer.index is not None
+
+    def behind(self) -> int | None:
+        """Observations search cannot find by vector yet (``vectorsBehind``)."""
+        return self._indexer.behind()
 
     @property
     def unavailable_reason(self) -> str | None:

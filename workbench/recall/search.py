@@ -91,6 +91,9 @@ class SearchResult(BaseModel):
     prompts: list[SearchHit] = Field(default_factory=list)
     total_results: int | None = None  # None: not counted, the page's hits stand in
     total_is_lower_bound: bool = False
+    # Observations not in the vector index yet (None: no vector ranker took part). While it
+    # is above 0 the vector side answers from the vectors that exist; full text covers all.
+    vectors_behind: int | None = None
 
     @property
     def total(self) -> int:
@@ -116,6 +119,7 @@ class SearchResult(BaseModel):
             "query": self.query,
             "mode": self.mode,
             "degraded": self.degraded,
+            "vectorsBehind": self.vectors_behind,
         }
 
 
@@ -221,6 +225,8 @@ class SearchEngine:
 
         used, degraded = self._resolve_mode(mode)
         result = SearchResult(query=query, mode=used, degraded=degraded, order_by=order_by)
+        if used != "fts" and "observations" in kinds:
+            result.vectors_behind = _behind(self.ranker)
         need = offset + limit
         depth = max(DATE_POOL, need) if order_by != "relevance" else need
         for kind in kinds:
@@ -396,6 +402,12 @@ class SearchEngine:
         from workbench.recall.timeline import build
 
         return build(self, anchor, query, depth_before, depth_after, project)
+
+
+def _behind(ranker: Any) -> int | None:
+    """The ranker's backlog (``vectorsBehind``), when it can tell."""
+    behind = getattr(ranker, "behind", None)
+    return behind() if callable(behind) else None
 
 
 def rankers_of(ranks: dict[str, int]) -> list[str]:

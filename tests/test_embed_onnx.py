@@ -1,0 +1,137 @@
+"""The int8 ONNX runtime for MiniLM: built offline, deterministic, close to torch, no torch.
+
+Real parts only: the CLI builds the artifact in a subprocess, the embedders run the real
+weights, and the service is a real process whose ``sys.modules`` is reported by its status.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import ROOT, base_env, free_port, run_workbench
+from tests.shared_model import minilm
+from workbench.recall import embed, onnx_export
+from workbench.settings import load_settings
+
+TEXTS = [
+    "Stripe webhook retries caused duplicate refunds. Re-delivered refund webhooks were "
+    "processed again; added idempotency keys per event.",
+    "Pillow images not closed in thumbnail worker; RSS grew to 3 GB over a day.",
+    "a buyer was reimbursed on two separate occasions",
+    "ReviewBuildWorker check_token payments-api",
+    "x",
+]
+
+
+def test_models_build_is_idempotent_and_says_so(onnx_model: Path, tmp_path: Path) -> None:
+    manifest = json.loads((onnx_model / "manifest.json").read_text())
+    assert manifest["sha256"] == onnx_export.sha256_file(onnx_model / "model.onnx")
+    assert manifest["source_sha256"] == onnx_export.sha256_file(
+        embed.minilm_dir() / "model.safetensors"
+    )
+    env = base_env(tmp_path / "data", free_port())
+    again = run_workbench(env, "models", "build", "--into", str(onnx_model), "--json")
+    assert again.returncode == 0, again.stderr
+    body = json.loads(again.stdout)
+    assert body["built"] is False
+    assert body["sha256"] == manifest["sha256"]
+    table = run_workbench(env, "models", "build", "--into", str(onnx_model))
+    assert "already built" in table.stdout
+
+
+def test_a_rebuild_gives_the_same_bytes(onnx_model: Path, tmp_path: Path) -> None:
+    other = onnx_export.build(tmp_path / "again")
+    assert other.built is True
+    assert other.sha256 == json.loads((onnx_model / "manifest.json").read_text())["sha256"]
+
+
+def test_int8_vectors_stay_close_to_torch(onnx_model: Path) -> None:
+    onnx = embed.OnnxEmbedder(onnx_model, threads=1)
+    got = onnx.embed(TEXTS)
+    want = minilm().embed(TEXTS)
+    assert got.shape == (len(TEXTS), 384)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+    cosines = (got * want).sum(axis=1)
+    # Per-channel int8: ~0.99 for real texts; a one-token text sits a little lower.
+    assert cosines[:-1].min() > 0.985, cosines
+    assert cosines.min() > 0.97, cosines
+    # Order and batching do not change a text's vector (batches are sorted by length).
+    np.testing.assert_allclose(onnx.embed(TEXTS[::-1])[::-1], got, atol=1e-5)
+    assert onnx.embed([]).shape == (0, 384)
+
+
+def test_its_name_carries_the_digest_and_never_matches_torch(onnx_model: Path) -> None:
+    onnx = embed.OnnxEmbedder(onnx_model, threads=1)
+    sha = json.loads((onnx_model / "manifest.json").read_text())["sha256"]
+    assert sha[:12] in onnx.name
+    assert onnx.name != embed.MiniLMEmbedder.name
+    assert embed.OnnxEmbedder(onnx_model, threads=1, max_tokens=256).name != onnx.name
+
+
+def test_minilm_uses_onnx_when_built(
+    onnx_model: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WORKBENCH_ONNX_MODEL_DIR", str(onnx_model))
+    loaded, why = embed.load_embedder(load_settings(data_dir, embedder="minilm"))
+    assert isinstance(loaded, embed.OnnxEmbedder), why
+    assert "ONNX" in why
+
+
+def test_minilm_falls_back_to_torch_and_says_why(
+    tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WORKBENCH_ONNX_MODEL_DIR", str(tmp_path / "not-built"))
+    loaded, why = embed.load_embedder(load_settings(data_dir, embedder="minilm"))
+    assert isinstance(loaded, embed.MiniLMEmbedder)
+    assert "workbench models build" in why
+    assert "fell back to torch" in why
+    forced, why = embed.load_embedder(
+        load_settings(data_dir, embedder="minilm", embed_runtime="torch")
+    )
+    assert isinstance(forced, embed.MiniLMEmbedder)
+    assert "embed_runtime=torch" in why
+
+
+def test_the_onnx_runtime_imports_no_torch(onnx_model: Path, tmp_path: Path) -> None:
+    """Load + embed in a fresh interpreter: neither torch nor transformers gets imported."""
+    code = (
+        "import sys\n"
+        "from workbench.recall.embed import load_embedder\n"
+        "from workbench.settings import load_settings\n"
+        f"e, why = load_embedder(load_settings({str(tmp_path)!r}, embedder='minilm'))\n"
+        "e.embed(['a query'])\n"
+        "print(type(e).__name__, 'torch' in sys.modules, 'transformers' in sys.modules)\n"
+    )
+    env = base_env(tmp_path, free_port(), WORKBENCH_ONNX_MODEL_DIR=str(onnx_model))
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["OnnxEmbedder", "False", "False"]
+
+
+def test_doctor_says_which_runtime_minilm_uses(onnx_model: Path, tmp_path: Path) -> None:
+    def embeddings_check(model_dir: Path) -> str:
+        env = base_env(
+            tmp_path / "data",
+            free_port(),
+            WORKBENCH_EMBEDDER="minilm",
+            WORKBENCH_ONNX_MODEL_DIR=str(model_dir),
+            HOME=str(tmp_path),
+        )
+        done = run_workbench(env, "doctor", "--json")
+        checks = {c["check"]: c for c in json.loads(done.stdout)}
+        assert checks["embeddings"]["status"] == "ok"
+        return str(checks["embeddings"]["detail"])
+
+    assert "minilm on ONNX int8" in embeddings_check(onnx_model)
+    missing = embeddings_check(tmp_path / "not-built")
+    assert "falls back to torch" in missing
+    assert "workbench models build" in missing

@@ -1,0 +1,130 @@
+"""Embedding in a child process of the service: fed from the store, supervised, never leaked.
+
+Real service (``make_service``), real ONNX int8 model (built once per session by the CLI),
+real signals: the worker is paused with SIGSTOP to make a backlog, killed with SIGKILL to
+see it restarted, and the service is killed with SIGKILL to see the child go with it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import Service, run_workbench
+
+NOTES = [
+    ("Stripe webhook retries caused duplicate refunds", "Added idempotency keys per event."),
+    ("Pillow images not closed in thumbnail worker", "RSS grew to 3 GB over a day."),
+    ("Multi-stage Docker build", "A slim runtime stage cut the image to 180 MB."),
+    ("Websocket dropped behind load balancer", "Heartbeat ping every 25s fixed it."),
+    ("AWS key committed in .env.example", "Rotated the key and added gitleaks."),
+]
+
+
+def start(make_service: Any, onnx_model: Path) -> Service:
+    svc: Service = make_service(
+        WORKBENCH_EMBEDDER="minilm", WORKBENCH_ONNX_MODEL_DIR=str(onnx_model)
+    )
+    wait_vectors(svc, lambda v: v["state"] == "ready" and v["pid"] and v["behind"] == 0)
+    return svc
+
+
+def wait_vectors(
+    svc: Service, predicate: Callable[[dict[str, Any]], Any], timeout: float = 60.0
+) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    vectors: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        _, health = svc.get("/api/health")
+        vectors = health["vectors"]
+        if predicate(vectors):
+            return vectors
+        time.sleep(0.1)
+    raise AssertionError(f"vectors never got there: {vectors}")
+
+
+def save(svc: Service, notes: list[tuple[str, str]]) -> None:
+    for title, text in notes:
+        status, body = svc.post("/api/memory/save", {"title": title, "text": text, "project": "p"})
+        assert status == 200, body
+
+
+def alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie waiting for its reaper counts as gone)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in ("Z", "X")
+
+
+def test_search_says_vectors_behind_until_the_worker_catches_up(
+    make_service: Any, onnx_model: Path
+) -> None:
+    svc = start(make_service, onnx_model)
+    pid = wait_vectors(svc, lambda v: v["pid"])["pid"]
+    assert pid != svc.proc.pid  # type: ignore[union-attr]
+    os.kill(pid, signal.SIGSTOP)  # the worker is busy elsewhere: a backlog builds
+    try:
+        save(svc, NOTES)
+        wait_vectors(svc, lambda v: v["behind"] == len(NOTES))
+        status, found = svc.get("/api/search?query=idempotency+refunds&format=json")
+        assert status == 200, found
+        assert found["vectorsBehind"] == len(NOTES)
+        # Full text still answers for everything.
+        assert found["observations"][0]["title"] == NOTES[0][0]
+        status, text = svc.get("/api/search?query=idempotency+refunds")
+        assert f"vectors {len(NOTES)} behind" in text
+        cli = run_workbench(svc.env, "search", "idempotency refunds")
+        assert cli.returncode == 0, cli.stderr
+        assert f"vectors {len(NOTES)} behind" in " ".join(cli.stdout.split())
+        _, fts_only = svc.get("/api/search?query=idempotency+refunds&mode=fts&format=json")
+        assert fts_only["vectorsBehind"] is None  # no vector ranker took part
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    wait_vectors(svc, lambda v: v["behind"] == 0)
+    status, found = svc.get(
+        "/api/search?query=customer+reimbursed+two+times&mode=vector&format=json"
+    )
+    assert status == 200, found
+    assert found["vectorsBehind"] == 0
+    assert found["observations"][0]["title"] == NOTES[0][0]
+    _, index = svc.get("/api/index/status")
+    assert index["worker"]["embedded"] >= len(NOTES)
+    assert index["torchImported"] is False  # queries ran on ONNX in the service: no torch
+
+
+def test_a_killed_worker_is_restarted_and_finishes_the_backlog(
+    make_service: Any, onnx_model: Path
+) -> None:
+    svc = start(make_service, onnx_model)
+    first = wait_vectors(svc, lambda v: v["pid"])["pid"]
+    os.kill(first, signal.SIGSTOP)
+    save(svc, NOTES)
+    wait_vectors(svc, lambda v: v["behind"] == len(NOTES))
+    os.kill(first, signal.SIGKILL)
+    after = wait_vectors(svc, lambda v: v["pid"] and v["pid"] != first and v["behind"] == 0)
+    assert after["worker"]["restarts"] == 1
+    assert not alive(first)
+
+
+def test_a_killed_service_leaves_no_worker_behind(make_service: Any, onnx_model: Path) -> None:
+    svc = start(make_service, onnx_model)
+    child = wait_vectors(svc, lambda v: v["pid"])["pid"]
+    assert alive(child)
+    svc.kill9()
+    deadline = time.monotonic() + 10
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(child), f"embedding worker {child} outlived its service"
+
+
+def test_a_stopped_service_stops_its_worker(make_service: Any, onnx_model: Path) -> None:
+    svc = start(make_service, onnx_model)
+    child = wait_vectors(svc, lambda v: v["pid"])["pid"]
+    svc.stop()  # SIGTERM: the lifespan stops the indexer, which closes the child's stdin
+    assert not alive(child)

@@ -1,0 +1,165 @@
+"""The embedding worker: a child process of the service that fills the ``embeddings`` cache.
+
+Why a process: embedding documents is the one CPU-heavy job of recall. In the service it
+shared the GIL and the event loop with the hooks' requests (16 texts/s while busy, ingest
+slowed several-fold). Here it runs on its own interpreter, niced, and the service's indexer
+thread only *adds vectors from the cache* to the FAISS index.
+
+Fed from the store, resumable by construction: it reads observations in id order from a
+cursor, hashes each one's ``embed_text``, skips hashes the cache already holds for its model,
+embeds the rest in batches and writes each batch in one short transaction (``atomic``, with
+the store's busy timeout; the service's writers wait at most one batch). The cache *is* the
+progress: after a crash or a restart nothing already written is embedded again.
+
+Protocol with the parent (``workbench.recall.worker_process`` owns the other end):
+- argv: ``--data-dir D --model NAME`` (the name the service's query embedder has: a worker
+  whose model loads under another name exits with code 3 instead of writing vectors nobody
+  would read); settings otherwise come from the environment and ``settings.json`` as usual.
+- stdin: a line ``wake`` = new observations, look now; ``rescan`` = start again from id 0
+  (texts edited behind the cursor); EOF = the parent is gone: exit at once.
+- stdout: one JSON object per line: ``ready`` (model), ``batch`` (cursor, embedded, seconds),
+  ``idle`` (cursor), ``error``.
+- It also asks Linux to SIGTERM it when the parent dies (``PR_SET_PDEATHSIG``), so neither a
+  ``kill -9`` of the service nor a lost pipe can leave it running.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from typing import Any
+
+CHUNK = 256  # observations read (and cache-checked) per query
+BATCH = 64  # texts embedded and written per transaction
+IDLE_RESCAN_S = 300.0  # a full pass this often when idle, for edits nobody announced
+EXIT_WRONG_MODEL = 3
+EXIT_NO_MODEL = 4
+NICE = 10  # the service's request loop and worker come first on a 2-core machine
+
+
+def die_with_parent() -> None:
+    """Linux: SIGTERM this process when the parent exits (``prctl(PR_SET_PDEATHSIG)``)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    except OSError:
+        pass
+    if os.getppid() == 1:  # the parent died before prctl took effect
+        os._exit(0)
+
+
+class Commands:
+    """Reads stdin lines on a thread; EOF ends the process (the parent is gone)."""
+
+    def __init__(self) -> None:
+        self.wake = threading.Event()
+        self.rescan = False
+        threading.Thread(target=self._read, name="embed-worker-stdin", daemon=True).start()
+
+    def _read(self) -> None:
+        for line in sys.stdin:
+            if line.strip() == "rescan":
+                self.rescan = True
+            self.wake.set()
+        os._exit(0)
+
+
+def cached_hashes(conn: Any, model: str, hashes: list[str]) -> set[str]:
+    """Which of ``hashes`` the cache holds for ``model`` (one query; vectors not read)."""
+    rows = conn.execute(
+        "SELECT text_hash FROM embeddings WHERE model = ? AND text_hash IN"
+        " (SELECT value FROM json_each(?))",
+        (model, json.dumps(hashes)),
+    )
+    return {row[0] for row in rows}
+
+
+def say(event: str, **fields: Any) -> None:
+    sys.stdout.write(json.dumps({"event": event, **fields}) + "\n")
+    sys.stdout.flush()
+
+
+def run(data_dir: str, model: str, threads: int | None) -> int:
+    from workbench.recall import vectors
+    from workbench.recall.embed import background_threads, load_embedder
+    from workbench.settings import load_settings
+    from workbench.store.db import connect
+
+    settings = load_settings(data_dir)
+    # One thread per core but one (measured on 2 busy cores: 53 texts/s on one thread, 35 on
+    # two); the service keeps the other for hooks and queries.
+    embedder, why = load_embedder(settings, threads=threads or background_threads())
+    if embedder is None:
+        say("error", reason=why)
+        return EXIT_NO_MODEL
+    if embedder.name != model:
+        say("error", reason=f"worker loaded {embedder.name}, the service queries {model}")
+        return EXIT_WRONG_MODEL
+    say("ready", model=embedder.name, reason=why)
+    commands = Commands()
+    conn = connect(settings.db_path)
+    cursor = 0
+    last_full = time.monotonic()
+    while True:
+        rows = conn.execute(
+            "SELECT id, title, subtitle, narrative, facts, concepts FROM observations"
+            " WHERE id > ? ORDER BY id LIMIT ?",
+            (cursor, CHUNK),
+        ).fetchall()
+        if rows:
+            texts = {}
+            for row in rows:
+                text = vectors.embed_text(row)
+                texts[vectors.text_hash(text)] = text
+            have = cached_hashes(conn, model, list(texts))
+            # Similar lengths share a batch: less padding (the embedder pads to the longest).
+            missing = sorted((h for h in texts if h not in have), key=lambda h: len(texts[h]))
+            for start in range(0, len(missing), BATCH):
+                part = missing[start : start + BATCH]
+                began = time.monotonic()
+                matrix = embedder.embed([texts[h] for h in part])
+                vectors.store_vectors(conn, model, {h: matrix[i] for i, h in enumerate(part)})
+                say(
+                    "batch",
+                    cursor=int(rows[-1][0]),
+                    embedded=len(part),
+                    seconds=round(time.monotonic() - began, 4),
+                )
+            cursor = int(rows[-1][0])
+            continue
+        say("idle", cursor=cursor)
+        woke = commands.wake.wait(IDLE_RESCAN_S)
+        commands.wake.clear()
+        if commands.rescan or not woke or time.monotonic() - last_full > IDLE_RESCAN_S:
+            commands.rescan = False
+            cursor, last_full = 0, time.monotonic()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m workbench.recall.embed_worker")
+    parser.add_argument("--data-dir", required=True)
+    parser.add_argument("--model", required=True, help="the embedder name the service queries")
+    parser.add_argument("--threads", type=int, default=None)
+    args = parser.parse_args(argv)
+    die_with_parent()
+    try:
+        os.nice(NICE)
+    except OSError:
+        pass
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+    try:
+        return run(args.data_dir, args.model, args.threads)
+    except KeyboardInterrupt:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,205 @@
+"""The service's side of the embedding worker: start it, feed it, watch it, restart it, end it.
+
+The child is ``python -m workbench.recall.embed_worker`` (see its docstring for the
+protocol). This object lives in the service's indexer thread, which calls ``supervise`` on
+every pass: a child that died is restarted after a backoff (1 s, doubling to 30 s; reset once
+it has run for a minute), except when it exited because the model cannot load or loads under
+another name (restarting would only fail again: the state says why instead).
+
+Why the child cannot leak (claude-mem's vector sidecar does): it is spawned by the indexer
+thread, which lives as long as the service; it reads its stdin and exits at EOF, which the
+kernel delivers when the service dies however it dies; it asks for ``PR_SET_PDEATHSIG``; and
+``stop`` closes the pipe, then terminates, then kills.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import IO, Any
+
+from workbench.settings import Settings
+
+log = logging.getLogger("workbench.recall")
+
+BACKOFF_FIRST_S = 1.0
+BACKOFF_MAX_S = 30.0
+STABLE_S = 60.0  # a child that ran this long resets the backoff
+PERMANENT = {3: "loads another model than the service", 4: "cannot load the model"}
+
+
+class EmbedWorkerProcess:
+    """One supervised embedding worker for one store and one model name."""
+
+    def __init__(
+        self, settings: Settings, model: str, on_progress: Callable[[], None] | None = None
+    ) -> None:
+        self.settings = settings
+        self.model = model
+        self._on_progress = on_progress or (lambda: None)
+        self.proc: subprocess.Popen[str] | None = None
+        self.state = "stopped"  # starting | embedding | idle | restarting | failed | stopped
+        self.reason = ""
+        self.restarts = 0
+        self.cursor = 0  # the highest observation id the child has passed
+        self.embedded = 0  # texts embedded by children of this service
+        self.embed_seconds = 0.0
+        self._started_at = 0.0
+        self._backoff = BACKOFF_FIRST_S
+        self._restart_at: float | None = None
+        self._stopping = False
+        self._lock = threading.Lock()  # one writer on the child's stdin
+        self._life = threading.Lock()  # a restart and a stop never interleave
+
+    # ----- lifecycle (the indexer thread) --------------------------------------------------
+    def start(self) -> None:
+        env = dict(os.environ)
+        env.update(
+            WORKBENCH_DATA_DIR=str(self.settings.data_dir),
+            WORKBENCH_EMBEDDER=self.settings.embedder,
+            WORKBENCH_EMBED_RUNTIME=self.settings.embed_runtime,
+            HF_HUB_OFFLINE="1",
+            TRANSFORMERS_OFFLINE="1",
+            PYTHONUNBUFFERED="1",
+        )
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "workbench.recall.embed_worker",
+                "--data-dir",
+                str(self.settings.data_dir),
+                "--model",
+                self.model,
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=None,  # the service's log
+            env=env,
+            text=True,
+            bufsize=1,
+        )
+        self.state, self.reason = "starting", "loading the model"
+        self._started_at = time.monotonic()
+        threading.Thread(
+            target=self._read,
+            args=(self.proc.stdout,),
+            name="workbench-embed-worker-reader",
+            daemon=True,
+        ).start()
+
+    def supervise(self) -> None:
+        """Restart a dead child after its backoff (call often; cheap when all is well)."""
+        with self._life:
+            self._supervise()
+
+    def _supervise(self) -> None:
+        proc = self.proc
+        if self._stopping or proc is None or proc.poll() is None:
+            return
+        code = proc.returncode
+        now = time.monotonic()
+        if code in PERMANENT:
+            if self.state != "failed":
+                self.state = "failed"
+                self.reason = f"embedding worker {PERMANENT[code]}: {self.reason}"
+                log.error("%s", self.reason)
+            return
+        if self._restart_at is None:
+            if now - self._started_at >= STABLE_S:
+                self._backoff = BACKOFF_FIRST_S
+            self._restart_at = now + self._backoff
+            self.state = "restarting"
+            self.reason = f"embedding worker (pid {proc.pid}) exited with {code}"
+            log.warning("%s; restarting in %.0f s", self.reason, self._backoff)
+            self._backoff = min(BACKOFF_MAX_S, self._backoff * 2)
+            return
+        if now >= self._restart_at:
+            self._restart_at = None
+            self.restarts += 1
+            self.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        with self._life:
+            self._stopping = True
+            proc = self.proc
+        if proc is None:
+            return
+        try:
+            if proc.stdin is not None:
+                proc.stdin.close()  # EOF: the child exits at once
+        except OSError:
+            pass
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.terminate()
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self.state = "stopped"
+
+    # ----- commands (any thread) -----------------------------------------------------------
+    def wake(self) -> None:
+        self._send("wake")
+
+    def rescan(self) -> None:
+        self._send("rescan")
+
+    def _send(self, line: str) -> None:
+        proc = self.proc
+        if proc is None or proc.stdin is None or proc.poll() is not None:
+            return
+        with self._lock:
+            try:
+                proc.stdin.write(line + "\n")
+                proc.stdin.flush()
+            except (OSError, ValueError):  # it died meanwhile: supervise() restarts it
+                pass
+
+    # ----- what it says --------------------------------------------------------------------
+    def _read(self, stream: IO[str] | None) -> None:
+        if stream is None:
+            return
+        for line in stream:
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            event = message.get("event")
+            if event == "ready":
+                self.state, self.reason = "embedding", str(message.get("reason", ""))
+            elif event == "batch":
+                self.state = "embedding"
+                self.cursor = int(message.get("cursor", self.cursor))
+                self.embedded += int(message.get("embedded", 0))
+                self.embed_seconds += float(message.get("seconds", 0.0))
+                self._on_progress()
+            elif event == "idle":
+                self.state = "idle"
+                self.cursor = int(message.get("cursor", self.cursor))
+                self._on_progress()
+            elif event == "error":
+                self.reason = str(message.get("reason", "unknown error"))
+
+    def health(self) -> dict[str, Any]:
+        proc = self.proc
+        alive = proc is not None and proc.poll() is None
+        rate = self.embedded / self.embed_seconds if self.embed_seconds else None
+        return {
+            "pid": proc.pid if alive and proc is not None else None,
+            "state": self.state,
+            "reason": self.reason,
+            "restarts": self.restarts,
+            "cursor": self.cursor,
+            "embedded": self.embedded,
+            "textsPerSecond": round(rate, 1) if rate else None,
+        }
