@@ -251,7 +251,7 @@ class Indexer(threading.Thread):
         import numpy as np
 
         rows = self.store.conn.execute(
-            "SELECT id, title, subtitle, narrative, facts, concepts FROM observations"
+            "SELECT id, project, title, subtitle, narrative, facts, concepts FROM observations"
             " WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
             (json.dumps(list(ids)),),
         ).fetchall()
@@ -261,8 +261,12 @@ class Indexer(threading.Thread):
         hashes = {i: vectors.text_hash(t) for i, t in texts.items()}
         got = vectors.vectors_for(self.store.conn, embedder, {hashes[i]: texts[i] for i in texts})
         order = list(texts)
+        projects = [str(r["project"]) for r in rows]  # rows and ``order`` are both by id
         index.add(
-            order, [hashes[i] for i in order], np.stack([got.vectors[hashes[i]] for i in order])
+            order,
+            [hashes[i] for i in order],
+            np.stack([got.vectors[hashes[i]] for i in order]),
+            projects=projects,
         )
         self.embedded_total += got.embedded
         self.reused_total += got.reused
@@ -406,4 +410,22 @@ class IndexRanker:
         index = self._indexer.index
         if not self.available() or index is None:
             return []
-        return index.search(self.embed_query(query), k, allowed_ids)
+        return index.search(self.embed_query(query), k, allowed_ids, exact=self._exact)
+
+    def rank_in_projects(
+        self, query: str, k: int, projects: Sequence[str]
+    ) -> list[tuple[int, float]]:
+        """``rank`` within ``projects``, from the index's slot → project array (no id list)."""
+        index = self._indexer.index
+        if not self.available() or index is None:
+            return []
+        return index.search(self.embed_query(query), k, projects=projects, exact=self._exact)
+
+    def _exact(self, hashes: list[str]) -> dict[str, Any]:
+        """fp32 vectors from the embeddings cache: a quantised index rescores with them."""
+        return vectors.cached_vectors(self._indexer.store.conn, self.name_of_model, hashes)
+
+    @property
+    def name_of_model(self) -> str:
+        embedder = self._indexer.embedder
+        return embedder.name if embedder is not None else ""
