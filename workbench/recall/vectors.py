@@ -311,9 +311,9 @@ class VectorIndex:
             codes = [self._code(p) for p in projects] if projects is not None else [-1] * len(keys)
             first = int(self._index.ntotal)
             self._index.add(matrix)
-            self._ids = np.concatenate([self._ids, np.asarray(keys, dtype=np.int64)])
-            self._codes = np.concatenate([self._codes, np.asarray(codes, dtype=np.int32)])
-            self._live = np.concatenate([self._live, np.ones(len(keys), dtype=bool)])
+            self._ids = _appended(self._ids, np.asarray(keys, dtype=np.int64))
+            self._codes = _appended(self._codes, np.asarray(codes, dtype=np.int32))
+            self._live = _appended(self._live, np.ones(len(keys), dtype=bool))
             # A duplicate id within one batch: the last one wins, the earlier slots are dead.
             for offset, i in enumerate(keys):
                 old = self._slot_of.get(i)
@@ -601,6 +601,24 @@ class VectorIndex:
         code = {"flat": 4, "hnsw": 4, "fp16": 2, "hnsw_fp16": 2, "sq8": 1}[self.kind] * self.dim
         links = HNSW_M * 2 * 4 + 16 if self.kind in ("hnsw", "hnsw_fp16") else 0
         return int(self._index.ntotal) * (code + links + 8 + 4 + 1)
+
+
+def _appended(array: Any, values: Any) -> Any:
+    """``array`` + ``values`` as a view of a buffer that doubles when full.
+
+    Why: the indexer adds in chunks of a few hundred (or one), and copying the whole slot
+    arrays on every add would make a 1M reindex quadratic. ``array.base`` is the buffer.
+    """
+    import numpy as np
+
+    buffer = array.base if isinstance(array.base, np.ndarray) and array.base.ndim == 1 else array
+    used, need = len(array), len(array) + len(values)
+    if need > len(buffer) or buffer is array:
+        grown = np.empty(max(need, 2 * len(buffer), 1024), dtype=array.dtype)
+        grown[:used] = array
+        buffer = grown
+    buffer[used:need] = values
+    return buffer[:need]
 
 
 def _ranked(ids: Any, scores: Any, k: int) -> list[tuple[int, float]]:
