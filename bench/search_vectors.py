@@ -1,7 +1,10 @@
 """Vector figures for ``bench/search.py`` (its ``vector_figures`` slot), or on their own.
 
 Two parts, before (``git show <--before>:workbench/recall/vectors.py``, main's flat and HNSW)
-and after (this tree's kinds) side by side in one run:
+and after (this tree's kinds) side by side in one run.
+
+"Before" is ``--before`` (default: the commit where this branch left main, so its service
+opens the same store). Figures print at the end, even when a later part fails.
 
 1. **Growth, in-process** (``--growth 10000,100000,1000000``): synthetic clustered 384-d
    vectors (real MiniLM embeddings of bench texts as centres, plus noise, re-normalised:
@@ -19,7 +22,7 @@ and after (this tree's kinds) side by side in one run:
    vector-search part and the query-embedding part can be combined with another embedder.
 
 Usage: python bench/search_vectors.py [--growth 10000,100000,1000000] [--sizes 100000]
-       [--queries 200] [--before main] [--http-kinds flat,hnsw_sq8] [--skip-http]
+       [--queries 200] [--before <git ref>] [--http-kinds fp16,hnsw_fp16] [--skip-http]
 """
 
 from __future__ import annotations
@@ -377,7 +380,7 @@ def query_embedding(qs: list[str], n: int, fig: Any) -> Any:
 
 def extract(ref: str) -> Path:
     """``ref``'s tree in a temporary folder (``git archive``; the worktrees are not touched)."""
-    where = Path(tempfile.mkdtemp(prefix=f"wb-{ref}-")) / ref
+    where = Path(tempfile.mkdtemp(prefix="wb-before-")) / ref
     where.mkdir()
     archive = subprocess.run(
         ["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True
@@ -392,8 +395,8 @@ def vector_figures(
     qs: list[str],
     sample: int = 2000,
     fig: Any = None,
-    kinds: tuple[str, ...] = ("flat", "hnsw_sq8"),
-    before: str | None = "main",
+    kinds: tuple[str, ...] = ("fp16", "hnsw_fp16"),
+    before: str | None = None,
 ) -> list[Any]:
     """Part 2 for one seeded data dir; ``fig`` builds a ``bench.search.Figure``."""
     if fig is None:
@@ -402,32 +405,60 @@ def vector_figures(
     _, rate = seed_vectors(data_dir / "workbench.db", sample, rng)
     figures = [fig("embed minilm (2 threads)", n, 0.0, 0.0, f"{rate:.0f} texts/s")]
     figures.append(query_embedding(qs, n, fig))
-    if before:
-        old = extract(before)
-        for kind in ("flat", "hnsw"):
-            figures += through_http(old, f"before {kind}", data_dir, n, qs, kind, fig)
+    runs = [(ROOT, f"after {kind}", kind) for kind in kinds]
+    old = extract(before) if before else None
+    if old is not None:
+        runs = [(old, f"before {kind}", kind) for kind in ("flat", "hnsw")] + runs
+    for root, label, kind in runs:
+        try:
+            figures += through_http(root, label, data_dir, n, qs, kind, fig)
+        except (SystemExit, OSError, AssertionError) as exc:  # keep the other runs' figures
+            figures.append(fig(f"http {label}", n, 0.0, 0.0, f"FAILED: {exc}"))
+    if old is not None:
         shutil.rmtree(old.parent, ignore_errors=True)
-    for kind in kinds:
-        figures += through_http(ROOT, f"after {kind}", data_dir, n, qs, kind, fig)
     return figures
 
 
 def main(argv: list[str] | None = None) -> int:
-    from bench.search import Figure, print_table, queries, seed
+    from bench.search import print_table
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--growth", default="10000,100000,1000000")
     parser.add_argument("--hnsw-max", type=int, default=100_000)
     parser.add_argument("--sizes", default="100000", help="store sizes for the HTTP part")
-    parser.add_argument("--http-kinds", default="flat,hnsw_sq8")
-    parser.add_argument("--before", default="main", help="git ref measured as 'before'")
+    parser.add_argument("--http-kinds", default="fp16,hnsw_fp16")
+    parser.add_argument(
+        "--before",
+        default="merge-base",
+        help="git ref measured as 'before' (default: where this branch left main, whose"
+        " schema this tree can open)",
+    )
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--sample", type=int, default=2000)
     parser.add_argument("--skip-http", action="store_true")
     parser.add_argument("--skip-growth", action="store_true")
     args = parser.parse_args(argv)
+    if args.before == "merge-base":
+        args.before = subprocess.run(
+            ["git", "-C", str(ROOT), "merge-base", "HEAD", "main"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()[:12]
+    progress(f"before = {args.before}")
     figures: list[Any] = []
     seeding: dict[int, float] = {}
+    try:
+        measure(args, figures, seeding)
+    finally:  # a failure late in a long run still shows what was measured
+        print_table(figures, seeding)
+        print(f"before = {args.before} (git ref)")
+    return 0
+
+
+def measure(args: Any, figures: list[Any], seeding: dict[int, float]) -> None:
+    from bench.search import Figure, queries, seed
+
     if not args.skip_growth:
         rng = random.Random(1)
         model = minilm()
@@ -455,8 +486,6 @@ def main(argv: list[str] | None = None) -> int:
                 args.before or None,
             )
             shutil.rmtree(root, ignore_errors=True)
-    print_table(figures, seeding)
-    return 0
 
 
 if __name__ == "__main__":

@@ -134,12 +134,12 @@ class Settings(BaseSettings):
     # Semantic recall (workbench/recall/embed.py, vectors.py): ``none`` = full text only.
     # ``static`` needs ``make static-model`` (bench/relevance.py).
     embedder: Literal["minilm", "static", "none"] = "minilm"
-    # The vector index kind (bench/search_vectors.py, 100k × 384 clustered, one thread):
-    # ``fp16`` (default) finds the same top 10 as exact ``flat`` (recall@10 1.000, cosines
-    # within 1e-3) in half the memory (0.77 KB/vector) and a third of the time (~4 ms);
-    # ``hnsw_fp16`` answers in ~0.3 ms at any size but is approximate (recall@10 ~0.89):
-    # choose it past ~500k observations; ``sq8`` is the smallest (0.4 KB/vector), rescoring
-    # its top candidates from the embeddings cache; ``flat``/``hnsw`` keep fp32 vectors.
+    # The vector index kind (bench/search_vectors.py, 100k × 384 clustered, one thread, CPU
+    # p50): ``fp16`` (default) finds the exact top 10 (recall@10 1.000; bench/relevance.py
+    # identical to ``flat`` in every class) in half the memory (74 MB vs 147) and ~3.8 ms vs
+    # 6.5; at 1M it costs ~32 ms, so past ~300k choose ``hnsw_fp16``: ~0.4 ms at any size,
+    # recall@10 0.956, 100 MB at 100k, ~12 s per 100k to build. ``sq8`` is the smallest
+    # (37 MB) but its exact rescoring reads the cache (~7 ms); ``flat``/``hnsw`` keep fp32.
     vector_index: Literal["flat", "hnsw", "fp16", "hnsw_fp16", "sq8"] = "fp16"
     # Hybrid search fusion (workbench/recall/fusion.py). ``weighted``: w_fts · BM25 (max-
     # normalised, times the share of the query it matches) + w_vector · cosine, where a BM25
