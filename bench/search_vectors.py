@@ -1,21 +1,28 @@
 """Vector figures for ``bench/search.py`` (its ``vector_figures`` slot), or on their own.
 
-Embedding 100,000 texts with MiniLM takes ~10 minutes on 2 cores, so the store is given
-vectors the cheap way, and only the latency figures depend on them:
-1. MiniLM embeds a sample of the seeded texts for real (that gives the texts/s figure);
-2. every observation gets a vector near one of those real embeddings (a real embedding plus
-   noise, re-normalised): clustered like real data, which is what approximate indexes must be
-   measured on, but *not* its own text's meaning, so no relevance is measured here
-   (``bench/relevance.py`` does that);
-3. those vectors go into the ``embeddings`` cache under each observation's real text hash, so
-   the real service builds its index from the cache exactly as after a restart.
+Two parts, before (``git show <--before>:workbench/recall/vectors.py``, main's flat and HNSW)
+and after (this tree's kinds) side by side in one run.
 
-Then: in-process FAISS build time, memory and query latency (flat vs HNSW, HNSW recall@10
-against exact, filtered search by selector / exact subset / post-filter with oversampling),
-MiniLM query-embedding latency, the service's index build from the cache, and
-``/api/search?mode=vector`` and hybrid latency through HTTP for each index kind.
+"Before" is ``--before`` (default: the commit where this branch left main, so its service
+opens the same store). Figures print at the end, even when a later part fails.
 
-Usage: python bench/search_vectors.py [--sizes 10000,100000] [--queries 200] [--sample 2000]
+1. **Growth, in-process** (``--growth 10000,100000,1000000``): synthetic clustered 384-d
+   vectors (real MiniLM embeddings of bench texts as centres, plus noise, re-normalised:
+   clustered like real data, which approximate indexes must be measured on). Per size and
+   kind: build time, RSS growth and the index's own estimate, p50/p95 of one top-20 search
+   (quantised kinds include their exact rescoring, read from a real SQLite embeddings
+   cache), recall@10 against exact, and a project filter (1/6 and 0.5% of rows) by the
+   index's slot → project array vs main's id-list path. HNSW kinds stop at ``--hnsw-max``
+   (their build is ~30 s per 100k on one core).
+2. **Through HTTP** (``--sizes``): the real service on a seeded store whose embeddings cache
+   holds a clustered vector per observation (MiniLM texts/s measured on a sample), for each
+   kind in ``--http-kinds`` and main's own service (``--before``, extracted by ``git
+   archive``): vector, hybrid and full-text p50/p95 for queries new to the process, and the
+   service's RSS. The query embedding (MiniLM via torch here) is timed on its own, so the
+   vector-search part and the query-embedding part can be combined with another embedder.
+
+Usage: python bench/search_vectors.py [--growth 10000,100000,1000000] [--sizes 100000]
+       [--queries 200] [--before <git ref>] [--http-kinds fp16,hnsw_fp16] [--skip-http]
 """
 
 from __future__ import annotations
@@ -23,10 +30,11 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import os
 import random
-import resource
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -97,73 +105,176 @@ def _timed(calls: list[Any]) -> tuple[float, float]:
     return statistics.median(samples), statistics.quantiles(samples, n=100)[94]
 
 
-def _rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+def _cpu_fig(fig: Any, label: str, n: int, calls: list[Any], note: str = "") -> Any:
+    """A figure with wall and CPU time: the CPU column holds up when others load the machine."""
+    for call in calls[:10]:
+        call()
+    wall, cpu = [], []
+    for call in calls:
+        started, started_cpu = time.perf_counter(), time.process_time()
+        call()
+        cpu.append((time.process_time() - started_cpu) * 1000)
+        wall.append((time.perf_counter() - started) * 1000)
+    figure = fig(label, n, statistics.median(wall), statistics.quantiles(wall, n=100)[94], note)
+    figure.cpu_p50_ms = statistics.median(cpu)
+    figure.cpu_p95_ms = statistics.quantiles(cpu, n=100)[94]
+    return figure
 
 
-def inprocess(by_id: dict[int, Any], n: int, qs: list[str], fig: Any) -> list[Any]:
-    """Build flat and HNSW in-process; time queries, filters and HNSW recall."""
+def _rss_mb(pid: int | str = "self") -> float:
+    """Resident memory now (not the peak): VmRSS from /proc."""
+    for line in Path(f"/proc/{pid}/status").read_text(encoding="utf-8").splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def before_module(ref: str) -> Any:
+    """Main's ``vectors`` module (``git show ref:…``), imported under another name."""
+    import importlib.util
+
+    source = subprocess.run(
+        ["git", "-C", str(ROOT), "show", f"{ref}:workbench/recall/vectors.py"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    where = Path(tempfile.mkdtemp(prefix="wb-before-")) / "vectors_before.py"
+    where.write_text(source, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("vectors_before", where)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["vectors_before"] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    shutil.rmtree(where.parent, ignore_errors=True)
+    return module
+
+
+# ----- 1. growth, in-process ------------------------------------------------------------------
+def synthetic(n: int, centres: Any, seed: int = 7) -> Any:
+    """``n`` clustered unit vectors around ``centres`` (float32, built in chunks)."""
     import numpy as np
 
-    model = minilm()
-    model.set_threads(1)
-    ids = list(by_id)
-    matrix = np.stack([by_id[i] for i in ids])
-    qvecs = model.embed(qs)
-    one = [lambda q=q: model.embed([q]) for q in qs]
-    figures = [fig("query embedding minilm (1 thread)", n, *_timed(one))]
-    built: dict[str, Any] = {}
-    for kind in ("flat", "hnsw"):
-        before = _rss_mb()
+    gen = np.random.default_rng(seed)
+    out = np.empty((n, centres.shape[1]), dtype=np.float32)
+    for start in range(0, n, 100_000):
+        m = min(100_000, n - start)
+        chunk = centres[gen.integers(0, len(centres), m)] + NOISE / np.sqrt(
+            centres.shape[1]
+        ) * gen.normal(size=(m, centres.shape[1]))
+        out[start : start + m] = chunk / np.linalg.norm(chunk, axis=1, keepdims=True)
+    return out
+
+
+def exact_cache(path: Path, model: str, matrix: Any) -> Any:
+    """A real SQLite embeddings cache of ``matrix`` (hash ``h<id>``); return its reader."""
+    import sqlite3
+
+    conn = sqlite3.connect(path, check_same_thread=False)
+    conn.execute(
+        "CREATE TABLE embeddings (model TEXT NOT NULL, text_hash TEXT NOT NULL, dim INTEGER"
+        " NOT NULL, vector BLOB NOT NULL, created_at_epoch INTEGER NOT NULL,"
+        " PRIMARY KEY (model, text_hash)) WITHOUT ROWID"
+    )
+    dim = matrix.shape[1]
+    for start in range(0, len(matrix), 50_000):
+        rows = [
+            (model, f"h{start + i + 1}", dim, matrix[start + i].tobytes(), 0)
+            for i in range(min(50_000, len(matrix) - start))
+        ]
+        conn.executemany("INSERT INTO embeddings VALUES (?, ?, ?, ?, ?)", rows)
+        conn.commit()
+
+    def read(hashes: list[str]) -> dict[str, Any]:
+        return vectors.cached_vectors(conn, model, hashes)
+
+    return read
+
+
+def growth(
+    sizes: list[int], qvecs: Any, centres: Any, before: Any, hnsw_max: int, fig: Any
+) -> list[Any]:
+    import gc
+
+    import numpy as np
+
+    figures = []
+    kinds = [("before", "flat"), ("before", "hnsw"), *(("after", k) for k in vectors.KINDS)]
+    workdir = Path(tempfile.mkdtemp(prefix="wb-bench-growth-"))
+    for n in sizes:
+        progress(f"growth: {n:,} synthetic vectors")
+        matrix = synthetic(n, centres)
+        ids = np.arange(1, n + 1, dtype=np.int64)
+        # Projects: "wide" holds 1/6 of rows, "narrow" 0.5%, the rest are spread over others.
+        codes = np.arange(n) % 200
+        names = np.where(codes < 33, "wide", np.where(codes == 33, "narrow", "other"))
+        exact_ids = [set((matrix @ q).argsort()[::-1][:10] + 1) for q in qvecs]
         started = time.perf_counter()
-        index = vectors.VectorIndex(model.name, model.dim, kind)  # type: ignore[arg-type]
-        for start in range(0, n, 10_000):
-            index.add(ids[start : start + 10_000], ["h"] * len(ids[start : start + 10_000]),
-                      matrix[start : start + 10_000])  # fmt: skip
-        seconds = time.perf_counter() - started
-        note = f"build {seconds:.1f} s, ~{index.memory_bytes() / 2**20:.0f} MB"
-        note += f" (peak RSS +{_rss_mb() - before:.0f} MB)"
-        calls = [lambda v=v, ix=index: ix.search(v, 20) for v in qvecs]
-        figures.append(fig(f"in-process vector search {kind}", n, *_timed(calls), note))
-        built[kind] = index
-    exact = [{i for i, _ in built["flat"].search(v, 10)} for v in qvecs]
-    approx = [{i for i, _ in built["hnsw"].search(v, 10)} for v in qvecs]
-    recall = sum(len(a & e) for a, e in zip(approx, exact, strict=True)) / (10 * len(qvecs))
-    figures[-1].note += f", recall@10 vs exact {recall:.3f}"
-
-    # Filtered: a project-sized set (1/6 of rows) and a narrow one (0.5%).
-    rng = np.random.default_rng(5)
-    flat = built["flat"]
-    for share in (1 / 6, 0.005):
-        allowed = sorted(int(i) for i in rng.choice(ids, max(1, int(n * share)), replace=False))
-        allowed_set = set(allowed)
-        label = f"{share:.1%} allowed"
-        calls = [lambda v=v, a=allowed: flat.search(v, 20, a) for v in qvecs]
-        figures.append(fig(f"in-process filtered flat ({label})", n, *_timed(calls), "as shipped"))
-
-        def post_filter(v: Any, allowed_set: set[int] = allowed_set) -> list[int]:
-            k = 200
-            while True:
-                found = [i for i, _ in flat.search(v, k) if i in allowed_set][:20]
-                if len(found) >= 20 or k >= n:
-                    return found
-                k *= 4
-
-        calls = [lambda v=v: post_filter(v) for v in qvecs]
-        figures.append(fig(f"  post-filter x oversample ({label})", n, *_timed(calls)))
-        live = [i for i in allowed if i in flat._hashes]
-
-        def selector(v: Any, live: list[int] = live) -> Any:
-            faiss_mod = vectors._faiss()
-            sel = faiss_mod.IDSelectorBatch(np.asarray(live, dtype=np.int64))
-            return flat._index.search(v.reshape(1, -1), 20, params=flat._params(sel))
-
-        calls = [lambda v=v: selector(v) for v in qvecs]
-        figures.append(fig(f"  IDSelectorBatch always ({label})", n, *_timed(calls)))
-    model.set_threads(2)
+        exact = exact_cache(workdir / f"cache-{n}.db", "bench", matrix)
+        progress(f"  embeddings cache of {n:,} in {time.perf_counter() - started:.0f} s")
+        picks = [np.random.default_rng(s).integers(1, n + 1, 100) for s in range(len(qvecs))]
+        reads = [lambda p=p, ex=exact: ex([f"h{i}" for i in p]) for p in picks]
+        figures.append(_cpu_fig(fig, "  exact source: sqlite, 100 rows by hash", n, reads))
+        for side, kind in kinds:
+            if "hnsw" in kind and n > hnsw_max:
+                continue
+            label = f"{side} {kind}"
+            progress(f"  {label}")
+            gc.collect()
+            rss = _rss_mb()
+            started = time.perf_counter()
+            module = before if side == "before" else vectors
+            index = module.VectorIndex("bench", matrix.shape[1], kind)
+            for start in range(0, n, 10_000):
+                part = slice(start, start + 10_000)
+                hashes = [f"h{i}" for i in ids[part]]
+                if side == "before":
+                    index.add(ids[part].tolist(), hashes, matrix[part])
+                else:
+                    index.add(
+                        ids[part].tolist(), hashes, matrix[part], projects=names[part].tolist()
+                    )
+            build = time.perf_counter() - started
+            grown = _rss_mb() - rss
+            kw = {"exact": exact} if side == "after" else {}
+            found = [index.search(q, 20, **kw) for q in qvecs]
+            recall = sum(
+                len({i for i, _ in f[:10]} & e) for f, e in zip(found, exact_ids, strict=True)
+            ) / (10 * len(qvecs))
+            note = (
+                f"build {build:.1f} s, RSS +{grown:.0f} MB (est. {index.memory_bytes() >> 20} MB),"
+                f" recall@10 {recall:.3f}"
+            )
+            calls = [lambda q=q, ix=index, kw=kw: ix.search(q, 20, **kw) for q in qvecs]
+            figures.append(_cpu_fig(fig, f"vector {label}", n, calls, note))
+            for project in ("wide", "narrow"):
+                if side == "before":
+                    members = ids[names == project].tolist()  # what search.py collected by SQL
+                    calls = [lambda q=q, m=members, ix=index: ix.search(q, 20, m) for q in qvecs]
+                    how = "id list (+ the SQL that collected it, not timed)"
+                else:
+                    calls = [
+                        lambda q=q, p=project, ix=index, ex=exact: ix.search(
+                            q, 20, projects=[p], exact=ex
+                        )
+                        for q in qvecs
+                    ]
+                    how = "slot → project array"
+                share = "1/6" if project == "wide" else "0.5%"
+                figures.append(_cpu_fig(fig, f"  {label} in a project of {share}", n, calls, how))
+            del index, found
+        del matrix
+    shutil.rmtree(workdir, ignore_errors=True)
     return figures
 
 
+def progress(message: str) -> None:
+    sys.stderr.write(f"[{time.strftime('%H:%M:%S')}] {message}\n")
+    sys.stderr.flush()
+
+
+# ----- 2. through HTTP ------------------------------------------------------------------------
 def _http(port: int) -> Any:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
 
@@ -177,13 +288,53 @@ def _http(port: int) -> Any:
     return get
 
 
-def through_http(data_dir: Path, n: int, qs: list[str], kind: str, fig: Any) -> list[Any]:
-    from bench.search import free_port, start_service
+def start_service(root: Path, data_dir: Path, port: int, kind: str) -> Any:
+    """The real service from ``root`` (this tree, or main's extracted by ``git archive``)."""
+    settings = data_dir / "settings.json"
+    current = json.loads(settings.read_text(encoding="utf-8")) if settings.exists() else {}
+    current["vector_index"] = kind
+    settings.write_text(json.dumps(current), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
+    env.update(
+        WORKBENCH_DATA_DIR=str(data_dir),
+        WORKBENCH_PORT=str(port),
+        WORKBENCH_COMPRESSOR="offline",
+        WORKBENCH_EMBEDDER="minilm",
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        PYTHONPATH=str(root),
+    )
+    for stale in data_dir.glob("index/*"):  # each run builds its index from the cache
+        stale.unlink()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "service"],
+        env=env,
+        cwd=root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", "/api/health")
+            if conn.getresponse().status == 200:
+                return proc
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    raise SystemExit("service did not start")
+
+
+def through_http(
+    root: Path, label: str, data_dir: Path, n: int, qs: list[str], kind: str, fig: Any
+) -> list[Any]:
+    from bench.search import PROJECTS, free_port
 
     port = free_port()
-    env_kind = {"WORKBENCH_VECTOR_INDEX": kind}
     started = time.perf_counter()
-    proc = start_service_with(start_service, data_dir, port, env_kind)
+    progress(f"http: {label} at {n:,}")
+    proc = start_service(root, data_dir, port, kind)
     get = _http(port)
     try:
         while True:
@@ -195,17 +346,21 @@ def through_http(data_dir: Path, n: int, qs: list[str], kind: str, fig: Any) -> 
             time.sleep(0.25)
         ready = time.perf_counter() - started
         status = get("/api/index/status")
-        note = (
-            f"service ready + index from cache in {ready:.1f} s, {status['memoryBytes'] >> 20} MB"
-        )
+        note = f"ready + index from cache in {ready:.0f} s, index ~{status['memoryBytes'] >> 20} MB"
         distinct = list(dict.fromkeys(qs))  # no query-embedding cache hits
+        tag = f"{label} [{root.name}]" if label.startswith("before") else label
         vec = [lambda q=q: get("/api/search", query=q, mode="vector") for q in distinct]
-        figures = [fig(f"http vector ({kind})", n, *_timed(vec), note)]
-        distinct2 = [f"{q} again" for q in distinct]
-        hyb = [lambda q=q: get("/api/search", query=q) for q in distinct2]
-        figures.append(fig(f"http hybrid ({kind})", n, *_timed(hyb), "fresh queries"))
-        cached = [lambda q=q: get("/api/search", query=q) for q in distinct2]
-        figures.append(fig(f"http hybrid ({kind}), repeated query", n, *_timed(cached)))
+        figures = [fig(f"http vector {tag}", n, *_timed(vec), note)]
+        hyb = [lambda q=q: get("/api/search", query=f"{q} again") for q in distinct]
+        figures.append(fig(f"http hybrid {tag}", n, *_timed(hyb), "fresh queries"))
+        proj = [
+            lambda q=q: get("/api/search", query=f"{q} in project", project=PROJECTS[1])
+            for q in distinct
+        ]
+        figures.append(fig(f"http hybrid in a project {tag}", n, *_timed(proj), "fresh queries"))
+        text = [lambda q=q: get("/api/search", query=f"{q} text", mode="fts") for q in distinct]
+        rss = _rss_mb(proc.pid)
+        figures.append(fig(f"http fts {tag}", n, *_timed(text), f"service RSS {rss:.0f} MB"))
         probe = get("/api/search", query=distinct[0], format="json")
         assert probe["mode"] == "hybrid", probe
     finally:
@@ -214,51 +369,123 @@ def through_http(data_dir: Path, n: int, qs: list[str], kind: str, fig: Any) -> 
     return figures
 
 
-def start_service_with(start: Any, data_dir: Path, port: int, extra: dict[str, str]) -> Any:
-    """``bench.search.start_service`` with MiniLM and the index kind (via settings.json,
-    because ``start_service`` drops every WORKBENCH_* variable from the environment)."""
-    settings = data_dir / "settings.json"
-    current = json.loads(settings.read_text(encoding="utf-8")) if settings.exists() else {}
-    current["vector_index"] = extra["WORKBENCH_VECTOR_INDEX"]
-    settings.write_text(json.dumps(current), encoding="utf-8")
-    return start(data_dir, port, "minilm")
+def query_embedding(qs: list[str], n: int, fig: Any) -> Any:
+    model = minilm()
+    model.set_threads(1)
+    one = [lambda q=q: model.embed([q]) for q in qs]
+    figure = fig("query embedding minilm/torch (1 thread)", n, *_timed(one), "part of hybrid")
+    model.set_threads(2)
+    return figure
+
+
+def extract(ref: str) -> Path:
+    """``ref``'s tree in a temporary folder (``git archive``; the worktrees are not touched)."""
+    where = Path(tempfile.mkdtemp(prefix="wb-before-")) / ref
+    where.mkdir()
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(where)], input=archive, check=True)
+    return where
 
 
 def vector_figures(
-    data_dir: Path, n: int, qs: list[str], sample: int = 2000, fig: Any = None
+    data_dir: Path,
+    n: int,
+    qs: list[str],
+    sample: int = 2000,
+    fig: Any = None,
+    kinds: tuple[str, ...] = ("fp16", "hnsw_fp16"),
+    before: str | None = None,
 ) -> list[Any]:
-    """Everything above for one seeded data dir; ``fig`` builds a ``bench.search.Figure``."""
+    """Part 2 for one seeded data dir; ``fig`` builds a ``bench.search.Figure``."""
     if fig is None:
         from bench.search import Figure as fig  # noqa: N813
     rng = random.Random(n)
-    by_id, rate = seed_vectors(data_dir / "workbench.db", sample, rng)
+    _, rate = seed_vectors(data_dir / "workbench.db", sample, rng)
     figures = [fig("embed minilm (2 threads)", n, 0.0, 0.0, f"{rate:.0f} texts/s")]
-    figures += inprocess(by_id, n, qs, fig)
-    for kind in ("flat", "hnsw"):
-        figures += through_http(data_dir, n, qs, kind, fig)
+    figures.append(query_embedding(qs, n, fig))
+    runs = [(ROOT, f"after {kind}", kind) for kind in kinds]
+    old = extract(before) if before else None
+    if old is not None:
+        runs = [(old, f"before {kind}", kind) for kind in ("flat", "hnsw")] + runs
+    for root, label, kind in runs:
+        try:
+            figures += through_http(root, label, data_dir, n, qs, kind, fig)
+        except (SystemExit, OSError, AssertionError) as exc:  # keep the other runs' figures
+            figures.append(fig(f"http {label}", n, 0.0, 0.0, f"FAILED: {exc}"))
+    if old is not None:
+        shutil.rmtree(old.parent, ignore_errors=True)
     return figures
 
 
 def main(argv: list[str] | None = None) -> int:
-    from bench.search import print_table, queries, seed
+    from bench.search import print_table
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--growth", default="10000,100000,1000000")
+    parser.add_argument("--hnsw-max", type=int, default=100_000)
+    parser.add_argument("--sizes", default="100000", help="store sizes for the HTTP part")
+    parser.add_argument("--http-kinds", default="fp16,hnsw_fp16")
+    parser.add_argument(
+        "--before",
+        default="merge-base",
+        help="git ref measured as 'before' (default: where this branch left main, whose"
+        " schema this tree can open)",
+    )
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--sample", type=int, default=2000)
+    parser.add_argument("--skip-http", action="store_true")
+    parser.add_argument("--skip-growth", action="store_true")
     args = parser.parse_args(argv)
+    if args.before == "merge-base":
+        args.before = subprocess.run(
+            ["git", "-C", str(ROOT), "merge-base", "HEAD", "main"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()[:12]
+    progress(f"before = {args.before}")
     figures: list[Any] = []
     seeding: dict[int, float] = {}
-    for n in (int(s) for s in args.sizes.split(",")):
-        rng = random.Random(n)
-        root = Path(tempfile.mkdtemp(prefix=f"wb-bench-vectors-{n}-"))
-        data_dir = root / "data"
-        data_dir.mkdir()
-        seeding[n] = seed(data_dir / "workbench.db", n, rng)
-        figures += vector_figures(data_dir, n, queries(args.queries, rng), args.sample)
-        shutil.rmtree(root, ignore_errors=True)
-    print_table(figures, seeding)
+    try:
+        measure(args, figures, seeding)
+    finally:  # a failure late in a long run still shows what was measured
+        print_table(figures, seeding)
+        print(f"before = {args.before} (git ref)")
     return 0
+
+
+def measure(args: Any, figures: list[Any], seeding: dict[int, float]) -> None:
+    from bench.search import Figure, queries, seed
+
+    if not args.skip_growth:
+        rng = random.Random(1)
+        model = minilm()
+        texts = queries(args.sample, rng)
+        centres = model.embed(texts)
+        qvecs = model.embed(queries(args.queries, random.Random(2)))
+        growth_sizes = [int(s) for s in args.growth.split(",")]
+        figures += growth(
+            growth_sizes, qvecs, centres, before_module(args.before), args.hnsw_max, Figure
+        )
+    if not args.skip_http:
+        for n in (int(s) for s in args.sizes.split(",")):
+            rng = random.Random(n)
+            root = Path(tempfile.mkdtemp(prefix=f"wb-bench-vectors-{n}-"))
+            data_dir = root / "data"
+            data_dir.mkdir()
+            seeding[n] = seed(data_dir / "workbench.db", n, rng)
+            figures += vector_figures(
+                data_dir,
+                n,
+                queries(args.queries, rng),
+                args.sample,
+                Figure,
+                tuple(args.http_kinds.split(",")),
+                args.before or None,
+            )
+            shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -235,6 +235,14 @@ class SearchFilters(BaseModel):
             or self.platform_source
         )
 
+    def only_projects(self) -> bool:
+        """True when a project (or several) is the only restriction (the vector index can
+        filter by project itself, without an id list)."""
+        return (
+            bool(self.all_projects)
+            and self.model_copy(update={"project": None, "projects": []}).is_empty()
+        )
+
     def applies_to(self, kind: Kind) -> bool:
         """Can a record of ``kind`` satisfy these filters at all?"""
         if kind == "observations":

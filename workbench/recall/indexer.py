@@ -324,7 +324,7 @@ class Indexer(threading.Thread):
         import numpy as np
 
         rows = self.store.conn.execute(
-            "SELECT id, title, subtitle, narrative, facts, concepts FROM observations"
+            "SELECT id, project, title, subtitle, narrative, facts, concepts FROM observations"
             " WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
             (json.dumps(list(ids)),),
         ).fetchall()
@@ -344,8 +344,13 @@ class Indexer(threading.Thread):
         self._behind.update(i for i in texts if hashes[i] not in got.vectors)
         if not order:
             return got.embedded, got.reused
+        project_of = {int(r["id"]): str(r["project"]) for r in rows}
+        projects = [project_of[i] for i in order]
         index.add(
-            order, [hashes[i] for i in order], np.stack([got.vectors[hashes[i]] for i in order])
+            order,
+            [hashes[i] for i in order],
+            np.stack([got.vectors[hashes[i]] for i in order]),
+            projects=projects,
         )
         self.embedded_total += got.embedded
         self.reused_total += got.reused
@@ -499,4 +504,22 @@ class IndexRanker:
         index = self._indexer.index
         if not self.available() or index is None:
             return []
-        return index.search(self.embed_query(query), k, allowed_ids)
+        return index.search(self.embed_query(query), k, allowed_ids, exact=self._exact)
+
+    def rank_in_projects(
+        self, query: str, k: int, projects: Sequence[str]
+    ) -> list[tuple[int, float]]:
+        """``rank`` within ``projects``, from the index's slot → project array (no id list)."""
+        index = self._indexer.index
+        if not self.available() or index is None:
+            return []
+        return index.search(self.embed_query(query), k, projects=projects, exact=self._exact)
+
+    def _exact(self, hashes: list[str]) -> dict[str, Any]:
+        """fp32 vectors from the embeddings cache: a quantised index rescores with them."""
+        return vectors.cached_vectors(self._indexer.store.conn, self.name_of_model, hashes)
+
+    @property
+    def name_of_model(self) -> str:
+        embedder = self._indexer.embedder
+        return embedder.name if embedder is not None else ""

@@ -334,6 +334,17 @@ class SearchEngine:
     ) -> list[tuple[int, float]] | None:
         assert self.ranker is not None
         allowed: list[int] | None = None
+        in_projects = getattr(self.ranker, "rank_in_projects", None)
+        if in_projects is not None and filters.only_projects():
+            # Trigger: the only filter is the project. Why: collecting a large project's ids
+            # by SQL cost more than the search; the index knows each vector's project.
+            # Outcome: the ranker filters by its slot → project array.
+            try:
+                ranked = in_projects(query, k, filters.all_projects)
+            except Exception:
+                log.exception("vector ranker %s failed", self.ranker.name)
+                return None
+            return [(int(i), float(s)) for i, s in ranked]
         if not filters.is_empty():
             clauses, params = filters.observation_sql("o")
             sql = f"SELECT o.id FROM observations o WHERE {' AND '.join(clauses)}"

@@ -12,17 +12,25 @@ the observations that exist now. It is persisted (``save``: temp files + rename,
 written last as the commit mark) so a restart does not re-read every vector, and ``load``
 refuses any file set that does not agree with itself; ``workbench reindex`` rebuilds it.
 
-Index kinds (``settings.vector_index``):
-- ``flat`` (default): ``IndexIDMap2(IndexFlatIP)``, exact cosine search (vectors are
-  normalised), real removal. ~12 ms per query at 100k × 384 on one thread.
-- ``hnsw``: ``IndexIDMap2(IndexHNSWFlat)``, approximate (~0.1 ms). HNSW cannot remove, so
-  removed ids become tombstones filtered out of results, and the graph is rebuilt from the
-  live vectors when tombstones pass 10% or a removed id comes back.
+Index kinds (``settings.vector_index``; figures at 100k × 384 clustered, one thread, from
+``bench/search_vectors.py``):
+- ``flat``: ``IndexFlatIP``, exact cosine (vectors are normalised); 1.5 KB per vector,
+  ~6.5 ms per query.
+- ``fp16`` (default): ``IndexScalarQuantizer`` fp16, a scan of half-size codes: the same top
+  10 as exact, cosines within ~1e-3, 0.77 KB per vector, ~3.8 ms per query (~32 ms at 1M).
+- ``hnsw`` / ``hnsw_fp16``: HNSW graphs over fp32 / fp16 vectors, approximate (recall@10
+  ~0.95 at efSearch 256), ~0.5 ms per query at any size; builds ~12-15 s per 100k.
+- ``sq8``: 8-bit codes (fixed [-1, 1] range: no training), 0.4 KB per vector; its top
+  candidates are rescored exactly from the embeddings cache (``exact=``).
 
-Filtered search (``allowed_ids``): a small allowed set (≤ ``SUBSET_EXACT`` ids) is scored
-exactly from its reconstructed vectors, which stays exact under any selectivity; a larger one
-is passed to FAISS as an ``IDSelectorBatch``. ``bench/relevance.py`` measures both against
-post-filtering with oversampling.
+Slots, not ids: FAISS labels are slots, and arrays over slots give the observation id, its
+project code and a live bit. A project filter is a bitmap over slots cached per project until
+the next add/remove (no SQL collecting ids); a removal clears a live bit (no kind rebuilds);
+dead slots are compacted away once they outnumber the live ones.
+
+Filtered search: a small allowed set (≤ ``SUBSET_EXACT`` slots) is scored directly from its
+stored vectors, which stays exact under any selectivity; a larger one is passed to FAISS as an
+``IDSelectorBitmap``.
 """
 
 from __future__ import annotations
@@ -34,20 +42,29 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from workbench.store.db import atomic
 
-IndexKind = Literal["flat", "hnsw"]
+IndexKind = Literal["flat", "hnsw", "fp16", "hnsw_fp16", "sq8"]
+KINDS: tuple[str, ...] = ("flat", "hnsw", "fp16", "hnsw_fp16", "sq8")
 SUBSET_EXACT = 4096
 HNSW_M = 32
 HNSW_EF_CONSTRUCTION = 80
-HNSW_EF_SEARCH = 128
-COMPACT_RATIO = 0.10
-FORMAT = 1
+# 256, not 128: recall@10 0.946 instead of 0.889 at 100k clustered, for ~0.2 ms more.
+HNSW_EF_SEARCH = 256
+# ``sq8`` fetches max(RESCORE_FACTOR * k, RESCORE_MIN) candidates and rescores them exactly
+# from the embeddings cache: at 100k clustered vectors recall@10 goes from 0.82 (codes only)
+# to 0.985 with 2x, 1.000 with 4x/100, each cache row read costing ~20-80 µs
+# (bench/search_vectors.py).
+RESCORE_FACTOR = 2
+RESCORE_MIN = 20
+COMPACT_MIN = 1024  # dead slots tolerated before ``compact`` runs, whatever the live count
+_ALL_LIVE = ("\0all live slots",)  # a cache key no project name can equal
+FORMAT = 2  # 2: slot arrays + live bits (1: IndexIDMap2 + tombstones; rebuilt on load)
 
 
 # ----- the embedded text and its hash ---------------------------------------------------------
@@ -165,14 +182,33 @@ def _faiss() -> Any:
 
 
 def _make(kind: IndexKind, dim: int) -> Any:
+    """The FAISS index of one kind; its labels are slots (see ``VectorIndex``), not ids."""
+    import numpy as np
+
     faiss = _faiss()
+    ip = faiss.METRIC_INNER_PRODUCT
+    if kind == "flat":
+        return faiss.IndexFlatIP(dim)
     if kind == "hnsw":
-        inner = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
+        inner = faiss.IndexHNSWFlat(dim, HNSW_M, ip)
+    elif kind == "hnsw_fp16":
+        inner = faiss.IndexHNSWSQ(dim, faiss.ScalarQuantizer.QT_fp16, HNSW_M, ip)
+    elif kind == "fp16":
+        return faiss.IndexScalarQuantizer(dim, faiss.ScalarQuantizer.QT_fp16, ip)
+    elif kind == "sq8":
+        inner = faiss.IndexScalarQuantizer(dim, faiss.ScalarQuantizer.QT_8bit, ip)
+    else:
+        raise ValueError(f"unknown vector index kind {kind!r}; use one of {', '.join(KINDS)}")
+    if kind in ("hnsw", "hnsw_fp16"):
         inner.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
         inner.hnsw.efSearch = HNSW_EF_SEARCH
-    else:
-        inner = faiss.IndexFlatIP(dim)
-    return faiss.IndexIDMap2(inner)
+    if not inner.is_trained:
+        # Trigger: 8-bit codes need a value range per dimension. Why: the vectors are
+        # normalised, so every component lies in [-1, 1]; a fixed range needs no data, never
+        # clips a later vector and never needs retraining. Outcome: a step of 2/255 per
+        # component, a cosine error of ~0.002, and exact rescoring fixes the order.
+        inner.train(np.stack([-np.ones(dim), np.ones(dim)]).astype(np.float32))
+    return inner
 
 
 def paths(index_dir: Path, model: str, kind: IndexKind) -> dict[str, Path]:
@@ -184,16 +220,39 @@ def paths(index_dir: Path, model: str, kind: IndexKind) -> dict[str, Path]:
     }
 
 
+Exact = Callable[[list[str]], Mapping[str, Any]]
+
+
 class VectorIndex:
-    """Observation id → vector, searchable by cosine. Thread-safe (one lock, short holds)."""
+    """Observation id → vector, searchable by cosine. Thread-safe (one lock, short holds).
+
+    Slots: FAISS labels are slot numbers (the order vectors were added), and three arrays
+    over slots say which observation a slot holds, its project code and whether it is live.
+    A removal clears the slot's live bit; searches pass the live bits as an
+    ``IDSelectorBitmap``, so no kind ever rebuilds for a removal. An id that comes back gets
+    a new slot. Dead slots are dropped by ``compact`` when they outnumber the live ones.
+
+    One mutator: ``add``/``remove``/``compact`` are called from one thread (the indexer);
+    searches may run on any thread alongside it.
+    """
 
     def __init__(self, model: str, dim: int, kind: IndexKind = "flat") -> None:
+        import numpy as np
+
+        if kind not in KINDS:
+            raise ValueError(f"unknown vector index kind {kind!r}; use one of {', '.join(KINDS)}")
         self.model = model
         self.dim = dim
         self.kind: IndexKind = kind
         self._index = _make(kind, dim)
         self._hashes: dict[int, str] = {}  # live ids and the text hash each was embedded from
-        self._tombstones: set[int] = set()  # hnsw only: removed ids still in the graph
+        self._slot_of: dict[int, int] = {}  # live id → its slot
+        self._ids = np.zeros(0, dtype=np.int64)  # slot → observation id
+        self._codes = np.zeros(0, dtype=np.int32)  # slot → project code (-1: not given)
+        self._live = np.zeros(0, dtype=bool)  # slot → live
+        self._projects: dict[str, int] = {}  # project name → code
+        self._version = 0  # bumped by every change; keys the cached selectors
+        self._selectors: dict[tuple[str, ...], tuple[int, Any]] = {}
         self._lock = threading.RLock()
         self.built_at = time.time()
         self.dirty = False
@@ -214,119 +273,265 @@ class VectorIndex:
         with self._lock:
             return max(self._hashes, default=0)
 
-    def add(self, ids: Sequence[int], hashes: Sequence[str], vectors: Any) -> None:
-        """Add (or replace) vectors for ``ids``; ``vectors`` is (n, dim) float32, normalised."""
+    @property
+    def dead(self) -> int:
+        """Slots that still hold a removed (or replaced) vector."""
+        return int(self._index.ntotal) - len(self._hashes)
+
+    @property
+    def quantised(self) -> bool:
+        """True when the index's scores are coarse enough to rescore exactly (8-bit codes).
+
+        fp16 codes give cosines within ~1e-3 of fp32 and the same top 10 (measured), so
+        they are used as they are.
+        """
+        return self.kind == "sq8"
+
+    def add(
+        self,
+        ids: Sequence[int],
+        hashes: Sequence[str],
+        vectors: Any,
+        *,
+        projects: Sequence[str | None] | None = None,
+    ) -> None:
+        """Add (or replace) vectors for ``ids``; ``vectors`` is (n, dim) float32, normalised.
+
+        ``projects`` (one per id) lets ``search(projects=…)`` filter without an id list.
+        """
         import numpy as np
 
         if not len(ids):
             return
         matrix = np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(ids), self.dim)
-        keys = np.asarray(ids, dtype=np.int64)
+        keys = [int(i) for i in ids]
+        if projects is not None and len(projects) != len(keys):
+            raise ValueError(f"add: {len(keys)} ids but {len(projects)} projects")
         with self._lock:
-            present = [i for i in ids if i in self._hashes or i in self._tombstones]
-            if present:
-                self.remove(present)
-                if self.kind == "hnsw":
-                    # Trigger: an id already in the graph comes back. Why: HNSW cannot drop
-                    # its old vector, and a tombstone would hide the new one. Outcome: rebuild.
-                    self._compact()
-            self._index.add_with_ids(matrix, keys)
-            self._hashes.update(zip((int(i) for i in ids), hashes, strict=True))
-            self.dirty = True
+            self.remove([i for i in keys if i in self._hashes])
+            codes = [self._code(p) for p in projects] if projects is not None else [-1] * len(keys)
+            first = int(self._index.ntotal)
+            self._index.add(matrix)
+            self._ids = _appended(self._ids, np.asarray(keys, dtype=np.int64))
+            self._codes = _appended(self._codes, np.asarray(codes, dtype=np.int32))
+            self._live = _appended(self._live, np.ones(len(keys), dtype=bool))
+            # A duplicate id within one batch: the last one wins, the earlier slots are dead.
+            for offset, i in enumerate(keys):
+                old = self._slot_of.get(i)
+                if old is not None and old >= first:
+                    self._live[old] = False
+                self._slot_of[i] = first + offset
+            self._hashes.update(zip(keys, hashes, strict=True))
+            self._changed()
+        if self.dead > max(COMPACT_MIN, len(self._hashes)):
+            self.compact()
+
+    def _code(self, project: str | None) -> int:
+        if project is None:
+            return -1
+        return self._projects.setdefault(project, len(self._projects))
+
+    def _changed(self) -> None:
+        self._version += 1
+        self._selectors.clear()
+        self.dirty = True
 
     def remove(self, ids: Iterable[int]) -> list[str]:
-        """Remove ``ids``; return the text hashes no live id uses any more."""
-        import numpy as np
-
+        """Remove ``ids`` (clear their live bits); return the text hashes no live id uses."""
         with self._lock:
             gone = [int(i) for i in ids if int(i) in self._hashes]
             if not gone:
                 return []
             hashes = {self._hashes.pop(i) for i in gone}
-            if self.kind == "hnsw":
-                self._tombstones.update(gone)
-                if len(self._tombstones) > COMPACT_RATIO * max(1, self._index.ntotal):
-                    self._compact()
-            else:
-                selector = _faiss().IDSelectorBatch(np.asarray(gone, dtype=np.int64))
-                self._index.remove_ids(selector)
-            self.dirty = True
+            for i in gone:
+                self._live[self._slot_of.pop(i)] = False
+            self._changed()
             still = set(self._hashes.values())
             return sorted(h for h in hashes if h not in still)
 
-    def _compact(self) -> None:
-        """Rebuild the HNSW graph from the live vectors (drops the tombstones)."""
+    def compact(self) -> None:
+        """Rebuild the index from the live slots only (drops the dead ones).
+
+        Trigger: ``add`` sees more dead slots than live ones (and at least ``COMPACT_MIN``).
+        Why: dead slots cost memory and scan time, and in HNSW they only route. Outcome: an
+        amortised O(1) cost per removal, paid by the indexer thread; the new index is built
+        outside the lock, so searches keep answering from the old one meanwhile.
+        """
         import numpy as np
 
-        live = sorted(self._hashes)
-        vectors = (
-            self._index.reconstruct_batch(np.asarray(live, dtype=np.int64))
-            if live
-            else np.zeros((0, self.dim), dtype=np.float32)
-        )
-        self._index = _make(self.kind, self.dim)
-        if live:
-            self._index.add_with_ids(vectors, np.asarray(live, dtype=np.int64))
-        self._tombstones.clear()
+        with self._lock:
+            version = self._version
+            slots = np.flatnonzero(self._live)
+            vectors = (
+                self._index.reconstruct_batch(slots.astype(np.int64))
+                if len(slots)
+                else np.zeros((0, self.dim), dtype=np.float32)
+            )
+            ids, codes = self._ids[slots], self._codes[slots]
+        fresh = _make(self.kind, self.dim)
+        if len(slots):
+            fresh.add(np.ascontiguousarray(vectors, dtype=np.float32))
+        with self._lock:
+            if version != self._version:  # changed meanwhile (a second mutator): try later
+                return
+            self._index, self._ids, self._codes = fresh, ids, codes
+            self._live = np.ones(len(ids), dtype=bool)
+            self._slot_of = {int(i): n for n, i in enumerate(ids)}
+            self._changed()
 
+    # ----- search ----------------------------------------------------------------------------
     def search(
-        self, query: Any, k: int, allowed_ids: Sequence[int] | None = None
+        self,
+        query: Any,
+        k: int,
+        allowed_ids: Sequence[int] | None = None,
+        *,
+        projects: Sequence[str] | None = None,
+        exact: Exact | None = None,
     ) -> list[tuple[int, float]]:
-        """Top ``k`` (id, cosine) for one query vector, best first, within ``allowed_ids``."""
+        """Top ``k`` (id, cosine) for one query vector, best first (ties: lower id first).
+
+        ``allowed_ids``: only these ids. ``projects``: only these projects' ids (from the
+        slot → project array: no id list). ``exact``: text hashes → fp32 vectors (the
+        embeddings cache); with it a quantised kind rescores its top candidates exactly.
+        """
         import numpy as np
 
         q = np.ascontiguousarray(query, dtype=np.float32).reshape(1, self.dim)
         with self._lock:
             if not self._hashes or k <= 0:
                 return []
-            if allowed_ids is not None:
-                live = [int(i) for i in allowed_ids if int(i) in self._hashes]
-                if not live:
+            if allowed_ids is not None or projects is not None:
+                if allowed_ids is None and projects is not None:
+                    # A project filter recurs: its slots and bitmap are cached per project
+                    # until the next add/remove (no SQL, no id list).
+                    mask, slots, selector = self._filter(tuple(projects))
+                else:
+                    mask = self._mask(allowed_ids, projects)
+                    slots, selector = np.flatnonzero(mask), None
+                if not len(slots):
                     return []
-                if len(live) <= SUBSET_EXACT:
-                    return self._exact_subset(q, k, live)
-                params = self._params(_faiss().IDSelectorBatch(np.asarray(live, dtype=np.int64)))
-                scores, found = self._index.search(q, min(k, len(live)), params=params)
-                return _pairs(scores[0], found[0], self._tombstones)
-            extra = len(self._tombstones)
-            scores, found = self._index.search(q, min(k + extra, self._index.ntotal))
-            return _pairs(scores[0], found[0], self._tombstones)[:k]
+                if len(slots) <= SUBSET_EXACT:
+                    return self._score_slots(q, slots, k, exact)
+                if selector is None:
+                    selector = self._bitmap(mask)
+                return self._faiss_search(q, min(k, len(slots)), selector, exact)
+            selector = self._filter(_ALL_LIVE)[2] if self.dead else None
+            return self._faiss_search(q, min(k, len(self._hashes)), selector, exact)
 
-    def _exact_subset(self, q: Any, k: int, live: list[int]) -> list[tuple[int, float]]:
+    def _filter(self, projects: tuple[str, ...]) -> tuple[Any, Any, Any]:
+        """(mask, slots, bitmap selector) of the live slots of ``projects``, cached.
+
+        ``_ALL_LIVE`` is the key of all live slots (the unfiltered search's selector).
+        """
         import numpy as np
 
-        keys = np.asarray(live, dtype=np.int64)
-        scores = self._index.reconstruct_batch(keys) @ q[0]
-        top = np.argsort(-scores, kind="stable")[:k]
-        return [(int(keys[i]), float(scores[i])) for i in top]
+        cached = self._selectors.get(projects)
+        if cached is not None and cached[0] == self._version:
+            return cached[1]
+        everything = projects == _ALL_LIVE
+        mask = self._live if everything else self._mask(None, projects)
+        slots = np.flatnonzero(mask)
+        wanted = everything or len(slots) > SUBSET_EXACT  # small sets are scored directly
+        entry = (mask, slots, self._bitmap(mask) if wanted else None)
+        self._selectors[projects] = (self._version, entry)
+        return entry
 
-    def _params(self, selector: Any) -> Any:
+    def _mask(self, allowed_ids: Sequence[int] | None, projects: Sequence[str] | None) -> Any:
+        import numpy as np
+
+        mask = self._live.copy()
+        if projects is not None:
+            codes = [self._projects[p] for p in projects if p in self._projects]
+            mask &= np.isin(self._codes, np.asarray(codes, dtype=np.int32))
+        if allowed_ids is not None:
+            chosen = np.zeros(len(mask), dtype=bool)
+            slots = [self._slot_of[int(i)] for i in allowed_ids if int(i) in self._slot_of]
+            chosen[np.asarray(slots, dtype=np.int64)] = True
+            mask &= chosen
+        return mask
+
+    def _bitmap(self, mask: Any) -> Any:
+        import numpy as np
+
+        bits = np.packbits(mask, bitorder="little")
+        selector = _faiss().IDSelectorBitmap(len(mask), _faiss().swig_ptr(bits))
+        selector.bits_ref = bits  # the selector points into ``bits``: keep it alive
+        return selector
+
+    def _faiss_search(
+        self, q: Any, k: int, selector: Any, exact: Exact | None
+    ) -> list[tuple[int, float]]:
+        want = max(RESCORE_FACTOR * k, RESCORE_MIN) if self.quantised and exact else k
+        want = min(want, int(self._index.ntotal))
         faiss = _faiss()
-        if self.kind == "hnsw":
-            return faiss.SearchParametersHNSW(sel=selector, efSearch=max(HNSW_EF_SEARCH, 128))
-        return faiss.SearchParameters(sel=selector)
+        if self.kind in ("hnsw", "hnsw_fp16"):
+            params = faiss.SearchParametersHNSW(efSearch=max(HNSW_EF_SEARCH, want))
+        else:
+            params = faiss.SearchParameters()
+        if selector is not None:
+            params.sel = selector
+        scores, slots = self._index.search(q, want, params=params)
+        keep = slots[0] >= 0
+        slots, scores = slots[0][keep], scores[0][keep]
+        if self.quantised and exact:
+            return self._rescore(q, slots, k, exact, scores)
+        return _ranked(self._ids[slots], scores, k)
+
+    def _score_slots(
+        self, q: Any, slots: Any, k: int, exact: Exact | None
+    ) -> list[tuple[int, float]]:
+        """Score a small set of slots from their stored vectors (exact for fp32 kinds)."""
+        import numpy as np
+
+        scores = self._index.reconstruct_batch(slots.astype(np.int64)) @ q[0]
+        if self.quantised and exact:
+            want = max(RESCORE_FACTOR * k, RESCORE_MIN)
+            top = np.argsort(-scores, kind="stable")[:want]
+            return self._rescore(q, slots[top], k, exact, scores[top])
+        return _ranked(self._ids[slots], scores, k)
+
+    def _rescore(
+        self, q: Any, slots: Any, k: int, exact: Exact, approx: Any
+    ) -> list[tuple[int, float]]:
+        """Exact cosines for the candidates; a hash the cache lacks keeps its approximation."""
+        import numpy as np
+
+        ids = self._ids[slots]
+        hashes = [self._hashes.get(int(i), "") for i in ids]
+        found = exact([h for h in hashes if h])
+        scores = np.array(
+            [
+                float(found[h] @ q[0]) if h in found else float(a)
+                for h, a in zip(hashes, approx, strict=True)
+            ],
+            dtype=np.float32,
+        )
+        return _ranked(ids, scores, k)
 
     # ----- persistence -------------------------------------------------------------------
     def save(self, index_dir: Path) -> None:
-        """Write the index, its id map and its meta atomically (temp + rename, meta last)."""
+        """Write the index, its slot arrays and its meta atomically (temp + rename, meta last)."""
         faiss = _faiss()
         index_dir.mkdir(parents=True, exist_ok=True)
         where = paths(index_dir, self.model, self.kind)
         token = uuid.uuid4().hex
         with self._lock:
-            ids = sorted(self._hashes)
+            names = sorted(self._projects, key=self._projects.__getitem__)
             id_doc = {
                 "token": token,
-                "ids": ids,
-                "hashes": [self._hashes[i] for i in ids],
-                "tombstones": sorted(self._tombstones),
+                "slots": self._ids.tolist(),
+                "codes": self._codes.tolist(),
+                "live": [int(s) for s in self._live.nonzero()[0]],
+                "hashes": [self._hashes[int(self._ids[s])] for s in self._live.nonzero()[0]],
+                "projects": names,
             }
             meta = {
                 "format": FORMAT,
                 "model": self.model,
                 "dim": self.dim,
                 "kind": self.kind,
-                "count": len(ids),
+                "count": len(self._hashes),
                 "ntotal": int(self._index.ntotal),
                 "built_at": self.built_at,
                 "saved_at": time.time(),
@@ -344,46 +549,89 @@ class VectorIndex:
     def load(
         cls, index_dir: Path, model: str, dim: int, kind: IndexKind
     ) -> tuple[VectorIndex | None, str]:
-        """The saved index, or ``(None, why)`` when absent or not self-consistent."""
+        """The saved index, or ``(None, why)`` when absent, old or not self-consistent.
+
+        ``None`` means "rebuild from the embeddings cache" (derived data, no model calls).
+        """
+        import numpy as np
+
         where = paths(index_dir, model, kind)
         if not where["meta"].exists():
             return None, f"no saved index at {where['meta']}"
         try:
             meta = json.loads(where["meta"].read_text(encoding="utf-8"))
-            if (meta.get("format"), meta.get("model"), meta.get("dim"), meta.get("kind")) != (
-                FORMAT,
-                model,
-                dim,
-                kind,
-            ):
+            if meta.get("format") != FORMAT:
+                return None, (
+                    f"saved index {where['meta']} has format {meta.get('format')}, this version"
+                    f" writes {FORMAT}; it is rebuilt from the embeddings cache"
+                )
+            if (meta.get("model"), meta.get("dim"), meta.get("kind")) != (model, dim, kind):
                 return None, f"saved index {where['meta']} is for another model or format"
             id_doc = json.loads(where["ids"].read_text(encoding="utf-8"))
             raw = _faiss().read_index(str(where["faiss"]))
         except (OSError, ValueError, RuntimeError) as exc:
             return None, f"saved index under {index_dir} is unreadable ({exc})"
+        slots, live = id_doc.get("slots", []), id_doc.get("live", [])
+        codes = id_doc.get("codes", [])
         if (
             id_doc.get("token") != meta.get("token")
-            or len(id_doc.get("ids", [])) != meta.get("count")
+            or len(live) != meta.get("count")
+            or len(id_doc.get("hashes", [])) != len(live)
+            or len(slots) != int(raw.ntotal)
+            or len(codes) != len(slots)
             or int(raw.ntotal) != meta.get("ntotal")
+            or any(not 0 <= s < len(slots) for s in live)
         ):
             return None, f"saved index under {index_dir} is incomplete (interrupted save)"
         index = cls(model, dim, kind)
         index._index = raw
-        index._hashes = dict(zip(id_doc["ids"], id_doc["hashes"], strict=True))
-        index._tombstones = set(id_doc.get("tombstones", []))
+        index._ids = np.asarray(slots, dtype=np.int64)
+        index._codes = np.asarray(codes, dtype=np.int32)
+        index._live = np.zeros(len(slots), dtype=bool)
+        index._live[np.asarray(live, dtype=np.int64)] = True
+        index._slot_of = {int(slots[s]): int(s) for s in live}
+        index._hashes = {int(slots[s]): h for s, h in zip(live, id_doc["hashes"], strict=True)}
+        if len(index._slot_of) != len(live):
+            return None, f"saved index under {index_dir} is inconsistent (an id in two slots)"
+        index._projects = {name: n for n, name in enumerate(id_doc.get("projects", []))}
         index.built_at = float(meta.get("built_at") or time.time())
         return index, f"loaded {len(index)} vectors from {where['faiss'].name}"
 
     def memory_bytes(self) -> int:
-        """Approximate RAM of the vectors (plus the HNSW links when approximate)."""
-        per = self.dim * 4 + (HNSW_M * 2 * 4 if self.kind == "hnsw" else 0) + 16
-        return int(self._index.ntotal) * per
+        """Approximate RAM of the index: codes, HNSW links and the slot arrays."""
+        code = {"flat": 4, "hnsw": 4, "fp16": 2, "hnsw_fp16": 2, "sq8": 1}[self.kind] * self.dim
+        links = HNSW_M * 2 * 4 + 16 if self.kind in ("hnsw", "hnsw_fp16") else 0
+        return int(self._index.ntotal) * (code + links + 8 + 4 + 1)
 
 
-def _pairs(scores: Any, ids: Any, hidden: set[int]) -> list[tuple[int, float]]:
-    return [
-        (int(i), float(s)) for s, i in zip(scores, ids, strict=True) if i >= 0 and i not in hidden
-    ]
+def _appended(array: Any, values: Any) -> Any:
+    """``array`` + ``values`` as a view of a buffer that doubles when full.
+
+    Why: the indexer adds in chunks of a few hundred (or one), and copying the whole slot
+    arrays on every add would make a 1M reindex quadratic. ``array.base`` is the buffer.
+    """
+    import numpy as np
+
+    buffer = array.base if isinstance(array.base, np.ndarray) and array.base.ndim == 1 else array
+    used, need = len(array), len(array) + len(values)
+    if need > len(buffer) or buffer is array:
+        grown = np.empty(max(need, 2 * len(buffer), 1024), dtype=array.dtype)
+        grown[:used] = array
+        buffer = grown
+    buffer[used:need] = values
+    return buffer[:need]
+
+
+def _ranked(ids: Any, scores: Any, k: int) -> list[tuple[int, float]]:
+    """(id, score) best first, ties broken by the lower id (deterministic across kinds)."""
+    import numpy as np
+
+    if len(scores) > k:  # keep the top k and everything tied with the k-th, then sort those
+        cut = np.partition(scores, len(scores) - k)[len(scores) - k]
+        keep = scores >= cut
+        ids, scores = ids[keep], scores[keep]
+    order = np.lexsort((ids, -scores))[:k]
+    return [(int(ids[i]), float(scores[i])) for i in order]
 
 
 def _write_json(path: Path, data: Any) -> None:
