@@ -56,9 +56,12 @@ _MODEL: Any = None
 def minilm() -> Any:
     global _MODEL
     if _MODEL is None:
-        from workbench.recall.embed import MiniLMEmbedder
+        # The runtime the service will use (ONNX int8 when built), so the cached vectors
+        # carry the model name the service looks them up by.
+        from workbench.recall.embed import load_minilm
+        from workbench.settings import Settings
 
-        _MODEL = MiniLMEmbedder(threads=2)
+        _MODEL, _ = load_minilm(Settings(embedder="minilm"), threads=2)
     return _MODEL
 
 

@@ -26,7 +26,7 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-from workbench.recall import fts
+from workbench.recall import fts, fusion
 from workbench.recall.filters import Kind, SearchFilters
 
 COUNT_CAP = 1_000  # matches counted per kind, without filters (see above)
@@ -81,7 +81,7 @@ def count(
             counted = _matches(conn, fts_table, expression, cap + 1)
         if counted is None:
             return at_least, True
-        extra = _not_matching(conn, fts_table, expression, candidates)
+        extra = _not_matching(conn, kind, expression, candidates)
     except sqlite3.OperationalError:
         # Trigger: the FTS table is missing or corrupt. Why: ``fts.rank`` has already told the
         # user (InvalidInput) if the query itself could not run; a count must not add a 500.
@@ -113,12 +113,11 @@ def _matches(conn: sqlite3.Connection, fts_table: str, expression: str, limit: i
     return int(conn.execute(sql, [expression, limit]).fetchone()[0])
 
 
-def _not_matching(conn: sqlite3.Connection, fts_table: str, expression: str, ids: list[int]) -> int:
-    """How many of ``ids`` (a ranker's candidates, at most a few hundred) full text misses."""
+def _not_matching(conn: sqlite3.Connection, kind: Kind, expression: str, ids: list[int]) -> int:
+    """How many of ``ids`` (a ranker's candidates, at most a few hundred) full text misses.
+
+    Asked of the candidates' own text (``fusion.matching``), not the real index, where the
+    OR of the query's words walks every word's whole doclist first.
+    """
     wanted = sorted({int(i) for i in ids})
-    if not wanted:
-        return 0
-    marks = ", ".join("?" * len(wanted))
-    sql = f"SELECT count(*) FROM {fts_table} WHERE {fts_table} MATCH ? AND rowid IN ({marks})"
-    matched = int(conn.execute(sql, [expression, *wanted]).fetchone()[0])
-    return len(wanted) - matched
+    return len(wanted) - len(fusion.matching(conn, kind, expression, wanted)) if wanted else 0
