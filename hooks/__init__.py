@@ -1,8 +1,12 @@
-"""Claude Code lifecycle hooks: one short stdlib-only script per event, run as a subprocess.
+"""Agent lifecycle hooks: one short stdlib-only script per event, run as a subprocess.
+
+Written against Claude Code's events; ``--platform gemini|codex`` on the command line makes a
+script read and answer that platform's shape instead (``adapters/``).
 
 Modules:
-- ``_runtime``            the shared runtime: stdin adapter, raw-socket HTTP, deliver-or-spool,
-                          one-line stdout; states the fail-open contract every script follows
+- ``_runtime``            the shared runtime: the normalised input, raw-socket HTTP,
+                          deliver-or-spool, one-line stdout; states the fail-open contract
+- ``adapters``            one module per platform: its stdin to the normalised input, its stdout
 - ``session_start``       SessionStart: make sure the service runs (spawn it detached under a
                           lock), drain the spool, print the injected memory as additionalContext
 - ``user_prompt_submit``  UserPromptSubmit: post the (privacy-stripped) prompt to sessions/init

@@ -54,16 +54,21 @@ if TYPE_CHECKING:
 HOST = "127.0.0.1"
 CONNECT_TIMEOUT_S = 0.3
 TOTAL_TIMEOUT_S = 2.0
-PLATFORM_SOURCE = "claude-code"
+PLATFORM_SOURCE = "claude-code"  # Claude Code's; every adapter has its own (hooks/adapters/)
+DEFAULT_PLATFORM = "claude"
 # 4xx statuses that say "try later", not "this event is invalid": spooled, not rejected.
 RETRYABLE_4XX = frozenset({408, 429})
 
 
-# ----- stdin: the Claude Code payload adapter -------------------------------------------------
+# ----- stdin: the normalised hook input -------------------------------------------------------
 
 
 class HookInput:
-    """One Claude Code hook payload, normalised: missing or mistyped fields become ``""``/None.
+    """One hook payload, normalised: missing or mistyped fields become ``""``/None.
+
+    The field names are Claude Code's; a platform adapter (``hooks/adapters/``) maps its own
+    payload onto them first, and says how to answer (``answer_event``), so the scripts never
+    see platform differences.
 
     Ground truth is Claude Code's hooks reference, summarised in ARCHITECTURE.md ("Claude Code
     hook contract") and captured as real-shaped payloads in ``tests/fixtures/hooks/``. Every
@@ -96,9 +101,18 @@ class HookInput:
         "agent_type",
         "stop_hook_active",
         "prompt_given",
+        "last_assistant_message",
+        "platform_source",
+        "adapter",
     )
 
-    def __init__(self, payload: dict[str, Any], *, prompt_given: bool | None = None) -> None:
+    def __init__(
+        self,
+        payload: dict[str, Any],
+        *,
+        prompt_given: bool | None = None,
+        adapter: Any = None,
+    ) -> None:
         def text(key: str) -> str:
             value = payload.get(key)
             return value if isinstance(value, str) else ""
@@ -122,10 +136,46 @@ class HookInput:
         self.agent_type = text("agent_type")
         active = payload.get("stop_hook_active")
         self.stop_hook_active = active is True or (isinstance(active, str) and active == "true")
+        # None: the platform does not put the answer in the payload (Claude Code: read the
+        # transcript); a string (maybe ""): it does, and that is the answer.
+        answer = payload.get("last_assistant_message")
+        self.last_assistant_message = answer if isinstance(answer, str) else None
+        self.adapter = adapter
+        self.platform_source = adapter.PLATFORM_SOURCE if adapter is not None else PLATFORM_SOURCE
+
+    def answer_event(self, kind: str) -> str:
+        """The ``hookEventName`` this platform expects back for the normalised ``kind``."""
+        return self.adapter.event_name(kind) if self.adapter is not None else kind
 
 
-def parse_input(raw: bytes) -> HookInput | None:
-    """The payload in ``raw``, redacted and storable; None when empty, not JSON, not an object.
+def platform_from_argv(argv: list[str]) -> str:
+    """The ``--platform NAME`` (or ``--platform=NAME``) of the hook command; ``claude`` if none.
+
+    An unknown name falls back to ``claude`` rather than failing: a hook must never break the
+    session, and Claude Code's payload is the normalised shape.
+    """
+    from hooks.adapters import PLATFORMS
+
+    name = DEFAULT_PLATFORM
+    for i, arg in enumerate(argv):
+        if arg == "--platform" and i + 1 < len(argv):
+            name = argv[i + 1]
+        elif arg.startswith("--platform="):
+            name = arg.partition("=")[2]
+    return name if name in PLATFORMS else DEFAULT_PLATFORM
+
+
+def load_adapter(platform: str) -> Any:
+    """The adapter module for ``platform`` (one of ``hooks.adapters.PLATFORMS``)."""
+    name = f"hooks.adapters.{platform}"
+    __import__(name)  # not importlib.import_module: under -S the importlib package costs ~0.3 ms
+    return sys.modules[name]
+
+
+def parse_input(raw: bytes, platform: str = DEFAULT_PLATFORM) -> HookInput | None:
+    """The payload in ``raw``, redacted, storable and normalised from ``platform``'s shape.
+
+    None when empty, not JSON, not an object.
 
     Invalid UTF-8 is decoded with U+FFFD for the bad bytes (a cut multi-byte character must
     not lose the event); lone surrogates, escaped or not, become U+FFFD too.
@@ -144,12 +194,13 @@ def parse_input(raw: bytes) -> HookInput | None:
         payload = redact.redact_value(payload, surrogates=redact.may_hold_surrogates(raw))
     except (ValueError, RecursionError):  # bad JSON, or nested deeper than we walk
         return None
-    return HookInput(payload, prompt_given=prompt_given)
+    adapter = load_adapter(platform)
+    return HookInput(adapter.normalise(payload), prompt_given=prompt_given, adapter=adapter)
 
 
 def read_input() -> HookInput | None:
-    """Read and parse the whole of stdin (Claude Code writes one JSON object, then EOF)."""
-    return parse_input(sys.stdin.buffer.read())
+    """Read and parse the whole of stdin (the agent writes one JSON object, then EOF)."""
+    return parse_input(sys.stdin.buffer.read(), platform_from_argv(sys.argv[1:]))
 
 
 # ----- stdout ----------------------------------------------------------------------------------

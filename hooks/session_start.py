@@ -138,10 +138,11 @@ def fetch_context(port: int, project: str, session_id: str = "") -> str:
     )
 
 
-def output_for(context: str) -> dict[str, Any]:
+def output_for(context: str, event_name: str = HOOK) -> dict[str, Any]:
+    """Claude Code's shape, which Gemini CLI and Codex CLI share (``event_name`` may differ)."""
     if not context:
         return {}
-    return {"hookSpecificOutput": {"hookEventName": HOOK, "additionalContext": context}}
+    return {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": context}}
 
 
 def main() -> None:
@@ -155,7 +156,7 @@ def main() -> None:
     if ensure_service(root, port):
         request_replay(port)
         context = fetch_context(port, locate.project_from_cwd(event.cwd), event.session_id)
-    _runtime.emit(output_for(context))
+    _runtime.emit(output_for(context, event.answer_event(HOOK)))
 
 
 if __name__ == "__main__":

@@ -1,10 +1,11 @@
 """Stop hook: hand the agent's last answer to the service so it can summarise the prompt.
 
-Claude Code does not put the answer in the Stop payload; it lives in the transcript (JSONL, one
-entry per line), as the last ``"type": "assistant"`` line, whose ``message.content`` is a list
-of blocks (the text is in the ``"text"`` ones) or, in older versions, a plain string. Claude
-Code writes each content block of one API message as its own line sharing ``message.id``, so
-adjacent lines of that same message are joined too.
+Gemini CLI and Codex CLI put the answer in the payload (their adapters fill
+``last_assistant_message``). Claude Code does not: it lives in the transcript (JSONL, one
+entry per line), as the last ``"type": "assistant"`` line, whose ``message.content`` is a
+list of blocks (the text is in the ``"text"`` ones) or, in older versions, a plain string.
+Claude Code writes each content block of one API message as its own line sharing
+``message.id``, so adjacent lines of that same message are joined too.
 
 Transcripts grow to many megabytes over a long session and this runs at every turn's end, so
 the file is read backwards in chunks and only as far as the last assistant message.
@@ -133,7 +134,9 @@ def build_body(event: _runtime.HookInput) -> dict[str, Any] | None:
     """The sessions/summarize body, or None for the no-op cases in the module docstring."""
     if event.stop_hook_active or event.agent_id or event.hook_event_name == "SubagentStop":
         return None
-    message = last_assistant_message(event.transcript_path)
+    message = event.last_assistant_message
+    if message is None:  # Claude Code: the answer is in the transcript, not the payload
+        message = last_assistant_message(event.transcript_path)
     return {
         "contentSessionId": event.session_id,
         # The transcript is read here, not from stdin: redact it, and replace lone surrogates

@@ -58,7 +58,7 @@ def build_body(event: _runtime.HookInput) -> dict[str, Any] | None:
         "contentSessionId": event.session_id,
         "project": locate.project_from_cwd(event.cwd),
         "prompt": prompt,
-        "platformSource": _runtime.PLATFORM_SOURCE,
+        "platformSource": event.platform_source,
     }
 
 
@@ -84,10 +84,11 @@ def related_context(root: Path, body: dict[str, Any]) -> str:
     )
 
 
-def output_for(context: str) -> dict[str, Any]:
+def output_for(context: str, event_name: str = HOOK) -> dict[str, Any]:
+    """Claude Code's shape, which Gemini CLI (as BeforeAgent) and Codex CLI share."""
     if not context:
         return {}
-    return {"hookSpecificOutput": {"hookEventName": HOOK, "additionalContext": context}}
+    return {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": context}}
 
 
 def main() -> None:
@@ -102,7 +103,7 @@ def main() -> None:
         # timeout. / Outcome: one read-only GET, or none.
         if outcome == "delivered" and body["prompt"] and wants_injection(root, body["prompt"]):
             context = related_context(root, body)
-    _runtime.emit(output_for(context))
+    _runtime.emit(output_for(context, event.answer_event(HOOK) if event else HOOK))
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from service.boundary import check_json
 from service.params import RowId
 from workbench.bounds import SQLITE_INT_MAX
 from workbench.ingest import Ingestor, IngestResult
+from workbench.platforms import DEFAULT_PLATFORM_SOURCE, PLATFORM_SOURCES
 
 SessionId = Annotated[str, Field(min_length=1, max_length=200)]
 ShortText = Annotated[str, Field(max_length=500)]
@@ -64,7 +65,19 @@ class SessionInit(_Body):
     project: Annotated[str, Field(min_length=1, max_length=200)]
     # None (or absent): there was no prompt text; "": the hook's mark of an all-private one.
     prompt: str | None = None
-    platformSource: ShortText = "claude-code"
+    platformSource: str = DEFAULT_PLATFORM_SOURCE
+
+    @field_validator("platformSource")
+    @classmethod
+    def _known_platform(cls, value: str) -> str:
+        """Only a platform with an adapter: a typo must not start a platform of its own."""
+        if value not in PLATFORM_SOURCES:
+            known = ", ".join(repr(name) for name in PLATFORM_SOURCES)
+            raise ValueError(
+                f"unknown platformSource {value[:40]!r}: send one of {known} (the hook's"
+                " --platform adapter sets it), or leave it out for 'claude-code'"
+            )
+        return value
 
     def ingest(self, ingestor: Ingestor, event_key: str | None) -> IngestResult:
         return ingestor.session_init(

@@ -45,6 +45,7 @@ from hooks import (
     stop,
     user_prompt_submit,
 )
+from hooks.adapters import PLATFORMS
 from tests.conftest import FIXTURES, HOOKS_DIR, Service, base_env
 from tests.fuzz_harness import (
     Answer,
@@ -71,6 +72,7 @@ from tests.fuzz_strategies import (
     texts,
 )
 from workbench import redact
+from workbench.platforms import PLATFORM_SOURCES
 
 HOOK_FIXTURES = FIXTURES / "hooks"
 SCRIPTS: dict[str, ModuleType] = {
@@ -469,3 +471,59 @@ def test_spooled_events_replay_or_are_parked_and_the_store_is_intact(bench: Benc
     db = bench.service.data_dir / "workbench.db"
     assert missing_events(db, ids) == []
     assert integrity(db) == ["ok"]
+
+
+# ----- the platform adapters (issue 11) ----------------------------------------------------------
+
+ADAPTER_EVENTS = [
+    *("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"),
+    *("BeforeAgent", "AfterTool", "AfterAgent", "BeforeTool"),
+]
+ADAPTER_TOOLS = ["read_file", "replace", "run_shell_command", "write_file", "Bash", "Read"]
+
+
+@pytest.mark.parametrize("platform", PLATFORMS)
+@settings(max_examples=budget(200), **HOOK_SETTINGS)
+@given(
+    doc=json_objects,
+    event=st.one_of(st.sampled_from(ADAPTER_EVENTS), json_values),
+    tool=st.one_of(st.sampled_from(ADAPTER_TOOLS), json_values),
+    response=st.one_of(
+        json_values, st.fixed_dictionaries({"llmContent": json_values, "error": json_values})
+    ),
+    answer=json_values,
+)
+def test_every_adapter_normalises_any_payload(
+    platform: str, doc: dict[str, Any], event: Any, tool: Any, response: Any, answer: Any
+) -> None:
+    """Whatever a platform sends, the normalised input is well typed and the bodies are built."""
+    payload = {
+        **doc,
+        "hook_event_name": event,
+        "tool_name": tool,
+        "tool_response": response,
+        "prompt_response": answer,
+        "last_assistant_message": answer,
+        "stop_hook_active": answer,
+    }
+    parsed = _runtime.parse_input(render(payload).encode("ascii"), platform)
+    if parsed is None:  # nested deeper than the redactor walks: declined, a no-op
+        return
+    assert isinstance(parsed.tool_name, str)
+    assert isinstance(parsed.hook_event_name, str)
+    assert parsed.last_assistant_message is None or isinstance(parsed.last_assistant_message, str)
+    assert parsed.platform_source in PLATFORM_SOURCES
+    for kind in ("SessionStart", "UserPromptSubmit", "Stop"):
+        assert isinstance(parsed.answer_event(kind), str)
+    for module in (user_prompt_submit, post_tool_use, session_end):
+        body = module.build_body(parsed)
+        assert body is None or body["contentSessionId"] == parsed.session_id
+    if parsed.last_assistant_message is not None:  # no transcript read for these platforms
+        body = stop.build_body(parsed)
+        assert body is None or body["last_assistant_message"] == parsed.last_assistant_message
+
+
+@settings(max_examples=budget(200), **HOOK_SETTINGS)
+@given(argv=st.lists(st.one_of(texts, st.sampled_from(["--platform", "--platform=gemini"]))))
+def test_any_hook_command_line_picks_a_known_adapter(argv: list[str]) -> None:
+    assert _runtime.platform_from_argv(argv) in PLATFORMS

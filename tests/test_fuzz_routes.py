@@ -48,7 +48,15 @@ from tests.fuzz_harness import (
     short,
     start_service,
 )
-from tests.fuzz_strategies import Operation, Request, operations, requests_for, sweep
+from tests.fuzz_strategies import (
+    Operation,
+    Request,
+    operations,
+    requests_for,
+    sweep,
+    texts,
+)
+from workbench.platforms import PLATFORM_SOURCES
 
 
 def _spec_at_collection() -> dict[str, Any]:
@@ -289,6 +297,29 @@ def test_known_hostile_inputs_in_every_field(
                 f"{kind} {where}", f"{kind}: " + str(exc).split("\nservice log:")[0][:500]
             )
     assert not faults, f"{len(faults)} distinct faults:\n\n" + "\n\n".join(faults.values())
+
+
+@settings(max_examples=budget(40), **FUZZ_SETTINGS)
+@given(
+    source=st.one_of(
+        st.sampled_from(sorted(PLATFORM_SOURCES)),
+        texts,
+        st.sampled_from(sorted(PLATFORM_SOURCES)).map(str.upper),
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.lists(texts, max_size=2),
+    )
+)
+def test_platform_source_is_a_known_platform_or_a_precise_422(shared: Service, source: Any) -> None:
+    """Issue 11: ``platformSource`` takes the adapters' values only, never a 5xx."""
+    body = {"contentSessionId": f"fuzz-platform-{next(_keys)}", "project": "fuzz", "prompt": "hi"}
+    status, reply = shared.post("/api/sessions/init", {**body, "platformSource": source})
+    if isinstance(source, str) and source in PLATFORM_SOURCES:
+        LEDGER.record("platform init", (status, reply))
+        return
+    assert status == 422, (source, status, reply)
+    assert "platformSource" in json.dumps(reply)
 
 
 def test_every_accepted_event_is_still_stored_and_the_store_is_intact(

@@ -87,6 +87,7 @@ EXPECTED_COLUMNS = {
         "generated_by": "TEXT",
         "agent_id": "TEXT",
         "agent_type": "TEXT",
+        "platform_source": "TEXT",
     },
     "session_summaries": {
         "id": "INTEGER",

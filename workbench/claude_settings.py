@@ -57,9 +57,16 @@ def settings_path() -> Path:
     return claude_config_dir() / "settings.json"
 
 
-def hook_command(script: str, python: str | None = None, data_dir: Path | None = None) -> str:
-    """The shell command Claude Code runs for one hook script."""
+def hook_command(
+    script: str,
+    python: str | None = None,
+    data_dir: Path | None = None,
+    platform: str | None = None,
+) -> str:
+    """The shell command the agent runs for one hook script (``--platform`` for non-Claude)."""
     parts = [python or sys.executable, "-S", str(HOOKS_DIR / script)]
+    if platform is not None:
+        parts += ["--platform", platform]
     command = " ".join(shlex.quote(p) for p in parts)
     if data_dir is not None:
         command = f"WORKBENCH_DATA_DIR={shlex.quote(str(data_dir))} {command}"
@@ -116,6 +123,7 @@ def with_ours(
     python: str | None = None,
     data_dir: Path | None = None,
     scripts: dict[str, tuple[str, str | None, int]] | None = None,
+    platform: str | None = None,
 ) -> dict[str, Any]:
     """``settings`` with exactly one current workbench entry per event."""
     result = without_ours(settings)
@@ -127,7 +135,7 @@ def with_ours(
         group["hooks"] = [
             {
                 "type": "command",
-                "command": hook_command(script, python, data_dir),
+                "command": hook_command(script, python, data_dir, platform),
                 "timeout": timeout,
             }
         ]

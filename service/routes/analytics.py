@@ -50,9 +50,9 @@ def _report(runtime: Runtime, kind: str, scope: Scope, **options: Any) -> dict[s
 def economics(
     runtime: RuntimeDep,
     scope: ScopeDep,
-    by: Annotated[Literal["project", "type", "day"], Query()] = "project",
+    by: Annotated[Literal["project", "type", "day", "platform_source"], Query()] = "project",
 ) -> dict[str, Any]:
-    """Read tokens vs discovery tokens and savings %, per project, type or day."""
+    """Read tokens vs discovery tokens and savings %, per project, type, day or platform."""
     return _report(runtime, "economics", scope, by=by)
 
 

@@ -117,7 +117,9 @@ def stats(
     ] = None,
     by: Annotated[
         str | None,
-        typer.Option(help="economics: project | type | day; activity: day | project."),
+        typer.Option(
+            help="economics: project | type | day | platform_source; activity: day | project."
+        ),
     ] = None,
     limit: Annotated[
         int | None, typer.Option(min=1, help="Rows for files, concepts, cooccurrence, …")

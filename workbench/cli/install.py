@@ -1,8 +1,10 @@
-"""``workbench install | uninstall``: register the hooks and the MCP server with Claude Code.
+"""``workbench install | uninstall``: register the hooks (and MCP server) with an agent.
 
-Two files: the hooks go into ``settings.json`` (``workbench.claude_settings``), the MCP server
-into ``.claude.json``'s user-scope ``mcpServers`` (``workbench.claude_mcp``). Both are checked
-before either is written, so a refusal leaves both untouched.
+``--agent claude`` (the default): two files, the hooks in ``settings.json``
+(``workbench.claude_settings``) and the MCP server in ``.claude.json``'s user-scope
+``mcpServers`` (``workbench.claude_mcp``); both are checked before either is written, so a
+refusal leaves both untouched. ``--agent gemini|codex``: the hooks only, in that agent's file
+(``workbench.agent_hooks``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,20 @@ from typing import Annotated
 import typer
 
 from workbench.cli.output import DataDirOption, handle_errors
+from workbench.errors import InvalidInput
+
+AGENT_NAMES = ("claude", "gemini", "codex")  # workbench.agent_hooks.AGENTS, without importing it
+AgentOption = Annotated[
+    str, typer.Option(help="The agent to (un)register with: claude | gemini | codex.")
+]
+
+
+def _checked(agent: str) -> str:
+    if agent not in AGENT_NAMES:
+        raise InvalidInput(
+            f"unknown agent {agent!r}: use --agent with one of {', '.join(AGENT_NAMES)}"
+        )
+    return agent
 
 
 def register(app: typer.Typer) -> None:
@@ -38,14 +54,19 @@ def install(
         str | None,
         typer.Option(help="Interpreter for the hooks and MCP server (default: this one)."),
     ] = None,
+    agent: AgentOption = "claude",
 ) -> None:
-    """Merge workbench's hooks into Claude Code's settings.json and register its MCP server.
+    """Merge workbench's hooks into the agent's settings (Claude Code: and register MCP).
 
-    Idempotent, with a backup of each file it changes. Restart Claude Code to pick them up.
+    Idempotent, with a backup of each file it changes. Restart the agent to pick them up.
     """
-    from workbench import claude_mcp, claude_settings
+    from workbench import agent_hooks, claude_mcp, claude_settings
 
     pinned = Path(data_dir).expanduser().resolve() if data_dir else None
+    if _checked(agent) != "claude":
+        changed, backup = agent_hooks.install(agent, python, pinned)
+        _report("workbench hooks", agent_hooks.config_path(agent), changed, backup, "installed")
+        return
     claude_mcp.check()  # refuse before writing anything
     changed, backup = claude_settings.install(python, pinned)
     _report("workbench hooks", claude_settings.settings_path(), changed, backup, "installed")
@@ -54,9 +75,14 @@ def install(
 
 
 @handle_errors
-def uninstall() -> None:
-    """Remove only workbench's hooks and MCP server from Claude Code's files (with backups)."""
-    from workbench import claude_mcp, claude_settings
+def uninstall(agent: AgentOption = "claude") -> None:
+    """Remove only workbench's hooks (and MCP server) from the agent's files (with backups)."""
+    from workbench import agent_hooks, claude_mcp, claude_settings
+
+    if _checked(agent) != "claude":
+        changed, backup = agent_hooks.uninstall(agent)
+        _report("workbench hooks", agent_hooks.config_path(agent), changed, backup, "removed")
+        return
 
     changed, backup = claude_settings.uninstall()
     _report("workbench hooks", claude_settings.settings_path(), changed, backup, "removed")

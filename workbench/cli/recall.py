@@ -86,6 +86,10 @@ def search(
         str | None, typer.Argument(help="Words to search (optional with filters).")
     ] = None,
     project: Annotated[str | None, typer.Option(help="Only this project.")] = None,
+    platform: Annotated[
+        str | None,
+        typer.Option(help="Only this agent platform: claude-code | gemini-cli | codex-cli."),
+    ] = None,
     kind: Annotated[
         list[str] | None,
         typer.Option("--type", help="observations | sessions | prompts (repeat or csv)."),
@@ -115,6 +119,7 @@ def search(
     params = {
         "query": query,
         "project": project,
+        "platform_source": platform,
         "type": _csv(kind),
         "obs_type": _csv(obs_type),
         "concepts": _csv(concepts),
@@ -142,6 +147,7 @@ def _search_locally(settings: Settings, params: dict[str, Any]) -> dict[str, Any
 
     filters = SearchFilters(
         project=params.get("project"),
+        platform_source=params.get("platform_source"),
         obs_types=params.get("obs_type"),
         concepts=params.get("concepts"),
         files=params.get("files"),

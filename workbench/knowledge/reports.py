@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 REPORTS = ("economics", "types", "activity", "files", "concepts", "cooccurrence", "sessions", "roi")
 BY: dict[str, tuple[str, ...]] = {
-    "economics": ("project", "type", "day"),
+    "economics": ("project", "type", "day", "platform_source"),
     "activity": ("day", "project"),
 }
 LIMITED = ("files", "concepts", "cooccurrence", "sessions", "roi")

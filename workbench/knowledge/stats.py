@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     import polars as pl
 
 Estimator = Callable[[str], int]
-EconomicsBy = Literal["project", "type", "day"]
+EconomicsBy = Literal["project", "type", "day", "platform_source"]
 ActivityBy = Literal["day", "project"]
 CHARS_PER_TOKEN = 4
 
@@ -124,7 +124,9 @@ def with_read_tokens(obs: pl.DataFrame, estimator: Estimator | None = None) -> p
     return obs.with_columns(read_tokens=tokens)
 
 
-ECONOMICS_COLUMNS = "id, project, type, day, title, subtitle, narrative, facts, discovery_tokens"
+ECONOMICS_COLUMNS = (
+    "id, project, platform_source, type, day, title, subtitle, narrative, facts, discovery_tokens"
+)
 
 
 def _savings(frame_: pl.DataFrame) -> pl.DataFrame:
@@ -144,14 +146,14 @@ def economics(
     *,
     estimator: Estimator | None = None,
 ) -> pl.DataFrame:
-    """Read tokens vs discovery tokens per project, type or day.
+    """Read tokens vs discovery tokens per project, type, day or agent platform.
 
     Columns: ``<by>, observations, read_tokens, discovery_tokens, saved_tokens, savings_pct``.
     """
     import polars as pl
 
-    if by not in ("project", "type", "day"):
-        raise InvalidInput(f"by={by!r} is not one of project, type, day")
+    if by not in ("project", "type", "day", "platform_source"):
+        raise InvalidInput(f"by={by!r} is not one of project, type, day, platform_source")
     obs = with_read_tokens(frame(con, "observations", ECONOMICS_COLUMNS, scope), estimator)
     grouped = obs.group_by(by).agg(
         observations=pl.len().cast(pl.Int64),

@@ -104,6 +104,13 @@ def register(server: MCPServer, client: ServiceBackend) -> None:
             ),
         ] = None,
         project: Project = None,
+        platformSource: Annotated[
+            str | None,
+            Field(
+                description="Only sessions of this agent: claude-code, gemini-cli, codex-cli.",
+                max_length=100,
+            ),
+        ] = None,
         type: Annotated[
             Literal["observations", "sessions", "prompts"] | None,
             Field(description="What to search (default: all three)."),
@@ -142,6 +149,7 @@ def register(server: MCPServer, client: ServiceBackend) -> None:
                 "/api/search",
                 query=query,
                 project=project,
+                platformSource=platformSource,
                 type=type,
                 dateStart=dateStart,
                 dateEnd=dateEnd,

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from workbench.clock import iso_from_ms, now_ms
 from workbench.models import Observation, ObservationDraft
+from workbench.platforms import DEFAULT_PLATFORM_SOURCE
 from workbench.store import pages
 
 JSON_FIELDS = ("facts", "concepts", "files_read", "files_modified")
@@ -60,7 +61,8 @@ def insert(
     ms = created_ms if created_ms is not None else now_ms()
     session_row = (
         conn.execute(
-            "SELECT id FROM sessions WHERE content_session_id = ?", (content_session_id,)
+            "SELECT id, platform_source FROM sessions WHERE content_session_id = ?",
+            (content_session_id,),
         ).fetchone()
         if content_session_id
         else None
@@ -92,6 +94,14 @@ def insert(
             agent_type,
         ),
     )
+    if cur.rowcount and session_row and session_row[1] != DEFAULT_PLATFORM_SOURCE:
+        # Trigger: the session is another agent's (m010). / Why: the column's default says
+        # Claude Code, and the INSERT stays the one every schema since m001 accepts (tests
+        # write through it on partly migrated stores). / Outcome: one UPDATE, other agents only.
+        conn.execute(
+            "UPDATE observations SET platform_source = ? WHERE id = ?",
+            (session_row[1], cur.lastrowid),
+        )
     if cur.rowcount:
         return int(cur.lastrowid or 0), True
     row = conn.execute("SELECT id FROM observations WHERE content_hash = ?", (digest,)).fetchone()

@@ -615,3 +615,22 @@ def m009_rerank_cache(conn: sqlite3.Connection) -> None:
         ) WITHOUT ROWID;
         """,
     )
+
+
+@migration
+def m010_observation_platform(conn: sqlite3.Connection) -> None:
+    """``observations.platform_source``: which agent (``claude-code``, ``gemini-cli``…) saw it.
+
+    Copied from the observation's session when it is stored (``observations.insert``), so
+    filters and ``stats`` by platform need no join. Existing rows take their session's value;
+    a row whose session is gone keeps the default, ``claude-code``, the only platform there
+    was before this migration.
+    """
+    conn.execute(
+        "ALTER TABLE observations ADD COLUMN platform_source TEXT NOT NULL DEFAULT 'claude-code'"
+    )
+    conn.execute(
+        "UPDATE observations SET platform_source = s.platform_source FROM sessions AS s"
+        " WHERE s.content_session_id = observations.content_session_id"
+        " AND s.platform_source != observations.platform_source"
+    )

@@ -1,0 +1,17 @@
+"""Platform adapters: each agent's hook stdin mapped to one normalised input, and back.
+
+The hook scripts (``hooks/*.py``) are written once, against ``_runtime.HookInput``; an adapter
+is the only place that knows a platform's field names and its stdout shape. The platform is
+chosen by the hook command's ``--platform NAME`` argument (``workbench install`` writes it);
+without one, the script speaks Claude Code, as it always has.
+
+Modules (each stdlib-only, each with ``PLATFORM_SOURCE``, ``normalise`` and ``event_name``):
+- ``claude``  Claude Code: its payload already is the normalised shape
+- ``gemini``  Gemini CLI: BeforeAgent / AfterTool / AfterAgent, the answer in the payload
+- ``codex``   Codex CLI: Claude-shaped events, the answer in ``last_assistant_message``
+
+Kept empty on purpose: the runtime imports only the one adapter a hook runs with.
+"""
+
+# The names ``--platform`` accepts; anything else falls back to ``claude`` (fail-open).
+PLATFORMS = ("claude", "gemini", "codex")
