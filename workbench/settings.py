@@ -237,17 +237,6 @@ class Settings(BaseSettings):
             )
         return value
 
-    @field_validator("compressor_chain", mode="before")
-    @classmethod
-    def _chain_csv(cls, value: Any) -> Any:
-        """Accept ``claude,offline`` from an env var as well as a JSON list."""
-        if isinstance(value, str):
-            text = value.strip()
-            if text.startswith("["):
-                return json.loads(text)
-            return [part.strip() for part in text.split(",")]
-        return value
-
     @field_validator("compressor_chain")
     @classmethod
     def _known_chain(cls, value: list[str] | None) -> list[str] | None:
@@ -270,7 +259,7 @@ class Settings(BaseSettings):
             "http://127.0.0.1:11434/v1 (Ollama) or https://openrouter.ai/api/v1"
         )
 
-    @field_validator("excluded_projects", "skipped_tools", mode="before")
+    @field_validator("excluded_projects", "skipped_tools", "compressor_chain", mode="before")
     @classmethod
     def _csv_list(cls, value: Any) -> Any:
         """Accept ``a,b`` from an env var as well as a JSON list."""
