@@ -230,3 +230,22 @@ def make_service(data_dir: Path) -> Iterator[Any]:
 def service(make_service: Any) -> Service:
     """One running service on this test's own data dir (offline compressor)."""
     return make_service()
+
+
+def imports_module(modules: str, name: str) -> bool:
+    """Whether importing ``modules`` (as in ``import a, b``) in a fresh interpreter loads ``name``.
+
+    Shared because every optional SDK (``anthropic``, ``openai``…) must stay a lazy import, and
+    each compressor's tests check it the same way: in a new ``python -c``, so what this test
+    session has already imported does not count.
+    """
+    code = f"import sys, json; import {modules}; print(json.dumps({name!r} in sys.modules))"
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return bool(json.loads(out.stdout))
