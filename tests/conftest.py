@@ -15,7 +15,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -249,3 +249,23 @@ def imports_module(modules: str, name: str) -> bool:
         check=True,
     )
     return bool(json.loads(out.stdout))
+
+
+class SimilarityRanker:
+    """A vector ranker at the protocol level over fixed cosines by id: it holds only these ids.
+
+    Shared so that search tests can fix what "semantically close" means without a model: like
+    the FAISS ranker, given ``allowed`` ids it returns every allowed id it holds, best first.
+    ``name`` is the ranker's name in hits and logs.
+    """
+
+    def __init__(self, similarity: dict[int, float], name: str = "fixed") -> None:
+        self.similarity = similarity
+        self.name = name
+
+    def available(self) -> bool:
+        return True
+
+    def rank(self, query: str, k: int, allowed: Sequence[int] | None) -> list[tuple[int, float]]:
+        pairs = [(i, c) for i, c in self.similarity.items() if allowed is None or i in allowed]
+        return sorted(pairs, key=lambda p: (-p[1], p[0]))[:k]
