@@ -269,3 +269,21 @@ class SimilarityRanker:
     def rank(self, query: str, k: int, allowed: Sequence[int] | None) -> list[tuple[int, float]]:
         pairs = [(i, c) for i, c in self.similarity.items() if allowed is None or i in allowed]
         return sorted(pairs, key=lambda p: (-p[1], p[0]))[:k]
+
+
+def migrate_until(conn: sqlite3.Connection, last: str) -> None:
+    """Apply the registered migrations up to and including ``last``, as an older version did.
+
+    Shared so that every upgrade test builds its "older store" the same way, with the real
+    migrations, one transaction each, recorded in ``_migrations``.
+    """
+    from workbench.store import schema
+    from workbench.store.db import atomic
+
+    schema._ensure_table(conn)
+    for name, fn in schema.MIGRATIONS:
+        with atomic(conn):
+            fn(conn)
+            conn.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, 'then')", (name,))
+        if name == last:
+            return
