@@ -15,7 +15,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -287,3 +288,25 @@ def migrate_until(conn: sqlite3.Connection, last: str) -> None:
             conn.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, 'then')", (name,))
         if name == last:
             return
+
+
+@contextmanager
+def seeded_service(
+    data_dir: Path, seed: Callable[[Any], object], **extra: str
+) -> Iterator[Service]:
+    """A service on ``data_dir`` after ``seed(store)`` filled its store; stopped on leaving.
+
+    Shared by the module-scoped fixtures that serve one prepared store to many tests (the
+    relevance set, the zebra herd…): seed with the real ``Store``, then start the real service.
+    ``extra`` are environment variables for it (see ``base_env``).
+    """
+    from workbench.store.database import Store
+
+    with Store(data_dir / "workbench.db") as store:
+        seed(store)
+    port = free_port()
+    service = Service(data_dir=data_dir, port=port, env=base_env(data_dir, port, **extra)).start()
+    try:
+        yield service
+    finally:
+        service.stop()
