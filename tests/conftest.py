@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from hypothesis import settings as hypothesis_settings
@@ -310,3 +311,14 @@ def seeded_service(
         yield service
     finally:
         service.stop()
+
+
+def api_search(svc: Service, query: str, **params: str) -> Any:
+    """``GET /api/search?query=…&…`` on a running service; asserts 200 and returns the body.
+
+    Shared by the tests that read which rankers placed each hit over HTTP.
+    """
+    extra = "".join(f"&{k}={quote(v)}" for k, v in params.items())
+    status, body = svc.get(f"/api/search?query={quote(query)}{extra}")
+    assert status == 200, body
+    return body
