@@ -322,3 +322,18 @@ def api_search(svc: Service, query: str, **params: str) -> Any:
     status, body = svc.get(f"/api/search?query={quote(query)}{extra}")
     assert status == 200, body
     return body
+
+
+def clustered_vectors(n: int, dim: int = 64, *, clusters: int, spread: float, seed: int = 1) -> Any:
+    """``n`` unit float32 vectors around ``clusters`` random centres, ``spread`` apart from them.
+
+    Shared by the vector index tests: approximate-index recall means nothing on random vectors
+    (ENVIRONMENT.md), so they all measure it on clusters; each file picks its own shape.
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(clusters, dim))
+    points = centres[rng.integers(0, clusters, n)] + spread * rng.normal(size=(n, dim))
+    points /= np.linalg.norm(points, axis=1, keepdims=True)
+    return points.astype(np.float32)
