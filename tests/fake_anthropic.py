@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
 
-from tests.fake_http import FakeHTTPServer, QuietHandler
+from tests.fake_http import FakeHTTPServer, QuietHandler, Scripted
 
 DEFAULT_MODEL = "claude-haiku-4-5"
 
@@ -72,16 +72,6 @@ class RecordedRequest:
             elif isinstance(content, list):
                 parts.extend(b.get("text", "") for b in content if isinstance(b, dict))
         return "\n".join(parts)
-
-
-@dataclass
-class Scripted:
-    """One scripted answer: a status, a JSON (or raw) body, headers, an optional delay."""
-
-    status: int = 200
-    body: Any = None
-    headers: dict[str, str] = field(default_factory=dict)
-    delay: float = 0.0
 
 
 Handler = Callable[[RecordedRequest], Scripted]
@@ -211,13 +201,13 @@ def _make_handler(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             fake._remember(self._read())
-            self._send(Scripted(404, error_body("not_found_error", f"no route {self.path}")))
+            self._not_found()
 
         def do_POST(self) -> None:
             request = self._read()
             if not self.path.split("?", 1)[0].startswith("/v1/messages"):
                 fake._remember(request)
-                self._send(Scripted(404, error_body("not_found_error", f"no route {self.path}")))
+                self._not_found()
                 return
             answer = fake._answer(request)
             fake._wait(answer.delay)
@@ -225,7 +215,7 @@ def _make_handler(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             if wants_stream and answer.status == 200 and _is_message(answer.body):
                 self._send_stream(answer)
             else:
-                self._send(answer)
+                self.send_answer(answer)
 
         def _read(self) -> RecordedRequest:
             raw, body = self.read_body()
@@ -237,8 +227,8 @@ def _make_handler(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
                 body=body,
             )
 
-        def _send(self, answer: Scripted) -> None:
-            self.send_answer(answer.status, answer.body, answer.headers)
+        def _not_found(self) -> None:
+            self.send_answer(Scripted(404, error_body("not_found_error", f"no route {self.path}")))
 
         def _send_stream(self, answer: Scripted) -> None:
             self.send_response(200)

@@ -2,9 +2,9 @@
 
 Why one base: ``tests/fake_anthropic.py`` and ``tests/fake_openai.py`` are the same kind of
 thing (STYLE 18: a server, not a mock) and differ only in the API they speak. Starting and
-stopping the server, its port and ``base_url``, the real client pointed at it, reading a JSON
-request and sending a JSON (or raw) answer live here once; each fake keeps its own routes,
-scripts and response bodies.
+stopping the server, its port and ``base_url``, the real client pointed at it, the scripted
+answer (``Scripted``), reading a JSON request and sending a JSON (or raw) answer live here
+once; each fake keeps its own routes, scripts and response bodies.
 """
 
 from __future__ import annotations
@@ -13,11 +13,22 @@ import json
 import sys
 import threading
 from collections import deque
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Generic, TypeVar
 
 R = TypeVar("R")  # what a fake records of one request
 S = TypeVar("S")  # what a fake's script holds
+
+
+@dataclass
+class Scripted:
+    """One scripted answer: a status, a JSON (or raw) body, headers, an optional delay."""
+
+    status: int = 200
+    body: Any = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
 
 
 class FakeHTTPServer(Generic[R, S]):
@@ -126,8 +137,9 @@ class QuietHandler(BaseHTTPRequestHandler):
     def lower_headers(self) -> dict[str, str]:
         return {k.lower(): v for k, v in self.headers.items()}
 
-    def send_answer(self, status: int, body: Any, headers: dict[str, str]) -> None:
-        """``body`` as JSON when a dict or list, else as is (bytes) or as text."""
+    def send_answer(self, answer: Scripted) -> None:
+        """The body as JSON when a dict or list, else as is (bytes) or as text."""
+        status, body, headers = answer.status, answer.body, answer.headers
         if isinstance(body, (dict, list)):
             data = json.dumps(body).encode("utf-8")
             content_type = "application/json"

@@ -21,21 +21,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
 
-from tests.fake_http import FakeHTTPServer, QuietHandler
-
-
-@dataclass
-class Answer:
-    status: int = 200
-    body: Any = None
-    headers: dict[str, str] = field(default_factory=dict)
-    delay: float = 0.0
+from tests.fake_http import FakeHTTPServer, QuietHandler, Scripted
 
 
 @dataclass
@@ -76,7 +68,7 @@ def completion_body(
     }
 
 
-class FakeOpenAI(FakeHTTPServer[Request, Answer]):
+class FakeOpenAI(FakeHTTPServer[Request, Scripted]):
     """The server, its script and its recordings."""
 
     name = "fake OpenAI"
@@ -100,20 +92,22 @@ class FakeOpenAI(FakeHTTPServer[Request, Answer]):
         completion_tokens: int = 5,
     ) -> None:
         self._script.append(
-            Answer(200, ("completion", text, prompt_tokens, completion_tokens), delay=delay)
+            Scripted(200, ("completion", text, prompt_tokens, completion_tokens), delay=delay)
         )
 
     def queue_error(self, status: int, body: Any, *, headers: dict[str, str] | None = None) -> None:
-        self._script.append(Answer(status, body, dict(headers or {})))
+        self._script.append(Scripted(status, body, dict(headers or {})))
 
     def queue_raw(self, status: int, body: Any, *, headers: dict[str, str] | None = None) -> None:
-        self._script.append(Answer(status, body, dict(headers or {})))
+        self._script.append(Scripted(status, body, dict(headers or {})))
 
-    def _answer(self, request: Request) -> Answer:
+    def _answer(self, request: Request) -> Scripted:
         with self._lock:
             self.requests.append(request)
             item = (
-                self._script.popleft() if self._script else Answer(200, ("completion", "OK", 10, 5))
+                self._script.popleft()
+                if self._script
+                else Scripted(200, ("completion", "OK", 10, 5))
             )
         if isinstance(item.body, tuple) and item.body[:1] == ("completion",):
             _, text, prompt, completion = item.body
@@ -121,7 +115,7 @@ class FakeOpenAI(FakeHTTPServer[Request, Answer]):
             body = completion_body(
                 text, model=model, prompt_tokens=prompt, completion_tokens=completion
             )
-            return Answer(200, body, item.headers, item.delay)
+            return Scripted(200, body, item.headers, item.delay)
         return item
 
 
@@ -133,14 +127,11 @@ def _make_handler(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             _, body = self.read_body()
             request = Request(self.path, self.lower_headers(), body)
             if self.path.split("?", 1)[0] != "/v1/chat/completions":
-                self._send(Answer(404, {"error": {"message": f"no route {self.path}"}}))
+                self.send_answer(Scripted(404, {"error": {"message": f"no route {self.path}"}}))
                 return
             answer = fake._answer(request)
             fake._wait(answer.delay)
-            self._send(answer)
-
-        def _send(self, answer: Answer) -> None:
-            self.send_answer(answer.status, answer.body, answer.headers)
+            self.send_answer(answer)
 
     return _Handler
 
