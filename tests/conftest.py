@@ -15,7 +15,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -337,3 +337,24 @@ def clustered_vectors(n: int, dim: int = 64, *, clusters: int, spread: float, se
     points = centres[rng.integers(0, clusters, n)] + spread * rng.normal(size=(n, dim))
     points /= np.linalg.norm(points, axis=1, keepdims=True)
     return points.astype(np.float32)
+
+
+@contextmanager
+def store_of_titles(path: Path, titles: Iterable[str]) -> Iterator[Any]:
+    """A real ``Store`` at ``path`` holding one observation per title, ids 1, 2… in order.
+
+    Shared by the search tests that rank a handful of titled memories (all in session ``s`` of
+    project ``p``): the titles are the test's data, the store around them is the same.
+    """
+    from workbench.models import ObservationDraft
+    from workbench.store import observations
+    from workbench.store.database import Store
+    from workbench.store.db import atomic
+
+    with Store(path) as store:
+        with atomic(store.conn):
+            for title in titles:
+                observations.insert(
+                    store.conn, ObservationDraft(title=title), content_session_id="s", project="p"
+                )
+        yield store

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from tests.conftest import SimilarityRanker
+from tests.conftest import SimilarityRanker, store_of_titles
 from workbench.models import ObservationDraft
 from workbench.recall import compact, fusion
 from workbench.recall.fusion import FusionParams
@@ -142,12 +142,7 @@ TITLES = [
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
-    with Store(tmp_path / "workbench.db") as s:
-        with atomic(s.conn):
-            for title in TITLES:
-                observations.insert(
-                    s.conn, ObservationDraft(title=title), content_session_id="s", project="p"
-                )
+    with store_of_titles(tmp_path / "workbench.db", TITLES) as s:
         yield s
 
 

@@ -17,13 +17,11 @@ from types import SimpleNamespace
 import pytest
 from pydantic import ValidationError
 
-from tests.conftest import SimilarityRanker
-from workbench.models import ObservationDraft
+from tests.conftest import SimilarityRanker, store_of_titles
 from workbench.recall import rerank, rerank_features
 from workbench.recall.rerank_features import FEATURES, Candidates
 from workbench.recall.search import SearchEngine
 from workbench.settings import load_settings
-from workbench.store import observations
 from workbench.store.database import Store
 from workbench.store.db import atomic
 
@@ -43,12 +41,7 @@ SIMILARITY = {2: 0.70, 1: 0.35, 3: 0.30, 4: 0.25, 5: 0.10}
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
-    with Store(tmp_path / "workbench.db") as s:
-        with atomic(s.conn):
-            for title in MEMORIES:
-                observations.insert(
-                    s.conn, ObservationDraft(title=title), content_session_id="s", project="p"
-                )
+    with store_of_titles(tmp_path / "workbench.db", MEMORIES) as s:
         yield s
 
 
