@@ -15,7 +15,7 @@ import threading
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
 R = TypeVar("R")  # what a fake records of one request
 S = TypeVar("S")  # what a fake's script holds
@@ -51,7 +51,7 @@ class FakeHTTPServer(Generic[R, S]):
         self._thread: threading.Thread | None = None
 
     # ----- lifecycle ---------------------------------------------------------------------------
-    def start(self) -> Any:
+    def start(self) -> Self:
         server = _Server(("127.0.0.1", 0), self._make_handler())
         self._server = server
         self._thread = threading.Thread(
@@ -71,7 +71,7 @@ class FakeHTTPServer(Generic[R, S]):
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def __enter__(self) -> Any:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
