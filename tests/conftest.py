@@ -1,7 +1,12 @@
 """Shared fixtures: a real data dir in tmp_path, a real uvicorn service on a free port.
 
-Nothing here mocks our own stack. The only fake is the Anthropic API, served as a real local
-HTTP server by ``tests/fake_anthropic.py``.
+Also the small helpers several test files used to copy (a seeded service, a fresh-interpreter
+import check, migrations up to a point, clustered vectors…): one copy here, each with a
+docstring that says who shares it.
+
+Nothing here mocks our own stack. The only fakes are the model providers' APIs (Anthropic,
+OpenAI-compatible), served as real local HTTP servers by ``tests/fake_anthropic.py`` and
+``tests/fake_openai.py``.
 """
 
 from __future__ import annotations
