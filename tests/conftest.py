@@ -1,7 +1,12 @@
 """Shared fixtures: a real data dir in tmp_path, a real uvicorn service on a free port.
 
-Nothing here mocks our own stack. The only fake is the Anthropic API, served as a real local
-HTTP server by ``tests/fake_anthropic.py``.
+Also the small helpers several test files used to copy (a seeded service, a fresh-interpreter
+import check, migrations up to a point, clustered vectors…): one copy here, each with a
+docstring that says who shares it.
+
+Nothing here mocks our own stack. The only fakes are the model providers' APIs (Anthropic,
+OpenAI-compatible), served as real local HTTP servers by ``tests/fake_anthropic.py`` and
+``tests/fake_openai.py``.
 """
 
 from __future__ import annotations
@@ -15,10 +20,12 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from hypothesis import settings as hypothesis_settings
@@ -230,3 +237,129 @@ def make_service(data_dir: Path) -> Iterator[Any]:
 def service(make_service: Any) -> Service:
     """One running service on this test's own data dir (offline compressor)."""
     return make_service()
+
+
+def imports_module(modules: str, name: str) -> bool:
+    """Whether importing ``modules`` (as in ``import a, b``) in a fresh interpreter loads ``name``.
+
+    Shared because every optional SDK (``anthropic``, ``openai``…) must stay a lazy import, and
+    each compressor's tests check it the same way: in a new ``python -c``, so what this test
+    session has already imported does not count.
+    """
+    code = f"import sys, json; import {modules}; print(json.dumps({name!r} in sys.modules))"
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return bool(json.loads(out.stdout))
+
+
+class SimilarityRanker:
+    """A vector ranker at the protocol level over fixed cosines by id: it holds only these ids.
+
+    Shared so that search tests can fix what "semantically close" means without a model: like
+    the FAISS ranker, given ``allowed`` ids it returns every allowed id it holds, best first.
+    ``name`` is the ranker's name in hits and logs.
+    """
+
+    def __init__(self, similarity: dict[int, float], name: str = "fixed") -> None:
+        self.similarity = similarity
+        self.name = name
+
+    def available(self) -> bool:
+        return True
+
+    def rank(self, query: str, k: int, allowed: Sequence[int] | None) -> list[tuple[int, float]]:
+        pairs = [(i, c) for i, c in self.similarity.items() if allowed is None or i in allowed]
+        return sorted(pairs, key=lambda p: (-p[1], p[0]))[:k]
+
+
+def migrate_until(conn: sqlite3.Connection, last: str) -> None:
+    """Apply the registered migrations up to and including ``last``, as an older version did.
+
+    Shared so that every upgrade test builds its "older store" the same way, with the real
+    migrations, one transaction each, recorded in ``_migrations``.
+    """
+    from workbench.store import schema
+    from workbench.store.db import atomic
+
+    schema._ensure_table(conn)
+    for name, fn in schema.MIGRATIONS:
+        with atomic(conn):
+            fn(conn)
+            conn.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, 'then')", (name,))
+        if name == last:
+            return
+
+
+@contextmanager
+def seeded_service(
+    data_dir: Path, seed: Callable[[Any], object], **extra: str
+) -> Iterator[Service]:
+    """A service on ``data_dir`` after ``seed(store)`` filled its store; stopped on leaving.
+
+    Shared by the module-scoped fixtures that serve one prepared store to many tests (the
+    relevance set, the zebra herd…): seed with the real ``Store``, then start the real service.
+    ``extra`` are environment variables for it (see ``base_env``).
+    """
+    from workbench.store.database import Store
+
+    with Store(data_dir / "workbench.db") as store:
+        seed(store)
+    port = free_port()
+    service = Service(data_dir=data_dir, port=port, env=base_env(data_dir, port, **extra)).start()
+    try:
+        yield service
+    finally:
+        service.stop()
+
+
+def api_search(svc: Service, query: str, **params: str) -> Any:
+    """``GET /api/search?query=…&…`` on a running service; asserts 200 and returns the body.
+
+    Shared by the tests that read which rankers placed each hit over HTTP.
+    """
+    extra = "".join(f"&{k}={quote(v)}" for k, v in params.items())
+    status, body = svc.get(f"/api/search?query={quote(query)}{extra}")
+    assert status == 200, body
+    return body
+
+
+def clustered_vectors(n: int, dim: int = 64, *, clusters: int, spread: float, seed: int = 1) -> Any:
+    """``n`` unit float32 vectors around ``clusters`` random centres, ``spread`` apart from them.
+
+    Shared by the vector index tests: approximate-index recall means nothing on random vectors
+    (ENVIRONMENT.md), so they all measure it on clusters; each file picks its own shape.
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(clusters, dim))
+    points = centres[rng.integers(0, clusters, n)] + spread * rng.normal(size=(n, dim))
+    points /= np.linalg.norm(points, axis=1, keepdims=True)
+    return points.astype(np.float32)
+
+
+@contextmanager
+def store_of_titles(path: Path, titles: Iterable[str]) -> Iterator[Any]:
+    """A real ``Store`` at ``path`` holding one observation per title, ids 1, 2… in order.
+
+    Shared by the search tests that rank a handful of titled memories (all in session ``s`` of
+    project ``p``): the titles are the test's data, the store around them is the same.
+    """
+    from workbench.models import ObservationDraft
+    from workbench.store import observations
+    from workbench.store.database import Store
+    from workbench.store.db import atomic
+
+    with Store(path) as store:
+        with atomic(store.conn):
+            for title in titles:
+                observations.insert(
+                    store.conn, ObservationDraft(title=title), content_session_id="s", project="p"
+                )
+        yield store

@@ -21,21 +21,21 @@ What it does:
 
 Use the ``fake_anthropic`` fixture (registered as a plugin by ``tests/conftest.py``); it starts
 one server per test and stops it afterwards. ``fake.client()`` builds a real client with
-``max_retries=0`` and a short timeout.
+``max_retries=0`` and a short timeout. The server scaffolding (start/stop, ``base_url``,
+``client()``, JSON in and out) is shared with ``tests/fake_openai.py`` in ``tests/fake_http.py``.
 """
 
 from __future__ import annotations
 
 import json
-import sys
-import threading
-from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
+
+from tests.fake_http import FakeHTTPServer, QuietHandler, Scripted
 
 DEFAULT_MODEL = "claude-haiku-4-5"
 
@@ -72,16 +72,6 @@ class RecordedRequest:
             elif isinstance(content, list):
                 parts.extend(b.get("text", "") for b in content if isinstance(b, dict))
         return "\n".join(parts)
-
-
-@dataclass
-class Scripted:
-    """One scripted answer: a status, a JSON (or raw) body, headers, an optional delay."""
-
-    status: int = 200
-    body: Any = None
-    headers: dict[str, str] = field(default_factory=dict)
-    delay: float = 0.0
 
 
 Handler = Callable[[RecordedRequest], Scripted]
@@ -121,66 +111,23 @@ def error_body(error_type: str, message: str) -> dict[str, Any]:
     return {"type": "error", "error": {"type": error_type, "message": message}}
 
 
-class FakeAnthropic:
+class FakeAnthropic(FakeHTTPServer[RecordedRequest, "Scripted | Handler"]):
     """The server, its script and its recordings."""
 
+    name = "fake Anthropic"
+
     def __init__(self) -> None:
-        self.requests: list[RecordedRequest] = []
-        self._script: deque[Scripted | Handler] = deque()
-        self._lock = threading.Lock()
-        self._stopping = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        super().__init__()
         self._count = 0
 
-    # ----- lifecycle ---------------------------------------------------------------------------
-    def start(self) -> FakeAnthropic:
-        server = _Server(("127.0.0.1", 0), _make_handler(self))
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever,
-            kwargs={"poll_interval": 0.02},  # shutdown() waits up to one poll: keep it short
-            name="fake-anthropic",
-        )
-        self._thread.daemon = True
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stopping.set()  # wakes any handler sleeping in a scripted delay
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> FakeAnthropic:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        assert self._server is not None, "start() the server first"
-        return int(self._server.server_address[1])
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def client(self, **overrides: Any) -> Any:
-        """A real ``anthropic.Anthropic`` pointed here: no retries, a short timeout."""
+    def _client_class(self) -> Any:
+        """A real ``anthropic.Anthropic`` (see ``FakeHTTPServer.client``)."""
         import anthropic
 
-        options: dict[str, Any] = {
-            "api_key": "test-key",
-            "base_url": self.base_url,
-            "max_retries": 0,
-            "timeout": 5.0,
-        }
-        options.update(overrides)
-        return anthropic.Anthropic(**options)
+        return anthropic.Anthropic
+
+    def _make_handler(self) -> type[BaseHTTPRequestHandler]:
+        return _make_handler(self)
 
     # ----- scripting ---------------------------------------------------------------------------
     def queue_text(self, text: str, *, delay: float = 0.0, **usage: Any) -> None:
@@ -221,11 +168,6 @@ class FakeAnthropic:
         self._script.append(handler)
 
     @property
-    def last_request(self) -> RecordedRequest:
-        assert self.requests, "the fake Anthropic server received no request"
-        return self.requests[-1]
-
-    @property
     def pending(self) -> int:
         """Scripted answers not used yet."""
         return len(self._script)
@@ -252,37 +194,20 @@ class FakeAnthropic:
             return Scripted(item.status, message_body(content, **fields), item.headers, item.delay)
         return item
 
-    def _wait(self, seconds: float) -> None:
-        if seconds > 0:
-            self._stopping.wait(seconds)
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True  # a handler still sleeping in a delay never blocks stop()
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # A client that timed out has hung up before a delayed answer: expected, not news.
-        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
-            return
-        super().handle_error(request, client_address)
-
 
 def _make_handler(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
-    class _Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return  # keep pytest output clean
+    class _Handler(QuietHandler):
+        extra_headers = {"request-id": "req_fake"}
 
         def do_GET(self) -> None:
             fake._remember(self._read())
-            self._send(Scripted(404, error_body("not_found_error", f"no route {self.path}")))
+            self._not_found()
 
         def do_POST(self) -> None:
             request = self._read()
             if not self.path.split("?", 1)[0].startswith("/v1/messages"):
                 fake._remember(request)
-                self._send(Scripted(404, error_body("not_found_error", f"no route {self.path}")))
+                self._not_found()
                 return
             answer = fake._answer(request)
             fake._wait(answer.delay)
@@ -290,41 +215,20 @@ def _make_handler(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             if wants_stream and answer.status == 200 and _is_message(answer.body):
                 self._send_stream(answer)
             else:
-                self._send(answer)
+                self.send_answer(answer)
 
         def _read(self) -> RecordedRequest:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                body = json.loads(raw) if raw else None
-            except ValueError:
-                body = None
+            raw, body = self.read_body()
             return RecordedRequest(
                 method=self.command,
                 path=self.path,
-                headers={k.lower(): v for k, v in self.headers.items()},
+                headers=self.lower_headers(),
                 raw=raw,
                 body=body,
             )
 
-        def _send(self, answer: Scripted) -> None:
-            body = answer.body
-            if isinstance(body, (dict, list)):
-                data = json.dumps(body).encode("utf-8")
-                content_type = "application/json"
-            else:
-                data = body if isinstance(body, bytes) else str(body or "").encode("utf-8")
-                content_type = "text/plain; charset=utf-8"
-            self.send_response(answer.status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(data)))
-            self.send_header("Connection", "close")
-            self.send_header("request-id", "req_fake")
-            for key, value in answer.headers.items():
-                self.send_header(key, value)
-            self.end_headers()
-            self.wfile.write(data)
-            self.close_connection = True
+        def _not_found(self) -> None:
+            self.send_answer(Scripted(404, error_body("not_found_error", f"no route {self.path}")))
 
         def _send_stream(self, answer: Scripted) -> None:
             self.send_response(200)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.conftest import Service, base_env, free_port
+from tests.conftest import Service, free_port, seeded_service
 from tests.relevance_set import SESSIONS, seed
 from workbench.cli.main import app
 from workbench.store.database import Store
@@ -19,12 +19,8 @@ from workbench.store.database import Store
 def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     data_dir: Path = tmp_path_factory.mktemp("cli-platform") / "data"
     data_dir.mkdir()
-    with Store(data_dir / "workbench.db") as store:
-        seed(store)
-    port = free_port()
-    service = Service(data_dir=data_dir, port=port, env=base_env(data_dir, port)).start()
-    yield service
-    service.stop()
+    with seeded_service(data_dir, seed) as service:
+        yield service
 
 
 def search(svc: Service, *args: str, up: bool) -> dict:

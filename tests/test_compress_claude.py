@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT, free_port
+from tests.conftest import free_port, imports_module
 from tests.fake_anthropic import FakeAnthropic
 from workbench.compress.base import Compressor, build_compressor
 from workbench.compress.claude import ClaudeCompressor
@@ -404,16 +401,7 @@ def test_from_settings_without_a_key_says_how_to_fix_it(data_dir: Path) -> None:
 
 
 def test_importing_the_compressors_does_not_import_anthropic() -> None:
-    code = (
-        "import sys, json; import workbench.compress.claude, workbench.compress.offline;"
-        " print(json.dumps('anthropic' in sys.modules))"
+    assert (
+        imports_module("workbench.compress.claude, workbench.compress.offline", "anthropic")
+        is False
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    assert json.loads(out.stdout) is False

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import imports_module
 from tests.fake_openai import FakeOpenAI
 from tests.test_compress_claude import GOOD_REPLY, summary_request, tool_event
 from workbench.compress.base import Compressor, build_compressor
@@ -146,16 +144,7 @@ def test_a_reply_without_a_message_is_retryable(data_dir: Path, fake_openai: Fak
 
 
 def test_importing_the_compressor_does_not_import_openai() -> None:
-    code = (
-        "import sys, json; import workbench.compress.openai_compat, workbench.compress.chain;"
-        " print(json.dumps('openai' in sys.modules))"
+    assert (
+        imports_module("workbench.compress.openai_compat, workbench.compress.chain", "openai")
+        is False
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    assert json.loads(out.stdout) is False

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import run_workbench
+
 USER_SETTINGS = {
     "model": "opus",
     "permissions": {"allow": ["Bash(npm test:*)"]},
@@ -28,13 +30,7 @@ USER_SETTINGS = {
 def run_cli(args: list[str], config_dir: Path, data_dir: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
     env.update(CLAUDE_CONFIG_DIR=str(config_dir), WORKBENCH_DATA_DIR=str(data_dir))
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+    return run_workbench(env, *args)
 
 
 @pytest.fixture

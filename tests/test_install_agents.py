@@ -11,13 +11,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import FIXTURES, free_port
+from tests.conftest import FIXTURES, free_port, run_workbench
 from workbench import spool
 
 # The user's own settings, which every install and uninstall must keep exactly.
@@ -66,16 +65,6 @@ def env_for(home: Path, data_dir: Path) -> dict[str, str]:
     return env
 
 
-def cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
-
-
 def ours(config: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     found: dict[str, list[dict[str, Any]]] = {}
     for event, groups in config.get("hooks", {}).items():
@@ -104,7 +93,7 @@ def test_install_merges_idempotently_keeps_the_users_entries_and_uninstall_remov
     path.write_text(json.dumps(USER[agent]), encoding="utf-8")
     env = env_for(home, data_dir)
 
-    first = cli(env, "install", "--agent", agent)
+    first = run_workbench(env, "install", "--agent", agent)
     assert first.returncode == 0, first.stderr
     config = json.loads(path.read_text("utf-8"))
     mine = ours(config)
@@ -121,13 +110,13 @@ def test_install_merges_idempotently_keeps_the_users_entries_and_uninstall_remov
     assert len(backups) == 1
     assert json.loads(backups[0].read_text("utf-8")) == USER[agent]
 
-    again = cli(env, "install", "--agent", agent)
+    again = run_workbench(env, "install", "--agent", agent)
     assert again.returncode == 0, again.stderr
     assert "nothing changed" in again.stdout
     assert json.loads(path.read_text("utf-8")) == config
     assert len(list(path.parent.glob(f"{path.name}.workbench-backup-*"))) == 1
 
-    gone = cli(env, "uninstall", "--agent", agent)
+    gone = run_workbench(env, "uninstall", "--agent", agent)
     assert gone.returncode == 0, gone.stderr
     assert json.loads(path.read_text("utf-8")) == USER[agent]
 
@@ -137,7 +126,7 @@ def test_the_installed_command_runs_the_platforms_adapter(
     agent: str, home: Path, data_dir: Path
 ) -> None:
     env = env_for(home, data_dir)
-    assert cli(env, "install", "--agent", agent).returncode == 0
+    assert run_workbench(env, "install", "--agent", agent).returncode == 0
     event, fixture = PROBE[agent]
     ((hook,),) = [ours(json.loads(config_file(home, agent).read_text("utf-8")))[event]]
     payload = (FIXTURES / "hooks" / agent / f"{fixture}.json").read_bytes()
@@ -153,7 +142,7 @@ def test_the_installed_command_runs_the_platforms_adapter(
 
 
 def test_an_unknown_agent_is_refused_with_the_known_ones(home: Path, data_dir: Path) -> None:
-    result = cli(env_for(home, data_dir), "install", "--agent", "cursor")
+    result = run_workbench(env_for(home, data_dir), "install", "--agent", "cursor")
     assert result.returncode != 0
     assert "claude, gemini, codex" in result.stdout + result.stderr
     assert list(home.iterdir()) == []

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from tests.conftest import run_workbench
 from tests.test_install import USER_SETTINGS
 
 CLAUDE_STATE = {
@@ -36,16 +36,6 @@ CLAUDE_STATE = {
     },
     "projects": {"/home/u/app": {"mcpServers": {"local-db": {"command": "db-mcp"}}}},
 }
-
-
-def run_cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
 
 
 @pytest.fixture
@@ -72,7 +62,7 @@ def state(config_dir: Path) -> dict[str, Any]:
 def test_install_registers_the_server_and_keeps_claude_state(
     config_dir: Path, env: dict[str, str], data_dir: Path
 ) -> None:
-    proc = run_cli(["install"], env)
+    proc = run_workbench(env, "install")
     assert proc.returncode == 0, proc.stderr
     assert "installed workbench MCP server in" in proc.stdout
     after = state(config_dir)
@@ -93,20 +83,20 @@ def test_install_registers_the_server_and_keeps_claude_state(
 def test_install_is_idempotent_and_uninstall_removes_only_ours(
     config_dir: Path, env: dict[str, str]
 ) -> None:
-    assert run_cli(["install"], env).returncode == 0
+    assert run_workbench(env, "install").returncode == 0
     first = (config_dir / ".claude.json").read_bytes()
-    again = run_cli(["install"], env)
+    again = run_workbench(env, "install")
     assert again.returncode == 0
     assert "workbench MCP server already in" in again.stdout
     assert (config_dir / ".claude.json").read_bytes() == first
     assert len(list(config_dir.glob(".claude.json.workbench-backup-*"))) == 1
 
-    proc = run_cli(["uninstall"], env)
+    proc = run_workbench(env, "uninstall")
     assert proc.returncode == 0, proc.stderr
     assert "removed workbench MCP server from" in proc.stdout
     assert state(config_dir) == CLAUDE_STATE
     assert json.loads((config_dir / "settings.json").read_text()) == USER_SETTINGS
-    assert "nothing changed" in run_cli(["uninstall"], env).stdout
+    assert "nothing changed" in run_workbench(env, "uninstall").stdout
 
 
 def test_a_foreign_server_named_workbench_is_never_overwritten(
@@ -114,20 +104,20 @@ def test_a_foreign_server_named_workbench_is_never_overwritten(
 ) -> None:
     foreign = {**CLAUDE_STATE, "mcpServers": {"workbench": {"command": "other-tool"}}}
     (config_dir / ".claude.json").write_text(json.dumps(foreign), encoding="utf-8")
-    proc = run_cli(["install"], env)
+    proc = run_workbench(env, "install")
     assert proc.returncode == 1
     assert "not workbench's" in proc.stderr
     assert "nothing was changed" in proc.stderr
     assert state(config_dir) == foreign
     # Checked before the hooks were written: no half-done install.
     assert json.loads((config_dir / "settings.json").read_text()) == USER_SETTINGS
-    assert run_cli(["uninstall"], env).returncode == 0
+    assert run_workbench(env, "uninstall").returncode == 0
     assert state(config_dir) == foreign
 
 
 def test_a_corrupt_claude_json_is_refused_untouched(config_dir: Path, env: dict[str, str]) -> None:
     (config_dir / ".claude.json").write_text("{oops", encoding="utf-8")
-    proc = run_cli(["install"], env)
+    proc = run_workbench(env, "install")
     assert proc.returncode == 1
     assert "not valid JSON" in proc.stderr
     assert (config_dir / ".claude.json").read_text() == "{oops"
@@ -139,7 +129,7 @@ def test_without_claude_config_dir_it_is_home_claude_json(tmp_path: Path) -> Non
     home.mkdir()
     clean = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
     clean.pop("CLAUDE_CONFIG_DIR", None)
-    proc = run_cli(["install"], {**clean, "HOME": str(home)})
+    proc = run_workbench({**clean, "HOME": str(home)}, "install")
     assert proc.returncode == 0, proc.stderr
     registered = json.loads((home / ".claude.json").read_text())["mcpServers"]["workbench"]
     assert registered["env"] == {}  # no data dir given: the server resolves it like the CLI
@@ -152,7 +142,7 @@ def test_the_registered_command_starts_the_server_from_a_users_project(
     config_dir: Path, env: dict[str, str], tmp_path: Path
 ) -> None:
     """Run exactly what Claude Code would run, in a project holding a ``workbench`` folder."""
-    assert run_cli(["install"], env).returncode == 0
+    assert run_workbench(env, "install").returncode == 0
     entry = state(config_dir)["mcpServers"]["workbench"]
     project = tmp_path / "someones-project"
     (project / "workbench").mkdir(parents=True)

@@ -9,20 +9,15 @@ from typing import Any
 import pytest
 from mcp import ClientSession
 
-from tests.conftest import Service, base_env, free_port
+from tests.conftest import Service, seeded_service
 from tests.relevance_set import OBSERVATIONS, SESSIONS, seed
 from tests.test_mcp import params, run_session, text_of
-from workbench.store.database import Store
 
 
 @pytest.fixture
 def seeded(data_dir: Path) -> Any:
-    with Store(data_dir / "workbench.db") as store:
-        seed(store)
-    port = free_port()
-    service = Service(data_dir=data_dir, port=port, env=base_env(data_dir, port)).start()
-    yield service
-    service.stop()
+    with seeded_service(data_dir, seed) as service:
+        yield service
 
 
 def test_search_keeps_only_the_platforms_observations(seeded: Service) -> None:

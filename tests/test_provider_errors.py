@@ -173,11 +173,24 @@ def _expect(call: Any, kind: str, retry_after_s: float | None) -> CompressionErr
     return error
 
 
-@pytest.mark.parametrize(
-    ("status", "body", "headers", "kind", "retry_after_s"),
-    [case[1:] for case in OPENAI_CASES],
-    ids=[case[0] for case in OPENAI_CASES],
-)
+def _observe_fails(compressor: Any, kind: str, retry_after_s: float | None) -> CompressionError:
+    """``compressor.observe`` raises ``kind``; the compressor is closed either way."""
+    try:
+        return _expect(lambda: compressor.observe(tool_event()), kind, retry_after_s)
+    finally:
+        compressor.close()
+
+
+def _cases(cases: list[tuple[Any, ...]]) -> pytest.MarkDecorator:
+    """Parametrize a test over rows of (id, status, body, headers, kind, retry_after_s)."""
+    return pytest.mark.parametrize(
+        ("status", "body", "headers", "kind", "retry_after_s"),
+        [case[1:] for case in cases],
+        ids=[case[0] for case in cases],
+    )
+
+
+@_cases(OPENAI_CASES)
 def test_openai_client_errors_are_classified(
     fake_openai: FakeOpenAI,
     status: int,
@@ -188,19 +201,12 @@ def test_openai_client_errors_are_classified(
 ) -> None:
     fake_openai.queue_error(status, body, headers=headers)
     compressor = OpenAICompatCompressor(fake_openai.client(), "m")
-    try:
-        error = _expect(lambda: compressor.observe(tool_event()), kind, retry_after_s)
-    finally:
-        compressor.close()
+    error = _observe_fails(compressor, kind, retry_after_s)
     assert str(status) in error.message
     assert len(fake_openai.requests) == 1  # max_retries=0: the worker owns retries
 
 
-@pytest.mark.parametrize(
-    ("status", "body", "headers", "kind", "retry_after_s"),
-    [case[1:] for case in ANTHROPIC_CASES],
-    ids=[case[0] for case in ANTHROPIC_CASES],
-)
+@_cases(ANTHROPIC_CASES)
 def test_anthropic_client_errors_are_classified_the_same_way(
     fake_anthropic: FakeAnthropic,
     status: int,
@@ -210,11 +216,9 @@ def test_anthropic_client_errors_are_classified_the_same_way(
     retry_after_s: float | None,
 ) -> None:
     fake_anthropic.queue_raw(status, body, headers=headers)
-    compressor = ClaudeCompressor(fake_anthropic.client(), "claude-haiku-4-5")
-    try:
-        _expect(lambda: compressor.observe(tool_event()), kind, retry_after_s)
-    finally:
-        compressor.close()
+    _observe_fails(
+        ClaudeCompressor(fake_anthropic.client(), "claude-haiku-4-5"), kind, retry_after_s
+    )
 
 
 def test_timeouts_and_unreachable_servers_are_transient_for_both_clients(
@@ -242,14 +246,8 @@ def test_a_malformed_body_is_transient_for_both_clients(
 ) -> None:
     fake_openai.queue_raw(200, '{"choices": [')
     fake_anthropic.queue_raw(200, '{"content": [')
-    openai_side = OpenAICompatCompressor(fake_openai.client(), "m")
-    claude_side = ClaudeCompressor(fake_anthropic.client(), "c")
-    try:
-        _expect(lambda: openai_side.observe(tool_event()), "transient", None)
-        _expect(lambda: claude_side.observe(tool_event()), "transient", None)
-    finally:
-        openai_side.close()
-        claude_side.close()
+    _observe_fails(OpenAICompatCompressor(fake_openai.client(), "m"), "transient", None)
+    _observe_fails(ClaudeCompressor(fake_anthropic.client(), "c"), "transient", None)
 
 
 def test_an_exception_that_is_not_from_an_sdk_is_not_called_transient() -> None:

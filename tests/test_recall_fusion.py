@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from tests.conftest import SimilarityRanker, store_of_titles
 from workbench.models import ObservationDraft
 from workbench.recall import compact, fusion
 from workbench.recall.fusion import FusionParams
@@ -141,12 +142,7 @@ TITLES = [
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
-    with Store(tmp_path / "workbench.db") as s:
-        with atomic(s.conn):
-            for title in TITLES:
-                observations.insert(
-                    s.conn, ObservationDraft(title=title), content_session_id="s", project="p"
-                )
+    with store_of_titles(tmp_path / "workbench.db", TITLES) as s:
         yield s
 
 
@@ -207,25 +203,6 @@ def test_hybrid_through_the_engine_uses_the_settings(store: Store, tmp_path: Pat
     assert "[fts]" not in compact.search_index(fts_only)  # one ranker: the header says it
 
 
-class HeldRanker:
-    """A vector ranker at the protocol level over fixed similarities: it holds only these ids.
-
-    Like the FAISS ranker, given ``allowed_ids`` it returns every allowed id it holds.
-    """
-
-    name = "held"
-
-    def __init__(self, similarity: dict[int, float]) -> None:
-        self.similarity = similarity
-
-    def available(self) -> bool:
-        return True
-
-    def rank(self, query: str, k: int, allowed: Sequence[int] | None) -> list[tuple[int, float]]:
-        pairs = [(i, c) for i, c in self.similarity.items() if allowed is None or i in allowed]
-        return sorted(pairs, key=lambda p: (-p[1], p[0]))[:k]
-
-
 def test_a_memory_saved_before_its_embedding_is_found_by_its_words(
     store: Store, tmp_path: Path
 ) -> None:
@@ -237,7 +214,7 @@ def test_a_memory_saved_before_its_embedding_is_found_by_its_words(
             content_session_id="s",
             project="p",
         )
-    held = HeldRanker({i: 0.45 - i / 100 for i in range(1, len(TITLES) + 1)})
+    held = SimilarityRanker({i: 0.45 - i / 100 for i in range(1, len(TITLES) + 1)}, "held")
     engine = SearchEngine(store, load_settings(tmp_path), held)
     result = engine.search("ledger reconciliation drift", types="observations", limit=5)
     assert result.mode == "hybrid"

@@ -10,19 +10,18 @@ the data dir is used, and hits say which reranker placed them.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 from pydantic import ValidationError
 
-from workbench.models import ObservationDraft
+from tests.conftest import SimilarityRanker, store_of_titles
 from workbench.recall import rerank, rerank_features
 from workbench.recall.rerank_features import FEATURES, Candidates
 from workbench.recall.search import SearchEngine
 from workbench.settings import load_settings
-from workbench.store import observations
 from workbench.store.database import Store
 from workbench.store.db import atomic
 
@@ -37,38 +36,17 @@ MEMORIES = [
 QUERY = "TimelineScheduler cypress bump"
 
 
-class FixedRanker:
-    """A vector ranker at the protocol level: fixed cosines by id, all ids embedded."""
-
-    name = "fixed"
-
-    def __init__(self, similarity: dict[int, float]) -> None:
-        self.similarity = similarity
-
-    def available(self) -> bool:
-        return True
-
-    def rank(self, query: str, k: int, allowed: Sequence[int] | None) -> list[tuple[int, float]]:
-        pairs = [(i, c) for i, c in self.similarity.items() if allowed is None or i in allowed]
-        return sorted(pairs, key=lambda p: (-p[1], p[0]))[:k]
-
-
 SIMILARITY = {2: 0.70, 1: 0.35, 3: 0.30, 4: 0.25, 5: 0.10}
 
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Store]:
-    with Store(tmp_path / "workbench.db") as s:
-        with atomic(s.conn):
-            for title in MEMORIES:
-                observations.insert(
-                    s.conn, ObservationDraft(title=title), content_session_id="s", project="p"
-                )
+    with store_of_titles(tmp_path / "workbench.db", MEMORIES) as s:
         yield s
 
 
 def search(store: Store, settings: object, mode: str = "hybrid", limit: int = 5) -> list[int]:
-    engine = SearchEngine(store, settings, FixedRanker(SIMILARITY))
+    engine = SearchEngine(store, settings, SimilarityRanker(SIMILARITY))
     return [
         h.id
         for h in engine.search(QUERY, types="observations", mode=mode, limit=limit).observations
@@ -81,11 +59,11 @@ def test_an_exact_identifier_match_comes_first_once_reranked(store: Store, tmp_p
     # Fusion alone: the semantically closest (0.8 · 0.70) beats the exact answer.
     assert search(store, off)[:2] == [2, 1]
     assert search(store, on)[:2] == [1, 2]
-    engine = SearchEngine(store, on, FixedRanker(SIMILARITY))
+    engine = SearchEngine(store, on, SimilarityRanker(SIMILARITY))
     hits = engine.search(QUERY, types="observations", limit=5).observations
     assert {h.rerank for h in hits} == {"features-default"}
     assert hits[0].rankers == ["fts", "vector"]  # the contract fields stay as they were
-    plain = SearchEngine(store, off, FixedRanker(SIMILARITY)).search(QUERY, limit=5)
+    plain = SearchEngine(store, off, SimilarityRanker(SIMILARITY)).search(QUERY, limit=5)
     assert all(h.rerank is None for h in plain.observations)
     assert plain.to_json()["observations"][0]["rerank"] is None
 
@@ -97,7 +75,7 @@ def test_rerank_only_reorders(store: Store, tmp_path: Path) -> None:
     assert len(on) == len(set(on)) == len(MEMORIES)
     # Paging sees one order: page 2 continues page 1.
     settings = load_settings(tmp_path / "on2", search_rerank=True)
-    engine = SearchEngine(store, settings, FixedRanker(SIMILARITY))
+    engine = SearchEngine(store, settings, SimilarityRanker(SIMILARITY))
     pages = [
         [h.id for h in engine.search(QUERY, types="observations", limit=2, offset=o).observations]
         for o in (0, 2, 4)
@@ -108,7 +86,7 @@ def test_rerank_only_reorders(store: Store, tmp_path: Path) -> None:
 def test_fts_and_vector_modes_are_never_reranked(store: Store, tmp_path: Path) -> None:
     on = load_settings(tmp_path, search_rerank=True)
     off = load_settings(tmp_path / "off")
-    engine = SearchEngine(store, on, FixedRanker(SIMILARITY))  # one engine, reused
+    engine = SearchEngine(store, on, SimilarityRanker(SIMILARITY))  # one engine, reused
     for mode in ("fts", "vector"):
         assert search(store, on, mode) == search(store, off, mode)
         assert engine.search(QUERY, types="observations").observations[0].rerank is not None
@@ -141,7 +119,7 @@ def test_a_failing_stage_gives_the_fused_order(store: Store, tmp_path: Path) -> 
     # A bench-style settings object with a depth that is not a number: the stage raises inside
     # and the search answers in fused order, unmarked.
     broken = SimpleNamespace(search_rerank=True, search_rerank_depth="deep", data_dir=tmp_path)
-    engine = SearchEngine(store, broken, FixedRanker(SIMILARITY))
+    engine = SearchEngine(store, broken, SimilarityRanker(SIMILARITY))
     hits = engine.search(QUERY, types="observations", limit=5).observations
     assert [h.id for h in hits][:2] == [2, 1]
     assert all(h.rerank is None for h in hits)
@@ -158,7 +136,7 @@ def test_a_trained_model_in_the_data_dir_is_used(store: Store, tmp_path: Path) -
             store.conn.execute(
                 "UPDATE observations SET created_at_epoch = ? WHERE id = ?", (1000 * n, n)
             )
-    engine = SearchEngine(store, settings, FixedRanker(SIMILARITY))
+    engine = SearchEngine(store, settings, SimilarityRanker(SIMILARITY))
     hits = engine.search(QUERY, types="observations", limit=5).observations
     assert [h.id for h in hits] == [5, 4, 3, 2, 1]
     assert {h.rerank for h in hits} == {"features"}

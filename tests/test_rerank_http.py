@@ -11,9 +11,8 @@ from __future__ import annotations
 import json
 import time
 from typing import Any
-from urllib.parse import quote
 
-from tests.conftest import Service, base_env, free_port
+from tests.conftest import Service, api_search, base_env, free_port
 from workbench.recall.rerank_features import FEATURES
 
 MEMORIES = [
@@ -23,12 +22,7 @@ MEMORIES = [
     ("Nightly backup job moved to 02:00", "Backups overlapped the report export at midnight."),
 ]
 
-
-def search(svc: Service, query: str, **params: str) -> Any:
-    extra = "".join(f"&{k}={quote(v)}" for k, v in params.items())
-    status, body = svc.get(f"/api/search?query={quote(query)}&format=json{extra}")
-    assert status == 200, body
-    return body
+AS_JSON = {"format": "json", "type": "observations"}  # every search here asks for this
 
 
 def test_reranked_hits_say_so_and_keep_their_fields(tmp_path: Any) -> None:
@@ -47,7 +41,7 @@ def test_reranked_hits_say_so_and_keep_their_fields(tmp_path: Any) -> None:
             if embeddings["state"] == "ready" and embeddings["indexed"] >= len(MEMORIES):
                 break
             time.sleep(0.2)
-        body = search(svc, "check_token expiry", type="observations")
+        body = api_search(svc, "check_token expiry", **AS_JSON)
         assert body["mode"] == "hybrid", body
         hits = body["observations"]
         assert hits[0]["title"] == MEMORIES[0][0]
@@ -58,11 +52,11 @@ def test_reranked_hits_say_so_and_keep_their_fields(tmp_path: Any) -> None:
         weights = {name: (1.0 if name == "recency" else 0.0) for name in FEATURES}
         model = {"version": 1, "features": list(FEATURES), "weights": weights}
         (data / "rerank.json").write_text(json.dumps(model), "utf-8")
-        again = search(svc, "check_token expiry", type="observations")["observations"]
+        again = api_search(svc, "check_token expiry", **AS_JSON)["observations"]
         assert {h["rerank"] for h in again} == {"features"}
         assert sorted(h["id"] for h in again) == sorted(h["id"] for h in hits)
         assert again[0]["title"] == MEMORIES[-1][0]  # the newest, as recency alone says
-        fts = search(svc, "check_token expiry", type="observations", mode="fts")
+        fts = api_search(svc, "check_token expiry", **AS_JSON, mode="fts")
         assert all(h["rerank"] is None for h in fts["observations"])
     finally:
         svc.stop()

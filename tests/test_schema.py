@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import migrate_until
 from workbench.errors import SchemaTooNew
 from workbench.models import ObservationDraft, SummaryDraft
 from workbench.store import observations, schema, sessions, summaries
@@ -689,19 +690,8 @@ def _names_after(last: str) -> list[str]:
     return names[names.index(last) + 1 :]
 
 
-def _apply_until(conn: sqlite3.Connection, last: str) -> None:
-    """Apply the real migrations up to and including ``last`` (an older store)."""
-    schema._ensure_table(conn)
-    for name, fn in schema.MIGRATIONS:
-        with atomic(conn):
-            fn(conn)
-            conn.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, 'then')", (name,))
-        if name == last:
-            return
-
-
 def test_m007_upgrades_a_store_with_events_and_tombstones(conn: sqlite3.Connection) -> None:
-    _apply_until(conn, "m006_observation_files")
+    migrate_until(conn, "m006_observation_files")
     event_id = _event(conn)
     conn.execute(
         "INSERT INTO deleted_observations (content_hash, observation_id, event_id,"
@@ -773,7 +763,7 @@ def test_events_allow_only_the_recorded_scrub(
 
 # ----- m008: identifiers split in the FTS index -------------------------------------------------
 def test_m008_upgrades_a_store_from_m007_and_reindexes_every_row(conn: sqlite3.Connection) -> None:
-    _apply_until(conn, "m007_event_scrub")
+    migrate_until(conn, "m007_event_scrub")
     obs_id = add_observation(conn, "ReviewBuildWorker stalls", "check_token rejects expired keys")
     with atomic(conn):
         session = sessions.ensure(conn, "s1", "p")

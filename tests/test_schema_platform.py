@@ -5,20 +5,10 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+from tests.conftest import migrate_until
 from workbench.models import ObservationDraft
 from workbench.store import observations, schema, sessions
 from workbench.store.db import atomic, connect
-
-
-def _migrate_until(conn: sqlite3.Connection, last: str) -> None:
-    """Apply the registered migrations up to and including ``last``, as an old version did."""
-    schema._ensure_table(conn)
-    for name, fn in schema.MIGRATIONS:
-        with atomic(conn):
-            fn(conn)
-            conn.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, 'then')", (name,))
-        if name == last:
-            return
 
 
 def _legacy_observation(conn: sqlite3.Connection, content_session_id: str | None, n: int) -> int:
@@ -33,7 +23,7 @@ def _legacy_observation(conn: sqlite3.Connection, content_session_id: str | None
 
 def test_m010_gives_existing_observations_their_sessions_platform(tmp_path: Path) -> None:
     conn = connect(tmp_path / "w.db")
-    _migrate_until(conn, "m009_rerank_cache")
+    migrate_until(conn, "m009_rerank_cache")
     with atomic(conn):
         sessions.ensure(conn, "gem", "p", "gemini-cli", 0)
         sessions.ensure(conn, "cc", "p", "claude-code", 0)

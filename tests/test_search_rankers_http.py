@@ -16,11 +16,10 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import quote
 
 import pytest
 
-from tests.conftest import Service, base_env, free_port
+from tests.conftest import Service, api_search, base_env, free_port
 from tests.test_hooks import load_payload, run_hook
 from workbench.settings import Settings
 
@@ -54,17 +53,10 @@ def save_all(svc: Service) -> dict[str, int]:
     return ids
 
 
-def search(svc: Service, query: str, **params: str) -> Any:
-    extra = "".join(f"&{k}={quote(v)}" for k, v in params.items())
-    status, body = svc.get(f"/api/search?query={quote(query)}{extra}")
-    assert status == 200, body
-    return body
-
-
 def test_full_text_hits_say_fts(make_service: Any) -> None:
     svc = make_service()  # WORKBENCH_EMBEDDER=none
     ids = save_all(svc)
-    body = search(svc, "expired login token", format="json")
+    body = api_search(svc, "expired login token", format="json")
     assert body["mode"] == "fts"
     assert body["observations"][0]["id"] == ids[MEMORIES[0][0]]
     hits = body["observations"] + body["sessions"] + body["prompts"]
@@ -98,17 +90,17 @@ def semantic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Service
 
 def test_hybrid_hits_say_which_rankers_found_them(semantic: tuple[Service, dict[str, int]]) -> None:
     svc, ids = semantic
-    body = search(svc, "expired login token", format="json", type="observations")
+    body = api_search(svc, "expired login token", format="json", type="observations")
     assert body["mode"] == "hybrid", body
     by_id = {hit["id"]: hit["rankers"] for hit in body["observations"]}
     assert body["observations"][0]["id"] == ids[MEMORIES[0][0]]
     assert by_id[ids[MEMORIES[0][0]]] == ["fts", "vector"]  # both found it
     assert by_id[ids["Dark palette follows the operating system"]] == ["vector"]  # no shared word
-    text = search(svc, "expired login token", type="observations")
+    text = api_search(svc, "expired login token", type="observations")
     assert isinstance(text, str)
     assert "Expired tokens passed the login check  [fts+vector]  (~" in text
     assert "Dark palette follows the operating system  [vector]  (~" in text
-    single = search(svc, "expired login token", format="json", mode="vector")
+    single = api_search(svc, "expired login token", format="json", mode="vector")
     assert {tuple(hit["rankers"]) for hit in single["observations"]} == {("vector",)}
 
 
@@ -124,7 +116,7 @@ def test_prompt_injection_skips_memories_below_the_similarity_floor(
     assert "Expired tokens passed the login check" in context
 
     # Something new: the ranker still has nearest memories, but none is similar enough.
-    nearest = search(svc, NEW_TOPIC, format="json", mode="vector", type="observations")
+    nearest = api_search(svc, NEW_TOPIC, format="json", mode="vector", type="observations")
     assert len(nearest["observations"]) == len(MEMORIES)
     floor = Settings.model_fields["prompt_injection_min_similarity"].default
     assert all(hit["score"] < floor for hit in nearest["observations"]), nearest

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Service, base_env, free_port
+from tests.conftest import Service, seeded_service
 from workbench.models import ObservationDraft, SummaryDraft
 from workbench.recall import totals
 from workbench.recall.filters import SearchFilters
@@ -71,14 +71,8 @@ def seed_zebras(store: Store) -> None:
 def zebra_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     data_dir: Path = tmp_path_factory.mktemp("zebras") / "data"
     data_dir.mkdir()
-    with Store(data_dir / "workbench.db") as store:
-        seed_zebras(store)
-    port = free_port()
-    service = Service(
-        data_dir=data_dir, port=port, env=base_env(data_dir, port, WORKBENCH_EMBEDDER="none")
-    ).start()
-    yield service
-    service.stop()
+    with seeded_service(data_dir, seed_zebras, WORKBENCH_EMBEDDER="none") as service:
+        yield service
 
 
 def search(svc: Service, **params: Any) -> dict[str, Any]:

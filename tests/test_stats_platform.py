@@ -10,10 +10,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.conftest import Service, base_env, free_port
+from tests.conftest import Service, seeded_service
 from tests.relevance_set import OBSERVATIONS, SESSIONS, seed
 from workbench.cli.main import app
-from workbench.store.database import Store
 
 # The relevance set holds Claude Code sessions and two Cursor ones (values a later adapter
 # will send); every observation takes its session's platform.
@@ -24,13 +23,8 @@ EXPECTED = Counter(SESSIONS[o.session][1] for o in OBSERVATIONS)
 def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     data_dir: Path = tmp_path_factory.mktemp("stats-platform") / "data"
     data_dir.mkdir()
-    with Store(data_dir / "workbench.db") as store:
-        seed(store)
-    port = free_port()
-    env = base_env(data_dir, port, WORKBENCH_EMBEDDER="none")
-    service = Service(data_dir=data_dir, port=port, env=env).start()
-    yield service
-    service.stop()
+    with seeded_service(data_dir, seed, WORKBENCH_EMBEDDER="none") as service:
+        yield service
 
 
 def test_economics_by_platform_over_http(seeded: Service) -> None:

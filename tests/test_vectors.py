@@ -7,24 +7,20 @@ see ENVIRONMENT.md).
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.conftest import clustered_vectors
 from tests.shared_model import Counting, minilm
 from workbench.models import Observation
 from workbench.recall import vectors
 from workbench.recall.vectors import VectorIndex
 from workbench.store.database import Store
 
-
-def clustered(n: int, dim: int = 64, clusters: int = 20, seed: int = 1) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    centres = rng.normal(size=(clusters, dim))
-    points = centres[rng.integers(0, clusters, n)] + 0.35 * rng.normal(size=(n, dim))
-    points /= np.linalg.norm(points, axis=1, keepdims=True)
-    return points.astype(np.float32)
+clustered = partial(clustered_vectors, clusters=20, spread=0.35)
 
 
 def brute(matrix: np.ndarray, ids: list[int], query: np.ndarray, k: int) -> list[int]:

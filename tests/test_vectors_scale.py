@@ -8,12 +8,14 @@ clustered vectors, because approximate recall on random ones means nothing (ENVI
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from tests.conftest import clustered_vectors
 from workbench.recall import vectors
 from workbench.recall.vectors import KINDS, VectorIndex
 from workbench.store.database import Store
@@ -21,12 +23,7 @@ from workbench.store.database import Store
 QUANTISED = ["fp16", "hnsw_fp16", "sq8"]
 
 
-def clustered(n: int, dim: int = 64, clusters: int = 40, seed: int = 1) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    centres = rng.normal(size=(clusters, dim))
-    points = centres[rng.integers(0, clusters, n)] + 0.6 * rng.normal(size=(n, dim))
-    points /= np.linalg.norm(points, axis=1, keepdims=True)
-    return points.astype(np.float32)
+clustered = partial(clustered_vectors, clusters=40, spread=0.6)
 
 
 def queries_near(matrix: np.ndarray, count: int, seed: int = 9) -> np.ndarray:
