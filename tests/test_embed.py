@@ -114,6 +114,8 @@ def test_a_missing_model_degrades_with_the_fix_in_the_reason(
 ) -> None:
     missing = data_dir / "no-such-model"
     monkeypatch.setattr(embed, "minilm_dir", lambda: missing)
+    # No ONNX build either (make install makes one, and minilm would run from it).
+    monkeypatch.setenv("WORKBENCH_ONNX_MODEL_DIR", str(data_dir / "no-onnx-build"))
     found, reason = embed.load_embedder(load_settings(data_dir, embedder="minilm"))
     assert found is None
     assert str(missing) in reason
