@@ -363,7 +363,11 @@ def through_http(
         figures.append(fig(f"http hybrid in a project {tag}", n, *_timed(proj), "fresh queries"))
         text = [lambda q=q: get("/api/search", query=f"{q} text", mode="fts") for q in distinct]
         rss = _rss_mb(proc.pid)
-        figures.append(fig(f"http fts {tag}", n, *_timed(text), f"service RSS {rss:.0f} MB"))
+        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+        kids = children.read_text(encoding="utf-8").split()
+        worker = sum(_rss_mb(k) for k in kids)  # the embedding worker, when there is one
+        note = f"service RSS {rss:.0f} MB" + (f" + worker {worker:.0f} MB" if kids else "")
+        figures.append(fig(f"http fts {tag}", n, *_timed(text), note))
         probe = get("/api/search", query=distinct[0], format="json")
         assert probe["mode"] == "hybrid", probe
     finally:
@@ -376,7 +380,7 @@ def query_embedding(qs: list[str], n: int, fig: Any) -> Any:
     model = minilm()
     model.set_threads(1)
     one = [lambda q=q: model.embed([q]) for q in qs]
-    figure = fig("query embedding minilm/torch (1 thread)", n, *_timed(one), "part of hybrid")
+    figure = fig(f"query embedding {model.name} (1 thread)", n, *_timed(one), "part of hybrid")
     model.set_threads(2)
     return figure
 
