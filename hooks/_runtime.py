@@ -424,13 +424,16 @@ def get_text(
 # ----- deliver or spool ------------------------------------------------------------------------
 
 
-def deliver(hook: str, path: str, body: dict[str, Any], root: Path | None = None) -> str:
+def deliver(
+    hook: str, path: str, body: dict[str, Any], root: Path | None = None, *, cwd: str = ""
+) -> str:
     """Post one event to the service, spooling it when the service cannot take it now.
 
     Returns what happened: ``"delivered"``, ``"rejected"`` (a 4xx: invalid, parked in
     ``spool/rejected/``, never retried), ``"skipped"`` (not written: an excluded project, or
     settings.json unreadable), ``"spooled"``, or ``"lost"`` (it had to be written to disk and
-    the write failed, e.g. the disk is full). The idempotency key is made first, at capture,
+    the write failed, e.g. the disk is full). ``cwd``: the payload's, so the exclusion rule
+    can judge a body that names only its session. The idempotency key is made first, at capture,
     so the spool file name (which starts with the key's nanoseconds) sorts in capture order.
     """
     event_key = spool.new_event_key()
@@ -452,7 +455,7 @@ def deliver(hook: str, path: str, body: dict[str, Any], root: Path | None = None
     # Trigger: the event would go to disk. / Why: an excluded project's text must never reach
     # the disk, nor anything while the rule is unreadable (fail closed). / Outcome: the
     # service's exclusion rule, applied here (stdlib), before writing.
-    if locate.capture_refusal(root, body) is not None:
+    if locate.capture_refusal(root, body, cwd) is not None:
         return "skipped"
     try:
         spool.write(folder, envelope)

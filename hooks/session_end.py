@@ -32,7 +32,7 @@ def build_body(event: _runtime.HookInput) -> dict[str, Any]:
 def main() -> None:
     event = _runtime.read_input()
     if event is not None:
-        _runtime.deliver(HOOK, ROUTE, build_body(event))
+        _runtime.deliver(HOOK, ROUTE, build_body(event), cwd=event.cwd)
     _runtime.emit()
 
 

@@ -149,7 +149,7 @@ def main() -> None:
     event = _runtime.read_input()
     body = build_body(event) if event is not None else None
     if body is not None:
-        _runtime.deliver(HOOK, ROUTE, body)
+        _runtime.deliver(HOOK, ROUTE, body, cwd=event.cwd)
     _runtime.emit()
 
 

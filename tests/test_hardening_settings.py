@@ -149,6 +149,23 @@ def test_hooks_never_spool_an_excluded_project(
     assert len(spool_files(data_dir)) == 4
 
 
+def test_stop_and_session_end_never_spool_an_excluded_project(data_dir: Path) -> None:
+    """Their bodies carry only the session id (no cwd, no project): the hook must judge the
+    exclusion by the payload's cwd, or an excluded project's last answer reaches the disk."""
+    write(data_dir, {"excluded_projects": ["acme-*"]})
+    down = base_env(data_dir, free_port())
+    for name in ("stop", "session_end"):
+        payload = load_payload(name)
+        payload["cwd"] = "/home/dev/code/acme-api"
+        run_hook(name, payload, down).output()
+    assert spool_files(data_dir) == []
+    for name in ("stop", "session_end"):  # the same events of another project are kept
+        payload = load_payload(name)
+        payload["cwd"] = OTHER_CWD
+        run_hook(name, payload, down).output()
+    assert len(spool_files(data_dir)) == 2
+
+
 def test_spooled_events_are_not_stored_by_a_service_with_an_unreadable_file(
     data_dir: Path, make_service: Any
 ) -> None:

@@ -223,17 +223,18 @@ def _pattern_list(value: Any) -> list[str] | None:
     return None
 
 
-def capture_refusal(data_dir: Path, body: dict[str, Any]) -> str | None:
+def capture_refusal(data_dir: Path, body: dict[str, Any], cwd: str = "") -> str | None:
     """Why an event must not be kept on this machine's disk (the spool), else None.
 
     The service applies the same rule at ingest; a hook applies it only when it must spool,
     so an excluded project's text never reaches the disk while the service is down. Fails
-    closed: when the rule cannot be read, nothing is spooled.
+    closed: when the rule cannot be read, nothing is spooled. ``cwd``: the hook payload's,
+    for bodies that name neither a project nor a cwd (Stop, SessionEnd: only the session).
     """
     patterns = excluded_projects(data_dir)
     if patterns is None:
         return f"{data_dir / SETTINGS_FILE} cannot be read: capture is paused"
-    cwd = body.get("cwd") if isinstance(body.get("cwd"), str) else ""
+    cwd = body["cwd"] if isinstance(body.get("cwd"), str) else cwd
     project = body.get("project") if isinstance(body.get("project"), str) else ""
     if not project and cwd:
         project = project_from_cwd(cwd)
