@@ -202,3 +202,29 @@ def test_a_summary_goes_down_the_chain_too(
     assert result.summary.request == "Fix the race"
     assert result.generated_by == f"openai_compat:{LOCAL_MODEL}"
     assert chain.status()[0]["lastError"]["kind"] == "auth"
+
+
+def test_an_unbuildable_provider_raises_a_fresh_error_each_time(
+    data_dir: Path, fake_anthropic: FakeAnthropic, fake_openai: FakeOpenAI
+) -> None:
+    """Re-raising one cached error grows its traceback by every call's frames (and keeps
+    the events those frames hold) for as long as the service runs."""
+    import traceback
+
+    settings = chain_settings(data_dir, fake_anthropic, fake_openai, anthropic_api_key=None)
+    chain = chain_of(settings)
+    caught = []
+    try:
+        for _ in range(3):
+            try:
+                chain._provider("claude")
+            except CompressionError as exc:
+                caught.append(exc)
+    finally:
+        chain.close()
+    assert len(caught) == 3
+    assert caught[0] is not caught[2]
+    depths = {len(traceback.extract_tb(exc.__traceback__)) for exc in caught}
+    assert len(depths) == 1, depths
+    assert caught[2].kind == caught[0].kind
+    assert caught[2].message == caught[0].message

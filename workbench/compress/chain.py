@@ -101,5 +101,7 @@ class ChainCompressor:
                 built = exc
             self._built[name] = built
         if isinstance(built, CompressionError):
-            raise built
+            # A fresh error each time: re-raising the cached one would grow its traceback by
+            # every call's frames (and keep the events they hold) for as long as the service runs.
+            raise CompressionError(built.message, retryable=built.retryable, kind=built.kind)
         return built
