@@ -197,19 +197,32 @@ def pct(values: list[float], q: float) -> float | None:
     return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 1)
 
 
+def start_and_import(
+    root: Path, data: Path, port: int, extra: dict[str, str], observations: int
+) -> subprocess.Popen[bytes]:
+    """A fresh service on ``data`` whose embedder has loaded, given ``observations`` to embed."""
+    data.mkdir()
+    proc = start(root, data, port, extra)
+    try:
+        load_until = time.monotonic() + 120
+        while behind(health(port)) is None and time.monotonic() < load_until:
+            time.sleep(0.1)
+        status, body = request(port, "POST", "/api/import", document(observations))
+        assert status == 200, body
+    except BaseException:
+        proc.terminate()
+        proc.wait(30)
+        raise
+    return proc
+
+
 def measure(root: Path, args: argparse.Namespace, extra: dict[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {"root": str(root)}
     with tempfile.TemporaryDirectory() as tmp:
         # 1. idle backfill
         data, port = Path(tmp) / "idle", free_port()
-        data.mkdir()
-        proc = start(root, data, port, extra)
+        proc = start_and_import(root, data, port, extra, args.observations)
         try:
-            load_until = time.monotonic() + 120
-            while behind(health(port)) is None and time.monotonic() < load_until:
-                time.sleep(0.1)
-            status, body = request(port, "POST", "/api/import", document(args.observations))
-            assert status == 200, body
             t0 = time.monotonic()
             took, left = wait_caught_up(port, data, t0 + args.max_wait)
             idle_rate = args.observations / took if took else None
@@ -230,14 +243,8 @@ def measure(root: Path, args: argparse.Namespace, extra: dict[str, str]) -> dict
             proc.wait(30)
         # 2. busy backfill + 3. burst, on a second store
         data, port = Path(tmp) / "busy", free_port()
-        data.mkdir()
-        proc = start(root, data, port, extra)
+        proc = start_and_import(root, data, port, extra, args.observations)
         try:
-            load_until = time.monotonic() + 120
-            while behind(health(port)) is None and time.monotonic() < load_until:
-                time.sleep(0.1)
-            status, body = request(port, "POST", "/api/import", document(args.observations))
-            assert status == 200, body
             t0 = time.monotonic()
             posters = post_at(port, args.hook_rate, args.max_wait, 1, 0)
             slack = max(5, int(args.hook_rate))  # a second of fresh events may be in flight

@@ -216,7 +216,10 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_service(data_dir: Path, port: int, embedder: str) -> subprocess.Popen[bytes]:
+def start_service(
+    data_dir: Path, port: int, embedder: str, *, root: Path = ROOT, wait_s: float = 120.0
+) -> subprocess.Popen[bytes]:
+    """The real service of the checkout ``root`` on ``data_dir``, once its health answers."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
     env.update(
         WORKBENCH_DATA_DIR=str(data_dir),
@@ -225,15 +228,16 @@ def start_service(data_dir: Path, port: int, embedder: str) -> subprocess.Popen[
         WORKBENCH_EMBEDDER=embedder,
         HF_HUB_OFFLINE="1",
         TRANSFORMERS_OFFLINE="1",
+        PYTHONPATH=str(root),
     )
     proc = subprocess.Popen(
         [sys.executable, "-m", "service"],
         env=env,
-        cwd=ROOT,
+        cwd=root,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         try:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)

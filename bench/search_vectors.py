@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
-import os
 import random
 import shutil
 import statistics
@@ -297,36 +296,11 @@ def start_service(root: Path, data_dir: Path, port: int, kind: str) -> Any:
     current = json.loads(settings.read_text(encoding="utf-8")) if settings.exists() else {}
     current["vector_index"] = kind
     settings.write_text(json.dumps(current), encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
-    env.update(
-        WORKBENCH_DATA_DIR=str(data_dir),
-        WORKBENCH_PORT=str(port),
-        WORKBENCH_COMPRESSOR="offline",
-        WORKBENCH_EMBEDDER="minilm",
-        HF_HUB_OFFLINE="1",
-        TRANSFORMERS_OFFLINE="1",
-        PYTHONPATH=str(root),
-    )
     for stale in data_dir.glob("index/*"):  # each run builds its index from the cache
         stale.unlink()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "service"],
-        env=env,
-        cwd=root,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            conn.request("GET", "/api/health")
-            if conn.getresponse().status == 200:
-                return proc
-        except OSError:
-            time.sleep(0.1)
-    proc.kill()
-    raise SystemExit("service did not start")
+    from bench.search import start_service as start
+
+    return start(data_dir, port, "minilm", root=root, wait_s=180.0)
 
 
 def through_http(
@@ -363,8 +337,9 @@ def through_http(
         figures.append(fig(f"http hybrid in a project {tag}", n, *_timed(proj), "fresh queries"))
         text = [lambda q=q: get("/api/search", query=f"{q} text", mode="fts") for q in distinct]
         rss = _rss_mb(proc.pid)
-        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
-        kids = children.read_text(encoding="utf-8").split()
+        # Children are listed per thread, and the worker is started by the indexer thread.
+        tasks = Path(f"/proc/{proc.pid}/task").glob("*/children")
+        kids = [k for t in tasks for k in t.read_text(encoding="utf-8").split()]
         worker = sum(_rss_mb(k) for k in kids)  # the embedding worker, when there is one
         note = f"service RSS {rss:.0f} MB" + (f" + worker {worker:.0f} MB" if kids else "")
         figures.append(fig(f"http fts {tag}", n, *_timed(text), note))
