@@ -156,24 +156,24 @@ def seed(svc: Service) -> None:
     svc.wait_idle(timeout=60)
 
 
-@pytest.fixture(scope="module")
-def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
-    svc = start_service(tmp_path_factory.mktemp("fuzz-shared") / "data")
+def _seeded_over_http(tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[Service]:
+    """A fresh service seeded through its own routes (``seed``); stopped when the module ends."""
+    svc = start_service(tmp_path_factory.mktemp(name) / "data")
     try:
         seed(svc)
         yield svc
     finally:
         svc.stop()
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    yield from _seeded_over_http(tmp_path_factory, "fuzz-shared")
 
 
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
-    svc = start_service(tmp_path_factory.mktemp("fuzz-scratch") / "data")
-    try:
-        seed(svc)
-        yield svc
-    finally:
-        svc.stop()
+    yield from _seeded_over_http(tmp_path_factory, "fuzz-scratch")
 
 
 _fault_types: dict[str, type[AssertionError]] = {}
