@@ -128,3 +128,32 @@ def test_a_stopped_service_stops_its_worker(make_service: Any, onnx_model: Path)
     child = wait_vectors(svc, lambda v: v["pid"])["pid"]
     svc.stop()  # SIGTERM: the lifespan stops the indexer, which closes the child's stdin
     assert not alive(child)
+
+
+def test_the_worker_knows_its_parent_by_pid_not_by_pid_1(tmp_path: Path) -> None:
+    """A worker whose named parent is not its parent exits at once (it was re-parented); one
+    whose parent is the named pid stays — even when that parent would be PID 1 in a container,
+    which the old ``getppid() == 1`` check took for a dead parent."""
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "workbench.recall.embed_worker"]
+    command += ["--data-dir", str(tmp_path), "--model", "none"]
+    orphan = subprocess.run(
+        [*command, "--parent-pid", str(os.getpid() + 10_000_000)],
+        stdin=subprocess.PIPE,
+        capture_output=True,
+        timeout=60,
+    )
+    assert orphan.returncode == 0
+    assert orphan.stdout == b""  # gone before saying anything
+    with subprocess.Popen(
+        [*command, "--parent-pid", str(os.getpid())],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    ) as child:
+        assert child.stdout is not None
+        first = child.stdout.readline()  # it ran on: its first word (here, that model is wrong)
+        assert first, "the worker exited although its parent is alive"
+        child.kill()

@@ -43,8 +43,12 @@ EXIT_NO_MODEL = 4
 NICE = 10  # the service's request loop and worker come first on a 2-core machine
 
 
-def die_with_parent() -> None:
-    """Linux: SIGTERM this process when the parent exits (``prctl(PR_SET_PDEATHSIG)``)."""
+def die_with_parent(parent_pid: int | None) -> None:
+    """Linux: SIGTERM this process when the parent exits (``prctl(PR_SET_PDEATHSIG)``).
+
+    ``parent_pid``: the service that started us. Compared by pid, not against 1, because a
+    service running as PID 1 (a container's entrypoint) is a live parent.
+    """
     if not sys.platform.startswith("linux"):
         return
     try:
@@ -52,8 +56,8 @@ def die_with_parent() -> None:
         libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
     except OSError:
         pass
-    if os.getppid() == 1:  # the parent died before prctl took effect
-        os._exit(0)
+    if parent_pid is not None and os.getppid() != parent_pid:
+        os._exit(0)  # the parent died before prctl took effect: we were re-parented
 
 
 class Commands:
@@ -148,8 +152,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", required=True)
     parser.add_argument("--model", required=True, help="the embedder name the service queries")
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--parent-pid", type=int, default=None, help="exit once it is gone")
     args = parser.parse_args(argv)
-    die_with_parent()
+    die_with_parent(args.parent_pid)
     try:
         os.nice(NICE)
     except OSError:

@@ -77,6 +77,8 @@ class EmbedWorkerProcess:
                 str(self.settings.data_dir),
                 "--model",
                 self.model,
+                "--parent-pid",
+                str(os.getpid()),
             ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
