@@ -221,10 +221,17 @@ def doc_frequency(conn: sqlite3.Connection, kind: Kind, piece: str, cap: int) ->
     )
 
 
+def df_cap(conn: sqlite3.Connection, kind: Kind) -> tuple[int, int]:
+    """``(rows, cap)``: the table's (cached) row count and the cap its document frequencies
+    are counted to. One function so every caller of ``doc_frequency`` hits the same cache
+    entries: a cap of its own would miss them on a growing store and recount a common word."""
+    rows = _table_rows(conn, _db_key(conn), kind)
+    return rows, max(COMMON_DF, int(rows * UBIQUITOUS)) + 1
+
+
 def tiers(conn: sqlite3.Connection, kind: Kind, pieces: list[str]) -> list[tuple[str, bool]]:
     """The MATCH expressions to try in order, each with ``windowed`` (newest rows only)."""
-    rows = _table_rows(conn, _db_key(conn), kind)
-    cap = max(COMMON_DF, int(rows * UBIQUITOUS)) + 1
+    _, cap = df_cap(conn, kind)
     counts = {piece: doc_frequency(conn, kind, piece, cap) for piece in pieces}
     live = [p for p in pieces if counts[p] > 0]
     if not live:

@@ -180,9 +180,7 @@ def coverage(
     unique = list(dict.fromkeys(int(i) for i in ids))
     if not pieces or not unique:
         return {}
-    _, table, _ = fts._TABLES[kind]
-    rows = int(conn.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0])
-    cap = max(fts.COMMON_DF, int(rows * fts.UBIQUITOUS)) + 1  # the tiers' cap: cache hits
+    rows, cap = fts.df_cap(conn, kind)  # the tiers' cap: their cached counts are reused
     weights = {p: fts.doc_frequency(conn, kind, p, cap) for p in pieces}
     idfs = {p: idf(max(rows, df), df) for p, df in weights.items()}
     total = sum(idfs.values())
