@@ -196,7 +196,7 @@ def train(
 ) -> tuple[rerank.Model, dict[str, Any]]:
     """Generate, collect, fit on four fifths, report on the fifth; then refit on all groups."""
     questions = generate(conn, limit=limit, seed=seed)
-    groups = collect(conn, ranker, questions, settings)
+    groups = collect(conn, ranker, questions, settings, depth=rerank.depth(settings))
     if len(groups) < MIN_GROUPS:
         raise InvalidInput(
             f"only {len(groups)} usable questions in this history (need {MIN_GROUPS}); keep "
