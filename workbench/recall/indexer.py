@@ -401,7 +401,9 @@ class Indexer(threading.Thread):
         job.phase = "vectors"
         job.total = int(conn.execute("SELECT count(*) FROM observations").fetchone()[0])
         fresh = VectorIndex(embedder.name, embedder.dim, self.settings.vector_index)
-        setter = getattr(embedder, "set_threads", None)
+        # In-service embedding only: with the worker, this model embeds queries alone and
+        # keeps the one thread the runtime gave it (torch's thread count is process-wide).
+        setter = None if self.process is not None else getattr(embedder, "set_threads", None)
         if setter:  # a reindex is asked for: use every core, then give one back
             setter(max(background_threads() + 1, 1))
         try:
