@@ -76,16 +76,6 @@ class Commands:
         os._exit(0)
 
 
-def cached_hashes(conn: Any, model: str, hashes: list[str]) -> set[str]:
-    """Which of ``hashes`` the cache holds for ``model`` (one query; vectors not read)."""
-    rows = conn.execute(
-        "SELECT text_hash FROM embeddings WHERE model = ? AND text_hash IN"
-        " (SELECT value FROM json_each(?))",
-        (model, json.dumps(hashes)),
-    )
-    return {row[0] for row in rows}
-
-
 def say(event: str, **fields: Any) -> None:
     sys.stdout.write(json.dumps({"event": event, **fields}) + "\n")
     sys.stdout.flush()
@@ -123,7 +113,7 @@ def run(data_dir: str, model: str, threads: int | None) -> int:
             for row in rows:
                 text = vectors.embed_text(row)
                 texts[vectors.text_hash(text)] = text
-            have = cached_hashes(conn, model, list(texts))
+            have = vectors.cached_hashes(conn, model, list(texts))
             # Similar lengths share a batch: less padding (the embedder pads to the longest).
             missing = sorted((h for h in texts if h not in have), key=lambda h: len(texts[h]))
             for start in range(0, len(missing), BATCH):

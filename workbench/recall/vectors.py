@@ -110,17 +110,29 @@ def unpack(blob: bytes, dim: int) -> Any:
     return np.frombuffer(blob, dtype="<f4", count=dim).astype(np.float32)
 
 
+_CACHED = (
+    "SELECT {columns} FROM embeddings WHERE model = ? AND text_hash IN"
+    " (SELECT value FROM json_each(?))"
+)
+
+
 def cached_vectors(conn: sqlite3.Connection, model: str, hashes: Iterable[str]) -> dict[str, Any]:
     """Cached vectors for ``hashes`` under ``model``, in one query (json_each: no 999-param cap)."""
     wanted = list(dict.fromkeys(hashes))
     if not wanted:
         return {}
-    rows = conn.execute(
-        "SELECT text_hash, dim, vector FROM embeddings WHERE model = ? AND text_hash IN"
-        " (SELECT value FROM json_each(?))",
-        (model, json.dumps(wanted)),
-    )
+    sql = _CACHED.format(columns="text_hash, dim, vector")
+    rows = conn.execute(sql, (model, json.dumps(wanted)))
     return {row[0]: unpack(row[2], row[1]) for row in rows}
+
+
+def cached_hashes(conn: sqlite3.Connection, model: str, hashes: Iterable[str]) -> set[str]:
+    """Which of ``hashes`` the cache holds for ``model`` (one query; the vectors not read)."""
+    wanted = list(dict.fromkeys(hashes))
+    if not wanted:
+        return set()
+    rows = conn.execute(_CACHED.format(columns="text_hash"), (model, json.dumps(wanted)))
+    return {row[0] for row in rows}
 
 
 def store_vectors(conn: sqlite3.Connection, model: str, vectors: Mapping[str, Any]) -> None:
