@@ -104,6 +104,9 @@ class Worker(threading.Thread):
         self._wake.set()
         if self.is_alive():
             self.join(timeout)
+        close = getattr(self._compressor, "close", None)
+        if close is not None and not self.is_alive():  # its HTTP client, once nothing uses it
+            close()
 
     def run(self) -> None:
         while not self._stopping.is_set():

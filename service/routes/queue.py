@@ -45,5 +45,10 @@ def recompress_route(body: Recompress, runtime: RuntimeDep) -> dict[str, Any]:
         compressor = build_compressor(runtime.settings, body.compressor)
     except CompressionError as exc:  # a provider that is not configured: say what to set
         raise InvalidInput(f"cannot recompress with {body.compressor}: {exc.message}") from None
-    report = recompress(runtime.store, compressor, project=body.project, since_ms=since)
+    try:
+        report = recompress(runtime.store, compressor, project=body.project, since_ms=since)
+    finally:  # an LLM compressor holds an HTTP client: one per request, closed with it
+        close = getattr(compressor, "close", None)
+        if close is not None:
+            close()
     return {"compressor": compressor.name, **report.to_json()}
