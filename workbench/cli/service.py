@@ -308,6 +308,8 @@ def doctor(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
     # The chain, in order; one provider that cannot run is only a warning when a later one can.
     chain = settings.compressor_names()
     problems = {name: settings.provider_problem(name) for name in chain}
+    # Only where the key is the missing piece: offline runs because none is set.
+    keyless = chain == ["offline"] and not settings.api_key()
     checks.append(
         _check(
             "compressor",
@@ -316,7 +318,7 @@ def doctor(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
                 name if problem is None else f"{name} (not configured: {problem})"
                 for name, problem in problems.items()
             )
-            + ("" if len(chain) > 1 or settings.api_key() else " (no ANTHROPIC_API_KEY)"),
+            + (" (no ANTHROPIC_API_KEY)" if keyless else ""),
         )
     )
     checks.append(_embeddings_check(settings, health))
