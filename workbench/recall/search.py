@@ -240,9 +240,16 @@ class SearchEngine:
             page = scored[offset:need]
             setattr(result, kind, self._hydrate(kind, page, ranks))
             semantic = [i for i, found_by in ranks.items() if set(found_by) - {"fts"}]
+            textual = {i for i, found_by in ranks.items() if "fts" in found_by}
             result.add_total(
                 totals.count(
-                    self.conn, kind, query, filters, vector_ids=semantic, at_least=len(scored)
+                    self.conn,
+                    kind,
+                    query,
+                    filters,
+                    vector_ids=semantic,
+                    text_ids=textual,
+                    at_least=len(scored),
                 )
             )
         return result

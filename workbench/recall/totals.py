@@ -23,7 +23,7 @@ depends on the machine's load.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from workbench.recall import fts, fusion
@@ -41,12 +41,14 @@ def count(
     filters: SearchFilters,
     *,
     vector_ids: Iterable[int] = (),
+    text_ids: Collection[int] = (),
     at_least: int = 0,
 ) -> tuple[int, bool]:
     """``(matches, is_lower_bound)`` for one kind of record; see the module docstring.
 
-    ``vector_ids``: the candidates a vector ranker returned; ``at_least``: how many hits the
-    rankers found (the floor when counting runs out of budget).
+    ``vector_ids``: the candidates a vector ranker returned; ``text_ids``: the hits full text
+    returned (they match by construction, so only the other candidates are checked);
+    ``at_least``: how many hits the rankers found (the floor when counting runs out of budget).
     """
     candidates = list(vector_ids)
     if not filters.applies_to(kind):
@@ -81,7 +83,7 @@ def count(
             counted = _matches(conn, fts_table, expression, cap + 1)
         if counted is None:
             return at_least, True
-        extra = _not_matching(conn, kind, expression, candidates)
+        extra = _not_matching(conn, kind, expression, [i for i in candidates if i not in text_ids])
     except sqlite3.OperationalError:
         # Trigger: the FTS table is missing or corrupt. Why: ``fts.rank`` has already told the
         # user (InvalidInput) if the query itself could not run; a count must not add a 500.
