@@ -40,7 +40,6 @@ AGENT_SCRIPTS: dict[str, dict[str, tuple[str, str | None, int]]] = {
         "Stop": ("stop.py", None, 10),
     },
 }
-AGENTS = ("claude", *AGENT_SCRIPTS)
 
 
 def config_path(agent: str) -> Path:

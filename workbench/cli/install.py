@@ -16,8 +16,10 @@ import typer
 
 from workbench.cli.output import DataDirOption, handle_errors
 from workbench.errors import InvalidInput
+from workbench.platforms import PLATFORM_SOURCES
 
-AGENT_NAMES = ("claude", "gemini", "codex")  # workbench.agent_hooks.AGENTS, without importing it
+# Each platform's adapter name (workbench.platforms: stdlib, cheap to import for the CLI).
+AGENT_NAMES = tuple(PLATFORM_SOURCES.values())
 AgentOption = Annotated[
     str, typer.Option(help="The agent to (un)register with: claude | gemini | codex.")
 ]
