@@ -124,8 +124,8 @@ def last_assistant_message(transcript_path: str, chunk_bytes: int = CHUNK_BYTES)
                 found.append(entry)
                 continue
             break
-    except OSError:  # missing, unreadable or not a file: summarise without the answer
-        pass
+    except (OSError, ValueError):  # missing, unreadable, not a file, or a NUL in the path:
+        pass  # summarise without the answer (as pre_tool_use_read's stat does)
     texts = [text for entry in reversed(found) for text in _texts(entry)]
     return "\n".join(text for text in texts if text)
 

@@ -706,6 +706,13 @@ def test_last_assistant_message_from_the_fixture_transcript() -> None:
         assert stop.last_assistant_message(str(TRANSCRIPT), chunk_bytes=chunk) == FINAL_ANSWER
 
 
+def test_a_transcript_path_with_a_nul_byte_is_no_transcript() -> None:
+    """``open`` raises ValueError (not OSError) for it: the summary goes on without the answer
+    (found by the fuzz suite: the Stop hook printed nothing)."""
+    assert stop.last_assistant_message("\x00") == ""
+    assert stop.last_assistant_message("/tmp/a\x00b.jsonl") == ""
+
+
 def test_last_assistant_message_shapes(tmp_path: Path) -> None:
     user = json.dumps({"type": "user", "message": {"role": "user", "content": "hi"}})
     tool = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {}}
