@@ -172,10 +172,39 @@ def load_adapter(platform: str) -> Any:
     return sys.modules[name]
 
 
+# How deep ``json.loads`` may nest, counted from wherever it is called. Past the service's
+# ``MAX_DEPTH`` on purpose (the redaction walk elides those parts, keeping the event), and well
+# inside the C stack (the decoder takes a few hundred bytes of it per level).
+LOADS_DEPTH = 3000
+
+
+def _loads(raw: bytes) -> Any:
+    """``json.loads(raw)`` whose nesting limit does not depend on the caller's stack.
+
+    The decoder counts its levels against the interpreter's recursion limit, which the
+    caller's frames use up too: the same 900-deep payload parsed in a hook and failed under a
+    test runner's deeper stack. So the limit is set, for this call, to the frames in use plus
+    ``LOADS_DEPTH``. Invalid UTF-8 is decoded with U+FFFD for the bad bytes.
+    """
+    frame, used = sys._getframe(), 0
+    while frame is not None:
+        frame, used = frame.f_back, used + 1
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(used + LOADS_DEPTH)
+    try:
+        try:
+            return json.loads(raw)
+        except UnicodeDecodeError:
+            return json.loads(raw.decode("utf-8", "replace"))
+    finally:
+        sys.setrecursionlimit(limit)
+
+
 def parse_input(raw: bytes, platform: str = DEFAULT_PLATFORM) -> HookInput | None:
     """The payload in ``raw``, redacted, storable and normalised from ``platform``'s shape.
 
-    None when empty, not JSON, not an object.
+    None when empty, not JSON, not an object, or nested past ``LOADS_DEPTH``. Containers
+    deeper than ``redact.MAX_DEPTH`` are kept as a marker string (``redact.ELIDED``).
 
     Invalid UTF-8 is decoded with U+FFFD for the bad bytes (a cut multi-byte character must
     not lose the event); lone surrogates, escaped or not, become U+FFFD too.
@@ -183,17 +212,16 @@ def parse_input(raw: bytes, platform: str = DEFAULT_PLATFORM) -> HookInput | Non
     if not raw.strip():
         return None
     try:
-        try:
-            payload = json.loads(raw)
-        except UnicodeDecodeError:
-            payload = json.loads(raw.decode("utf-8", "replace"))
-        if not isinstance(payload, dict):
-            return None
-        prompt = payload.get("prompt")
-        prompt_given = isinstance(prompt, str) and bool(prompt.strip())
-        payload = redact.redact_value(payload, surrogates=redact.may_hold_surrogates(raw))
-    except (ValueError, RecursionError):  # bad JSON, or nested deeper than we walk
+        payload = _loads(raw)
+    except (ValueError, RecursionError):  # bad JSON, or nested past LOADS_DEPTH
         return None
+    if not isinstance(payload, dict):
+        return None
+    prompt = payload.get("prompt")
+    prompt_given = isinstance(prompt, str) and bool(prompt.strip())
+    payload = redact.redact_value(
+        payload, surrogates=redact.may_hold_surrogates(raw), max_depth=redact.MAX_DEPTH
+    )
     adapter = load_adapter(platform)
     return HookInput(adapter.normalise(payload), prompt_given=prompt_given, adapter=adapter)
 

@@ -41,6 +41,7 @@ from urllib.parse import parse_qsl, urlencode
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from workbench import redact
 from workbench.redact import STRIPPED_TAGS, may_hold_surrogates, redact_value
 
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -53,7 +54,7 @@ _ESCAPED_ASCII = re.compile(rb"\\u00[2-7][0-9a-fA-F]")
 _TAG_TEXT = re.compile(r"<\s*/?\s*(?:" + _NAMES.decode() + r")", re.IGNORECASE)
 
 
-MAX_DEPTH = 128  # real tool payloads nest a handful of levels; 2 frames per level stay safe
+MAX_DEPTH = redact.MAX_DEPTH  # the hooks elide past it; 2 frames per level stay safe
 
 
 class UnfitJson(ValueError):

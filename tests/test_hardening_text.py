@@ -28,7 +28,7 @@ import pytest
 
 from tests.conftest import HOOKS_DIR, ROOT, Service, base_env, free_port
 from tests.test_hooks import load_payload, run_hook
-from workbench import spool
+from workbench import redact, spool
 
 CUT_EMOJI = b'"x \\ud83d"'  # JSON text of a string cut after the high half of an emoji
 REPLACED = "x \ufffd"
@@ -370,3 +370,71 @@ def test_a_body_nested_too_deeply_is_a_422_naming_the_field(service: Service) ->
         assert "nested deeper than" in reply["message"], reply
     _, health = service.get("/api/health")
     assert health["status"] == "ok"
+
+
+# ----- a hook payload nested too deeply ----------------------------------------------------------
+
+
+def _depth_of_containers(value: Any) -> int:
+    """How many containers deep ``value`` goes (a scalar is 0), walked without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth + 1)
+            children = item.values() if isinstance(item, dict) else item
+            stack += [(child, depth + 1) for child in children]
+    return deepest
+
+
+def _elided_leaf(value: Any) -> Any:
+    """Follow the only key or item of each level down to the leaf that stands for the rest."""
+    while isinstance(value, dict | list):
+        value = next(iter(value.values())) if isinstance(value, dict) else value[0]
+    return value
+
+
+@pytest.mark.parametrize("depth", [900, 990])
+def test_hook_keeps_a_deeply_nested_tool_response_with_the_deep_part_elided(
+    depth: int, data_dir: Path, service: Service
+) -> None:
+    """Found by the fuzz suite: a tool output nested ~900 deep was neither sent nor spooled.
+
+    Whether it parsed depended on how deep the caller's stack was. Now the event is always
+    delivered, its containers cut at the service's own limit (``MAX_DEPTH``), the rest kept.
+    """
+    nested = b'{"a":' * depth + b'"leaf"' + b"}" * depth
+    assert run_hook("post_tool_use", tool_stdin(nested), service.env).output() == {}
+    (payload,) = [p for p in payloads(data_dir) if "tool_name" in p]
+    stdout = payload["tool_response"]["stdout"]
+    # the body sits 2 containers deep (body, tool_response); ours may use the rest
+    assert _depth_of_containers(payload) == redact.MAX_DEPTH
+    assert "nested deeper than" in _elided_leaf(stdout)
+    assert payload["tool_input"] == {"command": "cat log"}
+    assert spool.pending(data_dir / "spool") == []
+
+
+def test_hook_spools_a_deeply_nested_event_when_the_service_is_down(data_dir: Path) -> None:
+    env = base_env(data_dir, free_port())
+    nested = b"[" * 900 + b'"x"' + b"]" * 900
+    assert run_hook("post_tool_use", tool_stdin(nested), env).output() == {}
+    (path,) = spool.pending(data_dir / "spool")
+    envelope = spool.Envelope.from_json(path.read_text("utf-8"))
+    assert _depth_of_containers(envelope.body) <= redact.MAX_DEPTH
+
+
+def test_parse_input_does_not_depend_on_how_deep_the_caller_is() -> None:
+    """The same bytes give the same answer from a shallow stack and from a deep one."""
+    from hooks import _runtime
+
+    raw = b'{"session_id": "s", "x": ' + b"[" * 900 + b"1" + b"]" * 900 + b"}"
+
+    def at_depth(n: int) -> Any:
+        return _runtime.parse_input(raw) if n == 0 else at_depth(n - 1)
+
+    shallow, deep = at_depth(0), at_depth(300)
+    assert shallow is not None
+    assert deep is not None
+    assert shallow.session_id == deep.session_id == "s"
+    too_deep = b'{"x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    assert _runtime.parse_input(too_deep) is None  # past what any JSON parser here walks

@@ -111,13 +111,26 @@ def is_task_notification(text: str) -> bool:
     return bool(_TASK_NOTIFICATION.match(text))
 
 
-def redact_value(value: Any, *, surrogates: bool = False) -> Any:
+# The deepest nesting of containers anything we store may have; the service refuses more with
+# a 422 (``service.boundary.check_json``). Real tool payloads nest a handful of levels.
+MAX_DEPTH = 128
+ELIDED = f"[nested deeper than {MAX_DEPTH} levels: elided]"
+
+
+def redact_value(
+    value: Any, *, surrogates: bool = False, max_depth: int | None = None, _depth: int = 0
+) -> Any:
     """Apply ``strip_private`` to every string inside a JSON-like value, dict keys included.
 
     A string with no block is returned exactly as it was (the indentation of ``a < b`` in an
     Edit's ``old_string`` is data); one that lost a block is trimmed, like ``strip_private``.
     With ``surrogates=True`` every lone surrogate is also replaced by U+FFFD (pass it when
     ``may_hold_surrogates`` said yes: the extra pass costs a regex per string).
+
+    With ``max_depth`` (the hooks pass ``MAX_DEPTH``) a container that would sit at that depth
+    or deeper (the value itself is depth 0) becomes the string ``ELIDED``: the event is kept,
+    storable, and the walk can never run out of stack, instead of the whole event being
+    refused for one absurdly nested tool output.
     """
     if isinstance(value, str):
         if surrogates:
@@ -126,14 +139,22 @@ def redact_value(value: Any, *, surrogates: bool = False) -> Any:
             return value
         stripped = _strip_blocks(value)
         return value if stripped == value else stripped.strip()
+    if not isinstance(value, (list, dict)):  # noqa: UP038 - a tuple is faster here
+        return value
+    if max_depth is not None and _depth >= max_depth:
+        return ELIDED
+    deeper = _depth + 1
     if isinstance(value, list):
-        return [redact_value(v, surrogates=surrogates) for v in value]
-    if isinstance(value, dict):
-        return {
-            redact_value(k, surrogates=surrogates): redact_value(v, surrogates=surrogates)
-            for k, v in value.items()
-        }
-    return value
+        return [
+            redact_value(v, surrogates=surrogates, max_depth=max_depth, _depth=deeper)
+            for v in value
+        ]
+    return {
+        redact_value(k, surrogates=surrogates): redact_value(
+            v, surrogates=surrogates, max_depth=max_depth, _depth=deeper
+        )
+        for k, v in value.items()
+    }
 
 
 # A JSON escape of a surrogate (``\\ud83d``, any case), and one UTF-8-encoded the lenient way
