@@ -112,7 +112,10 @@ def test_doctor_reports_each_check(env: dict[str, str]) -> None:
     assert cli(env, "serve", "--detach").returncode == 0
     healthy = cli(env, "doctor", "--json")
     assert healthy.returncode == 0, healthy.stdout
-    assert all(c["status"] == "ok" for c in json.loads(healthy.stdout))
+    statuses = {c["check"]: c["status"] for c in json.loads(healthy.stdout)}
+    # agents not on this machine are notes, never problems; everything else is fine
+    assert statuses.pop("gemini hooks") == statuses.pop("codex hooks") == "info"
+    assert set(statuses.values()) == {"ok"}
 
 
 def test_export_import_recompress_through_the_cli(env: dict[str, str], tmp_path: Path) -> None:

@@ -168,23 +168,3 @@ def _write_bytes(path: Path, data: bytes, mode: int) -> None:
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
         os.fchmod(handle.fileno(), mode)
-
-
-def install(python: str | None = None, data_dir: Path | None = None) -> tuple[bool, Path | None]:
-    """Merge our hooks in; return (changed, backup path)."""
-    path = settings_path()
-    current = read(path)
-    merged = with_ours(current, python, data_dir)
-    if merged == current:
-        return False, None
-    return True, write(path, merged)
-
-
-def uninstall() -> tuple[bool, Path | None]:
-    """Remove only our hooks; return (changed, backup path)."""
-    path = settings_path()
-    current = read(path)
-    cleaned = without_ours(current)
-    if cleaned == current:
-        return False, None
-    return True, write(path, cleaned)

@@ -1,10 +1,9 @@
-"""``workbench install | uninstall``: register the hooks (and MCP server) with an agent.
+"""``workbench install | uninstall``: register the hooks (and MCP server) with agents.
 
-``--agent claude`` (the default): two files, the hooks in ``settings.json``
-(``workbench.claude_settings``) and the MCP server in ``.claude.json``'s user-scope
-``mcpServers`` (``workbench.claude_mcp``); both are checked before either is written, so a
-refusal leaves both untouched. ``--agent gemini|codex``: the hooks only, in that agent's file
-(``workbench.agent_hooks``).
+``--agent NAME`` picks one agent (default ``claude``, as before there were others); ``--agent
+all`` takes every agent found on this machine (its config folder exists). The work per agent
+is its module's (``workbench.agents``): merged idempotently, the user's entries kept, a backup
+before every write; ``uninstall`` removes only ours.
 """
 
 from __future__ import annotations
@@ -14,23 +13,36 @@ from typing import Annotated
 
 import typer
 
+# The module registry is stdlib-only and does not import the agent modules: cheap for --help.
+from workbench.agents import NAMES as AGENT_NAMES
 from workbench.cli.output import DataDirOption, handle_errors
 from workbench.errors import InvalidInput
-from workbench.platforms import PLATFORM_SOURCES
 
-# Each platform's adapter name (workbench.platforms: stdlib, cheap to import for the CLI).
-AGENT_NAMES = tuple(PLATFORM_SOURCES.values())
 AgentOption = Annotated[
-    str, typer.Option(help="The agent to (un)register with: claude | gemini | codex.")
+    str,
+    typer.Option(
+        help=f"The agent to (un)register with: {' | '.join(AGENT_NAMES)} | all (every one found)."
+    ),
 ]
 
 
-def _checked(agent: str) -> str:
+def _chosen(agent: str) -> list[str]:
+    """The agent names ``--agent`` stands for (``all``: the ones on this machine)."""
+    from workbench.agents import load
+
+    if agent == "all":
+        found = [name for name in AGENT_NAMES if load(name).detected()]
+        if not found:
+            raise InvalidInput(
+                "--agent all found no agent on this machine (none of their config folders "
+                f"exists); name one with --agent {' | '.join(AGENT_NAMES)}"
+            )
+        return found
     if agent not in AGENT_NAMES:
         raise InvalidInput(
-            f"unknown agent {agent!r}: use --agent with one of {', '.join(AGENT_NAMES)}"
+            f"unknown agent {agent!r}: use --agent with one of {', '.join(AGENT_NAMES)}, or all"
         )
-    return agent
+    return [agent]
 
 
 def register(app: typer.Typer) -> None:
@@ -38,15 +50,15 @@ def register(app: typer.Typer) -> None:
     app.command("uninstall")(uninstall)
 
 
-def _report(what: str, path: Path, changed: bool, backup: Path | None, verb: str) -> None:
-    if not changed:
-        typer.echo(
-            f"{what} {'already' if verb == 'installed' else 'not'} in {path}; nothing changed"
-        )
-        return
-    typer.echo(f"{verb} {what} {'in' if verb == 'installed' else 'from'} {path}")
-    if backup:
-        typer.echo(f"backup of the previous file: {backup}")
+def _report(label: str, changes: list, verb: str) -> None:
+    for what, path, changed, backup in changes:
+        if not changed:
+            where = "already in" if verb == "installed" else "not in"
+            typer.echo(f"{label}: {what} {where} {path}; nothing changed")
+            continue
+        typer.echo(f"{label}: {verb} {what} {'in' if verb == 'installed' else 'from'} {path}")
+        if backup:
+            typer.echo(f"backup of the previous file: {backup}")
 
 
 @handle_errors
@@ -58,35 +70,23 @@ def install(
     ] = None,
     agent: AgentOption = "claude",
 ) -> None:
-    """Merge workbench's hooks into the agent's settings (Claude Code: and register MCP).
+    """Merge workbench's hooks (and MCP server) into the agent's config files.
 
     Idempotent, with a backup of each file it changes. Restart the agent to pick them up.
     """
-    from workbench import agent_hooks, claude_mcp, claude_settings
+    from workbench.agents import load
 
     pinned = Path(data_dir).expanduser().resolve() if data_dir else None
-    if _checked(agent) != "claude":
-        changed, backup = agent_hooks.install(agent, python, pinned)
-        _report("workbench hooks", agent_hooks.config_path(agent), changed, backup, "installed")
-        return
-    claude_mcp.check()  # refuse before writing anything
-    changed, backup = claude_settings.install(python, pinned)
-    _report("workbench hooks", claude_settings.settings_path(), changed, backup, "installed")
-    changed, backup = claude_mcp.install(python, pinned)
-    _report("workbench MCP server", claude_mcp.config_path(), changed, backup, "installed")
+    for name in _chosen(agent):
+        module = load(name)
+        _report(module.LABEL, module.install(python, pinned), "installed")
 
 
 @handle_errors
 def uninstall(agent: AgentOption = "claude") -> None:
     """Remove only workbench's hooks (and MCP server) from the agent's files (with backups)."""
-    from workbench import agent_hooks, claude_mcp, claude_settings
+    from workbench.agents import load
 
-    if _checked(agent) != "claude":
-        changed, backup = agent_hooks.uninstall(agent)
-        _report("workbench hooks", agent_hooks.config_path(agent), changed, backup, "removed")
-        return
-
-    changed, backup = claude_settings.uninstall()
-    _report("workbench hooks", claude_settings.settings_path(), changed, backup, "removed")
-    changed, backup = claude_mcp.uninstall()
-    _report("workbench MCP server", claude_mcp.config_path(), changed, backup, "removed")
+    for name in _chosen(agent):
+        module = load(name)
+        _report(module.LABEL, module.uninstall(), "removed")

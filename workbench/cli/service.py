@@ -224,7 +224,9 @@ def _embeddings_check(settings: Any, health: dict[str, Any] | None) -> tuple[str
 @handle_errors
 def doctor(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
     """Check the installation: Python, data dir, settings, database, service, hooks."""
-    from workbench import claude_mcp, claude_settings, launch, spool
+    from workbench import launch, spool
+    from workbench.agents import NAMES as agent_names
+    from workbench.agents import load as load_agent
     from workbench.errors import WorkbenchError
     from workbench.store import schema
     from workbench.store.db import connect
@@ -278,33 +280,9 @@ def doctor(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
             f"{backlog['pending']} pending, {backlog['rejected']} rejected",
         )
     )
-    try:
-        current = claude_settings.read(claude_settings.settings_path())
-        installed = current != claude_settings.without_ours(current)
-        checks.append(
-            _check(
-                "claude hooks",
-                installed,
-                f"{claude_settings.settings_path()}"
-                if installed
-                else "not installed: run `workbench install`",
-            )
-        )
-    except WorkbenchError as exc:
-        checks.append(_check("claude hooks", False, exc.message))
-    try:
-        registered = claude_mcp.installed()
-        checks.append(
-            _check(
-                "claude mcp",
-                registered,
-                str(claude_mcp.config_path())
-                if registered
-                else "MCP server not registered: run `workbench install`",
-            )
-        )
-    except WorkbenchError as exc:
-        checks.append(_check("claude mcp", False, exc.message))
+    for name in agent_names:
+        for name_, ok, detail in load_agent(name).checks():
+            checks.append((name_, "info" if ok is None else "ok" if ok else "PROBLEM", detail))
     # The chain, in order; one provider that cannot run is only a warning when a later one can.
     chain = settings.compressor_names()
     problems = {name: settings.provider_problem(name) for name in chain}
@@ -326,7 +304,7 @@ def doctor(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
         print_json([{"check": c, "status": s, "detail": d} for c, s, d in checks])
     else:
         table("workbench doctor", ["check", "status", "detail"], checks)
-    if any(state != "ok" for _, state, _ in checks):
+    if any(state == "PROBLEM" for _, state, _ in checks):
         raise typer.Exit(1)
 
 

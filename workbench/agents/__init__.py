@@ -1,0 +1,34 @@
+"""The agents workbench installs into: one module per agent, each with the same shape.
+
+``workbench install | uninstall --agent NAME`` and ``doctor`` only ever go through this shape,
+so an agent is added by writing its module and listing it in ``MODULES``. Each module has:
+
+- ``NAME``: the ``--agent`` name, which is also its hook adapter's (``hooks/adapters/``)
+- ``LABEL``: how people call it ("Claude Code")
+- ``config_dir() -> Path``: the folder whose presence says the agent is on this machine
+- ``detected() -> bool``: that folder exists (``--agent all`` installs into these)
+- ``install(python, data_dir) -> list[Change]``: merge our hooks (and MCP server) in, keeping
+  the user's own entries, idempotent, a backup before each write
+- ``uninstall() -> list[Change]``: take only ours out
+- ``checks() -> list[Check]``: what ``doctor`` says about this agent
+
+``Change`` and ``Check`` are in ``workbench.agents.base``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+# --agent name -> module under workbench.agents
+MODULES = {
+    "claude": "claude",
+    "gemini": "gemini",
+    "codex": "codex",
+}
+NAMES = tuple(MODULES)
+
+
+def load(name: str) -> ModuleType:
+    """The module for agent ``name`` (one of ``NAMES``)."""
+    return importlib.import_module(f"workbench.agents.{MODULES[name]}")

@@ -1,0 +1,65 @@
+"""Claude Code: hooks in ``settings.json``, the MCP server in ``.claude.json`` (user scope).
+
+Both files are checked before either is written, so a refusal (a foreign ``workbench`` MCP
+entry, a file that is not JSON) leaves both untouched. The merge rules live in
+``workbench.claude_settings`` and ``workbench.claude_mcp``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from workbench import claude_mcp, claude_settings
+from workbench.agents import hook_json
+from workbench.agents.base import Change, Check
+from workbench.errors import WorkbenchError
+
+NAME = "claude"
+LABEL = "Claude Code"
+
+
+def config_dir() -> Path:
+    return claude_settings.claude_config_dir()
+
+
+def detected() -> bool:
+    return config_dir().is_dir()
+
+
+def install(python: str | None = None, data_dir: Path | None = None) -> list[Change]:
+    claude_mcp.check()  # refuse before writing anything
+    hooks = hook_json.install(
+        claude_settings.settings_path(), claude_settings.HOOK_SCRIPTS, python, data_dir, None
+    )
+    changed, backup = claude_mcp.install(python, data_dir)
+    return [hooks, Change("workbench MCP server", claude_mcp.config_path(), changed, backup)]
+
+
+def uninstall() -> list[Change]:
+    hooks = hook_json.uninstall(claude_settings.settings_path())
+    changed, backup = claude_mcp.uninstall()
+    return [hooks, Change("workbench MCP server", claude_mcp.config_path(), changed, backup)]
+
+
+def checks() -> list[Check]:
+    """Claude Code is the default agent: hooks or MCP missing is a problem, not a note."""
+    out = []
+    path = claude_settings.settings_path()
+    try:
+        ok = hook_json.installed(path)
+        out.append(
+            Check("claude hooks", ok, str(path) if ok else "not installed: run `workbench install`")
+        )
+    except WorkbenchError as exc:
+        out.append(Check("claude hooks", False, exc.message))
+    try:
+        ok = claude_mcp.installed()
+        detail = (
+            str(claude_mcp.config_path())
+            if ok
+            else "MCP server not registered: run `workbench install`"
+        )
+        out.append(Check("claude mcp", ok, detail))
+    except WorkbenchError as exc:
+        out.append(Check("claude mcp", False, exc.message))
+    return out

@@ -1,0 +1,58 @@
+"""Hooks in Claude Code's JSON shape, in any agent's file (Claude Code, Gemini CLI, Codex CLI).
+
+The shape is ``{"hooks": {Event: [{"matcher"?, "hooks": [{"type": "command", "command",
+"timeout"}]}]}}``; the merge rules are ``workbench.claude_settings``'s (the user's entries
+kept exactly, ours found by script name, idempotent, a timestamped backup, an atomic write).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from workbench import claude_settings
+from workbench.agents.base import Change, Check
+from workbench.errors import WorkbenchError
+
+# event -> (script, matcher or None, timeout in the agent's unit)
+Scripts = dict[str, tuple[str, str | None, int]]
+
+
+def install(
+    path: Path, scripts: Scripts, python: str | None, data_dir: Path | None, platform: str | None
+) -> Change:
+    """Merge our hooks into ``path``."""
+    current = claude_settings.read(path)
+    merged = claude_settings.with_ours(
+        current, python, data_dir, scripts=scripts, platform=platform
+    )
+    if merged == current:
+        return Change("workbench hooks", path, False)
+    return Change("workbench hooks", path, True, claude_settings.write(path, merged))
+
+
+def uninstall(path: Path) -> Change:
+    """Take only our hooks out of ``path``."""
+    current = claude_settings.read(path)
+    cleaned = claude_settings.without_ours(current)
+    if cleaned == current:
+        return Change("workbench hooks", path, False)
+    return Change("workbench hooks", path, True, claude_settings.write(path, cleaned))
+
+
+def installed(path: Path) -> bool:
+    """True when ``path`` holds at least one of our hooks."""
+    current = claude_settings.read(path)
+    return current != claude_settings.without_ours(current)
+
+
+def check(agent: str, label: str, path: Path, detected: bool) -> Check:
+    """``doctor``'s line for an opt-in agent's hooks: a note unless the file is broken."""
+    name = f"{agent} hooks"
+    if not detected:
+        return Check(name, None, f"{label} not found on this machine")
+    try:
+        if installed(path):
+            return Check(name, True, str(path))
+    except WorkbenchError as exc:
+        return Check(name, False, exc.message)
+    return Check(name, None, f"not installed: run `workbench install --agent {agent}`")
