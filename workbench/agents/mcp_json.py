@@ -1,0 +1,98 @@
+"""Our MCP server in an agent's JSON config: an ``mcpServers`` object, entry ``workbench``.
+
+Claude Code (``~/.claude.json``), Cursor (``~/.cursor/mcp.json``), Windsurf
+(``~/.codeium/windsurf/mcp_config.json``) and Gemini CLI (``~/.gemini/settings.json``) all
+keep stdio servers this way: ``{"mcpServers": {"<name>": {"command", "args", "env"}}}``. The
+rules, for files that also hold the agent's own state: every other key is kept exactly,
+install is idempotent, each write is preceded by a backup and done atomically with the file's
+mode kept, and an existing ``workbench`` entry that is not ours is never overwritten.
+
+``-P`` (Python 3.11+) keeps the agent's cwd off ``sys.path``: agents start the server in the
+user's project, where a folder named ``workbench`` would otherwise shadow the package. ``env``
+pins ``WORKBENCH_DATA_DIR`` when install was given one (as the hooks do).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from workbench.claude_settings import ClaudeSettingsError, read, write
+
+SERVER_NAME = "workbench"
+MODULE_ARGS = ["-m", "workbench", "mcp"]
+KEY = "mcpServers"
+
+
+def server_entry(
+    python: str | None = None, data_dir: Path | None = None, **extra: Any
+) -> dict[str, Any]:
+    """A stdio entry for this interpreter (and pinned data dir); ``extra`` adds agent keys."""
+    env = {"WORKBENCH_DATA_DIR": str(data_dir)} if data_dir is not None else {}
+    return {**extra, "command": python or sys.executable, "args": ["-P", *MODULE_ARGS], "env": env}
+
+
+def is_ours(entry: Any) -> bool:
+    """An entry that runs ``-m workbench mcp`` (any interpreter, any flags before it)."""
+    args = entry.get("args") if isinstance(entry, dict) else None
+    if not isinstance(args, list):
+        return False
+    n = len(MODULE_ARGS)
+    return any(args[i : i + n] == MODULE_ARGS for i in range(len(args) - n + 1))
+
+
+def servers(config: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The ``mcpServers`` object of ``config`` (empty when absent)."""
+    found = config.get(KEY, {})
+    if not isinstance(found, dict):
+        raise ClaudeSettingsError(
+            f'"{KEY}" in {path} is not a JSON object; fix it by hand (nothing was changed)'
+        )
+    return found
+
+
+def installed(path: Path) -> bool:
+    """True when ``path`` registers our MCP server (``doctor`` asks this)."""
+    return is_ours(servers(read(path), path).get(SERVER_NAME))
+
+
+def check(path: Path, remove_hint: str) -> None:
+    """Raise ``ClaudeSettingsError`` if ``install`` would refuse; writes nothing.
+
+    Lets an install validate this file before it touches any other, so a refusal never
+    leaves a half-done install. ``remove_hint`` says how to remove the foreign entry.
+    """
+    existing = servers(read(path), path).get(SERVER_NAME)
+    if existing is not None and not is_ours(existing):
+        command = existing.get("command") if isinstance(existing, dict) else existing
+        raise ClaudeSettingsError(
+            f"{path} already has an MCP server named {SERVER_NAME!r} that is not workbench's "
+            f"(command {command!r}); rename or remove it ({remove_hint}) and run the command "
+            "again; nothing was changed"
+        )
+
+
+def install(
+    path: Path, entry: dict[str, Any], remove_hint: str, new_mode: int = 0o644
+) -> tuple[bool, Path | None]:
+    """Add or update our entry; return (changed, backup path)."""
+    check(path, remove_hint)
+    current = read(path)
+    if servers(current, path).get(SERVER_NAME) == entry:
+        return False, None
+    merged = {**current, KEY: {**servers(current, path), SERVER_NAME: entry}}
+    return True, write(path, merged, new_mode=new_mode)
+
+
+def uninstall(path: Path) -> tuple[bool, Path | None]:
+    """Remove our entry only (a foreign ``workbench`` entry is left alone)."""
+    current = read(path)
+    found = servers(current, path)
+    if not is_ours(found.get(SERVER_NAME)):
+        return False, None
+    rest = {k: v for k, v in found.items() if k != SERVER_NAME}
+    if rest:
+        return True, write(path, {**current, KEY: rest})
+    # Ours was the only one: drop the key too, so the file is as it was before install.
+    return True, write(path, {k: v for k, v in current.items() if k != KEY})
