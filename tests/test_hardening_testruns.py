@@ -149,3 +149,24 @@ def test_a_failing_run_is_stored_with_its_counts_through_the_real_pipeline(
     assert "packages: 1 failed, 2 ok" in facts[1]
     assert facts[2][0] == "pytest: 1 failed, 13 passed"
     assert "failed: tests/test_auth.py::test_expired_token_rejected" in facts[2]
+
+
+def test_a_go_package_that_does_not_build_is_a_failed_package() -> None:
+    """``go test`` ends a package that does not compile with ``FAIL\\tpkg [build failed]``.
+
+    The package verdict pattern wanted a tab before the timing, so that line was not read as
+    a package at all: the packages note left it out and the failure went unnamed.
+    """
+    raw = payload("go_test")
+    raw["tool_response"]["stdout"] = (
+        "# github.com/acme/queue/internal/api\n"
+        "internal/api/handler.go:12:2: undefined: decodeBody\n"
+        "ok  \tgithub.com/acme/queue/internal/clock\t0.004s\n"
+        "FAIL\tgithub.com/acme/queue/internal/api [build failed]\n"
+        "ok  \tgithub.com/acme/queue/internal/store\t0.031s\n"
+        "FAIL\n"
+    )
+    obs = observe(raw)
+    assert obs.facts[0] == "go test: 1 failed, 2 passed"
+    assert "packages: 1 failed, 2 ok" in obs.facts
+    assert any("github.com/acme/queue/internal/api [build failed]" in f for f in obs.facts)

@@ -29,6 +29,7 @@ _FAILURE = re.compile(
     r"^(?:FAILED|ERROR) (?P<pytest>[^\s(]\S*)"
     r"|^(?:FAIL|ERROR): \S+ \((?P<unittest>[^)\s]+)\)"
     r"|^\s*--- FAIL: (?P<go>\S+)"
+    r"|^FAIL\t(?P<gopkg>\S+ \[(?:build|setup) failed\])"
     r"|^test (?P<cargo>\S+) \.\.\. FAILED"
     r"|^\s*● (?P<jest>\S.*?)\s*$"
     r"|^\s*FAIL {1,2}(?P<vitest>\S+ > .*?)\s*$",
@@ -50,10 +51,16 @@ _SIGNATURES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("cargo test", re.compile(r"^test result: (?:ok|FAILED)\. \d+ passed", re.MULTILINE)),
     (
         "go test",
-        re.compile(r"^(?:ok  |FAIL)\t\S+\t(?:[\d.]+s|\(cached\))|^--- (?:FAIL|PASS): ", re.M),
+        re.compile(
+            r"^(?:ok  |FAIL)\t\S+(?:\t(?:[\d.]+s|\(cached\))| \[build failed\])"
+            r"|^--- (?:FAIL|PASS): ",
+            re.M,
+        ),
     ),
 )
-_GO_PACKAGE = re.compile(r"^(ok  |FAIL|\?   )\t\S+\t", re.MULTILINE)
+# A package's verdict: ``ok  \tpkg\t0.01s``, ``FAIL\tpkg\t0.02s``, ``?   \tpkg\t[no test
+# files]``, and for a package that does not compile ``FAIL\tpkg [build failed]``.
+_GO_PACKAGE = re.compile(r"^(ok  |FAIL|\?   )\t\S+(?:\t| \[(?:build|setup) failed\])", re.M)
 _PYTEST_E = re.compile(r"^E {2,}(\S.*)$", re.MULTILINE)
 _ERROR_LINE = re.compile(
     r"^.*(?:\b\w*(?:Error|Exception)\b:|\berror(?:\[\w+\])?:|panicked at|\bAssertionError\b"
