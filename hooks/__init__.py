@@ -1,7 +1,7 @@
 """Agent lifecycle hooks: one short stdlib-only script per event, run as a subprocess.
 
-Written against Claude Code's events; ``--platform gemini|codex`` on the command line makes a
-script read and answer that platform's shape instead (``adapters/``).
+Written against Claude Code's events; ``--platform gemini|codex|windsurf`` on the command line
+makes a script read and answer that platform's shape instead (``adapters/``).
 
 Modules:
 - ``_runtime``            the shared runtime: the normalised input, raw-socket HTTP,

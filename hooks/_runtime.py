@@ -217,13 +217,16 @@ def parse_input(raw: bytes, platform: str = DEFAULT_PLATFORM) -> HookInput | Non
         return None
     if not isinstance(payload, dict):
         return None
+    # Normalised first, so the prompt is judged where the adapter put it (Windsurf nests it
+    # in ``tool_info``); then the whole normalised payload is redacted.
+    adapter = load_adapter(platform)
+    payload = adapter.normalise(payload)
     prompt = payload.get("prompt")
     prompt_given = isinstance(prompt, str) and bool(prompt.strip())
     payload = redact.redact_value(
         payload, surrogates=redact.may_hold_surrogates(raw), max_depth=redact.MAX_DEPTH
     )
-    adapter = load_adapter(platform)
-    return HookInput(adapter.normalise(payload), prompt_given=prompt_given, adapter=adapter)
+    return HookInput(payload, prompt_given=prompt_given, adapter=adapter)
 
 
 def read_input() -> HookInput | None:
@@ -247,6 +250,29 @@ def emit(output: dict[str, Any] | None = None) -> None:
     _emitted = True  # before writing: a write that failed half-way is never followed by another
     sys.stdout.write(json.dumps(output or {}, separators=(",", ":")) + "\n")
     sys.stdout.flush()
+
+
+def context_output(event: HookInput, kind: str, context: str) -> dict[str, Any]:
+    """What a hook prints to give the agent ``context`` (memory) at the normalised ``kind``.
+
+    Claude Code, Gemini CLI and Codex CLI read it from stdout, as
+    ``hookSpecificOutput.additionalContext``. A platform whose hooks cannot inject context
+    has an adapter with the optional ``write_context(cwd, context)``, which puts the memory
+    where that agent reads it (Windsurf: a workspace rules file); the hook then prints ``{}``.
+    """
+    write = getattr(event.adapter, "write_context", None)
+    if write is not None:
+        write(event.cwd, context)
+        return {}
+    if not context:
+        return {}
+    name = event.answer_event(kind)
+    return {"hookSpecificOutput": {"hookEventName": name, "additionalContext": context}}
+
+
+def context_on_stdout(event: HookInput) -> bool:
+    """True when this platform reads context from a hook's stdout (no ``write_context``)."""
+    return getattr(event.adapter, "write_context", None) is None
 
 
 def emit_fallback() -> None:

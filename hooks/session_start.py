@@ -14,7 +14,10 @@ Steps, each bounded so a session never waits long on its memory:
 4. ``GET /api/context/inject?projects=<project>&contentSessionId=<session>`` (text/plain; the
    session id lets the service record the injection in its ledger). Non-empty text is printed as
    ``{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}``;
-   a 404 (the route is not there yet) or any failure means no context, and ``{}``.
+   a 404 (the route is not there yet) or any failure means no context, and ``{}``. Gemini CLI
+   and Codex CLI take the same shape (with their event name); Windsurf cannot take context
+   from a hook, so there this script runs after each Cascade response and its adapter writes
+   the memory to a workspace rule instead (``_runtime.context_output``).
 
 The child is started with ``cwd`` at the folder that holds ``hooks/`` and ``workbench/``, so
 ``-m service`` resolves both in a dev checkout and in site-packages. Its stdout/stderr never
@@ -34,7 +37,6 @@ from pathlib import Path
 TYPE_CHECKING = False  # typing costs start-up; see hooks/_runtime.py
 if TYPE_CHECKING:
     import subprocess
-    from typing import Any
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if _ROOT not in sys.path:  # the dev checkout, ``python -S``, or a non-editable install
@@ -138,13 +140,6 @@ def fetch_context(port: int, project: str, session_id: str = "") -> str:
     )
 
 
-def output_for(context: str, event_name: str = HOOK) -> dict[str, Any]:
-    """Claude Code's shape, which Gemini CLI and Codex CLI share (``event_name`` may differ)."""
-    if not context:
-        return {}
-    return {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": context}}
-
-
 def main() -> None:
     event = _runtime.read_input()
     if event is None:
@@ -156,7 +151,7 @@ def main() -> None:
     if ensure_service(root, port):
         request_replay(port)
         context = fetch_context(port, locate.project_from_cwd(event.cwd), event.session_id)
-    _runtime.emit(output_for(context, event.answer_event(HOOK)))
+    _runtime.emit(_runtime.context_output(event, HOOK, context))
 
 
 if __name__ == "__main__":

@@ -101,7 +101,14 @@ def main() -> None:
         # Trigger: the prompt reached the service and injection is on. / Why: a spooled
         # prompt means the service is down, and a second request would only wait out its
         # timeout. / Outcome: one read-only GET, or none.
-        if outcome == "delivered" and body["prompt"] and wants_injection(root, body["prompt"]):
+        # A platform without context on stdout (Windsurf) gets none here: its rule file holds
+        # the session's memory, and this hook blocks the prompt while it runs.
+        if (
+            outcome == "delivered"
+            and body["prompt"]
+            and _runtime.context_on_stdout(event)
+            and wants_injection(root, body["prompt"])
+        ):
             context = related_context(root, body)
     _runtime.emit(output_for(context, event.answer_event(HOOK) if event else HOOK))
 

@@ -527,3 +527,79 @@ def test_every_adapter_normalises_any_payload(
 @given(argv=st.lists(st.one_of(texts, st.sampled_from(["--platform", "--platform=gemini"]))))
 def test_any_hook_command_line_picks_a_known_adapter(argv: list[str]) -> None:
     assert _runtime.platform_from_argv(argv) in PLATFORMS
+
+
+WINDSURF_ACTIONS = [
+    "pre_user_prompt",
+    "post_read_code",
+    "post_write_code",
+    "post_run_command",
+    "post_mcp_tool_use",
+    "post_cascade_response",
+]
+WINDSURF_KEYS = [
+    "user_prompt",
+    "file_path",
+    "edits",
+    "command_line",
+    "cwd",
+    "mcp_server_name",
+    "mcp_tool_name",
+    "mcp_tool_arguments",
+    "mcp_result",
+    "response",
+]
+edit_lists = st.lists(
+    st.one_of(
+        st.fixed_dictionaries({"old_string": json_values, "new_string": json_values}), json_values
+    ),
+    max_size=3,
+)
+
+
+@settings(max_examples=budget(200), **HOOK_SETTINGS)
+@given(
+    doc=json_objects,
+    action=st.one_of(st.sampled_from(WINDSURF_ACTIONS), json_values),
+    trajectory=json_values,
+    info=st.one_of(
+        json_values,
+        st.dictionaries(
+            st.sampled_from(WINDSURF_KEYS), st.one_of(json_values, edit_lists), max_size=8
+        ),
+    ),
+)
+def test_windsurf_payloads_of_any_shape_normalise(
+    doc: dict[str, Any], action: Any, trajectory: Any, info: Any
+) -> None:
+    """Windsurf's envelope with any ``tool_info``: well-typed input, every body is built."""
+    payload = {**doc, "agent_action_name": action, "trajectory_id": trajectory, "tool_info": info}
+    parsed = _runtime.parse_input(render(payload).encode("ascii"), "windsurf")
+    if parsed is None:  # nested deeper than the redactor walks: declined, a no-op
+        return
+    assert parsed.platform_source == "windsurf"
+    assert isinstance(parsed.session_id, str)
+    assert isinstance(parsed.cwd, str)
+    assert isinstance(parsed.tool_name, str)
+    assert isinstance(parsed.last_assistant_message, str)  # never a transcript to read
+    for module in (user_prompt_submit, post_tool_use, stop):
+        body = module.build_body(parsed)
+        assert body is None or body["contentSessionId"] == parsed.session_id
+
+
+@settings(max_examples=budget(100), **HOOK_SETTINGS)
+@given(context=texts)
+def test_windsurf_rule_file_holds_any_context_within_its_limit(
+    context: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    from hooks.adapters import windsurf
+
+    workspace = tmp_path_factory.mktemp("ws")
+    windsurf.write_context(str(workspace), context)
+    path = workspace.joinpath(*windsurf.RULE_PARTS)
+    if not context.strip():
+        assert not path.exists()
+        return
+    text = path.read_text("utf-8")
+    assert text.startswith(windsurf.RULE_HEAD + windsurf.RULE_MARK)
+    assert len(text) <= windsurf.MAX_RULE_CHARS

@@ -25,6 +25,7 @@ MODULES = {
     "claude": "claude",
     "gemini": "gemini",
     "codex": "codex",
+    "windsurf": "windsurf",
 }
 NAMES = tuple(MODULES)
 
