@@ -217,13 +217,16 @@ def parse_input(raw: bytes, platform: str = DEFAULT_PLATFORM) -> HookInput | Non
         return None
     if not isinstance(payload, dict):
         return None
+    # Normalised first: the prompt may sit elsewhere in a platform's payload (OpenCode's is in
+    # its message parts), and whether one was given is judged before redaction (HookInput).
+    adapter = load_adapter(platform)
+    payload = adapter.normalise(payload)
     prompt = payload.get("prompt")
     prompt_given = isinstance(prompt, str) and bool(prompt.strip())
     payload = redact.redact_value(
         payload, surrogates=redact.may_hold_surrogates(raw), max_depth=redact.MAX_DEPTH
     )
-    adapter = load_adapter(platform)
-    return HookInput(adapter.normalise(payload), prompt_given=prompt_given, adapter=adapter)
+    return HookInput(payload, prompt_given=prompt_given, adapter=adapter)
 
 
 def read_input() -> HookInput | None:

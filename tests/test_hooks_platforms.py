@@ -21,6 +21,7 @@ from hooks.adapters import PLATFORMS
 from hooks.adapters import claude as claude_adapter
 from hooks.adapters import codex as codex_adapter
 from hooks.adapters import gemini as gemini_adapter
+from hooks.adapters import opencode as opencode_adapter
 from tests.conftest import FIXTURES, HOOKS_DIR, Service, base_env, free_port
 from tests.test_hooks import Recorder
 from workbench import spool
@@ -102,7 +103,12 @@ DELIVERING = [(pl, n) for pl, n in ALL if load(pl, n)["hook_event_name"] != "Ses
 
 
 def test_every_adapter_names_a_known_platform_source() -> None:
-    adapters = {"claude": claude_adapter, "gemini": gemini_adapter, "codex": codex_adapter}
+    adapters = {
+        "claude": claude_adapter,
+        "gemini": gemini_adapter,
+        "codex": codex_adapter,
+        "opencode": opencode_adapter,
+    }
     assert set(adapters) == set(PLATFORMS)
     assert {a.PLATFORM_SOURCE: n for n, a in adapters.items()} == PLATFORM_SOURCES
 

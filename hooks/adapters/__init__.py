@@ -9,9 +9,10 @@ Modules (each stdlib-only, each with ``PLATFORM_SOURCE``, ``normalise`` and ``ev
 - ``claude``  Claude Code: its payload already is the normalised shape
 - ``gemini``  Gemini CLI: BeforeAgent / AfterTool / AfterAgent, the answer in the payload
 - ``codex``   Codex CLI: Claude-shaped events, the answer in ``last_assistant_message``
+- ``opencode`` OpenCode: what its workbench plugin (``hooks/opencode/workbench.js``) sends
 
 Kept empty on purpose: the runtime imports only the one adapter a hook runs with.
 """
 
 # The names ``--platform`` accepts; anything else falls back to ``claude`` (fail-open).
-PLATFORMS = ("claude", "gemini", "codex")
+PLATFORMS = ("claude", "gemini", "codex", "opencode")
