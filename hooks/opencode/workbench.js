@@ -16,9 +16,13 @@
 //   `properties.sessionID`; `message.updated` carries `properties.info: Message`;
 //   `message.part.updated` carries `properties.part: Part`);
 // - loading: every `*.ts`/`*.js` file in `~/.config/opencode/plugins/` (or a project's
-//   `.opencode/plugins/`) is imported and each export that is a function is called with the
-//   `PluginInput` (packages/opencode/src/plugin/index.ts, `getLegacyPlugins`); so this file
-//   has exactly one export, a function.
+//   `.opencode/plugins/`) is imported (opencode.ai/docs/plugins, "From local files"; the glob
+//   `{plugin,plugins}/*.{ts,js}` in packages/opencode/src/config/plugin.ts). A default export
+//   that is an object is read as `{id, server}` (packages/opencode/src/plugin/shared.ts,
+//   `readV1Plugin`, at e29cac4be917487bd16603067bed324cd1c607fa); otherwise every export is
+//   called as a plugin function, as older versions do for all of them
+//   (packages/opencode/src/plugin/index.ts at 2eaad5cf5d85ae120c64819be5a0ca7846cdf2af). So
+//   this file has exactly one export, a function, which both paths call.
 //
 // What it sends (OpenCode's own field names; hooks/adapters/opencode.py maps them):
 //   session.created     -> session_start.py       {info}
