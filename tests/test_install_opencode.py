@@ -117,6 +117,10 @@ def test_a_jsonc_config_with_comments_is_refused_untouched(home: Path) -> None:
     assert '"workbench": {"type": "local"' in message  # the entry to add by hand
     assert config.read_text("utf-8") == text
     assert sorted(p.name for p in config_dir(home).iterdir()) == ["opencode.jsonc"]
+    refused = run_workbench(env_for(home), "uninstall", "--agent", "opencode")
+    assert refused.returncode != 0
+    assert '"mcp"."workbench" by hand' in refused.stdout + refused.stderr
+    assert config.read_text("utf-8") == text
 
 
 def test_someone_elses_workbench_entries_are_never_overwritten(home: Path) -> None:
@@ -191,3 +195,13 @@ def test_the_installed_plugin_reaches_the_pinned_data_dir(home: Path, data_dir: 
     envelope = spool.Envelope.from_json(path.read_text("utf-8"))
     assert envelope.path == "/api/sessions/observations"
     assert envelope.body["tool_name"] == "Bash"
+
+
+def test_the_plugin_ships_in_the_package_data() -> None:
+    """A non-editable install has only what package-data lists: the plugin must be in it."""
+    import fnmatch
+    import tomllib
+
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
+    patterns = data["tool"]["setuptools"]["package-data"].get("hooks", [])
+    assert any(fnmatch.fnmatch("opencode/workbench.js", p) for p in patterns), patterns
