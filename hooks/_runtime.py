@@ -217,8 +217,9 @@ def parse_input(raw: bytes, platform: str = DEFAULT_PLATFORM) -> HookInput | Non
         return None
     if not isinstance(payload, dict):
         return None
-    # Normalised first, so the prompt is judged where the adapter put it (Windsurf nests it
-    # in ``tool_info``); then the whole normalised payload is redacted.
+    # Normalised first: the prompt may sit elsewhere in a platform's payload (Windsurf nests
+    # it in ``tool_info``, OpenCode in its message parts), and whether one was given is judged
+    # before redaction (HookInput); then the whole normalised payload is redacted.
     adapter = load_adapter(platform)
     payload = adapter.normalise(payload)
     prompt = payload.get("prompt")

@@ -116,6 +116,7 @@ def test_doctor_reports_each_check(env: dict[str, str]) -> None:
     # agents not on this machine are notes, never problems; everything else is fine
     assert statuses.pop("gemini hooks") == statuses.pop("codex hooks") == "info"
     assert statuses.pop("windsurf hooks") == "info"
+    assert statuses.pop("opencode plugin") == "info"
     assert set(statuses.values()) == {"ok"}
 
 

@@ -261,11 +261,13 @@ def diagnose(script: str, raw: bytes, env: dict[str, str]) -> str:
     return ""
 
 
-def run_subprocess(script: str, raw: bytes, env: dict[str, str]) -> Outcome:
+def run_subprocess(
+    script: str, raw: bytes, env: dict[str, str], args: tuple[str, ...] = ()
+) -> Outcome:
     import subprocess
 
     proc = subprocess.run(
-        [sys.executable, str(HOOKS_DIR / f"{script}.py")],
+        [sys.executable, str(HOOKS_DIR / f"{script}.py"), *args],
         input=raw,
         env=env,
         capture_output=True,
@@ -288,14 +290,14 @@ def assert_one_json_line(outcome: Outcome) -> None:
     assert isinstance(value, dict), text[:300]
 
 
-def due(module: ModuleType, raw: bytes) -> bool:
+def due(module: ModuleType, raw: bytes, platform: str = _runtime.DEFAULT_PLATFORM) -> bool:
     """True when the hook accepted an event it must deliver (or spool).
 
     ``parse_input`` accepting the payload and ``build_body`` not declining it (a task
     notification, a subagent's Stop) make the event due. A ``build_body`` that raises is a
     crash on an accepted event: still due."""
     builder = getattr(module, "build_body", None)
-    event = _runtime.parse_input(raw)
+    event = _runtime.parse_input(raw, platform)
     if builder is None or event is None:
         return False
     try:
@@ -304,9 +306,16 @@ def due(module: ModuleType, raw: bytes) -> bool:
         return True
 
 
-def account(module: ModuleType, raw: bytes, bench: Bench, mark: int, before: set[str]) -> None:
+def account(
+    module: ModuleType,
+    raw: bytes,
+    bench: Bench,
+    mark: int,
+    before: set[str],
+    platform: str = _runtime.DEFAULT_PLATFORM,
+) -> None:
     """The hook's event is stored, skipped with a reason, refused with a 4xx, or spooled."""
-    if not due(module, raw):
+    if not due(module, raw, platform):
         return
     route = module.ROUTE
     posts = [e for e in bench.relay.since(mark) if e.method == "POST" and e.path == route]
@@ -478,8 +487,12 @@ def test_spooled_events_replay_or_are_parked_and_the_store_is_intact(bench: Benc
 ADAPTER_EVENTS = [
     *("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"),
     *("BeforeAgent", "AfterTool", "AfterAgent", "BeforeTool"),
+    *("session.created", "chat.message", "tool.execute.after", "session.idle", "session.deleted"),
 ]
-ADAPTER_TOOLS = ["read_file", "replace", "run_shell_command", "write_file", "Bash", "Read"]
+ADAPTER_TOOLS = [
+    *("read_file", "replace", "run_shell_command", "write_file", "Bash", "Read"),
+    *("read", "edit", "bash", "glob", "grep", "task"),
+]
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
@@ -603,3 +616,106 @@ def test_windsurf_rule_file_holds_any_context_within_its_limit(
     text = path.read_text("utf-8")
     assert text.startswith(windsurf.RULE_HEAD + windsurf.RULE_MARK)
     assert len(text) <= windsurf.MAX_RULE_CHARS
+# ----- OpenCode: what its plugin (hooks/opencode/workbench.js) writes on the hooks' stdin ------
+
+OPENCODE_SCRIPT = {
+    "chat.message": "user_prompt_submit",
+    "tool.execute.after": "post_tool_use",
+    "session.idle": "stop",
+    "session.deleted": "session_end",
+}
+OPENCODE_TOOLS = ["read", "edit", "write", "bash", "grep", "glob", "task", "github_search"]
+SECRET = f"<private>{MARKER}</private>"
+
+
+@st.composite
+def opencode_parts(draw: st.DrawFn) -> Any:
+    """A message's text parts as the plugin sends them, some private, some synthetic."""
+    part = st.fixed_dictionaries(
+        {"type": st.sampled_from(["text", "file", "reasoning"]), "text": st.one_of(texts, atoms)},
+        optional={"id": texts, "synthetic": st.one_of(st.booleans(), atoms)},
+    )
+    parts = draw(st.lists(part, max_size=4))
+    if parts and draw(st.booleans()):
+        parts[0] = {**parts[0], "type": "text", "text": f"{draw(texts)}{SECRET}"}
+    return parts if draw(st.integers(0, 9)) else draw(json_values)
+
+
+@st.composite
+def opencode_stdin(draw: st.DrawFn, event: str) -> bytes:
+    """The plugin's payload for ``event``, with hostile values and keys swapped in."""
+    session = f"ses_fuzz{draw(st.integers(0, 3))}"
+    payload: dict[str, Any] = {
+        "hook_event_name": event,
+        "directory": draw(st.sampled_from(["/home/dev/code/acme-api", "", "/"])),
+        "worktree": "/home/dev/code/acme-api",
+    }
+    if event in ("chat.message", "session.idle"):
+        payload.update(sessionID=session, message={"id": "msg_1", "sessionID": session})
+        payload["parts"] = draw(opencode_parts())
+    elif event == "tool.execute.after":
+        payload.update(
+            sessionID=session,
+            tool=draw(st.one_of(st.sampled_from(OPENCODE_TOOLS), texts, atoms)),
+            callID=draw(st.one_of(texts, atoms)),
+            args=draw(
+                st.one_of(
+                    st.fixed_dictionaries(
+                        {"filePath": texts, "oldString": texts, "newString": texts}
+                    ),
+                    st.fixed_dictionaries({"command": texts, "description": texts}),
+                    json_values,
+                )
+            ),
+            title=draw(texts),
+            output=draw(st.one_of(texts, json_values)),
+            metadata=draw(json_values),
+        )
+        if draw(st.booleans()):
+            payload["parentID"] = draw(st.one_of(texts, atoms))
+    else:
+        payload.update(
+            reason="deleted", info=draw(st.one_of(json_values, st.just({"id": session})))
+        )
+    for _ in range(draw(st.integers(0, 2))):
+        name = draw(st.one_of(st.sampled_from(sorted(payload)), keys))
+        payload[name] = draw(st.one_of(texts, atoms, json_values))
+    return render(payload).encode("ascii")
+
+
+@settings(max_examples=budget(300), **HOOK_SETTINGS)
+@given(data=st.data(), event=st.sampled_from(sorted(OPENCODE_SCRIPT)))
+def test_opencode_payloads_normalise_without_private_text(event: str, data: st.DataObject) -> None:
+    """Whatever the plugin forwards: typed fields, bodies built, no <private> text in them."""
+    raw = data.draw(opencode_stdin(event), label="stdin")
+    parsed = _runtime.parse_input(raw, "opencode")
+    if parsed is None:
+        return
+    assert parsed.platform_source == "opencode"
+    assert isinstance(parsed.session_id, str)
+    assert isinstance(parsed.tool_name, str)
+    assert isinstance(parsed.cwd, str)
+    module = SCRIPTS[OPENCODE_SCRIPT[event]]
+    body = module.build_body(parsed)
+    assert MARKER not in render(body)
+    if body is not None and module is user_prompt_submit:
+        # A prompt whose text was all private is still a prompt (""), never "no prompt".
+        assert (body["prompt"] is None) == (not parsed.prompt_given)
+
+
+@pytest.mark.parametrize("event", sorted(OPENCODE_SCRIPT))
+@settings(max_examples=budget(5), **HOOK_SETTINGS)
+@given(data=st.data())
+def test_opencode_hook_subprocess_exits_0_and_loses_nothing(
+    event: str, bench: Bench, data: st.DataObject
+) -> None:
+    """The scripts as the plugin runs them (``--platform opencode``), against the service."""
+    raw = data.draw(opencode_stdin(event), label="stdin")
+    script = OPENCODE_SCRIPT[event]
+    mark, before = bench.relay.mark(), spooled_keys(bench.root)
+    env = base_env(bench.root, bench.relay.port, WORKBENCH_EMBEDDER="none")
+    outcome = run_subprocess(script, raw, env, ("--platform", "opencode"))
+    assert outcome.returncode == 0
+    assert outcome.stderr == b"", outcome.stderr.decode(errors="replace")
+    assert_one_json_line(outcome)
+    account(SCRIPTS[script], raw, bench, mark, before, "opencode")

@@ -21,6 +21,7 @@ from hooks.adapters import PLATFORMS
 from hooks.adapters import claude as claude_adapter
 from hooks.adapters import codex as codex_adapter
 from hooks.adapters import gemini as gemini_adapter
+from hooks.adapters import opencode as opencode_adapter
 from hooks.adapters import windsurf as windsurf_adapter
 from tests.conftest import FIXTURES, HOOKS_DIR, Service, base_env, free_port
 from tests.test_hooks import Recorder
@@ -108,6 +109,7 @@ def test_every_adapter_names_a_known_platform_source() -> None:
         "gemini": gemini_adapter,
         "codex": codex_adapter,
         "windsurf": windsurf_adapter,
+        "opencode": opencode_adapter,
     }
     assert set(adapters) == set(PLATFORMS)
     assert {a.PLATFORM_SOURCE: n for n, a in adapters.items()} == PLATFORM_SOURCES

@@ -14,5 +14,6 @@ PLATFORM_SOURCES = {
     "gemini-cli": "gemini",
     "codex-cli": "codex",
     "windsurf": "windsurf",
+    "opencode": "opencode",
 }
 DEFAULT_PLATFORM_SOURCE = "claude-code"

@@ -11,9 +11,10 @@ Modules (each stdlib-only, each with ``PLATFORM_SOURCE``, ``normalise`` and ``ev
 - ``codex``   Codex CLI: Claude-shaped events, the answer in ``last_assistant_message``
 - ``windsurf`` Windsurf: Cascade hooks (``agent_action_name``, ``tool_info``); no context on
   stdout, so its optional ``write_context`` keeps the memory in a workspace rule file
+- ``opencode`` OpenCode: what its workbench plugin (``hooks/opencode/workbench.js``) sends
 
 Kept empty on purpose: the runtime imports only the one adapter a hook runs with.
 """
 
 # The names ``--platform`` accepts; anything else falls back to ``claude`` (fail-open).
-PLATFORMS = ("claude", "gemini", "codex", "windsurf")
+PLATFORMS = ("claude", "gemini", "codex", "windsurf", "opencode")

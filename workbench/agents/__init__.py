@@ -26,6 +26,7 @@ MODULES = {
     "gemini": "gemini",
     "codex": "codex",
     "windsurf": "windsurf",
+    "opencode": "opencode",
 }
 NAMES = tuple(MODULES)
 

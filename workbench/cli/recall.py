@@ -27,6 +27,7 @@ from workbench.cli.output import (
     table,
 )
 from workbench.errors import ServiceUnavailable
+from workbench.platforms import PLATFORM_SOURCES
 
 if TYPE_CHECKING:
     from workbench.settings import Settings
@@ -88,7 +89,7 @@ def search(
     project: Annotated[str | None, typer.Option(help="Only this project.")] = None,
     platform: Annotated[
         str | None,
-        typer.Option(help="Only this agent platform: claude-code | gemini-cli | codex-cli."),
+        typer.Option(help=f"Only this agent platform: {' | '.join(PLATFORM_SOURCES)}."),
     ] = None,
     kind: Annotated[
         list[str] | None,

@@ -21,6 +21,7 @@ from pydantic import Field
 from workbench.locate import project_from_cwd
 from workbench.mcp_server.backend import ServiceBackend
 from workbench.models import OBSERVATION_TYPES
+from workbench.platforms import PLATFORM_SOURCES
 
 ObsType = Literal[OBSERVATION_TYPES]  # type: ignore[valid-type]
 Project = Annotated[
@@ -107,7 +108,7 @@ def register(server: MCPServer, client: ServiceBackend) -> None:
         platformSource: Annotated[
             str | None,
             Field(
-                description="Only sessions of this agent: claude-code, gemini-cli, codex-cli.",
+                description=f"Only sessions of this agent: {', '.join(PLATFORM_SOURCES)}.",
                 max_length=100,
             ),
         ] = None,

@@ -1,0 +1,224 @@
+"""OpenCode: our plugin in ``~/.config/opencode/plugins/``, the MCP server in ``opencode.json``.
+
+OpenCode has no command hooks: it imports every ``*.js``/``*.ts`` file of its global plugins
+folder at start-up (opencode.ai/docs/plugins, "From local files"; anomalyco/opencode
+``packages/opencode/src/config/plugin.ts`` globs ``{plugin,plugins}/*.{ts,js}``). Install
+copies ``hooks/opencode/workbench.js`` there as ``workbench.js`` with this machine's
+interpreter, hooks folder and (when pinned) data dir written into its ``CONFIG`` line; the
+file is recognised as ours by that marker, so a moved checkout is rewritten, not duplicated,
+and a ``workbench.js`` that is not ours is never touched.
+
+MCP: OpenCode's config (``opencode.json``, or ``opencode.jsonc`` when that is the one present,
+in ``$XDG_CONFIG_HOME/opencode``, default ``~/.config/opencode``) keeps servers under
+``"mcp"``: ``{"<name>": {"type": "local", "command": [...], "environment": {...},
+"enabled": true}}`` (opencode.ai/docs/mcp-servers; ``McpLocalConfig`` in
+``packages/sdk/js/src/gen/types.gen.ts``). That file may be JSONC: one with comments (or
+trailing commas) is refused with the entry to add by hand, never rewritten without them.
+Everything else in it is kept; each write is preceded by a backup and done atomically.
+
+OpenCode V2's config (``mcp.servers``) is not handled: this targets the V1 plugin API.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from workbench.agents.base import Change, Check
+from workbench.claude_settings import HOOKS_DIR, write
+from workbench.errors import WorkbenchError
+
+NAME = "opencode"
+LABEL = "OpenCode"
+PLUGIN_SOURCE = HOOKS_DIR / "opencode" / "workbench.js"
+PLUGIN_FILE = "workbench.js"
+MARKER = "/* workbench:config */"
+SERVER_NAME = "workbench"
+MODULE_ARGS = ["-m", "workbench", "mcp"]
+
+
+class OpenCodeConfigError(WorkbenchError):
+    code = "OPENCODE_CONFIG_INVALID"
+
+
+def config_dir() -> Path:
+    xdg = os.environ.get("XDG_CONFIG_HOME", "").strip()
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".config") / "opencode"
+
+
+def plugin_path() -> Path:
+    return config_dir() / "plugins" / PLUGIN_FILE
+
+
+def config_path() -> Path:
+    """``opencode.json``, unless only ``opencode.jsonc`` exists (then that one)."""
+    plain, commented = config_dir() / "opencode.json", config_dir() / "opencode.jsonc"
+    return commented if commented.exists() and not plain.exists() else plain
+
+
+def detected() -> bool:
+    return config_dir().is_dir()
+
+
+# ----- the plugin file ---------------------------------------------------------------------
+
+
+def render_plugin(python: str | None = None, data_dir: Path | None = None) -> str:
+    """The plugin's text with this machine's settings on its ``CONFIG`` line."""
+    config: dict[str, str] = {"python": python or sys.executable, "hooksDir": str(HOOKS_DIR)}
+    if data_dir is not None:
+        config["dataDir"] = str(data_dir)
+    source = PLUGIN_SOURCE.read_text("utf-8")
+    return source.replace(f"{MARKER} {{}}", f"{MARKER} {json.dumps(config)}", 1)
+
+
+def plugin_is_ours(path: Path) -> bool:
+    try:
+        return MARKER in path.read_text("utf-8", errors="replace")
+    except OSError:
+        return False
+
+
+def _check_plugin(path: Path) -> None:
+    if path.exists() and not plugin_is_ours(path):
+        raise OpenCodeConfigError(
+            f"{path} exists and is not workbench's plugin; rename or remove it and run the "
+            "command again; nothing was changed"
+        )
+
+
+def _install_plugin(path: Path, text: str) -> Change:
+    if path.exists() and path.read_text("utf-8", errors="replace") == text:
+        return Change("workbench plugin", path, False)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, "utf-8")
+    os.replace(tmp, path)  # OpenCode never imports half a file
+    return Change("workbench plugin", path, True)
+
+
+# ----- the MCP entry in opencode.json ------------------------------------------------------
+
+
+def server_entry(python: str | None = None, data_dir: Path | None = None) -> dict[str, Any]:
+    """OpenCode's local MCP entry for this interpreter (``-P``: see agents/mcp_json.py)."""
+    entry: dict[str, Any] = {
+        "type": "local",
+        "command": [python or sys.executable, "-P", *MODULE_ARGS],
+        "enabled": True,
+    }
+    if data_dir is not None:
+        entry["environment"] = {"WORKBENCH_DATA_DIR": str(data_dir)}
+    return entry
+
+
+def is_ours(entry: Any) -> bool:
+    """An entry whose command runs ``-m workbench mcp``."""
+    command = entry.get("command") if isinstance(entry, dict) else None
+    if not isinstance(command, list):
+        return False
+    n = len(MODULE_ARGS)
+    return any(command[i : i + n] == MODULE_ARGS for i in range(len(command) - n + 1))
+
+
+def read_config(path: Path, entry: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The config as a dict ({} when absent); refuses JSONC it would have to strip."""
+    if not path.exists():
+        return {}
+    text = path.read_text("utf-8")
+    try:
+        data = json.loads(text or "{}")
+    except json.JSONDecodeError as exc:
+        hint = (
+            f' add "mcp": {{"{SERVER_NAME}": {json.dumps(entry)}}} by hand,'
+            if entry is not None
+            else f' remove "mcp"."{SERVER_NAME}" by hand,'
+        )
+        raise OpenCodeConfigError(
+            f"{path} is not plain JSON ({exc.msg}, line {exc.lineno}): OpenCode allows comments "
+            "and trailing commas there, and rewriting the file would lose them. Either"
+            f"{hint} or remove the comments and run the command again; nothing was changed"
+        ) from None
+    if not isinstance(data, dict):
+        raise OpenCodeConfigError(f"{path} must hold a JSON object; nothing was changed")
+    servers = data.get("mcp", {})
+    if not isinstance(servers, dict):
+        raise OpenCodeConfigError(
+            f'"mcp" in {path} is not a JSON object; fix it by hand (nothing was changed)'
+        )
+    return data
+
+
+def _check_config(path: Path, entry: dict[str, Any]) -> dict[str, Any]:
+    current = read_config(path, entry)
+    existing = current.get("mcp", {}).get(SERVER_NAME)
+    if existing is not None and not is_ours(existing):
+        raise OpenCodeConfigError(
+            f'{path} already has an MCP server named "{SERVER_NAME}" that is not workbench\'s; '
+            f'rename or remove "mcp"."{SERVER_NAME}" and run the command again; '
+            "nothing was changed"
+        )
+    return current
+
+
+# ----- the agent module shape --------------------------------------------------------------
+
+
+def install(python: str | None = None, data_dir: Path | None = None) -> list[Change]:
+    plugin, config = plugin_path(), config_path()
+    entry = server_entry(python, data_dir)
+    _check_plugin(plugin)  # refuse before writing anything
+    current = _check_config(config, entry)
+    changes = [_install_plugin(plugin, render_plugin(python, data_dir))]
+    servers = current.get("mcp", {})
+    if servers.get(SERVER_NAME) == entry:
+        changes.append(Change("workbench MCP server", config, False))
+    else:
+        merged = {**current, "mcp": {**servers, SERVER_NAME: entry}}
+        changes.append(Change("workbench MCP server", config, True, write(config, merged)))
+    return changes
+
+
+def uninstall() -> list[Change]:
+    plugin, config = plugin_path(), config_path()
+    current = read_config(config)  # refuse before removing anything
+    changes = []
+    if plugin_is_ours(plugin):
+        plugin.unlink()
+        changes.append(Change("workbench plugin", plugin, True))
+    else:
+        changes.append(Change("workbench plugin", plugin, False))
+    servers = current.get("mcp", {})
+    if not is_ours(servers.get(SERVER_NAME)):
+        changes.append(Change("workbench MCP server", config, False))
+        return changes
+    rest = {k: v for k, v in servers.items() if k != SERVER_NAME}
+    # Ours was the only server: drop the key too, so the file is as it was before install.
+    cleaned = {**current, "mcp": rest} if rest else {k: v for k, v in current.items() if k != "mcp"}
+    changes.append(Change("workbench MCP server", config, True, write(config, cleaned)))
+    return changes
+
+
+def checks() -> list[Check]:
+    """Opt-in, like every agent but Claude Code: missing is a note, a broken file a failure."""
+    if not detected():
+        return [Check("opencode plugin", None, f"{LABEL} not found on this machine")]
+    hint = "not installed: run `workbench install --agent opencode`"
+    plugin = plugin_path()
+    out = [
+        Check("opencode plugin", True, str(plugin))
+        if plugin_is_ours(plugin)
+        else Check("opencode plugin", None, hint)
+    ]
+    config = config_path()
+    try:
+        ours = is_ours(read_config(config).get("mcp", {}).get(SERVER_NAME))
+    except WorkbenchError as exc:
+        return [*out, Check("opencode mcp", False, exc.message)]
+    out.append(
+        Check("opencode mcp", True, str(config)) if ours else Check("opencode mcp", None, hint)
+    )
+    return out
