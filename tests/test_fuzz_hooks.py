@@ -616,6 +616,8 @@ def test_windsurf_rule_file_holds_any_context_within_its_limit(
     text = path.read_text("utf-8")
     assert text.startswith(windsurf.RULE_HEAD + windsurf.RULE_MARK)
     assert len(text) <= windsurf.MAX_RULE_CHARS
+
+
 # ----- OpenCode: what its plugin (hooks/opencode/workbench.js) writes on the hooks' stdin ------
 
 OPENCODE_SCRIPT = {
