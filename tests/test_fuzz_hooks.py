@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import runpy
 import shutil
 import sys
+import tempfile
 import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -38,6 +40,7 @@ from hypothesis import strategies as st
 
 from hooks import (
     _runtime,
+    context_file,
     post_tool_use,
     pre_tool_use_read,
     session_end,
@@ -46,6 +49,7 @@ from hooks import (
     user_prompt_submit,
 )
 from hooks.adapters import PLATFORMS
+from hooks.adapters import cursor as cursor_adapter
 from tests.conftest import FIXTURES, HOOKS_DIR, Service, base_env
 from tests.fuzz_harness import (
     Answer,
@@ -478,7 +482,33 @@ def test_spooled_events_replay_or_are_parked_and_the_store_is_intact(bench: Benc
 ADAPTER_EVENTS = [
     *("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"),
     *("BeforeAgent", "AfterTool", "AfterAgent", "BeforeTool"),
+    *("beforeSubmitPrompt", "afterShellExecution", "afterMCPExecution", "afterFileEdit", "stop"),
 ]
+# Cursor's own fields (tests/fixtures/hooks/cursor/README.md): JSON strings that may or may
+# not parse, edits of any shape, workspace roots of any type.
+cursor_json_strings = st.one_of(texts, json_values.map(lambda v: render(v)))
+cursor_fields = st.fixed_dictionaries(
+    {},
+    optional={
+        "conversation_id": json_values,
+        "workspace_roots": st.one_of(json_values, st.lists(st.one_of(texts, json_values))),
+        "command": json_values,
+        "output": json_values,
+        "tool_input": st.one_of(cursor_json_strings, json_values),
+        "result_json": st.one_of(cursor_json_strings, json_values),
+        "file_path": json_values,
+        "edits": st.one_of(
+            json_values,
+            st.lists(
+                st.one_of(
+                    json_values,
+                    st.fixed_dictionaries({"old_string": json_values, "new_string": json_values}),
+                )
+            ),
+        ),
+        "loop_count": json_values,
+    },
+)
 ADAPTER_TOOLS = ["read_file", "replace", "run_shell_command", "write_file", "Bash", "Read"]
 
 
@@ -492,13 +522,21 @@ ADAPTER_TOOLS = ["read_file", "replace", "run_shell_command", "write_file", "Bas
         json_values, st.fixed_dictionaries({"llmContent": json_values, "error": json_values})
     ),
     answer=json_values,
+    cursor=cursor_fields,
 )
 def test_every_adapter_normalises_any_payload(
-    platform: str, doc: dict[str, Any], event: Any, tool: Any, response: Any, answer: Any
+    platform: str,
+    doc: dict[str, Any],
+    event: Any,
+    tool: Any,
+    response: Any,
+    answer: Any,
+    cursor: dict[str, Any],
 ) -> None:
     """Whatever a platform sends, the normalised input is well typed and the bodies are built."""
     payload = {
         **doc,
+        **cursor,
         "hook_event_name": event,
         "tool_name": tool,
         "tool_response": response,
@@ -521,6 +559,28 @@ def test_every_adapter_normalises_any_payload(
     if parsed.last_assistant_message is not None:  # no transcript read for these platforms
         body = stop.build_body(parsed)
         assert body is None or body["last_assistant_message"] == parsed.last_assistant_message
+    # What a hook posts or spools must encode as UTF-8 (Cursor's parsed JSON strings too).
+    json.dumps(post_tool_use.build_body(parsed), ensure_ascii=False).encode("utf-8")
+    for kind in ("UserPromptSubmit", "PostToolUse", "Stop"):
+        assert isinstance(_runtime.answer(kind, {}, parsed), dict)
+
+
+@settings(max_examples=budget(100), **HOOK_SETTINGS)
+@given(context=texts, name=st.sampled_from(["before_submit_prompt", "stop"]))
+def test_any_context_text_makes_a_whole_rules_file(context: str, name: str) -> None:
+    """Cursor's rules file: front matter first, the context after it, valid UTF-8, atomic."""
+    with tempfile.TemporaryDirectory() as folder:
+        payload = json.loads((HOOK_FIXTURES / "cursor" / f"{name}.json").read_text("utf-8"))
+        payload["workspace_roots"] = [folder]
+        event = _runtime.parse_input(json.dumps(payload).encode("utf-8"), "cursor")
+        assert event is not None
+        path = context_file.target(event)
+        assert path is not None
+        assert context_file.write_atomically(path, event.adapter.context_document(context))
+        written = Path(path).read_bytes().decode("utf-8")
+        assert written.startswith(cursor_adapter.CONTEXT_HEADER)
+        assert written.endswith("\n")
+        assert os.listdir(os.path.dirname(path)) == ["workbench-context.mdc"]
 
 
 @settings(max_examples=budget(200), **HOOK_SETTINGS)

@@ -20,6 +20,7 @@ from hooks import user_prompt_submit
 from hooks.adapters import PLATFORMS
 from hooks.adapters import claude as claude_adapter
 from hooks.adapters import codex as codex_adapter
+from hooks.adapters import cursor as cursor_adapter
 from hooks.adapters import gemini as gemini_adapter
 from tests.conftest import FIXTURES, HOOKS_DIR, Service, base_env, free_port
 from tests.test_hooks import Recorder
@@ -102,7 +103,12 @@ DELIVERING = [(pl, n) for pl, n in ALL if load(pl, n)["hook_event_name"] != "Ses
 
 
 def test_every_adapter_names_a_known_platform_source() -> None:
-    adapters = {"claude": claude_adapter, "gemini": gemini_adapter, "codex": codex_adapter}
+    adapters = {
+        "claude": claude_adapter,
+        "gemini": gemini_adapter,
+        "codex": codex_adapter,
+        "cursor": cursor_adapter,  # its own tests: tests/test_hooks_cursor.py
+    }
     assert set(adapters) == set(PLATFORMS)
     assert {a.PLATFORM_SOURCE: n for n, a in adapters.items()} == PLATFORM_SOURCES
 

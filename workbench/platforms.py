@@ -13,5 +13,6 @@ PLATFORM_SOURCES = {
     "claude-code": "claude",
     "gemini-cli": "gemini",
     "codex-cli": "codex",
+    "cursor": "cursor",
 }
 DEFAULT_PLATFORM_SOURCE = "claude-code"

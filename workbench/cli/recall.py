@@ -88,7 +88,9 @@ def search(
     project: Annotated[str | None, typer.Option(help="Only this project.")] = None,
     platform: Annotated[
         str | None,
-        typer.Option(help="Only this agent platform: claude-code | gemini-cli | codex-cli."),
+        typer.Option(
+            help="Only this agent platform: claude-code | gemini-cli | codex-cli | cursor."
+        ),
     ] = None,
     kind: Annotated[
         list[str] | None,

@@ -107,7 +107,9 @@ def register(server: MCPServer, client: ServiceBackend) -> None:
         platformSource: Annotated[
             str | None,
             Field(
-                description="Only sessions of this agent: claude-code, gemini-cli, codex-cli.",
+                description=(
+                    "Only sessions of this agent: claude-code, gemini-cli, codex-cli, cursor."
+                ),
                 max_length=100,
             ),
         ] = None,
