@@ -115,6 +115,7 @@ def test_doctor_reports_each_check(env: dict[str, str]) -> None:
     statuses = {c["check"]: c["status"] for c in json.loads(healthy.stdout)}
     # agents not on this machine are notes, never problems; everything else is fine
     assert statuses.pop("gemini hooks") == statuses.pop("codex hooks") == "info"
+    assert statuses.pop("cursor hooks") == statuses.pop("cursor mcp") == "info"
     assert set(statuses.values()) == {"ok"}
 
 
