@@ -112,7 +112,7 @@ def normalise(payload: dict[str, Any]) -> dict[str, Any]:
     out["transcript_path"] = ""
     out["last_assistant_message"] = ""  # not in Cursor's payload; no transcript to read
     out["stop_hook_active"] = False  # loop_count counts a whole conversation's follow-ups
-    for key in ("tool_use_id", "agent_id", "agent_type"):
+    for key in ("agent_id", "agent_type"):  # not Cursor's: must not make a stop a no-op
         out.pop(key, None)
     if name == "afterShellExecution":
         out["tool_name"] = "Bash"
