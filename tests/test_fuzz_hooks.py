@@ -227,14 +227,18 @@ class Outcome:
     stderr: bytes = b""
 
 
-def run_in_process(script: str, raw: bytes, env: dict[str, str]) -> Outcome:
+def run_in_process(
+    script: str, raw: bytes, env: dict[str, str], platform: str = "claude"
+) -> Outcome:
     """The script's own ``__main__`` block (its fail-open boundary included), run in this
-    process by ``runpy`` with ``raw`` on stdin: the subprocess run minus interpreter start-up."""
+    process by ``runpy`` with ``raw`` on stdin: the subprocess run minus interpreter start-up.
+    ``--platform`` is on the script's command line, as the agent's hook command has it."""
     out = io.BytesIO()
     stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
-    saved = sys.stdin, sys.stdout
+    saved = sys.stdin, sys.stdout, sys.argv
     sys.stdin = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8")
     sys.stdout = stdout
+    sys.argv = [str(HOOKS_DIR / f"{script}.py"), "--platform", platform]
     code: object = 0
     try:
         with scoped_env(**env):
@@ -243,25 +247,26 @@ def run_in_process(script: str, raw: bytes, env: dict[str, str]) -> Outcome:
             except SystemExit as exc:
                 code = exc.code
     finally:
-        sys.stdin, sys.stdout = saved
+        sys.stdin, sys.stdout, sys.argv = saved
     stdout.flush()
     printed = out.getvalue()
     stdout.detach()  # so collecting the wrapper does not close ``out`` under a later reader
     return Outcome(printed, code if isinstance(code, int) else 0 if code is None else 1)
 
 
-def diagnose(script: str, raw: bytes, env: dict[str, str]) -> str:
+def diagnose(script: str, raw: bytes, env: dict[str, str], platform: str = "claude") -> str:
     """What escapes ``main()`` for this stdin (the boundary hides it): run it once more, bare."""
-    saved = sys.stdin, sys.stdout
+    saved = sys.stdin, sys.stdout, sys.argv
     sys.stdin = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8")
     sys.stdout = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    sys.argv = [str(HOOKS_DIR / f"{script}.py"), "--platform", platform]
     try:
         with scoped_env(**env):
             SCRIPTS[script].main()
     except BaseException:  # noqa: BLE001 - reporting what the boundary swallowed
         return traceback.format_exc(limit=-3)[-1500:]
     finally:
-        sys.stdin, sys.stdout = saved
+        sys.stdin, sys.stdout, sys.argv = saved
     return ""
 
 
@@ -292,14 +297,14 @@ def assert_one_json_line(outcome: Outcome) -> None:
     assert isinstance(value, dict), text[:300]
 
 
-def due(module: ModuleType, raw: bytes) -> bool:
+def due(module: ModuleType, raw: bytes, platform: str = "claude") -> bool:
     """True when the hook accepted an event it must deliver (or spool).
 
     ``parse_input`` accepting the payload and ``build_body`` not declining it (a task
     notification, a subagent's Stop) make the event due. A ``build_body`` that raises is a
     crash on an accepted event: still due."""
     builder = getattr(module, "build_body", None)
-    event = _runtime.parse_input(raw)
+    event = _runtime.parse_input(raw, platform)
     if builder is None or event is None:
         return False
     try:
@@ -308,9 +313,16 @@ def due(module: ModuleType, raw: bytes) -> bool:
         return True
 
 
-def account(module: ModuleType, raw: bytes, bench: Bench, mark: int, before: set[str]) -> None:
+def account(
+    module: ModuleType,
+    raw: bytes,
+    bench: Bench,
+    mark: int,
+    before: set[str],
+    platform: str = "claude",
+) -> None:
     """The hook's event is stored, skipped with a reason, refused with a 4xx, or spooled."""
-    if not due(module, raw):
+    if not due(module, raw, platform):
         return
     route = module.ROUTE
     posts = [e for e in bench.relay.since(mark) if e.method == "POST" and e.path == route]
@@ -343,7 +355,10 @@ def account(module: ModuleType, raw: bytes, bench: Bench, mark: int, before: set
     )
 
 
-def exercise(script: str, raw: bytes, bench: Bench, *, subprocess: bool) -> None:
+def exercise(
+    script: str, raw: bytes, bench: Bench, *, subprocess: bool, platform: str = "claude"
+) -> dict[str, Any]:
+    """Run one hook on ``raw``, check the contract and the accounting; return what it printed."""
     module = SCRIPTS[script]
     mark = bench.relay.mark()
     before = spooled_keys(bench.root)
@@ -353,15 +368,17 @@ def exercise(script: str, raw: bytes, bench: Bench, *, subprocess: bool) -> None
         outcome = run_subprocess(script, raw, env)
         assert outcome.stderr == b"", outcome.stderr.decode(errors="replace")
     else:
-        outcome = run_in_process(script, raw, bench.env)
+        outcome = run_in_process(script, raw, bench.env, platform)
     assert outcome.returncode == 0, f"exit status {outcome.returncode}"
     try:
         assert_one_json_line(outcome)
-        account(module, raw, bench, mark, before)
+        account(module, raw, bench, mark, before, platform)
     except AssertionError as exc:
-        raise AssertionError(f"{exc}\n{diagnose(script, raw, bench.env)}") from None
+        raise AssertionError(f"{exc}\n{diagnose(script, raw, bench.env, platform)}") from None
     left = set((bench.root / "spool").glob("*.tmp")) - stragglers
     assert not left, f"a temp spool file was left behind for stdin {raw[:300]!r}"
+    printed: dict[str, Any] = json.loads(outcome.stdout)
+    return printed
 
 
 # ----- the properties ---------------------------------------------------------------------------
@@ -446,6 +463,63 @@ def test_known_hostile_stdin(script: str, bench: Bench) -> None:
         except AssertionError as exc:
             failures.append(f"stdin {raw[:120]!r}:\n{str(exc)[:600]}")
     assert not failures, f"{len(failures)} failing inputs:\n\n" + "\n\n".join(failures)
+
+
+CURSOR_FIXTURES = {
+    "user_prompt_submit": ["before_submit_prompt"],
+    "post_tool_use": [
+        "after_shell_execution",
+        "after_mcp_execution",
+        "after_file_edit",
+        "after_file_edit_multi",
+    ],
+    "stop": ["stop"],
+}
+# JSON strings Cursor might put in tool_input / result_json that hurt once parsed.
+CURSOR_HOSTILE_JSON = [
+    '{"text": "cut mid-emoji \\ud83d"}',
+    '{"\\ud83d": 1}',
+    '{"t": NaN, "u": 1e400, "n": ' + str(2**70) + "}",
+    "[" * 990 + "]" * 990,
+    '{"a": ' * 200 + "1" + "}" * 200,
+    '{"k": "<private>secret</private>"}',
+    "{not json",
+]
+
+
+@st.composite
+def cursor_stdin(draw: st.DrawFn, script: str) -> bytes:
+    """What Cursor might write to ``script``'s stdin: a real payload of one of its events with
+    hostile values swapped in (its own fields first), sometimes any object, or not JSON."""
+    choice = draw(st.integers(0, 9))
+    if choice == 0:
+        return draw(raw_bodies)
+    if choice == 1:
+        return render(draw(json_objects)).encode("ascii")
+    name = draw(st.sampled_from(CURSOR_FIXTURES[script]))
+    payload = json.loads((HOOK_FIXTURES / "cursor" / f"{name}.json").read_text("utf-8"))
+    group = "prompt" if script == "user_prompt_submit" else "work"
+    payload["conversation_id"] = f"fuzz-{group}-{draw(st.integers(0, 3))}"
+    for key in ("tool_input", "result_json"):
+        if key in payload and draw(st.booleans()):
+            payload[key] = draw(st.one_of(st.sampled_from(CURSOR_HOSTILE_JSON), texts))
+    payload.update(draw(cursor_fields))
+    for _ in range(draw(st.integers(0, 2))):
+        key = draw(st.one_of(st.sampled_from(sorted(payload)), keys))
+        payload[key] = draw(st.one_of(texts, atoms, json_values))
+    return render(payload).encode("ascii")
+
+
+@pytest.mark.parametrize("script", sorted(CURSOR_FIXTURES))
+@settings(max_examples=budget(100), **HOOK_SETTINGS)
+@given(data=st.data())
+def test_cursor_payloads_print_cursors_answer_and_lose_nothing(
+    script: str, bench: Bench, data: st.DataObject
+) -> None:
+    """Issue 11: Cursor's events through the scripts (``--platform cursor``), real service."""
+    raw = data.draw(cursor_stdin(script), label="stdin")
+    printed = exercise(script, raw, bench, subprocess=False, platform="cursor")
+    assert printed == ({"continue": True} if script == "user_prompt_submit" else {})
 
 
 def test_spooled_events_replay_or_are_parked_and_the_store_is_intact(bench: Bench) -> None:
