@@ -313,6 +313,13 @@ def test_a_session_end_to_end_then_the_rules_file_holds_the_next_sessions_contex
         svc, "SELECT * FROM session_summaries WHERE content_session_id = ?", session_id
     )
     assert len(summaries) == 1
+    status, page = svc.get(
+        "/api/search?query=auth&type=observations&format=json&platform_source=cursor"
+    )
+    assert status == 200, page
+    found = {hit["id"] for hit in page["observations"]}
+    assert found
+    assert found <= {o["id"] for o in observations}
 
     # The next chat's first prompt refreshes the rules file Cursor reads into it.
     nxt = {**load("before_submit_prompt", workspace), "conversation_id": session_id + "-next"}

@@ -56,8 +56,8 @@ CONTEXT_FILE = ".cursor/rules/workbench-context.mdc"
 # ``src/utils/cursor-utils.ts`` ``writeContextFile``): always in the model's context.
 CONTEXT_HEADER = (
     "---\n"
-    "description: workbench memory of earlier sessions in this project (written by workbench;"
-    " do not edit, it is replaced at the end of each turn)\n"
+    "description: workbench memory of earlier sessions in this project (written by workbench"
+    " at each prompt and at the end of each turn; edits are overwritten)\n"
     "alwaysApply: true\n"
     "---\n\n"
 )
