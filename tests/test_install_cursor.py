@@ -135,22 +135,40 @@ def test_a_fresh_install_writes_cursors_schema(home: Path, env: dict[str, str]) 
 def test_the_installed_commands_run_the_cursor_adapter(
     home: Path, env: dict[str, str], data_dir: Path
 ) -> None:
+    """Every command written, run as Cursor runs it, on that event's fixtures (service down)."""
     assert run_workbench(env, "install", "--agent", "cursor").returncode == 0
     config = read(hooks_file(home))
-    prompt = (FIXTURES / "hooks" / "cursor" / "before_submit_prompt.json").read_bytes()
-    outputs = [
-        subprocess.run(
-            ["sh", "-c", entry["command"]], input=prompt, env=env, capture_output=True, timeout=60
-        )
-        for entry in config["hooks"]["beforeSubmitPrompt"][:1]  # the second would spawn
+    fixtures = sorted((FIXTURES / "hooks" / "cursor").glob("*.json"))
+    ran = 0
+    for fixture in fixtures:
+        event = read(fixture)["hook_event_name"]
+        for entry in config["hooks"][event]:
+            if event == "beforeSubmitPrompt" and "context_file" in entry["command"]:
+                continue  # it would start the service (tests/test_hooks_cursor.py runs it)
+            proc = subprocess.run(
+                ["sh", "-c", entry["command"]],
+                input=fixture.read_bytes(),
+                env=env,
+                capture_output=True,
+                timeout=60,
+            )
+            assert proc.returncode == 0, proc.stderr
+            assert proc.stderr == b""
+            expected = {"continue": True} if event == "beforeSubmitPrompt" else {}
+            assert json.loads(proc.stdout) == expected
+            ran += 1
+    assert ran == len(fixtures) + 1  # stop's two commands
+    envelopes = [
+        spool.Envelope.from_json(path.read_text("utf-8"))
+        for path in spool.pending(data_dir / "spool")
     ]
-    for proc in outputs:
-        assert proc.returncode == 0, proc.stderr
-        assert json.loads(proc.stdout) == {"continue": True}
-    (path,) = spool.pending(data_dir / "spool")
-    envelope = spool.Envelope.from_json(path.read_text("utf-8"))
-    assert envelope.path == "/api/sessions/init"
-    assert envelope.body["platformSource"] == "cursor"
+    assert sorted(e.path for e in envelopes) == [
+        "/api/sessions/init",
+        *["/api/sessions/observations"] * 4,
+        "/api/sessions/summarize",
+    ]
+    (init,) = [e for e in envelopes if e.path == "/api/sessions/init"]
+    assert init.body["platformSource"] == "cursor"
 
 
 @pytest.mark.parametrize(
