@@ -1,7 +1,7 @@
 """Agent lifecycle hooks: one short stdlib-only script per event, run as a subprocess.
 
-Written against Claude Code's events; ``--platform gemini|codex|windsurf`` on the command line
-makes a script read and answer that platform's shape instead (``adapters/``).
+Written against Claude Code's events; ``--platform gemini|codex|cursor|windsurf|opencode`` on
+the command line makes a script read and answer that platform's shape instead (``adapters/``).
 
 Modules:
 - ``_runtime``            the shared runtime: the normalised input, raw-socket HTTP,
@@ -14,6 +14,8 @@ Modules:
 - ``stop``                Stop: read the last assistant message from the transcript's tail and
                           post it to sessions/summarize (not for subagents or re-entrant stops)
 - ``session_end``         SessionEnd: post the end reason to sessions/end
+- ``context_file``        for agents with no context injection (Cursor): write the memory
+                          SessionStart would inject into the project file the agent reads
 
 Kept empty on purpose: every import here would be paid on every tool call.
 """

@@ -276,12 +276,31 @@ def context_on_stdout(event: HookInput) -> bool:
     return getattr(event.adapter, "write_context", None) is None
 
 
-def emit_fallback() -> None:
-    """At the fail-open boundary: print ``{}`` unless the script already printed (or tried)."""
+def answer(kind: str, output: dict[str, Any], event: HookInput | None = None) -> dict[str, Any]:
+    """What the platform expects on stdout for the normalised event ``kind``.
+
+    ``output`` is Claude Code's shape; an adapter with an ``output(kind, result)`` function
+    (Cursor's before-events must say ``{"continue": true}``) turns it into its own. Without a
+    parsed event (empty or bad stdin) the adapter is the one the command line names.
+    """
+    adapter = event.adapter if event is not None else None
+    if adapter is None:
+        adapter = load_adapter(platform_from_argv(sys.argv[1:]))
+    shape = getattr(adapter, "output", None)
+    return shape(kind, output) if shape is not None else output
+
+
+def emit_fallback(kind: str = "") -> None:
+    """At the fail-open boundary: print ``{}`` (or, given the script's ``kind``, the platform's
+    empty answer: ``answer(kind, {})``) unless the script already printed (or tried)."""
     if _emitted:
         return
     try:
-        emit()
+        try:
+            output = answer(kind, {}) if kind else {}
+        except Exception:  # noqa: BLE001 - the adapter failed too: the plain empty answer
+            output = {}
+        emit(output)
     except BaseException:  # noqa: BLE001 - stdout itself is gone: nothing more can be done
         pass
 

@@ -17,7 +17,8 @@ The settings are read here, with the stdlib (``locate.hook_setting``), so that w
 feature is off the hook makes no second request at all. That query is read-only: when it
 fails there is simply no context, and nothing is spooled.
 
-Prints ``{}`` otherwise. Fail-open: see ``hooks/_runtime.py``; exits 0 whatever happens.
+Prints ``{}`` otherwise, or the platform's own answer (``_runtime.answer``: Cursor's
+``{"continue": true}``). Fail-open: see ``hooks/_runtime.py``; exits 0 whatever happens.
 """
 
 from __future__ import annotations
@@ -110,12 +111,13 @@ def main() -> None:
             and wants_injection(root, body["prompt"])
         ):
             context = related_context(root, body)
-    _runtime.emit(output_for(context, event.answer_event(HOOK) if event else HOOK))
+    output = output_for(context, event.answer_event(HOOK) if event else HOOK)
+    _runtime.emit(_runtime.answer(HOOK, output, event))
 
 
 if __name__ == "__main__":
     try:
         main()
     except BaseException:  # noqa: BLE001 - the documented fail-open boundary (hooks/_runtime.py)
-        _runtime.emit_fallback()
+        _runtime.emit_fallback(HOOK)
     sys.exit(0)

@@ -117,6 +117,7 @@ def test_doctor_reports_each_check(env: dict[str, str]) -> None:
     assert statuses.pop("gemini hooks") == statuses.pop("codex hooks") == "info"
     assert statuses.pop("windsurf hooks") == "info"
     assert statuses.pop("opencode plugin") == "info"
+    assert statuses.pop("cursor hooks") == statuses.pop("cursor mcp") == "info"
     assert set(statuses.values()) == {"ok"}
 
 

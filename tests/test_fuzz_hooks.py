@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import runpy
 import shutil
 import sys
+import tempfile
 import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -38,6 +40,7 @@ from hypothesis import strategies as st
 
 from hooks import (
     _runtime,
+    context_file,
     post_tool_use,
     pre_tool_use_read,
     session_end,
@@ -46,6 +49,7 @@ from hooks import (
     user_prompt_submit,
 )
 from hooks.adapters import PLATFORMS
+from hooks.adapters import cursor as cursor_adapter
 from tests.conftest import FIXTURES, HOOKS_DIR, Service, base_env
 from tests.fuzz_harness import (
     Answer,
@@ -223,14 +227,18 @@ class Outcome:
     stderr: bytes = b""
 
 
-def run_in_process(script: str, raw: bytes, env: dict[str, str]) -> Outcome:
+def run_in_process(
+    script: str, raw: bytes, env: dict[str, str], platform: str = "claude"
+) -> Outcome:
     """The script's own ``__main__`` block (its fail-open boundary included), run in this
-    process by ``runpy`` with ``raw`` on stdin: the subprocess run minus interpreter start-up."""
+    process by ``runpy`` with ``raw`` on stdin: the subprocess run minus interpreter start-up.
+    ``--platform`` is on the script's command line, as the agent's hook command has it."""
     out = io.BytesIO()
     stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
-    saved = sys.stdin, sys.stdout
+    saved = sys.stdin, sys.stdout, sys.argv
     sys.stdin = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8")
     sys.stdout = stdout
+    sys.argv = [str(HOOKS_DIR / f"{script}.py"), "--platform", platform]
     code: object = 0
     try:
         with scoped_env(**env):
@@ -239,25 +247,26 @@ def run_in_process(script: str, raw: bytes, env: dict[str, str]) -> Outcome:
             except SystemExit as exc:
                 code = exc.code
     finally:
-        sys.stdin, sys.stdout = saved
+        sys.stdin, sys.stdout, sys.argv = saved
     stdout.flush()
     printed = out.getvalue()
     stdout.detach()  # so collecting the wrapper does not close ``out`` under a later reader
     return Outcome(printed, code if isinstance(code, int) else 0 if code is None else 1)
 
 
-def diagnose(script: str, raw: bytes, env: dict[str, str]) -> str:
+def diagnose(script: str, raw: bytes, env: dict[str, str], platform: str = "claude") -> str:
     """What escapes ``main()`` for this stdin (the boundary hides it): run it once more, bare."""
-    saved = sys.stdin, sys.stdout
+    saved = sys.stdin, sys.stdout, sys.argv
     sys.stdin = io.TextIOWrapper(io.BytesIO(raw), encoding="utf-8")
     sys.stdout = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    sys.argv = [str(HOOKS_DIR / f"{script}.py"), "--platform", platform]
     try:
         with scoped_env(**env):
             SCRIPTS[script].main()
     except BaseException:  # noqa: BLE001 - reporting what the boundary swallowed
         return traceback.format_exc(limit=-3)[-1500:]
     finally:
-        sys.stdin, sys.stdout = saved
+        sys.stdin, sys.stdout, sys.argv = saved
     return ""
 
 
@@ -348,7 +357,10 @@ def account(
     )
 
 
-def exercise(script: str, raw: bytes, bench: Bench, *, subprocess: bool) -> None:
+def exercise(
+    script: str, raw: bytes, bench: Bench, *, subprocess: bool, platform: str = "claude"
+) -> dict[str, Any]:
+    """Run one hook on ``raw``, check the contract and the accounting; return what it printed."""
     module = SCRIPTS[script]
     mark = bench.relay.mark()
     before = spooled_keys(bench.root)
@@ -358,15 +370,17 @@ def exercise(script: str, raw: bytes, bench: Bench, *, subprocess: bool) -> None
         outcome = run_subprocess(script, raw, env)
         assert outcome.stderr == b"", outcome.stderr.decode(errors="replace")
     else:
-        outcome = run_in_process(script, raw, bench.env)
+        outcome = run_in_process(script, raw, bench.env, platform)
     assert outcome.returncode == 0, f"exit status {outcome.returncode}"
     try:
         assert_one_json_line(outcome)
-        account(module, raw, bench, mark, before)
+        account(module, raw, bench, mark, before, platform)
     except AssertionError as exc:
-        raise AssertionError(f"{exc}\n{diagnose(script, raw, bench.env)}") from None
+        raise AssertionError(f"{exc}\n{diagnose(script, raw, bench.env, platform)}") from None
     left = set((bench.root / "spool").glob("*.tmp")) - stragglers
     assert not left, f"a temp spool file was left behind for stdin {raw[:300]!r}"
+    printed: dict[str, Any] = json.loads(outcome.stdout)
+    return printed
 
 
 # ----- the properties ---------------------------------------------------------------------------
@@ -453,6 +467,63 @@ def test_known_hostile_stdin(script: str, bench: Bench) -> None:
     assert not failures, f"{len(failures)} failing inputs:\n\n" + "\n\n".join(failures)
 
 
+CURSOR_FIXTURES = {
+    "user_prompt_submit": ["before_submit_prompt"],
+    "post_tool_use": [
+        "after_shell_execution",
+        "after_mcp_execution",
+        "after_file_edit",
+        "after_file_edit_multi",
+    ],
+    "stop": ["stop"],
+}
+# JSON strings Cursor might put in tool_input / result_json that hurt once parsed.
+CURSOR_HOSTILE_JSON = [
+    '{"text": "cut mid-emoji \\ud83d"}',
+    '{"\\ud83d": 1}',
+    '{"t": NaN, "u": 1e400, "n": ' + str(2**70) + "}",
+    "[" * 990 + "]" * 990,
+    '{"a": ' * 200 + "1" + "}" * 200,
+    '{"k": "<private>secret</private>"}',
+    "{not json",
+]
+
+
+@st.composite
+def cursor_stdin(draw: st.DrawFn, script: str) -> bytes:
+    """What Cursor might write to ``script``'s stdin: a real payload of one of its events with
+    hostile values swapped in (its own fields first), sometimes any object, or not JSON."""
+    choice = draw(st.integers(0, 9))
+    if choice == 0:
+        return draw(raw_bodies)
+    if choice == 1:
+        return render(draw(json_objects)).encode("ascii")
+    name = draw(st.sampled_from(CURSOR_FIXTURES[script]))
+    payload = json.loads((HOOK_FIXTURES / "cursor" / f"{name}.json").read_text("utf-8"))
+    group = "prompt" if script == "user_prompt_submit" else "work"
+    payload["conversation_id"] = f"fuzz-{group}-{draw(st.integers(0, 3))}"
+    for key in ("tool_input", "result_json"):
+        if key in payload and draw(st.booleans()):
+            payload[key] = draw(st.one_of(st.sampled_from(CURSOR_HOSTILE_JSON), texts))
+    payload.update(draw(cursor_fields))
+    for _ in range(draw(st.integers(0, 2))):
+        key = draw(st.one_of(st.sampled_from(sorted(payload)), keys))
+        payload[key] = draw(st.one_of(texts, atoms, json_values))
+    return render(payload).encode("ascii")
+
+
+@pytest.mark.parametrize("script", sorted(CURSOR_FIXTURES))
+@settings(max_examples=budget(100), **HOOK_SETTINGS)
+@given(data=st.data())
+def test_cursor_payloads_print_cursors_answer_and_lose_nothing(
+    script: str, bench: Bench, data: st.DataObject
+) -> None:
+    """Issue 11: Cursor's events through the scripts (``--platform cursor``), real service."""
+    raw = data.draw(cursor_stdin(script), label="stdin")
+    printed = exercise(script, raw, bench, subprocess=False, platform="cursor")
+    assert printed == ({"continue": True} if script == "user_prompt_submit" else {})
+
+
 def test_spooled_events_replay_or_are_parked_and_the_store_is_intact(bench: Bench) -> None:
     """Run last (file order). Whatever the hooks spooled is handed to the service's replay:
     nothing is left pending for another round, and the store is intact."""
@@ -488,7 +559,33 @@ ADAPTER_EVENTS = [
     *("SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"),
     *("BeforeAgent", "AfterTool", "AfterAgent", "BeforeTool"),
     *("session.created", "chat.message", "tool.execute.after", "session.idle", "session.deleted"),
+    *("beforeSubmitPrompt", "afterShellExecution", "afterMCPExecution", "afterFileEdit", "stop"),
 ]
+# Cursor's own fields (tests/fixtures/hooks/cursor/README.md): JSON strings that may or may
+# not parse, edits of any shape, workspace roots of any type.
+cursor_json_strings = st.one_of(texts, json_values.map(lambda v: render(v)))
+cursor_fields = st.fixed_dictionaries(
+    {},
+    optional={
+        "conversation_id": json_values,
+        "workspace_roots": st.one_of(json_values, st.lists(st.one_of(texts, json_values))),
+        "command": json_values,
+        "output": json_values,
+        "tool_input": st.one_of(cursor_json_strings, json_values),
+        "result_json": st.one_of(cursor_json_strings, json_values),
+        "file_path": json_values,
+        "edits": st.one_of(
+            json_values,
+            st.lists(
+                st.one_of(
+                    json_values,
+                    st.fixed_dictionaries({"old_string": json_values, "new_string": json_values}),
+                )
+            ),
+        ),
+        "loop_count": json_values,
+    },
+)
 ADAPTER_TOOLS = [
     *("read_file", "replace", "run_shell_command", "write_file", "Bash", "Read"),
     *("read", "edit", "bash", "glob", "grep", "task"),
@@ -505,13 +602,21 @@ ADAPTER_TOOLS = [
         json_values, st.fixed_dictionaries({"llmContent": json_values, "error": json_values})
     ),
     answer=json_values,
+    cursor=cursor_fields,
 )
 def test_every_adapter_normalises_any_payload(
-    platform: str, doc: dict[str, Any], event: Any, tool: Any, response: Any, answer: Any
+    platform: str,
+    doc: dict[str, Any],
+    event: Any,
+    tool: Any,
+    response: Any,
+    answer: Any,
+    cursor: dict[str, Any],
 ) -> None:
     """Whatever a platform sends, the normalised input is well typed and the bodies are built."""
     payload = {
         **doc,
+        **cursor,
         "hook_event_name": event,
         "tool_name": tool,
         "tool_response": response,
@@ -534,6 +639,28 @@ def test_every_adapter_normalises_any_payload(
     if parsed.last_assistant_message is not None:  # no transcript read for these platforms
         body = stop.build_body(parsed)
         assert body is None or body["last_assistant_message"] == parsed.last_assistant_message
+    # What a hook posts or spools must encode as UTF-8 (Cursor's parsed JSON strings too).
+    json.dumps(post_tool_use.build_body(parsed), ensure_ascii=False).encode("utf-8")
+    for kind in ("UserPromptSubmit", "PostToolUse", "Stop"):
+        assert isinstance(_runtime.answer(kind, {}, parsed), dict)
+
+
+@settings(max_examples=budget(100), **HOOK_SETTINGS)
+@given(context=texts, name=st.sampled_from(["before_submit_prompt", "stop"]))
+def test_any_context_text_makes_a_whole_rules_file(context: str, name: str) -> None:
+    """Cursor's rules file: front matter first, the context after it, valid UTF-8, atomic."""
+    with tempfile.TemporaryDirectory() as folder:
+        payload = json.loads((HOOK_FIXTURES / "cursor" / f"{name}.json").read_text("utf-8"))
+        payload["workspace_roots"] = [folder]
+        event = _runtime.parse_input(json.dumps(payload).encode("utf-8"), "cursor")
+        assert event is not None
+        path = context_file.target(event)
+        assert path is not None
+        assert context_file.write_atomically(path, event.adapter.context_document(context))
+        written = Path(path).read_bytes().decode("utf-8")
+        assert written.startswith(cursor_adapter.CONTEXT_HEADER)
+        assert written.endswith("\n")
+        assert os.listdir(os.path.dirname(path)) == ["workbench-context.mdc"]
 
 
 @settings(max_examples=budget(200), **HOOK_SETTINGS)

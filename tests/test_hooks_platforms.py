@@ -20,6 +20,7 @@ from hooks import user_prompt_submit
 from hooks.adapters import PLATFORMS
 from hooks.adapters import claude as claude_adapter
 from hooks.adapters import codex as codex_adapter
+from hooks.adapters import cursor as cursor_adapter
 from hooks.adapters import gemini as gemini_adapter
 from hooks.adapters import opencode as opencode_adapter
 from hooks.adapters import windsurf as windsurf_adapter
@@ -108,6 +109,7 @@ def test_every_adapter_names_a_known_platform_source() -> None:
         "claude": claude_adapter,
         "gemini": gemini_adapter,
         "codex": codex_adapter,
+        "cursor": cursor_adapter,  # its own tests: tests/test_hooks_cursor.py
         "windsurf": windsurf_adapter,
         "opencode": opencode_adapter,
     }

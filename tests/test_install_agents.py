@@ -142,7 +142,7 @@ def test_the_installed_command_runs_the_platforms_adapter(
 
 
 def test_an_unknown_agent_is_refused_with_the_known_ones(home: Path, data_dir: Path) -> None:
-    result = run_workbench(env_for(home, data_dir), "install", "--agent", "cursor")
+    result = run_workbench(env_for(home, data_dir), "install", "--agent", "notepad")
     assert result.returncode != 0
-    assert "claude, gemini, codex" in result.stdout + result.stderr
+    assert "claude, gemini, codex, cursor" in result.stdout + result.stderr
     assert list(home.iterdir()) == []

@@ -39,8 +39,8 @@ HOOK_SCRIPTS: dict[str, tuple[str, str | None, int]] = {
     "SessionEnd": ("session_end.py", None, 10),
 }
 OURS = re.compile(
-    r"hooks/(session_start|user_prompt_submit|post_tool_use|pre_tool_use_read|stop|session_end)"
-    r"\.py\b"
+    r"hooks/(session_start|user_prompt_submit|post_tool_use|pre_tool_use_read|stop|session_end"
+    r"|context_file)\.py\b"
 )
 
 

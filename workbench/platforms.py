@@ -13,6 +13,7 @@ PLATFORM_SOURCES = {
     "claude-code": "claude",
     "gemini-cli": "gemini",
     "codex-cli": "codex",
+    "cursor": "cursor",
     "windsurf": "windsurf",
     "opencode": "opencode",
 }

@@ -25,6 +25,7 @@ MODULES = {
     "claude": "claude",
     "gemini": "gemini",
     "codex": "codex",
+    "cursor": "cursor",
     "windsurf": "windsurf",
     "opencode": "opencode",
 }
