@@ -80,8 +80,8 @@ def read(path: Path) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8") or "{}")
     except json.JSONDecodeError as exc:
         raise ClaudeSettingsError(
-            f"Claude Code settings file {path} is not valid JSON ({exc}); fix it by hand "
-            "(nothing was changed) and run the command again"
+            f"{path} is not valid JSON ({exc}); fix it by hand (nothing was changed) and run "
+            "the command again"
         ) from None
     if not isinstance(data, dict):
         raise ClaudeSettingsError(f"{path} must hold a JSON object; nothing was changed")

@@ -11,7 +11,6 @@ from pathlib import Path
 
 from workbench import claude_settings
 from workbench.agents.base import Change, Check
-from workbench.errors import WorkbenchError
 
 # event -> (script, matcher or None, timeout in the agent's unit)
 Scripts = dict[str, tuple[str, str | None, int]]
@@ -45,14 +44,25 @@ def installed(path: Path) -> bool:
     return current != claude_settings.without_ours(current)
 
 
+def commands(path: Path) -> list[str]:
+    """The commands of our hooks in ``path`` (``doctor`` checks what they run)."""
+    hooks = claude_settings.read(path).get("hooks")
+    groups = (
+        [g for v in hooks.values() if isinstance(v, list) for g in v]
+        if isinstance(hooks, dict)
+        else []
+    )
+    return [
+        str(h["command"])
+        for g in groups
+        if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+        for h in g["hooks"]
+        if isinstance(h, dict) and claude_settings.OURS.search(str(h.get("command", "")))
+    ]
+
+
 def check(agent: str, label: str, path: Path, detected: bool) -> Check:
-    """``doctor``'s line for an opt-in agent's hooks: a note unless the file is broken."""
-    name = f"{agent} hooks"
-    if not detected:
-        return Check(name, None, f"{label} not found on this machine")
-    try:
-        if installed(path):
-            return Check(name, True, str(path))
-    except WorkbenchError as exc:
-        return Check(name, False, exc.message)
-    return Check(name, None, f"not installed: run `workbench install --agent {agent}`")
+    """``doctor``'s row for an opt-in agent that gets only hooks (``workbench.agents.health``)."""
+    from workbench.agents import health  # health imports this module
+
+    return health.agent_check(agent, label, detected, [health.hooks(path)])
