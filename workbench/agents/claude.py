@@ -25,8 +25,14 @@ def detected() -> bool:
     return config_dir().is_dir()
 
 
+def check() -> None:
+    """Raise if ``install`` would refuse (a file that is not JSON, a foreign server)."""
+    claude_settings.read(claude_settings.settings_path())
+    claude_mcp.check()
+
+
 def install(python: str | None = None, data_dir: Path | None = None) -> list[Change]:
-    claude_mcp.check()  # refuse before writing anything
+    check()  # refuse before writing anything
     hooks = hook_json.install(
         claude_settings.settings_path(), claude_settings.HOOK_SCRIPTS, python, data_dir, None
     )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from workbench import claude_settings
 from workbench.agents import health, hook_json, mcp_json, mcp_toml
 from workbench.agents.base import Change, Check
 
@@ -45,8 +46,15 @@ def detected() -> bool:
     return config_dir().is_dir()
 
 
+def check() -> None:
+    """Raise if ``install`` would refuse (hooks.json not JSON, config.toml not TOML, a foreign
+    ``workbench`` server); writes nothing."""
+    claude_settings.read(hooks_path())
+    mcp_toml.check(config_path(), REMOVE_HINT)
+
+
 def install(python: str | None = None, data_dir: Path | None = None) -> list[Change]:
-    mcp_toml.check(config_path(), REMOVE_HINT)  # refuse before writing anything
+    check()  # refuse before writing anything
     hooks = hook_json.install(hooks_path(), SCRIPTS, python, data_dir, NAME)
     entry = mcp_json.server_entry(python, data_dir)
     changed, backup = mcp_toml.install(config_path(), entry, REMOVE_HINT)

@@ -49,10 +49,16 @@ def detected() -> bool:
     return config_dir().is_dir()
 
 
+def check() -> None:
+    """Raise if ``install`` would refuse (not JSON, a foreign server); writes nothing."""
+    path = settings_path()
+    mcp_json.refuse_foreign(claude_settings.read(path), path, REMOVE_HINT)
+
+
 def install(python: str | None = None, data_dir: Path | None = None) -> list[Change]:
+    check()
     path = settings_path()
     current = claude_settings.read(path)
-    mcp_json.refuse_foreign(current, path, REMOVE_HINT)
     hooked = claude_settings.with_ours(current, python, data_dir, scripts=SCRIPTS, platform=NAME)
     merged = mcp_json.with_server(hooked, mcp_json.server_entry(python, data_dir), path)
     return _write(path, current, hooked, merged)

@@ -80,8 +80,12 @@ def install(
     from workbench.agents import load
 
     pinned = Path(data_dir).expanduser().resolve() if data_dir else None
-    for name in _chosen(agent):
-        module = load(name)
+    modules = [load(name) for name in _chosen(agent)]
+    # Every agent is asked first, so a refusal by one (``--agent all``) writes into none.
+    for module in modules:
+        if hasattr(module, "check"):
+            module.check()
+    for module in modules:
         _report(module.LABEL, module.install(python, pinned), "installed")
 
 
