@@ -254,3 +254,26 @@ def test_the_registered_command_starts_the_server_from_a_users_project(
                         return {tool.name for tool in (await session.list_tools()).tools}
 
     assert {"search", "get_observations", "workflow"} <= anyio.run(names)
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        # Gemini CLI strips comments before parsing; workbench cannot keep them, so it refuses.
+        ('{\n  // my theme\n  "theme": "GitHub"\n}\n', "is not valid JSON"),
+        ('{"hooks": null}', '"hooks" in'),
+        ('{"hooks": {"AfterTool": {"matcher": "x"}}}', '"hooks.AfterTool" in'),
+        ('{"mcpServers": []}', '"mcpServers" in'),
+    ],
+)
+def test_a_gemini_settings_file_workbench_cannot_merge_is_refused_untouched(
+    text: str, says: str, home: Path, env: dict[str, str]
+) -> None:
+    gemini_file(home).write_text(text, encoding="utf-8")
+    proc = run_workbench(env, "install", "--agent", "gemini")
+    assert proc.returncode == 1
+    assert says in proc.stderr
+    assert "fix it by hand" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert gemini_file(home).read_text("utf-8") == text
+    assert backups(gemini_file(home)) == []

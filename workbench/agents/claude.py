@@ -27,7 +27,7 @@ def detected() -> bool:
 
 def check() -> None:
     """Raise if ``install`` would refuse (a file that is not JSON, a foreign server)."""
-    claude_settings.read(claude_settings.settings_path())
+    hook_json.check_file(claude_settings.settings_path(), claude_settings.HOOK_SCRIPTS)
     claude_mcp.check()
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from workbench import claude_settings
 from workbench.agents import health, hook_json, mcp_json, mcp_toml
 from workbench.agents.base import Change, Check
 
@@ -49,7 +48,7 @@ def detected() -> bool:
 def check() -> None:
     """Raise if ``install`` would refuse (hooks.json not JSON, config.toml not TOML, a foreign
     ``workbench`` server); writes nothing."""
-    claude_settings.read(hooks_path())
+    hook_json.check_file(hooks_path(), SCRIPTS)
     mcp_toml.check(config_path(), REMOVE_HINT)
 
 

@@ -52,7 +52,9 @@ def detected() -> bool:
 def check() -> None:
     """Raise if ``install`` would refuse (not JSON, a foreign server); writes nothing."""
     path = settings_path()
-    mcp_json.refuse_foreign(claude_settings.read(path), path, REMOVE_HINT)
+    current = claude_settings.read(path)
+    hook_json.refuse_bad_shape(current, path, SCRIPTS)
+    mcp_json.refuse_foreign(current, path, REMOVE_HINT)
 
 
 def install(python: str | None = None, data_dir: Path | None = None) -> list[Change]:

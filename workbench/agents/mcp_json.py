@@ -68,8 +68,9 @@ def refuse_foreign(config: dict[str, Any], path: Path, remove_hint: str) -> None
 
     ``remove_hint`` says how to remove the foreign entry.
     """
-    existing = servers(config, path).get(SERVER_NAME)
-    if existing is not None and not is_ours(existing):
+    found = servers(config, path)
+    existing = found.get(SERVER_NAME)
+    if SERVER_NAME in found and not is_ours(existing):  # even null: it is not ours to replace
         command = existing.get("command") if isinstance(existing, dict) else existing
         raise ClaudeSettingsError(
             f"{path} already has an MCP server named {SERVER_NAME!r} that is not workbench's "

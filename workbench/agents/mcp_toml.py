@@ -42,7 +42,9 @@ def read(path: Path) -> tomlkit.TOMLDocument:
     if not path.exists():
         return tomlkit.document()
     try:
-        return tomlkit.parse(path.read_text(encoding="utf-8"))
+        # Bytes decoded, not read_text: universal newlines would turn a CRLF file into LF
+        # and a stray CR (which Codex rejects) into a line break that parses.
+        return tomlkit.parse(path.read_bytes().decode("utf-8"))
     except (TOMLKitError, UnicodeDecodeError) as exc:
         raise AgentConfigError(
             f"{path} is not valid TOML ({exc}); fix it by hand (nothing was changed) and run "
@@ -136,12 +138,25 @@ def uninstall(path: Path) -> tuple[bool, Path | None]:
     if found is None or not is_ours(_current(doc, path)):
         return False, None
     del found[SERVER_NAME]
-    if not found:  # ours was the only one: the table goes too, as before install
+    if not found and _headless(found):  # ours was the only one: as before install
         del doc[KEY]
     text = tomlkit.dumps(doc)
     # The blank line install put before our table stays behind at the end of the file.
     text = text.rstrip("\n") + "\n" if text.strip() else ""
     return True, _write(path, text)
+
+
+def _headless(found: MutableMapping[str, Any]) -> bool:
+    """True when ``mcp_servers`` has no line of its own (``[mcp_servers]``, ``= {…}``).
+
+    Then it only existed through its sub-tables, as install writes it; a table the user
+    wrote out, even empty, is the user's and stays.
+    """
+    if isinstance(found, InlineTable):
+        return False
+    if isinstance(found, Table):
+        return found.is_super_table()
+    return True  # tomlkit's proxy over [mcp_servers.<name>] tables split across the file
 
 
 def _write(path: Path, text: str, new_mode: int = 0o600) -> Path | None:
