@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -277,3 +278,40 @@ def test_a_gemini_settings_file_workbench_cannot_merge_is_refused_untouched(
     assert "Traceback" not in proc.stderr
     assert gemini_file(home).read_text("utf-8") == text
     assert backups(gemini_file(home)) == []
+
+
+def test_gemini_cli_home_moves_the_gemini_folder(
+    home: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    """Gemini CLI reads ``$GEMINI_CLI_HOME/.gemini`` when set (packages/core/src/utils/paths.ts)."""
+    other = tmp_path / "gemini-home"
+    (other / ".gemini").mkdir(parents=True)
+    moved = {**env, "GEMINI_CLI_HOME": str(other)}
+    assert run_workbench(moved, "install", "--agent", "gemini").returncode == 0
+    assert "workbench" in gemini_servers(other)
+    assert json.loads(gemini_file(home).read_text("utf-8")) == GEMINI_USER  # ~/.gemini untouched
+    doctor = json.loads(run_workbench(moved, "doctor", "--json").stdout)
+    (row,) = [r for r in doctor if r["check"] == "agent gemini"]
+    assert row["status"] == "ok"
+    assert str(other / ".gemini" / "settings.json") in row["detail"]
+
+
+@pytest.mark.parametrize("agent", ["gemini", "codex"])
+def test_an_install_never_replaces_an_earlier_backup_of_the_same_second(
+    agent: str, home: Path, env: dict[str, str]
+) -> None:
+    """Backups are named by the second: install, then install with another data dir, can
+    land on the same name. Backups of every second this test can run in already exist."""
+    path = gemini_file(home) if agent == "gemini" else codex_file(home)
+    original = path.read_bytes()
+    now = time.time()
+    earlier = {}
+    for second in range(-2, 120):
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now + second))
+        backup = path.with_name(f"{path.name}.workbench-backup-{stamp}")
+        earlier[backup] = f"earlier backup {stamp}".encode()
+        backup.write_bytes(earlier[backup])
+    assert run_workbench(env, "install", "--agent", agent).returncode == 0
+    assert {b: b.read_bytes() for b in earlier} == earlier
+    new = [b for b in backups(path) if b not in earlier]
+    assert [b.read_bytes() for b in new] == [original]

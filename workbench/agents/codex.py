@@ -61,6 +61,7 @@ def install(python: str | None = None, data_dir: Path | None = None) -> list[Cha
 
 
 def uninstall() -> list[Change]:
+    mcp_toml.read(config_path())  # a config.toml that is not TOML refuses before hooks.json
     hooks = hook_json.uninstall(hooks_path())
     changed, backup = mcp_toml.uninstall(config_path())
     return [hooks, Change("workbench MCP server", config_path(), changed, backup)]

@@ -7,16 +7,13 @@ Codex reads stdio servers from ``$CODEX_HOME/config.toml`` as ``[mcp_servers.<na
 
 The file is the user's, written by hand: it is edited with ``tomlkit``, which keeps comments,
 order and formatting of everything we do not touch, so uninstall gives back the same bytes.
-As for the JSON files: idempotent, a backup before each write, an atomic write keeping the
-file's mode (a new file is owner-only: servers' ``env`` tables often hold tokens), ours found
-by its ``-m workbench mcp`` arguments, a foreign ``workbench`` entry never overwritten.
+As for the JSON files: idempotent, a backup before each write and an atomic write keeping the
+file's mode (``claude_settings.write_text``; a new file is owner-only), ours found by its
+``-m workbench mcp`` arguments, a foreign ``workbench`` entry never overwritten.
 """
 
 from __future__ import annotations
 
-import os
-import stat
-import time
 from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
@@ -26,9 +23,11 @@ from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import InlineTable, Table
 
 from workbench.agents.mcp_json import SERVER_NAME, is_ours
+from workbench.claude_settings import write_text
 from workbench.errors import WorkbenchError
 
 KEY = "mcp_servers"
+NEW_MODE = 0o600  # a config.toml install creates: servers' env tables often hold tokens
 
 
 class AgentConfigError(WorkbenchError):
@@ -126,7 +125,7 @@ def install(path: Path, values: dict[str, Any], remove_hint: str) -> tuple[bool,
         found = tomlkit.table(is_super_table=True)  # written as [mcp_servers.workbench] only
         doc[KEY] = found
     found[SERVER_NAME] = _item(values, inline=isinstance(found, InlineTable))
-    return True, _write(path, tomlkit.dumps(doc))
+    return True, write_text(path, tomlkit.dumps(doc), NEW_MODE)
 
 
 def uninstall(path: Path) -> tuple[bool, Path | None]:
@@ -143,7 +142,7 @@ def uninstall(path: Path) -> tuple[bool, Path | None]:
     text = tomlkit.dumps(doc)
     # The blank line install put before our table stays behind at the end of the file.
     text = text.rstrip("\n") + "\n" if text.strip() else ""
-    return True, _write(path, text)
+    return True, write_text(path, text, NEW_MODE)
 
 
 def _headless(found: MutableMapping[str, Any]) -> bool:
@@ -157,32 +156,3 @@ def _headless(found: MutableMapping[str, Any]) -> bool:
     if isinstance(found, Table):
         return found.is_super_table()
     return True  # tomlkit's proxy over [mcp_servers.<name>] tables split across the file
-
-
-def _write(path: Path, text: str, new_mode: int = 0o600) -> Path | None:
-    """Back up the current file (if any) and write ``text`` atomically; return the backup.
-
-    The backup never replaces an earlier one (a second write in the same second gets a
-    numbered name), and both keep the file's mode.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    backup, mode = None, new_mode
-    if path.exists():
-        mode = stat.S_IMODE(path.stat().st_mode)
-        stem = f"{path.name}.workbench-backup-{time.strftime('%Y%m%d-%H%M%S')}"
-        backup, n = path.with_name(stem), 1
-        while backup.exists():
-            backup, n = path.with_name(f"{stem}-{n}"), n + 1
-        _write_bytes(backup, path.read_bytes(), mode)
-    tmp = path.with_name(f"{path.name}.tmp")
-    _write_bytes(tmp, text.encode("utf-8"), mode)
-    os.replace(tmp, path)
-    return backup
-
-
-def _write_bytes(path: Path, data: bytes, mode: int) -> None:
-    """Write ``data`` to ``path`` created with ``mode`` (never readable by others meanwhile)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-        os.fchmod(handle.fileno(), mode)
