@@ -9,7 +9,8 @@ one runs for every tool. Each command ends in ``--platform gemini``, which picks
 adapter (``hooks/adapters/gemini.py``).
 
 The MCP server is ``mcpServers.workbench`` with ``command``, ``args``, ``env``
-(``docs/tools/mcp-server.md``, "Configuration structure"; ``workbench.agents.mcp_json``).
+(``docs/tools/mcp-server.md`` at the same commit, "Configuration structure";
+``workbench.agents.mcp_json``).
 Hooks and server share the file, so both are merged and written in one go: one backup, the
 user's own file, and a refusal (a foreign ``workbench`` server) changes nothing.
 """
