@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import FIXTURES, ROOT, free_port, run_workbench
-from workbench import spool
+from tests.conftest import ROOT, free_port, run_workbench
 
 # The user's own OpenCode config, which every install and uninstall must keep exactly.
 USER = {
@@ -145,56 +142,29 @@ def test_someone_elses_workbench_entries_are_never_overwritten(home: Path) -> No
     assert plugin.read_text("utf-8") == "export default async () => ({})\n"
 
 
-def doctor(env: dict[str, str]) -> dict[str, dict[str, str]]:
+def doctor(env: dict[str, str]) -> dict[str, str]:
+    """OpenCode's one ``doctor`` row, as {"check", "status", "detail"}."""
     proc = run_workbench(env, "doctor", "--json")
-    return {c["check"]: c for c in json.loads(proc.stdout) if c["check"].startswith("opencode")}
+    (row,) = [c for c in json.loads(proc.stdout) if c["check"] == "agent opencode"]
+    return row
 
 
 def test_doctor_reports_opencode_as_a_note_until_installed(home: Path, data_dir: Path) -> None:
     env = env_for(home, data_dir)
     before = doctor(env)
-    assert {c["status"] for c in before.values()} == {"info"}
-    assert "workbench install --agent opencode" in before["opencode plugin"]["detail"]
+    assert before["status"] == "info"
+    assert "workbench install --agent opencode" in before["detail"]
     assert run_workbench(env, "install", "--agent", "opencode").returncode == 0
     after = doctor(env)
-    assert after["opencode plugin"]["status"] == "ok"
-    assert after["opencode plugin"]["detail"].endswith("plugins/workbench.js")
-    assert after["opencode mcp"] == {
-        "check": "opencode mcp",
-        "status": "ok",
-        "detail": str(config_dir(home) / "opencode.json"),
-    }
+    assert after["status"] == "ok"
+    assert after["detail"] == (
+        f"plugin in {config_dir(home) / 'plugins' / 'workbench.js'}; "
+        f"MCP server in {config_dir(home) / 'opencode.json'}"
+    )
     (config_dir(home) / "opencode.json").write_text("{ // broken\n}", encoding="utf-8")
-    broken = doctor(env)["opencode mcp"]
+    broken = doctor(env)
     assert broken["status"] == "PROBLEM"
     assert "comments" in broken["detail"]
-
-
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
-def test_the_installed_plugin_reaches_the_pinned_data_dir(home: Path, data_dir: Path) -> None:
-    env = env_for(home)  # no WORKBENCH_DATA_DIR: the plugin carries it
-    assert (
-        run_workbench(env, "install", "--agent", "opencode", "--data-dir", str(data_dir)).returncode
-        == 0
-    )
-    step = read(FIXTURES / "hooks" / "opencode" / "tool_after_bash.json")
-    proc = subprocess.run(
-        [
-            "node",
-            str(ROOT / "tests" / "opencode_harness.mjs"),
-            str(config_dir(home) / "plugins" / "workbench.js"),
-            "/home/dev/code/acme-api",
-        ],
-        input=json.dumps([step]).encode("utf-8"),
-        env={**env, "WORKBENCH_PORT": str(free_port())},
-        capture_output=True,
-        timeout=60,
-    )
-    assert proc.returncode == 0, proc.stderr
-    (path,) = spool.pending(data_dir / "spool")
-    envelope = spool.Envelope.from_json(path.read_text("utf-8"))
-    assert envelope.path == "/api/sessions/observations"
-    assert envelope.body["tool_name"] == "Bash"
 
 
 def test_the_plugin_ships_in_the_package_data() -> None:

@@ -80,8 +80,8 @@ def read(path: Path) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8") or "{}")
     except json.JSONDecodeError as exc:
         raise ClaudeSettingsError(
-            f"Claude Code settings file {path} is not valid JSON ({exc}); fix it by hand "
-            "(nothing was changed) and run the command again"
+            f"{path} is not valid JSON ({exc}); fix it by hand (nothing was changed) and run "
+            "the command again"
         ) from None
     if not isinstance(data, dict):
         raise ClaudeSettingsError(f"{path} must hold a JSON object; nothing was changed")
@@ -149,15 +149,28 @@ def write(path: Path, data: dict[str, Any], new_mode: int = 0o644) -> Path | Non
     The backup and the new file keep the current file's permissions (``~/.claude.json`` is
     owner-only and holds account state); a file that did not exist gets ``new_mode``.
     """
+    return write_text(path, json.dumps(data, indent=2) + "\n", new_mode)
+
+
+def write_text(path: Path, text: str, new_mode: int = 0o644) -> Path | None:
+    """``write`` for any text (an agent's TOML too): backup, atomic replace, mode kept.
+
+    A backup never replaces an earlier one: a second write within the same second (install,
+    then install again with another ``--data-dir``) gets a numbered name, so the backup of
+    the user's own file survives.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     backup = None
     mode = new_mode
     if path.exists():
         mode = stat.S_IMODE(path.stat().st_mode)
-        backup = path.with_name(f"{path.name}.workbench-backup-{time.strftime('%Y%m%d-%H%M%S')}")
+        stem = f"{path.name}.workbench-backup-{time.strftime('%Y%m%d-%H%M%S')}"
+        backup, n = path.with_name(stem), 1
+        while backup.exists():
+            backup, n = path.with_name(f"{stem}-{n}"), n + 1
         _write_bytes(backup, path.read_bytes(), mode)
     tmp = path.with_name(f"{path.name}.tmp")
-    _write_bytes(tmp, (json.dumps(data, indent=2) + "\n").encode("utf-8"), mode)
+    _write_bytes(tmp, text.encode("utf-8"), mode)
     os.replace(tmp, path)
     return backup
 

@@ -10,9 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from workbench import claude_mcp, claude_settings
-from workbench.agents import hook_json
+from workbench.agents import health, hook_json, mcp_json
 from workbench.agents.base import Change, Check
-from workbench.errors import WorkbenchError
 
 NAME = "claude"
 LABEL = "Claude Code"
@@ -26,8 +25,14 @@ def detected() -> bool:
     return config_dir().is_dir()
 
 
+def check() -> None:
+    """Raise if ``install`` would refuse (a file that is not JSON, a foreign server)."""
+    hook_json.check_file(claude_settings.settings_path(), claude_settings.HOOK_SCRIPTS)
+    claude_mcp.check()
+
+
 def install(python: str | None = None, data_dir: Path | None = None) -> list[Change]:
-    claude_mcp.check()  # refuse before writing anything
+    check()  # refuse before writing anything
     hooks = hook_json.install(
         claude_settings.settings_path(), claude_settings.HOOK_SCRIPTS, python, data_dir, None
     )
@@ -42,24 +47,9 @@ def uninstall() -> list[Change]:
 
 
 def checks() -> list[Check]:
-    """Claude Code is the default agent: hooks or MCP missing is a problem, not a note."""
-    out = []
-    path = claude_settings.settings_path()
-    try:
-        ok = hook_json.installed(path)
-        out.append(
-            Check("claude hooks", ok, str(path) if ok else "not installed: run `workbench install`")
-        )
-    except WorkbenchError as exc:
-        out.append(Check("claude hooks", False, exc.message))
-    try:
-        ok = claude_mcp.installed()
-        detail = (
-            str(claude_mcp.config_path())
-            if ok
-            else "MCP server not registered: run `workbench install`"
-        )
-        out.append(Check("claude mcp", ok, detail))
-    except WorkbenchError as exc:
-        out.append(Check("claude mcp", False, exc.message))
-    return out
+    """Claude Code is the default agent: found without workbench is a problem, not a note."""
+    findings = [
+        health.hooks(claude_settings.settings_path()),
+        health.mcp(claude_mcp.config_path(), mcp_json.entry),
+    ]
+    return [health.agent_check(NAME, LABEL, detected(), findings, required=True)]

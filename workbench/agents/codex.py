@@ -1,9 +1,12 @@
-"""Codex CLI: hooks in ``$CODEX_HOME/hooks.json`` (default ``~/.codex``).
+"""Codex CLI: hooks in ``$CODEX_HOME/hooks.json``, the MCP server in ``$CODEX_HOME/config.toml``.
 
-Codex reads Claude Code's hook shape (``workbench.agents.hook_json``) and event names
-(SessionStart, UserPromptSubmit, PostToolUse, Stop; it has no SessionEnd) with ``timeout`` in
-seconds (openai/codex ``codex-rs/config/src/hook_config.rs``, ``engine/discovery.rs``).
-Each command ends in ``--platform codex``, which picks ``hooks/adapters/codex.py``.
+``CODEX_HOME`` defaults to ``~/.codex``. Codex reads Claude Code's hook shape
+(``workbench.agents.hook_json``) and event names (SessionStart, UserPromptSubmit, PostToolUse,
+Stop; it has no SessionEnd) with ``timeout`` in seconds (openai/codex
+``codex-rs/config/src/hook_config.rs``, ``engine/discovery.rs``). Each command ends in
+``--platform codex``, which picks ``hooks/adapters/codex.py``. The MCP server is the table
+``[mcp_servers.workbench]`` (``workbench.agents.mcp_toml``); config.toml is checked before
+either file is written, so a refusal leaves both untouched.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from workbench.agents import hook_json
+from workbench.agents import health, hook_json, mcp_json, mcp_toml
 from workbench.agents.base import Change, Check
 
 NAME = "codex"
@@ -22,6 +25,7 @@ SCRIPTS: hook_json.Scripts = {
     "PostToolUse": ("post_tool_use.py", None, 10),
     "Stop": ("stop.py", None, 10),
 }
+REMOVE_HINT = f"`codex mcp remove {mcp_json.SERVER_NAME}`"
 
 
 def config_dir() -> Path:
@@ -33,17 +37,42 @@ def hooks_path() -> Path:
     return config_dir() / "hooks.json"
 
 
+def config_path() -> Path:
+    return config_dir() / "config.toml"
+
+
 def detected() -> bool:
     return config_dir().is_dir()
 
 
+def check() -> None:
+    """Raise if ``install`` would refuse (hooks.json not JSON, config.toml not TOML, a foreign
+    ``workbench`` server); writes nothing."""
+    hook_json.check_file(hooks_path(), SCRIPTS)
+    mcp_toml.check(config_path(), REMOVE_HINT)
+
+
 def install(python: str | None = None, data_dir: Path | None = None) -> list[Change]:
-    return [hook_json.install(hooks_path(), SCRIPTS, python, data_dir, NAME)]
+    check()  # refuse before writing anything
+    hooks = hook_json.install(hooks_path(), SCRIPTS, python, data_dir, NAME)
+    entry = mcp_json.server_entry(python, data_dir)
+    changed, backup = mcp_toml.install(config_path(), entry, REMOVE_HINT)
+    return [hooks, Change("workbench MCP server", config_path(), changed, backup)]
 
 
 def uninstall() -> list[Change]:
-    return [hook_json.uninstall(hooks_path())]
+    mcp_toml.read(config_path())  # a config.toml that is not TOML refuses before hooks.json
+    hooks = hook_json.uninstall(hooks_path())
+    changed, backup = mcp_toml.uninstall(config_path())
+    return [hooks, Change("workbench MCP server", config_path(), changed, backup)]
 
 
 def checks() -> list[Check]:
-    return [hook_json.check(NAME, LABEL, hooks_path(), detected())]
+    return [
+        health.agent_check(
+            NAME,
+            LABEL,
+            detected(),
+            [health.hooks(hooks_path()), health.mcp(config_path(), mcp_toml.entry)],
+        )
+    ]

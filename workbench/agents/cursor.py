@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench import claude_settings
-from workbench.agents import mcp_json
+from workbench.agents import health, mcp_json
 from workbench.agents.base import Change, Check
 from workbench.errors import WorkbenchError
 
@@ -177,22 +177,13 @@ def uninstall() -> list[Change]:
     return [hooks, Change("workbench MCP server", mcp_path(), changed, backup)]
 
 
+def our_commands(path: Path) -> list[str]:
+    """The commands of our entries in the hooks file (``doctor`` checks what they run)."""
+    hooks = read_hooks(path).get("hooks", {})
+    return [str(e["command"]) for entries in hooks.values() for e in entries if is_ours(e)]
+
+
 def checks() -> list[Check]:
-    """``doctor``'s lines: notes unless a file is broken (Cursor is opt-in)."""
-    found = detected()
-    out = []
-    for name, path, probe in (
-        ("cursor hooks", hooks_path(), installed),
-        ("cursor mcp", mcp_path(), mcp_json.installed),
-    ):
-        if not found:
-            out.append(Check(name, None, f"{LABEL} not found on this machine"))
-            continue
-        try:
-            ok = probe(path)
-        except WorkbenchError as exc:
-            out.append(Check(name, False, exc.message))
-            continue
-        hint = f"not installed: run `workbench install --agent {NAME}`"
-        out.append(Check(name, True, str(path)) if ok else Check(name, None, hint))
-    return out
+    """``doctor``'s row: a note unless a file is broken or ours is stale (Cursor is opt-in)."""
+    findings = [health.hooks(hooks_path(), our_commands), health.mcp(mcp_path(), mcp_json.entry)]
+    return [health.agent_check(NAME, LABEL, detected(), findings)]

@@ -8,13 +8,34 @@ kept exactly, ours found by script name, idempotent, a timestamped backup, an at
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from workbench import claude_settings
 from workbench.agents.base import Change, Check
-from workbench.errors import WorkbenchError
+from workbench.claude_settings import ClaudeSettingsError
 
 # event -> (script, matcher or None, timeout in the agent's unit)
 Scripts = dict[str, tuple[str, str | None, int]]
+
+
+def refuse_bad_shape(config: dict[str, Any], path: Path, scripts: Scripts) -> None:
+    """Raise ``ClaudeSettingsError`` where our hooks cannot be merged in; writes nothing.
+
+    ``"hooks"`` must be an object and each of our events in it a list; anything else in it
+    (Gemini's ``"enabled": true``, events we do not use) is the user's and left alone.
+    """
+    hooks = config.get("hooks", {})
+    fix = "fix it by hand (nothing was changed) and run the command again"
+    if not isinstance(hooks, dict):
+        raise ClaudeSettingsError(f'"hooks" in {path} is not a JSON object; {fix}')
+    for event in scripts:
+        if event in hooks and not isinstance(hooks[event], list):
+            raise ClaudeSettingsError(f'"hooks.{event}" in {path} is not a JSON array; {fix}')
+
+
+def check_file(path: Path, scripts: Scripts) -> None:
+    """Raise if ``install`` would refuse ``path`` (not JSON, or the wrong shape)."""
+    refuse_bad_shape(claude_settings.read(path), path, scripts)
 
 
 def install(
@@ -22,6 +43,7 @@ def install(
 ) -> Change:
     """Merge our hooks into ``path``."""
     current = claude_settings.read(path)
+    refuse_bad_shape(current, path, scripts)
     merged = claude_settings.with_ours(
         current, python, data_dir, scripts=scripts, platform=platform
     )
@@ -45,14 +67,25 @@ def installed(path: Path) -> bool:
     return current != claude_settings.without_ours(current)
 
 
+def commands(path: Path) -> list[str]:
+    """The commands of our hooks in ``path`` (``doctor`` checks what they run)."""
+    hooks = claude_settings.read(path).get("hooks")
+    groups = (
+        [g for v in hooks.values() if isinstance(v, list) for g in v]
+        if isinstance(hooks, dict)
+        else []
+    )
+    return [
+        str(h["command"])
+        for g in groups
+        if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+        for h in g["hooks"]
+        if isinstance(h, dict) and claude_settings.OURS.search(str(h.get("command", "")))
+    ]
+
+
 def check(agent: str, label: str, path: Path, detected: bool) -> Check:
-    """``doctor``'s line for an opt-in agent's hooks: a note unless the file is broken."""
-    name = f"{agent} hooks"
-    if not detected:
-        return Check(name, None, f"{label} not found on this machine")
-    try:
-        if installed(path):
-            return Check(name, True, str(path))
-    except WorkbenchError as exc:
-        return Check(name, False, exc.message)
-    return Check(name, None, f"not installed: run `workbench install --agent {agent}`")
+    """``doctor``'s row for an opt-in agent that gets only hooks (``workbench.agents.health``)."""
+    from workbench.agents import health  # health imports this module
+
+    return health.agent_check(agent, label, detected, [health.hooks(path)])

@@ -52,19 +52,25 @@ def servers(config: dict[str, Any], path: Path) -> dict[str, Any]:
     return found
 
 
+def entry(path: Path) -> dict[str, Any] | None:
+    """Our server's entry in ``path``, or None (``doctor`` checks its command)."""
+    found = servers(read(path), path).get(SERVER_NAME)
+    return found if is_ours(found) else None
+
+
 def installed(path: Path) -> bool:
     """True when ``path`` registers our MCP server (``doctor`` asks this)."""
-    return is_ours(servers(read(path), path).get(SERVER_NAME))
+    return entry(path) is not None
 
 
-def check(path: Path, remove_hint: str) -> None:
-    """Raise ``ClaudeSettingsError`` if ``install`` would refuse; writes nothing.
+def refuse_foreign(config: dict[str, Any], path: Path, remove_hint: str) -> None:
+    """Raise ``ClaudeSettingsError`` if ``config`` has a ``workbench`` server that is not ours.
 
-    Lets an install validate this file before it touches any other, so a refusal never
-    leaves a half-done install. ``remove_hint`` says how to remove the foreign entry.
+    ``remove_hint`` says how to remove the foreign entry.
     """
-    existing = servers(read(path), path).get(SERVER_NAME)
-    if existing is not None and not is_ours(existing):
+    found = servers(config, path)
+    existing = found.get(SERVER_NAME)
+    if SERVER_NAME in found and not is_ours(existing):  # even null: it is not ours to replace
         command = existing.get("command") if isinstance(existing, dict) else existing
         raise ClaudeSettingsError(
             f"{path} already has an MCP server named {SERVER_NAME!r} that is not workbench's "
@@ -73,26 +79,49 @@ def check(path: Path, remove_hint: str) -> None:
         )
 
 
+def with_server(config: dict[str, Any], entry: dict[str, Any], path: Path) -> dict[str, Any]:
+    """``config`` with our entry set (call ``refuse_foreign`` first); other keys as they were."""
+    return {**config, KEY: {**servers(config, path), SERVER_NAME: entry}}
+
+
+def without_server(config: dict[str, Any], path: Path) -> dict[str, Any]:
+    """``config`` without our entry (a foreign ``workbench`` entry is left alone).
+
+    When ours was the only server the key goes too, so the file is as it was before install.
+    """
+    found = servers(config, path)
+    if not is_ours(found.get(SERVER_NAME)):
+        return config
+    rest = {k: v for k, v in found.items() if k != SERVER_NAME}
+    if rest:
+        return {**config, KEY: rest}
+    return {k: v for k, v in config.items() if k != KEY}
+
+
+def check(path: Path, remove_hint: str) -> None:
+    """Raise ``ClaudeSettingsError`` if ``install`` would refuse; writes nothing.
+
+    Lets an install validate this file before it touches any other, so a refusal never
+    leaves a half-done install.
+    """
+    refuse_foreign(read(path), path, remove_hint)
+
+
 def install(
     path: Path, entry: dict[str, Any], remove_hint: str, new_mode: int = 0o644
 ) -> tuple[bool, Path | None]:
     """Add or update our entry; return (changed, backup path)."""
-    check(path, remove_hint)
     current = read(path)
+    refuse_foreign(current, path, remove_hint)
     if servers(current, path).get(SERVER_NAME) == entry:
         return False, None
-    merged = {**current, KEY: {**servers(current, path), SERVER_NAME: entry}}
-    return True, write(path, merged, new_mode=new_mode)
+    return True, write(path, with_server(current, entry, path), new_mode=new_mode)
 
 
 def uninstall(path: Path) -> tuple[bool, Path | None]:
     """Remove our entry only (a foreign ``workbench`` entry is left alone)."""
     current = read(path)
-    found = servers(current, path)
-    if not is_ours(found.get(SERVER_NAME)):
+    cleaned = without_server(current, path)
+    if cleaned == current:
         return False, None
-    rest = {k: v for k, v in found.items() if k != SERVER_NAME}
-    if rest:
-        return True, write(path, {**current, KEY: rest})
-    # Ours was the only one: drop the key too, so the file is as it was before install.
-    return True, write(path, {k: v for k, v in current.items() if k != KEY})
+    return True, write(path, cleaned)

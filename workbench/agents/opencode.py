@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from workbench.agents import health
 from workbench.agents.base import Change, Check
 from workbench.claude_settings import HOOKS_DIR, write
 from workbench.errors import WorkbenchError
@@ -202,23 +203,38 @@ def uninstall() -> list[Change]:
     return changes
 
 
-def checks() -> list[Check]:
-    """Opt-in, like every agent but Claude Code: missing is a note, a broken file a failure."""
-    if not detected():
-        return [Check("opencode plugin", None, f"{LABEL} not found on this machine")]
-    hint = "not installed: run `workbench install --agent opencode`"
-    plugin = plugin_path()
-    out = [
-        Check("opencode plugin", True, str(plugin))
-        if plugin_is_ours(plugin)
-        else Check("opencode plugin", None, hint)
-    ]
-    config = config_path()
+def _plugin_finding() -> health.Finding:
+    """Our plugin file, and whether the interpreter and hooks folder on its CONFIG line exist."""
+    path = plugin_path()
+    if not plugin_is_ours(path):
+        return health.Finding("plugin", path, False)
+    line = next(ln for ln in path.read_text("utf-8", errors="replace").splitlines() if MARKER in ln)
     try:
-        ours = is_ours(read_config(config).get("mcp", {}).get(SERVER_NAME))
-    except WorkbenchError as exc:
-        return [*out, Check("opencode mcp", False, exc.message)]
-    out.append(
-        Check("opencode mcp", True, str(config)) if ours else Check("opencode mcp", None, hint)
+        config = json.loads(line.split(MARKER, 1)[1].strip().rstrip(";"))
+    except ValueError:
+        config = {}
+    python, hooks_dir = str(config.get("python", "")), str(config.get("hooksDir", ""))
+    missing = [] if python and health.runnable(python) else [python or "(no interpreter)"]
+    if not Path(hooks_dir).is_dir():
+        missing.append(hooks_dir or "(no hooks folder)")
+    return health.Finding("plugin", path, True, None, tuple(missing))
+
+
+def _mcp_finding() -> health.Finding:
+    path = config_path()
+    try:
+        entry = read_config(path).get("mcp", {}).get(SERVER_NAME)
+    except (WorkbenchError, OSError) as exc:
+        message = exc.message if isinstance(exc, WorkbenchError) else str(exc)
+        return health.Finding("MCP server", path, False, message)
+    if not is_ours(entry):
+        return health.Finding("MCP server", path, False)
+    program = str(entry["command"][0])
+    return health.Finding(
+        "MCP server", path, True, None, () if health.runnable(program) else (program,)
     )
-    return out
+
+
+def checks() -> list[Check]:
+    """``doctor``'s row: a note unless a file is broken or ours is stale (OpenCode is opt-in)."""
+    return [health.agent_check(NAME, LABEL, detected(), [_plugin_finding(), _mcp_finding()])]

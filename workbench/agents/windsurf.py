@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench import claude_settings
-from workbench.agents import mcp_json
+from workbench.agents import health, mcp_json
 from workbench.agents.base import Change, Check
 from workbench.errors import WorkbenchError
 
@@ -153,18 +153,13 @@ def uninstall() -> list[Change]:
     return [hooks, Change("workbench MCP server", mcp_path(), changed, backup)]
 
 
+def our_commands(path: Path) -> list[str]:
+    """The commands of our entries in the hooks file (``doctor`` checks what they run)."""
+    hooks = _events(claude_settings.read(path), path)
+    return [str(e["command"]) for entries in hooks.values() for e in entries if _is_ours(e)]
+
+
 def checks() -> list[Check]:
-    """``doctor``'s lines: notes unless a file is broken (Windsurf is opt-in)."""
-    if not detected():
-        return [Check(f"{NAME} hooks", None, f"{LABEL} not found on this machine")]
-    out = []
-    hint = f"not installed: run `workbench install --agent {NAME}`"
-    for name, path, probe in (
-        (f"{NAME} hooks", hooks_path(), installed),
-        (f"{NAME} mcp", mcp_path(), mcp_json.installed),
-    ):
-        try:
-            out.append(Check(name, True, str(path)) if probe(path) else Check(name, None, hint))
-        except WorkbenchError as exc:
-            out.append(Check(name, False, exc.message))
-    return out
+    """``doctor``'s row: a note unless a file is broken or ours is stale (Windsurf is opt-in)."""
+    findings = [health.hooks(hooks_path(), our_commands), health.mcp(mcp_path(), mcp_json.entry)]
+    return [health.agent_check(NAME, LABEL, detected(), findings)]

@@ -51,13 +51,16 @@ def register(app: typer.Typer) -> None:
 
 
 def _report(label: str, changes: list, verb: str) -> None:
+    """One line per change; each backup once (hooks and MCP server may share a file)."""
+    shown: set = set()
     for what, path, changed, backup in changes:
         if not changed:
             where = "already in" if verb == "installed" else "not in"
             typer.echo(f"{label}: {what} {where} {path}; nothing changed")
             continue
         typer.echo(f"{label}: {verb} {what} {'in' if verb == 'installed' else 'from'} {path}")
-        if backup:
+        if backup and backup not in shown:
+            shown.add(backup)
             typer.echo(f"backup of the previous file: {backup}")
 
 
@@ -77,8 +80,12 @@ def install(
     from workbench.agents import load
 
     pinned = Path(data_dir).expanduser().resolve() if data_dir else None
-    for name in _chosen(agent):
-        module = load(name)
+    modules = [load(name) for name in _chosen(agent)]
+    # Every agent is asked first, so a refusal by one (``--agent all``) writes into none.
+    for module in modules:
+        if hasattr(module, "check"):
+            module.check()
+    for module in modules:
         _report(module.LABEL, module.install(python, pinned), "installed")
 
 

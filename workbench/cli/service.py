@@ -223,10 +223,8 @@ def _embeddings_check(settings: Any, health: dict[str, Any] | None) -> tuple[str
 
 @handle_errors
 def doctor(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
-    """Check the installation: Python, data dir, settings, database, service, hooks."""
+    """Check the installation: Python, data dir, settings, database, service, each agent."""
     from workbench import launch, spool
-    from workbench.agents import NAMES as agent_names
-    from workbench.agents import load as load_agent
     from workbench.errors import WorkbenchError
     from workbench.store import schema
     from workbench.store.db import connect
@@ -280,9 +278,7 @@ def doctor(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
             f"{backlog['pending']} pending, {backlog['rejected']} rejected",
         )
     )
-    for name in agent_names:
-        for name_, ok, detail in load_agent(name).checks():
-            checks.append((name_, "info" if ok is None else "ok" if ok else "PROBLEM", detail))
+    checks += _agent_checks()
     # The chain, in order; one provider that cannot run is only a warning when a later one can.
     chain = settings.compressor_names()
     problems = {name: settings.provider_problem(name) for name in chain}
@@ -306,6 +302,31 @@ def doctor(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
         table("workbench doctor", ["check", "status", "detail"], checks)
     if any(state == "PROBLEM" for _, state, _ in checks):
         raise typer.Exit(1)
+
+
+def _agent_checks() -> list[tuple[str, str, str]]:
+    """One row per agent (``workbench.agents``: each module's ``checks()``).
+
+    An agent that is not on this machine, or never had workbench installed, is a note; but
+    when no agent has it at all nothing is captured, and that is a problem.
+    """
+    from workbench.agents import NAMES, load
+
+    rows = [
+        (name, "info" if ok is None else "ok" if ok else "PROBLEM", detail)
+        for agent in NAMES
+        for name, ok, detail in load(agent).checks()
+    ]
+    if not any(state != "info" for _, state, _ in rows):
+        rows.append(
+            (
+                "agents",
+                "PROBLEM",
+                "workbench is installed in no agent, so nothing is captured: run "
+                f"`workbench install --agent {' | '.join(NAMES)} | all`",
+            )
+        )
+    return rows
 
 
 def _provider_line(provider: dict[str, Any]) -> str:
