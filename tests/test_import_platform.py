@@ -136,3 +136,9 @@ def test_an_export_round_trips_its_platforms(service: Service) -> None:
     assert status == 200
     assert {o["platform_source"] for o in exported["observations"]} == {"gemini-cli", "codex-cli"}
     assert transfer.parse(exported).sessions[1].platform_source == "codex-cli"
+
+
+def test_the_library_reads_the_platform_without_its_private_block() -> None:
+    """As the service's boundary does before it: the library and the API agree."""
+    doc = transfer.parse({"sessions": [session("s", "gemini-cli<private>secret</private>")]})
+    assert doc.sessions[0].platform_source == "gemini-cli"

@@ -74,6 +74,7 @@ def import_platform(value: Any) -> str:
         return DEFAULT_PLATFORM_SOURCE
     if not isinstance(value, str):
         raise ValueError(f"platform_source must be text, got {str(value)[:40]!r}")
+    value = strip_private(value)  # as the service's boundary does, so the library agrees
     if value in PLATFORM_SOURCES:
         return value
     # claude-mem's normalizePlatformSource (see the module docstring), then its name as ours.
