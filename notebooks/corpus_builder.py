@@ -18,6 +18,7 @@ with app.setup:
     from workbench.knowledge import corpus as corpora
     from workbench.knowledge.corpus_filter import DEFAULT_LIMIT, SearchFn, parse_filter, select
     from workbench.models import OBSERVATION_TYPES
+    from workbench.platform_filter import known_platforms
     from workbench.recall.filters import SearchFilters
 
 
@@ -40,6 +41,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--query")
     parser.add_argument("--since", help="ISO date")
     parser.add_argument("--until", help="ISO date")
+    parser.add_argument("--platform", help="one agent platform, e.g. gemini-cli")
     parser.add_argument("--limit", type=int, default=DEFAULT_LIMIT)
     parser.add_argument("--name", default="my-corpus")
     parser.add_argument("--description", default="")
@@ -62,6 +64,7 @@ def wire_filter(
     days: tuple[date, date] | None,
     bounds: tuple[date | None, date | None],
     limit: int,
+    platform: str | None = None,
 ) -> dict[str, Any]:
     """The corpus filter as the API takes it.
 
@@ -79,6 +82,8 @@ def wire_filter(
         wire["files"] = csv(files)
     if query.strip():
         wire["query"] = query.strip()
+    if platform:
+        wire["platformSource"] = platform
     if days is not None:
         start, end = days
         if bounds[0] is not None and start > bounds[0]:
@@ -104,6 +109,7 @@ def service_search(client: Any) -> SearchFn:
             "files": ",".join(filters.files) or None,
             "dateStart": filters.date_start,
             "dateEnd": filters.date_end,
+            "platform_source": filters.platform_source,
         }
         ids: list[int] = []
         for offset in range(0, limit, 100):
@@ -242,6 +248,11 @@ def _(args, catalogue):
     files = mo.ui.text(value=args.files or "", placeholder="app/services, src/api", label="files")
     query = mo.ui.text(value=args.query or "", placeholder="e.g. webhook signature", label="query")
     days = mo.ui.date_range(start=_first, stop=_last, value=(_since, _until), label="dates")
+    platform = mo.ui.dropdown(
+        ["(all)", *known_platforms()],
+        value=args.platform if args.platform in known_platforms() else "(all)",
+        label="platform",
+    )
     limit = mo.ui.number(start=1, stop=10_000, value=args.limit, label="limit")
     name = mo.ui.text(value=args.name, label="corpus name")
     description = mo.ui.text(value=args.description, label="description", full_width=True)
@@ -249,7 +260,7 @@ def _(args, catalogue):
         [
             mo.hstack([project, types, concepts], justify="start"),
             mo.hstack([files, query], justify="start"),
-            mo.hstack([days, limit], justify="start"),
+            mo.hstack([days, platform, limit], justify="start"),
         ]
     )
     return (
@@ -259,6 +270,7 @@ def _(args, catalogue):
         files,
         limit,
         name,
+        platform,
         project,
         query,
         types,
@@ -276,6 +288,7 @@ def _(
     limit,
     live,
     name,
+    platform,
     project,
     query,
     types,
@@ -289,6 +302,7 @@ def _(
         days.value,
         (catalogue.first_day, catalogue.last_day),
         limit.value,
+        None if platform.value == "(all)" else platform.value,
     )
     try:
         flt = parse_filter(wire)

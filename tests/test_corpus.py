@@ -249,6 +249,7 @@ def test_file_format_has_exactly_the_contract_keys(store: Store, settings: Setti
         "query": None,
         "dateStart": None,
         "dateEnd": None,
+        "platformSource": None,
         "limit": 500,
     }
     assert set(data["stats"]) == {

@@ -27,6 +27,7 @@ import json
 import re
 import tempfile
 import time
+import urllib.parse
 from collections.abc import Iterator
 from typing import Any
 
@@ -57,6 +58,8 @@ from tests.fuzz_strategies import (
     texts,
 )
 from workbench.platforms import PLATFORM_SOURCES
+from workbench.redact import redact_value
+from workbench.store import transfer
 
 
 def _spec_at_collection() -> dict[str, Any]:
@@ -121,7 +124,12 @@ BASE_BODIES: dict[str, Any] = {
     },
     "POST /api/sessions/end": {"contentSessionId": SEED_SESSION, "reason": "other"},
     "POST /api/memory/save": {"text": "a memory", "title": "t", "project": "fuzz"},
-    "POST /api/corpus": {"name": "fuzzcorpus", "project": "acme-api", "query": "token"},
+    "POST /api/corpus": {
+        "name": "fuzzcorpus",
+        "project": "acme-api",
+        "query": "token",
+        "platformSource": "claude-code",
+    },
     "POST /api/corpus/{name}/query": {"question": "why do tokens expire?"},
     # A provider that is not configured on the fuzzed service: a 400 that says what to set.
     "POST /api/recompress": {"compressor": "openai_compat"},
@@ -320,6 +328,90 @@ def test_platform_source_is_a_known_platform_or_a_precise_422(shared: Service, s
         return
     assert status == 422, (source, status, reply)
     assert "platformSource" in json.dumps(reply)
+
+
+# Routes whose query takes a platform filter (issue 11): context, analytics, the viewer's lists.
+PLATFORM_FILTERED = [
+    "/api/context/inject?projects=acme-api",
+    *(f"/api/stats/{name}" for name in ("economics", "activity", "sessions", "roi")),
+    *(f"/api/{name}" for name in ("observations", "summaries", "prompts", "sessions")),
+]
+platform_values = st.one_of(
+    st.sampled_from(sorted(PLATFORM_SOURCES)),
+    st.sampled_from(sorted(PLATFORM_SOURCES)).map(str.upper),
+    st.sampled_from(sorted(PLATFORM_SOURCES)).map(lambda p: f" {p}\t"),
+    texts,
+)
+
+
+@settings(max_examples=budget(60), **FUZZ_SETTINGS)
+@given(
+    route=st.sampled_from(PLATFORM_FILTERED),
+    name=st.sampled_from(["platform_source", "platformSource"]),
+    source=platform_values,
+)
+def test_a_platform_filter_is_a_known_platform_or_a_precise_422(
+    shared: Service, route: str, name: str, source: str
+) -> None:
+    """A known platform (trimmed) or a blank filters; anything else is a 422 naming it.
+
+    The service redacts every query value first (``service.boundary``), so the value the
+    filter sees is the redacted one: ``<private>…</private>`` alone is a blank.
+    """
+    value = urllib.parse.quote(source, safe="", errors="surrogatepass")
+    status, reply = shared.get(f"{route}{'&' if '?' in route else '?'}{name}={value}")
+    seen = redact_value(source, surrogates=True).strip()
+    if seen in PLATFORM_SOURCES or not seen:
+        assert status == 200, (route, source, status, reply)
+        return
+    assert status == 422, (route, source, status, reply)
+    assert "platform" in json.dumps(reply).lower(), reply
+
+
+@settings(max_examples=budget(40), **FUZZ_SETTINGS)
+@given(
+    name=st.sampled_from(["platformSource", "platform_source"]),
+    source=st.one_of(
+        platform_values, st.none(), st.booleans(), st.integers(), st.lists(texts, max_size=2)
+    ),
+)
+def test_a_corpus_platform_is_a_known_platform_or_a_precise_refusal(
+    shared: Service, name: str, source: Any
+) -> None:
+    body = {"name": "fuzzplatform", "project": "acme-api", name: source}
+    status, reply = shared.post("/api/corpus", body)
+    seen = redact_value(source, surrogates=True).strip() if isinstance(source, str) else source
+    if seen is None or (isinstance(seen, str) and (not seen or seen in PLATFORM_SOURCES)):
+        assert status == 200, (source, status, reply)
+        return
+    assert status == (422 if isinstance(source, str) else 400), (source, status, reply)
+    assert "platformSource" in reply["message"], reply
+
+
+@settings(max_examples=budget(40), **FUZZ_SETTINGS)
+@given(
+    source=st.one_of(
+        platform_values,
+        st.sampled_from(["claude", "codex", "gemini", "transcript", "Claude Code"]),
+        st.none(),
+        st.booleans(),
+        st.integers(),
+    )
+)
+def test_an_imported_platform_is_ours_or_claude_mems_or_a_precise_422(
+    shared: Service, source: Any
+) -> None:
+    row = {"content_session_id": f"fuzz-import-{next(_keys)}", "project": "fuzz"}
+    status, reply = shared.post("/api/import", {"sessions": [{**row, "platform_source": source}]})
+    try:
+        transfer.import_platform(
+            redact_value(source, surrogates=True) if isinstance(source, str) else source
+        )
+    except ValueError:
+        assert status == 422, (source, status, reply)
+        assert "sessions.0.platform_source" in reply["message"], reply
+    else:
+        assert status == 200, (source, status, reply)
 
 
 def test_every_accepted_event_is_still_stored_and_the_store_is_intact(

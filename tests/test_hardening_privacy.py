@@ -193,7 +193,7 @@ def import_document() -> dict[str, Any]:
             {
                 "content_session_id": s,
                 "project": p("import session project", "proj"),
-                "platform_source": p("import platform_source", "cli"),
+                "platform_source": p("import platform_source", "claude"),
                 "status": p("import status", "completed"),
             }
         ],

@@ -554,6 +554,7 @@ def test_stats_and_projects_shapes(service: Service) -> None:
     assert set(stats) == {
         "totals",
         "types",
+        "platforms",
         "queue",
         "failed",
         "dbSizeBytes",

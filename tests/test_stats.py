@@ -183,11 +183,13 @@ def test_concept_cooccurrence_counts_pairs_once_per_observation(
 def test_session_timelines(con: duckdb.DuckDBPyConnection) -> None:
     assert stats.sessions(con).to_dicts() == [
         # s2: last activity is o3 at T2 + 60 s (no completion) → 60 s
-        {"content_session_id": "s2", "project": "beta", "status": "active",
+        {"content_session_id": "s2", "project": "beta", "platform_source": "claude-code",
+         "status": "active",
          "started_at": ts(T2), "last_activity_at": ts(T2 + 60_000), "prompts": 1,
          "observations": 1, "summaries": 0, "discovery_tokens": 0, "duration_s": 60.0},
         # s1: completed at T1 + 600 s, later than any prompt, observation or summary
-        {"content_session_id": "s1", "project": "alpha", "status": "completed",
+        {"content_session_id": "s1", "project": "alpha", "platform_source": "claude-code",
+         "status": "completed",
          "started_at": ts(T1), "last_activity_at": ts(T1 + 600_000), "prompts": 2,
          "observations": 2, "summaries": 1, "discovery_tokens": 127, "duration_s": 600.0},
     ]  # fmt: skip

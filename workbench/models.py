@@ -106,6 +106,7 @@ class Observation(ObservationDraft):
     agent_id: str | None = None
     agent_type: str | None = None
     event_id: int | None = None
+    platform_source: str = "claude-code"  # its session's (m010); the viewer shows it
 
 
 class Summary(SummaryDraft):

@@ -3,6 +3,8 @@
 Each route runs one ``knowledge.reports`` report over the read-only DuckDB views and returns
 ``{"items": [...], "summary": {...}}`` (the same JSON as ``workbench stats --json``). Query
 parameters: ``project``, ``dateStart``, ``dateEnd`` (ISO; a plain end date includes that day),
+``platform_source`` (or ``platformSource``: one agent platform, a 422 listing the known ones
+for any other),
 ``by`` where a statistic has groupings, ``limit`` for the top-N ones. ``GET /api/stats`` (the
 store overview) lives in ``stats.py``; these are its sub-resources.
 
@@ -31,8 +33,12 @@ async def scope_params(
     dateEnd: Annotated[
         str | None, Query(max_length=40, description="ISO date (whole day) or time, inclusive")
     ] = None,
+    platform_source: Annotated[
+        str | None, Query(max_length=200, description="one agent platform, e.g. gemini-cli")
+    ] = None,
+    platformSource: Annotated[str | None, Query(max_length=200)] = None,
 ) -> Scope:
-    return Scope.parse(project, dateStart, dateEnd)
+    return Scope.parse(project, dateStart, dateEnd, platform_source or platformSource)
 
 
 ScopeDep = Annotated[Scope, Depends(scope_params)]
@@ -66,9 +72,9 @@ def types(runtime: RuntimeDep, scope: ScopeDep) -> dict[str, Any]:
 def activity(
     runtime: RuntimeDep,
     scope: ScopeDep,
-    by: Annotated[Literal["day", "project"], Query()] = "day",
+    by: Annotated[Literal["day", "project", "platform_source"], Query()] = "day",
 ) -> dict[str, Any]:
-    """Sessions, prompts, observations and summaries per day or project."""
+    """Sessions, prompts, observations and summaries per day, project or platform."""
     return _report(runtime, "activity", scope, by=by)
 
 

@@ -2,6 +2,9 @@
 
 - ``GET /api/context/inject?projects=a,b`` (or ``project=a``) → text/plain, the SessionStart
   block (``workbench.recall.context``). Always fenced; an empty project gets a welcome line.
+  Every agent's memories of the project by default (memory is shared across agents);
+  ``platform_source=gemini-cli`` (or ``platformSource``) keeps one platform's, and a platform
+  no adapter sends is a 422 ``UNKNOWN_PLATFORM`` listing the known ones.
 - ``GET /api/context/prompt?query=&project=`` → text/plain, memories related to a prompt, or
   an empty body when ``prompt_injection`` is off, the prompt is short, or no vector ranker runs.
 - ``GET /api/context/file?path=&cwd=&mtime=`` → text/plain, the file-history block before a
@@ -34,6 +37,7 @@ from service.runtime import Runtime
 from workbench.bounds import EPOCH_MS_MAX
 from workbench.errors import InvalidInput, StoreUnavailable
 from workbench.locate import project_from_cwd
+from workbench.platform_filter import check_platform
 from workbench.recall import file_history, ledger
 from workbench.recall.context import MAX_PROJECTS, ContextLimits, Injection, build_session_context
 from workbench.recall.filters import coerce_list
@@ -49,6 +53,9 @@ ProjectParam = Annotated[str | None, Query(max_length=200)]
 PathParam = Annotated[str, Query(min_length=1, max_length=4096)]
 LEDGER_WRITE_WAIT_S = 0.4  # as the hook routes: well inside the hooks' context timeouts
 CwdParam = Annotated[str, Query(max_length=4096)]
+PlatformParam = Annotated[
+    str | None, Query(max_length=200, description="one agent platform, e.g. gemini-cli")
+]
 
 
 def parse_projects(projects: str | None, project: str | None) -> list[str]:
@@ -99,10 +106,13 @@ def inject(
     session: SessionParam = None,
     projects: Annotated[str | None, Query(max_length=2100)] = None,
     project: ProjectParam = None,
+    platform_source: PlatformParam = None,
+    platformSource: PlatformParam = None,
 ) -> PlainTextResponse:
     names = parse_projects(projects, project)
+    platform = check_platform(platform_source or platformSource)
     limits = ContextLimits.from_settings(runtime.settings)
-    injection = build_session_context(runtime.store.conn, names, limits)
+    injection = build_session_context(runtime.store.conn, names, limits, platform)
     _record(runtime, injection, "session_start", session, ",".join(names))
     return _text(injection)
 

@@ -1,17 +1,18 @@
 """Corpora and the knowledge agent over HTTP (paths and methods are the contract).
 
 - ``POST /api/corpus`` builds (or replaces) a corpus from ``{name, description?, project?,
-  types?, concepts?, files?, query?, dateStart?, dateEnd?, limit?}``; ``GET /api/corpus``
-  lists them with stats and primed state; ``GET /api/corpus/{name}`` is one corpus's metadata
-  (no observations); ``DELETE`` removes it; ``POST …/rebuild`` re-runs its stored filter
-  (clearing the session, without re-priming).
+  types?, concepts?, files?, query?, dateStart?, dateEnd?, platformSource?, limit?}``;
+  ``GET /api/corpus`` lists them with stats and primed state; ``GET /api/corpus/{name}`` is
+  one corpus's metadata (no observations); ``DELETE`` removes it; ``POST …/rebuild`` re-runs
+  its stored filter (clearing the session, without re-priming).
 - ``POST …/prime`` → ``{session_id, name}``; ``POST …/query`` ``{question}`` → ``{answer,
   session_id, citations, usage}``; ``POST …/reprime`` starts a fresh conversation. A query on
   a corpus that is not primed primes it automatically (``auto_primed: true``).
 
 Validation is the library's, so the HTTP API, the CLI and the MCP tools refuse the same
 things with the same words: a bad name is a 400 ``INVALID_CORPUS_NAME`` stating the rule, a bad
-filter a 400 ``INVALID_INPUT``, an unknown corpus a 404 listing the names that exist. The
+filter a 400 ``INVALID_INPUT`` (an unknown ``platformSource`` a 422 ``UNKNOWN_PLATFORM``
+listing the known ones), an unknown corpus a 404 listing the names that exist. The
 build body is read as plain JSON for that reason (a pydantic body would answer 422 first).
 
 The GET/DELETE routes take ``{name:path}`` and are registered last: a name with an encoded

@@ -24,7 +24,11 @@ router = APIRouter(prefix="/api", tags=["observations"])
 def list_observations(runtime: RuntimeDep, params: PageDep) -> dict[str, Any]:
     conn = runtime.store.conn
     items, more = observations.list_page(
-        conn, project=params.project, offset=params.offset, limit=params.limit
+        conn,
+        project=params.project,
+        offset=params.offset,
+        limit=params.limit,
+        platform_source=params.platform_source,
     )
     return page(items, more, params)
 

@@ -17,7 +17,11 @@ router = APIRouter(prefix="/api", tags=["prompts"])
 def list_prompts(runtime: RuntimeDep, params: PageDep) -> dict[str, Any]:
     conn = runtime.store.conn
     items, more = sessions.list_prompts(
-        conn, project=params.project, offset=params.offset, limit=params.limit
+        conn,
+        project=params.project,
+        offset=params.offset,
+        limit=params.limit,
+        platform_source=params.platform_source,
     )
     return page(items, more, params)
 
@@ -26,6 +30,10 @@ def list_prompts(runtime: RuntimeDep, params: PageDep) -> dict[str, Any]:
 def list_sessions(runtime: RuntimeDep, params: PageDep) -> dict[str, Any]:
     conn = runtime.store.conn
     items, more = sessions.list_sessions(
-        conn, project=params.project, offset=params.offset, limit=params.limit
+        conn,
+        project=params.project,
+        offset=params.offset,
+        limit=params.limit,
+        platform_source=params.platform_source,
     )
     return page(items, more, params)

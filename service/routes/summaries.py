@@ -17,6 +17,10 @@ router = APIRouter(prefix="/api", tags=["summaries"])
 def list_summaries(runtime: RuntimeDep, params: PageDep) -> dict[str, Any]:
     conn = runtime.store.conn
     items, more = summaries.list_page(
-        conn, project=params.project, offset=params.offset, limit=params.limit
+        conn,
+        project=params.project,
+        offset=params.offset,
+        limit=params.limit,
+        platform_source=params.platform_source,
     )
     return page(items, more, params)

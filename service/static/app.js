@@ -188,7 +188,7 @@
   // ------------------------------------------------------------------------------------------
   function fromObservation(o) {
     return { key: `observation:${o.id}`, kind: 'observation', id: o.id, epoch: o.created_at_epoch,
-      project: o.project, type: o.type, title: o.title, subtitle: o.subtitle, full: o };
+      project: o.project, platform: o.platform_source, type: o.type, title: o.title, subtitle: o.subtitle, full: o };
   }
   function fromSummary(s) {
     return { key: `summary:${s.id}`, kind: 'summary', id: s.id, epoch: s.created_at_epoch,
@@ -203,7 +203,7 @@
   }
   function fromHit(h) {
     return { key: `${h.kind}:${h.id}`, kind: h.kind, id: h.id, epoch: h.created_at_epoch,
-      project: h.project, type: h.type, title: h.title, subtitle: h.subtitle, full: null };
+      project: h.project, platform: h.platform_source, type: h.type, title: h.title, subtitle: h.subtitle, full: null };
   }
   const FROM = { observation: fromObservation, summary: fromSummary, prompt: fromPrompt };
 
@@ -267,7 +267,7 @@
     done: false,
     search: null,
     newWhileSearching: 0,
-    filters: { project: '', type: 'all', from: '', to: '' },
+    filters: { project: '', platform: '', type: 'all', from: '', to: '' },
   };
 
   function card(item) {
@@ -288,6 +288,7 @@
     item.subtitle ? el('p', { class: 'card-sub', text: item.subtitle }) : null,
     el('div', { class: 'card-meta' },
       el('span', { class: 'chip chip-project', text: item.project || '—' }),
+      item.platform ? el('span', { class: 'chip chip-platform', title: 'agent platform', text: item.platform }) : null,
       el('span', { text: `#${item.id}` })),
     body);
     toggle.addEventListener('click', () => toggleCard(item.key));
@@ -385,12 +386,14 @@
   const obsTypeOf = (type) => (['all', 'observations', 'summaries', 'prompts'].includes(type) ? '' : type);
 
   function readFilters() {
-    return { project: $('#f-project').value, type: $('#f-type').value, from: $('#f-from').value, to: $('#f-to').value };
+    return { project: $('#f-project').value, platform: $('#f-platform').value, type: $('#f-type').value, from: $('#f-from').value, to: $('#f-to').value };
   }
 
   function matches(item) {
     const f = feed.filters;
     if (f.project && item.project !== f.project) return false;
+    // Summaries and prompts carry no platform: the list routes filtered them already.
+    if (f.platform && item.platform && item.platform !== f.platform) return false;
     if (!kindsFor(f.type).includes(item.kind)) return false;
     const type = obsTypeOf(f.type);
     if (type && item.type !== type) return false;
@@ -402,14 +405,14 @@
   async function fetchPage(source, offset) {
     const f = feed.filters;
     if (!source.viaSearch) {
-      const data = await api(`${LIST_PATH[source.kind]}?${qs({ offset, limit: PAGE, project: f.project })}`);
+      const data = await api(`${LIST_PATH[source.kind]}?${qs({ offset, limit: PAGE, project: f.project, platform_source: f.platform })}`);
       return { items: data.items.map(FROM[source.kind]), hasMore: data.hasMore };
     }
     // Type and date filters: the search API lists by date with filters alone.
     const data = await api(`/api/search?${qs({
       format: 'json', type: SEARCH_TYPE[source.kind], orderBy: 'date_desc', limit: PAGE, offset,
       project: f.project, obs_type: source.kind === 'observation' ? obsTypeOf(f.type) : '',
-      dateStart: f.from, dateEnd: f.to,
+      dateStart: f.from, dateEnd: f.to, platform_source: f.platform,
     })}`);
     const hits = data[SEARCH_TYPE[source.kind]] || [];
     return { items: hits.map(fromHit), hasMore: hits.length === PAGE };
@@ -515,6 +518,7 @@
     const f = feed.filters;
     const parts = [];
     if (f.project) parts.push(`project ${f.project}`);
+    if (f.platform) parts.push(`platform ${f.platform}`);
     if (f.type !== 'all') parts.push($('#f-type').selectedOptions[0]?.textContent.toLowerCase() || f.type);
     if (f.from || f.to) parts.push(`${f.from || '…'} → ${f.to || '…'}`);
     $('#filter-note').textContent = parts.length ? `Showing ${parts.join(', ')}.` : '';
@@ -550,6 +554,7 @@
         format: 'json', query: s.q, mode: s.mode, limit: PAGE, offset: s.offset,
         type: kindsFor(f.type).map((k) => SEARCH_TYPE[k]).join(','),
         project: f.project, obs_type: obsTypeOf(f.type), dateStart: f.from, dateEnd: f.to,
+        platform_source: f.platform,
       })}`);
       if (generation !== feed.generation) return;
       [...data.observations, ...data.sessions, ...data.prompts].forEach((hit) => place(fromHit(hit), { append: true }));
@@ -605,6 +610,7 @@
       item.subtitle ? el('p', { class: 'card-sub', text: item.subtitle }) : null,
       el('div', { class: 'detail-meta' },
         el('span', { class: 'chip chip-project', text: item.project || '—' }),
+        r.platform_source ? el('span', { class: 'chip chip-platform', title: 'agent platform', text: r.platform_source }) : null,
         el('span', { class: 'chip', text: `#${item.id}` }),
         el('span', { class: 'chip', title: absTime(item.epoch), text: absTime(item.epoch) }),
         r.generated_by ? el('span', { class: 'chip', text: `by ${r.generated_by}` }) : null,
@@ -823,7 +829,7 @@
 
   async function liveFromList(kind, data) {
     try {
-      const page = await api(`${LIST_PATH[kind]}?${qs({ limit: 10, project: data.project })}`);
+      const page = await api(`${LIST_PATH[kind]}?${qs({ limit: 10, project: data.project, platform_source: feed.filters.platform })}`);
       const raw = page.items.find((r) => r.id === data.id);
       if (raw) arrived(FROM[kind](raw));
     } catch (_) { /* the resync after a reconnect catches up */ }
@@ -844,6 +850,7 @@
       const q = stats.queue || {};
       setQueue((q.pending || 0) + (q.claimed || 0));
       addTypes(Object.keys(stats.types || {}));
+      addPlatforms(Object.keys(stats.platforms || {}));
     } catch (_) { /* the status pill already says we are reconnecting */ }
   }
 
@@ -854,6 +861,16 @@
       if (known.has(type) || ['all', 'observations', 'summaries', 'prompts'].includes(type)) continue;
       group.append(el('option', { value: type, text: type.replace('_', ' ') }));
       known.add(type);
+    }
+  }
+
+  /** The platform select: the platforms the store holds (``/api/stats`` ``platforms``). */
+  function addPlatforms(platforms) {
+    const select = $('#f-platform');
+    const known = new Set($$('option', select).map((o) => o.value));
+    for (const name of platforms) {
+      if (!known.has(name)) select.append(el('option', { value: name, text: name }));
+      known.add(name);
     }
   }
 
@@ -958,6 +975,7 @@
     const f = feed.filters;
     const body = {};
     if (f.project) body.project = f.project;
+    if (f.platform) body.platformSource = f.platform;
     if (obsTypeOf(f.type)) body.types = [obsTypeOf(f.type)];
     if (f.from) body.dateStart = f.from;
     if (f.to) body.dateEnd = f.to;
@@ -1316,11 +1334,12 @@
     $('#search-mode').addEventListener('change', () => { if (feed.mode === 'search') startSearch(feed.search.q); });
     $('#clear-search').addEventListener('click', () => { $('#q').value = ''; resetFeed(); });
     $('#new-banner-btn').addEventListener('click', () => { $('#q').value = ''; resetFeed(); });
-    for (const id of ['#f-project', '#f-type', '#f-from', '#f-to']) {
+    for (const id of ['#f-project', '#f-platform', '#f-type', '#f-from', '#f-to']) {
       $(id).addEventListener('change', () => (feed.mode === 'search' ? startSearch(feed.search.q) : resetFeed()));
     }
     $('#f-reset').addEventListener('click', () => {
       $('#f-project').value = '';
+      $('#f-platform').value = '';
       $('#f-type').value = 'all';
       $('#f-from').value = '';
       $('#f-to').value = '';

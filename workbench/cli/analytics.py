@@ -118,7 +118,14 @@ def stats(
     by: Annotated[
         str | None,
         typer.Option(
-            help="economics: project | type | day | platform_source; activity: day | project."
+            help="economics: project | type | day | platform_source; "
+            "activity: day | project | platform_source."
+        ),
+    ] = None,
+    platform: Annotated[
+        str | None,
+        typer.Option(
+            "--platform", help="Only this agent platform (claude-code, gemini-cli, codex-cli…)."
         ),
     ] = None,
     limit: Annotated[
@@ -134,13 +141,14 @@ def stats(
       workbench stats                      # read vs discovery tokens per project
       workbench stats economics --by day --since 2026-11-01
       workbench stats cooccurrence --limit 10 --json
+      workbench stats activity --by platform_source --platform gemini-cli
     """
     from workbench.knowledge import duck, reports
     from workbench.knowledge.stats import Scope
     from workbench.settings import load_settings
 
     settings = load_settings(data_dir)
-    scope = Scope.parse(project, date_start, date_end)
+    scope = Scope.parse(project, date_start, date_end, platform)
     con = duck.connect(settings.db_path)
     try:
         report = reports.report(con, kind.value, scope, by=by, limit=limit)
@@ -150,6 +158,7 @@ def stats(
         print_json(report.to_json())
         return
     heading = kind.value + (f" by {by}" if by else "") + (f" · {project}" if project else "")
+    heading += f" · {scope.platform_source}" if scope.platform_source else ""
     rows = report.frame.iter_rows()
     table(heading, report.frame.columns, ([_cell(v) for v in row] for row in rows))
     if report.summary:

@@ -76,6 +76,10 @@ def build(
     query: Annotated[str | None, typer.Option(help="Hybrid search words.")] = None,
     since: Annotated[str | None, typer.Option(help="From this ISO date (dateStart).")] = None,
     until: Annotated[str | None, typer.Option(help="Up to this ISO date (dateEnd).")] = None,
+    platform: Annotated[
+        str | None,
+        typer.Option(help="Only this agent platform, e.g. gemini-cli (platformSource)."),
+    ] = None,
     limit: Annotated[int | None, typer.Option(help="At most this many (default 500).")] = None,
     description: Annotated[str, typer.Option(help="What this corpus is about.")] = "",
     data_dir: DataDirOption = None,
@@ -92,6 +96,7 @@ def build(
         "query": query,
         "dateStart": since,
         "dateEnd": until,
+        "platformSource": platform,
         "limit": limit,
     }
     body.update({k: v for k, v in options.items() if v is not None})

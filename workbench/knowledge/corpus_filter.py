@@ -2,12 +2,14 @@
 
 The filter is stored in the corpus file and re-run by ``rebuild``, so it is kept exactly in
 the wire form a person or an agent sent (``project``, ``types``, ``concepts``, ``files``,
-``query``, ``dateStart``, ``dateEnd``, ``limit``), after validation:
+``query``, ``dateStart``, ``dateEnd``, ``platformSource``, ``limit``), after validation:
 
 - list-valued filters accept an array, a JSON-array string or a comma-separated string (the
   recall filters' ``coerce_list``, so the corpus API, search, CLI and MCP agree);
 - ``types`` is whitelisted to the observation types; ``limit`` is a positive integer
   (default 500, at most ``MAX_LIMIT``); dates are ISO dates or timestamps;
+- ``platformSource`` (``platform_source`` is accepted too, stored as ``platformSource``) is
+  one agent platform of ``workbench.platforms``; any other is a 422 listing the known ones;
 - every bad value is an ``InvalidInput`` (HTTP 400) naming the field, the rule and an
   example; nothing is silently dropped or fixed.
 
@@ -27,13 +29,26 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from workbench.errors import InvalidInput
+from workbench.platform_filter import check_platform
 from workbench.recall.filters import SearchFilters, coerce_list, observation_types
 from workbench.store import observations
 
 DEFAULT_LIMIT = 500
 MAX_LIMIT = 10_000
 MAX_QUERY_CHARS = 1_000
-FILTER_KEYS = ("project", "types", "concepts", "files", "query", "dateStart", "dateEnd", "limit")
+FILTER_KEYS = (
+    "project",
+    "types",
+    "concepts",
+    "files",
+    "query",
+    "dateStart",
+    "dateEnd",
+    "platformSource",
+    "limit",
+)
+# Other spellings a client may send -> the stored wire name (search takes both).
+FILTER_ALIASES = {"platform_source": "platformSource"}
 SEARCH_PAGE = 100  # the search engine's largest page
 CORPUS_COLUMNS = (
     "id",
@@ -67,6 +82,7 @@ class CorpusFilter(BaseModel):
     query: str | None = None
     dateStart: str | int | None = None  # the wire name (camelCase)
     dateEnd: str | int | None = None  # the wire name (camelCase)
+    platformSource: str | None = None  # the wire name (camelCase)
     limit: int = DEFAULT_LIMIT
 
     def search_filters(self) -> SearchFilters:
@@ -78,6 +94,7 @@ class CorpusFilter(BaseModel):
             files=self.files,
             date_start=self.dateStart,
             date_end=self.dateEnd,
+            platform_source=self.platformSource,
         )
 
     def describe(self) -> str:
@@ -93,12 +110,13 @@ class CorpusFilter(BaseModel):
 
 def parse_filter(data: Mapping[str, Any]) -> CorpusFilter:
     """Validate a filter from an HTTP body, a CLI, an MCP call or a stored corpus."""
-    unknown = sorted(set(data) - set(FILTER_KEYS))
+    unknown = sorted(set(data) - set(FILTER_KEYS) - set(FILTER_ALIASES))
     if unknown:
         raise InvalidInput(
             f"unknown corpus filter {', '.join(repr(k) for k in unknown)}; the filters are "
             f'{", ".join(FILTER_KEYS)} (e.g. {{"project": "api", "types": "bugfix"}})'
         )
+    data = _canonical_keys(data)
     parsed = CorpusFilter(
         project=_text(data.get("project"), "project", 200),
         types=_types(data.get("types")),
@@ -107,10 +125,26 @@ def parse_filter(data: Mapping[str, Any]) -> CorpusFilter:
         query=_text(data.get("query"), "query", MAX_QUERY_CHARS),
         dateStart=_date(data.get("dateStart"), "dateStart"),
         dateEnd=_date(data.get("dateEnd"), "dateEnd"),
+        platformSource=check_platform(data.get("platformSource"), "platformSource"),
         limit=parse_limit(data.get("limit")),
     )
     parsed.search_filters()  # dates parse, and dateStart is not after dateEnd
     return parsed
+
+
+def _canonical_keys(data: Mapping[str, Any]) -> dict[str, Any]:
+    """``platform_source`` → ``platformSource``; both spellings at once must agree."""
+    out = dict(data)
+    for alias, name in FILTER_ALIASES.items():
+        if alias not in out:
+            continue
+        value = out.pop(alias)
+        if name in out and out[name] != value:
+            raise InvalidInput(
+                f"{alias}={value!r} and {name}={out[name]!r} disagree; send only {name}"
+            )
+        out[name] = value
+    return out
 
 
 def parse_limit(value: Any) -> int:

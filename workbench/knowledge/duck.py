@@ -93,6 +93,11 @@ def _lists(*cols: str) -> str:
     return ", ".join(_LIST.format(col=c) for c in cols)
 
 
+_SESSION_PLATFORM = (
+    f"(SELECT s.platform_source FROM {CATALOG}.sessions AS s"
+    " WHERE s.content_session_id = r.content_session_id)"
+)
+
 # ``SELECT * REPLACE`` keeps columns a later migration adds; the views are re-bound per query.
 VIEWS: dict[str, str] = {
     "observations": (
@@ -107,16 +112,20 @@ VIEWS: dict[str, str] = {
         " CAST(epoch_ms(started_at_epoch) AS DATE) AS day"
         f" FROM {CATALOG}.sessions"
     ),
+    # Prompts and summaries have no platform column: they take their session's, so every
+    # statistic filters and groups by platform_source the same way on every view.
     "prompts": (
         "SELECT *, epoch_ms(created_at_epoch) AS created_ts,"
-        " CAST(epoch_ms(created_at_epoch) AS DATE) AS day"
-        f" FROM {CATALOG}.user_prompts"
+        " CAST(epoch_ms(created_at_epoch) AS DATE) AS day,"
+        f" {_SESSION_PLATFORM} AS platform_source"
+        f" FROM {CATALOG}.user_prompts AS r"
     ),
     "summaries": (
         f"SELECT * REPLACE ({_lists('files_read', 'files_edited')}),"
         " epoch_ms(created_at_epoch) AS created_ts,"
-        " CAST(epoch_ms(created_at_epoch) AS DATE) AS day"
-        f" FROM {CATALOG}.session_summaries"
+        " CAST(epoch_ms(created_at_epoch) AS DATE) AS day,"
+        f" {_SESSION_PLATFORM} AS platform_source"
+        f" FROM {CATALOG}.session_summaries AS r"
     ),
     "injections": (f"SELECT *, epoch_ms(created_at_epoch) AS created_ts FROM {CATALOG}.injections"),
     # A WITHOUT ROWID table: the scanner's own scan needs ROWID for ``count(*)``, so read it

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 REPORTS = ("economics", "types", "activity", "files", "concepts", "cooccurrence", "sessions", "roi")
 BY: dict[str, tuple[str, ...]] = {
     "economics": ("project", "type", "day", "platform_source"),
-    "activity": ("day", "project"),
+    "activity": stats.ACTIVITY_BY,
 }
 LIMITED = ("files", "concepts", "cooccurrence", "sessions", "roi")
 _TOP_N = {"files": stats.files, "concepts": stats.concepts, "cooccurrence": stats.cooccurrence}

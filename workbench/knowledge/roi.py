@@ -6,7 +6,7 @@ observations it showed (``injection_items``) and every observation handed out on
 observation at or before the fetch's millisecond: the agent saw it and then asked for it.
 
 ``Scope``'s time window selects ledger rows (when something was injected or fetched), its
-``project`` the observations.
+``project`` and ``platform_source`` the observations.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def roi(
     )
     fetch_counts = fetched.group_by("observation_id").agg(fetched=pl.len().cast(pl.Int64))
     ids = pl.concat([injected.select("observation_id"), fetch_counts.select("observation_id")])
-    where, params = Scope(project=scope.project).where()
+    where, params = Scope(project=scope.project, platform_source=scope.platform_source).where()
     where = (where + " AND" if where else " WHERE") + " id IN (SELECT unnest(?::BIGINT[]))"
     obs = con.execute(
         f"SELECT {ECONOMICS_COLUMNS} FROM observations{where}",
@@ -101,13 +101,10 @@ def _fetched_after_injection(shown: pl.DataFrame, fetched: pl.DataFrame) -> pl.D
 
 
 def _ledger(con: duckdb.DuckDBPyConnection, scope: Scope) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(items shown, fetches) in scope, with session and time; project via the observation."""
-    project = (
-        " AND observation_id IN (SELECT id FROM observations WHERE project = ?)"
-        if scope.project
-        else ""
-    )
-    extra = [scope.project] if scope.project else []
+    """(items shown, fetches) in scope, with session and time; project and platform via the
+    observation."""
+    of_obs, extra = Scope(project=scope.project, platform_source=scope.platform_source).where()
+    project = f" AND observation_id IN (SELECT id FROM observations{of_obs})" if extra else ""
     window = Scope(start_ms=scope.start_ms, end_ms=scope.end_ms)
     where, params = window.where("j.created_at_epoch", None)
     shown = con.execute(

@@ -15,7 +15,9 @@ Definitions (each one tested against hand-computed numbers):
   co-occurrence counts each unordered pair once per observation (``concept_a < concept_b``).
 - **days** are UTC calendar days.
 - ``Scope`` bounds the time of the thing being counted: an observation's creation, a
-  session's start, an injection's or fetch's time (ROI). ``project`` is an exact name.
+  session's start, an injection's or fetch's time (ROI). ``project`` is an exact name;
+  ``platform_source`` one agent platform (every view carries it: prompts and summaries take
+  their session's, see ``duck.VIEWS``).
 
 Memory ROI (the injection ledger) is in ``roi``; ``reports`` names each statistic and gives
 the JSON the CLI and the HTTP API serve.
@@ -35,24 +37,35 @@ if TYPE_CHECKING:
 
 Estimator = Callable[[str], int]
 EconomicsBy = Literal["project", "type", "day", "platform_source"]
-ActivityBy = Literal["day", "project"]
+ActivityBy = Literal["day", "project", "platform_source"]
+ACTIVITY_BY = ("day", "project", "platform_source")
 CHARS_PER_TOKEN = 4
 
 
 @dataclass(frozen=True)
 class Scope:
-    """Which rows a statistic covers: one project and/or a time window (epoch ms, inclusive)."""
+    """Which rows a statistic covers: one project, one agent platform and/or a time window
+    (epoch ms, inclusive)."""
 
     project: str | None = None
     start_ms: int | None = None
     end_ms: int | None = None
+    platform_source: str | None = None
 
     @classmethod
     def parse(
-        cls, project: str | None = None, date_start: Any = None, date_end: Any = None
+        cls,
+        project: str | None = None,
+        date_start: Any = None,
+        date_end: Any = None,
+        platform_source: Any = None,
     ) -> Scope:
-        """From wire values: ISO dates/timestamps or epoch ms; a plain end date is inclusive."""
+        """From wire values: ISO dates/timestamps or epoch ms; a plain end date is inclusive;
+        a platform must be a known one (``UnknownPlatform`` otherwise)."""
+        from workbench.platform_filter import check_platform
         from workbench.recall.filters import parse_time
+
+        platform = check_platform(platform_source)
 
         start = parse_time(date_start, "dateStart")
         end = parse_time(date_end, "dateEnd", end_of_day=True)
@@ -61,10 +74,13 @@ class Scope:
                 "dateStart is after dateEnd; give the earlier date first, e.g. "
                 "dateStart=2026-11-01&dateEnd=2026-11-30"
             )
-        return cls(project=project or None, start_ms=start, end_ms=end)
+        return cls(project=project or None, start_ms=start, end_ms=end, platform_source=platform)
 
     def where(
-        self, epoch: str = "created_at_epoch", project: str | None = "project"
+        self,
+        epoch: str = "created_at_epoch",
+        project: str | None = "project",
+        platform: str | None = "platform_source",
     ) -> tuple[str, list[Any]]:
         """A SQL ``WHERE`` clause (or ``""``) and its parameters."""
         clauses: list[str] = []
@@ -72,6 +88,9 @@ class Scope:
         if self.project and project:
             clauses.append(f"{project} = ?")
             params.append(self.project)
+        if self.platform_source and platform:
+            clauses.append(f"{platform} = ?")
+            params.append(self.platform_source)
         if self.start_ms is not None:
             clauses.append(f"{epoch} >= ?")
             params.append(self.start_ms)
@@ -201,15 +220,15 @@ def types(con: duckdb.DuckDBPyConnection, scope: Scope = ALL) -> pl.DataFrame:
 def activity(
     con: duckdb.DuckDBPyConnection, scope: Scope = ALL, by: ActivityBy = "day"
 ) -> pl.DataFrame:
-    """What happened per day or per project.
+    """What happened per day, project or agent platform.
 
     Columns: ``<by>, sessions, prompts, observations, summaries, discovery_tokens`` (sessions
     counted on the day they started; discovery tokens of observations and summaries).
     """
     import polars as pl
 
-    if by not in ("day", "project"):
-        raise InvalidInput(f"by={by!r} is not one of day, project")
+    if by not in ACTIVITY_BY:
+        raise InvalidInput(f"by={by!r} is not one of {', '.join(ACTIVITY_BY)}")
     parts = {
         "sessions": frame(con, "sessions", f"{by}, 0 AS tokens", scope, epoch="started_at_epoch"),
         "prompts": frame(con, "prompts", f"{by}, 0 AS tokens", scope),
@@ -319,7 +338,8 @@ def cooccurrence(
 def sessions(con: duckdb.DuckDBPyConnection, scope: Scope = ALL, limit: int = 50) -> pl.DataFrame:
     """One row per session, newest first.
 
-    Columns: ``content_session_id, project, status, started_at, last_activity_at, prompts,
+    Columns: ``content_session_id, project, platform_source, status, started_at,
+    last_activity_at, prompts,
     observations, summaries, discovery_tokens, duration_s`` — the duration runs from the start
     to the latest of completion, last prompt, last observation and last summary.
     """
@@ -328,7 +348,8 @@ def sessions(con: duckdb.DuckDBPyConnection, scope: Scope = ALL, limit: int = 50
     base = frame(
         con,
         "sessions",
-        "content_session_id, project, status, started_at_epoch, completed_at_epoch",
+        "content_session_id, project, platform_source, status, started_at_epoch,"
+        " completed_at_epoch",
         scope,
         epoch="started_at_epoch",
     ).sort(["started_at_epoch", "content_session_id"], descending=[True, False])
@@ -369,6 +390,7 @@ def sessions(con: duckdb.DuckDBPyConnection, scope: Scope = ALL, limit: int = 50
     return out.select(
         "content_session_id",
         "project",
+        "platform_source",
         "status",
         pl.from_epoch("started_at_epoch", time_unit="ms").alias("started_at"),
         pl.from_epoch("_last", time_unit="ms").alias("last_activity_at"),

@@ -81,6 +81,10 @@ def register(server: MCPServer, client: ServiceBackend) -> None:
         ] = None,
         dateStart: Annotated[str | None, Field(description="ISO date or time, inclusive.")] = None,
         dateEnd: Annotated[str | None, Field(description="ISO date or time, inclusive.")] = None,
+        platformSource: Annotated[
+            str | None,
+            Field(description="Only this agent platform (claude-code, gemini-cli, codex-cli…)."),
+        ] = None,
         limit: Annotated[
             int | None, Field(ge=1, le=10_000, description="At most this many (default 500).")
         ] = None,
@@ -95,6 +99,7 @@ def register(server: MCPServer, client: ServiceBackend) -> None:
             "query": query,
             "dateStart": dateStart,
             "dateEnd": dateEnd,
+            "platformSource": platformSource,
             "limit": limit,
         }
         body.update({k: v for k, v in optional.items() if v is not None})

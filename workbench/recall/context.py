@@ -127,22 +127,28 @@ _DIGEST_COLUMNS = (
 
 
 def recent_observations(
-    conn: sqlite3.Connection, projects: Sequence[str], limit: int, full: int = 0
+    conn: sqlite3.Connection,
+    projects: Sequence[str],
+    limit: int,
+    full: int = 0,
+    platform_source: str | None = None,
 ) -> list[Row]:
     """The newest ``limit`` observations of ``projects``, newest first; the first ``full``
-    of them with their narrative and facts.
+    of them with their narrative and facts. ``platform_source`` keeps one agent's only.
 
     One indexed ``LIMIT`` query per project and a merge, because ``project IN (…) ORDER BY
     created_at_epoch`` would read every row of every project to sort them.
     """
     if limit <= 0:
         return []
+    platform = " AND platform_source = ?" if platform_source else ""
+    extra = [platform_source] if platform_source else []
     found: list[Row] = []
     for project in projects:
         rows = conn.execute(
-            f"SELECT {_ROW_COLUMNS} FROM observations WHERE project = ?"
+            f"SELECT {_ROW_COLUMNS} FROM observations WHERE project = ?{platform}"
             " ORDER BY created_at_epoch DESC, id DESC LIMIT ?",
-            (project, limit),
+            (project, *extra, limit),
         )
         found.extend(Row(*r) for r in rows)
     found.sort(key=lambda o: (-o.created_at_epoch, -o.id))
@@ -164,16 +170,31 @@ def recent_observations(
     return found
 
 
-def recent_summaries(conn: sqlite3.Connection, projects: Sequence[str], limit: int) -> list[Digest]:
-    """The newest ``limit`` summaries of ``projects``, newest first (same plan as above)."""
+def recent_summaries(
+    conn: sqlite3.Connection,
+    projects: Sequence[str],
+    limit: int,
+    platform_source: str | None = None,
+) -> list[Digest]:
+    """The newest ``limit`` summaries of ``projects``, newest first (same plan as above).
+
+    Summaries carry no platform of their own: ``platform_source`` goes through their session.
+    """
     if limit <= 0:
         return []
+    platform = (
+        " AND content_session_id IN"
+        " (SELECT content_session_id FROM sessions WHERE platform_source = ?)"
+        if platform_source
+        else ""
+    )
+    extra = [platform_source] if platform_source else []
     found: list[Digest] = []
     for project in projects:
         rows = conn.execute(
-            f"SELECT {_DIGEST_COLUMNS} FROM session_summaries WHERE project = ?"
+            f"SELECT {_DIGEST_COLUMNS} FROM session_summaries WHERE project = ?{platform}"
             " ORDER BY created_at_epoch DESC, id DESC LIMIT ?",
-            (project, limit),
+            (project, *extra, limit),
         )
         found.extend(Digest(*r) for r in rows)
     found.sort(key=lambda s: (-s.created_at_epoch, -s.id))
@@ -190,11 +211,18 @@ def header(projects: Sequence[str], subject: str | None = None) -> str:
 
 
 def build_session_context(
-    conn: sqlite3.Connection, projects: Sequence[str], limits: ContextLimits
+    conn: sqlite3.Connection,
+    projects: Sequence[str],
+    limits: ContextLimits,
+    platform_source: str | None = None,
 ) -> Injection:
-    """Query and render the SessionStart block for ``projects`` (no ledger write here)."""
-    newest = recent_observations(conn, projects, limits.observations, limits.full)
-    digests = recent_summaries(conn, projects, limits.summaries)
+    """Query and render the SessionStart block for ``projects`` (no ledger write here).
+
+    Every agent's memories of the projects by default (memory is shared across agents: the
+    point is that Claude Code knows what Gemini CLI did); ``platform_source`` keeps one's.
+    """
+    newest = recent_observations(conn, projects, limits.observations, limits.full, platform_source)
+    digests = recent_summaries(conn, projects, limits.summaries, platform_source)
     return render_session_context(projects, newest, digests, limits)
 
 

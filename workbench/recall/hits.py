@@ -28,7 +28,8 @@ _COLUMNS: dict[Kind, tuple[str, str]] = {
     "observations": (
         "observations",
         "id, type, title, subtitle, narrative, facts, concepts, files_read, files_modified,"
-        " project, created_at, created_at_epoch, content_session_id, prompt_number",
+        " project, created_at, created_at_epoch, content_session_id, prompt_number,"
+        " platform_source",
     ),
     "sessions": (
         "session_summaries",
@@ -56,6 +57,7 @@ class RecordRef(BaseModel):
     tokens: int  # estimated tokens of the full record
     content_session_id: str | None = None
     prompt_number: int = 0
+    platform_source: str | None = None  # observations only (the others have no column)
 
 
 class SearchHit(RecordRef):
@@ -95,6 +97,7 @@ def _ref(kind: Kind, row: sqlite3.Row) -> dict[str, Any]:
             "type": row["type"],
             "title": row["title"],
             "subtitle": row["subtitle"],
+            "platform_source": row["platform_source"],
             "tokens": estimate_tokens("\n".join(body)),
         }
     if kind == "sessions":

@@ -146,10 +146,22 @@ def get_many(
 
 
 def list_page(
-    conn: sqlite3.Connection, *, project: str | None, offset: int, limit: int
+    conn: sqlite3.Connection,
+    *,
+    project: str | None,
+    offset: int,
+    limit: int,
+    platform_source: str | None = None,
 ) -> tuple[list[Observation], bool]:
     """A page of observations, newest first, and whether more follow."""
-    rows, more = pages.newest(conn, "observations", project=project, offset=offset, limit=limit)
+    rows, more = pages.newest(
+        conn,
+        "observations",
+        project=project,
+        offset=offset,
+        limit=limit,
+        platform_source=platform_source,
+    )
     return [from_row(r) for r in rows], more
 
 

@@ -129,15 +129,32 @@ def end(
 
 
 def list_prompts(
-    conn: sqlite3.Connection, *, project: str | None, offset: int, limit: int
+    conn: sqlite3.Connection,
+    *,
+    project: str | None,
+    offset: int,
+    limit: int,
+    platform_source: str | None = None,
 ) -> tuple[list[Prompt], bool]:
     """A page of prompts, newest first, and whether more follow."""
-    rows, more = pages.newest(conn, "user_prompts", project=project, offset=offset, limit=limit)
+    rows, more = pages.newest(
+        conn,
+        "user_prompts",
+        project=project,
+        offset=offset,
+        limit=limit,
+        platform_source=platform_source,
+    )
     return [Prompt(**{k: r[k] for k in Prompt.model_fields}) for r in rows], more
 
 
 def list_sessions(
-    conn: sqlite3.Connection, *, project: str | None, offset: int, limit: int
+    conn: sqlite3.Connection,
+    *,
+    project: str | None,
+    offset: int,
+    limit: int,
+    platform_source: str | None = None,
 ) -> tuple[list[Session], bool]:
     """A page of sessions, most recently started first, and whether more follow."""
     rows, more = pages.newest(
@@ -147,5 +164,6 @@ def list_sessions(
         offset=offset,
         limit=limit,
         time_column="started_at_epoch",
+        platform_source=platform_source,
     )
     return [_session(r) for r in rows], more

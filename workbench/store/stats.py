@@ -65,6 +65,20 @@ def type_breakdown(conn: sqlite3.Connection) -> dict[str, int]:
     }
 
 
+def platform_breakdown(conn: sqlite3.Connection) -> dict[str, dict[str, int]]:
+    """Sessions and observations per agent platform (``platform_source``), most sessions first.
+
+    Only platforms with rows appear; the viewer's platform filter is fed from it.
+    """
+    counts: dict[str, dict[str, int]] = {}
+    for table in ("sessions", "observations"):
+        for name, count in conn.execute(
+            f"SELECT platform_source, count(*) FROM {table} GROUP BY platform_source"
+        ):
+            counts.setdefault(name, {"sessions": 0, "observations": 0})[table] = int(count)
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1]["sessions"], kv[0])))
+
+
 def overview(conn: sqlite3.Connection) -> dict[str, Any]:
     """Everything ``/api/stats`` reports about the store itself."""
     page_count = conn.execute("PRAGMA page_count").fetchone()[0]
@@ -72,6 +86,7 @@ def overview(conn: sqlite3.Connection) -> dict[str, Any]:
     return {
         "totals": totals(conn),
         "types": type_breakdown(conn),
+        "platforms": platform_breakdown(conn),
         "queue": events.depth(conn),
         "failed": events.failed(conn, limit=20),
         "dbSizeBytes": int(page_count) * int(page_size),

@@ -13,6 +13,18 @@ every string field and list item of every row (``concepts``, ``files_read``…, 
 prose), right after validation.
 Import runs in one transaction: a bad file changes nothing.
 
+``platform_source`` (on sessions, and on observations, whose own value only fills a session
+the file does not list) must be a platform of ``workbench.platforms``. claude-mem's values are
+mapped to ours: its exports (``scripts/export-memories.ts``: the ``sdk_sessions`` rows) carry
+what its ``normalizePlatformSource`` made of the hook's platform (``src/shared/platform-source.ts``,
+thedotmack/claude-mem @ e2d1df569a8f04075d40e92461128ece7cf04c82): lowercased, blanks to ``-``,
+``transcript`` or anything with ``codex`` → ``codex``, with ``cursor`` → ``cursor``, with
+``claude`` → ``claude``, empty → ``claude``, any other name as is (``gemini``, ``windsurf``).
+Such a name is an *adapter* name here (``claude`` → ``claude-code``, ``gemini`` →
+``gemini-cli``), so the mapping follows ``PLATFORM_SOURCES`` as platforms are added. Anything
+else is refused (422) naming the row, the field, the value and the known platforms: a typo
+must not become a platform of its own.
+
 Numbers are checked before anything is written, so an out-of-range value is a 422 that names
 its field (``observations.0.created_at_epoch``), never a 500 from SQLite or ``datetime``:
 epochs (and ISO timestamps) must lie between 1970-01-01 and 9999-12-31 (``Epoch``), counts
@@ -22,6 +34,7 @@ between 0 and SQLite's largest INTEGER (``Count``).
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,6 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from workbench.clock import iso_from_ms, ms_from_iso, now_ms
 from workbench.errors import InvalidInput
 from workbench.models import ObservationDraft, SummaryDraft
+from workbench.platforms import DEFAULT_PLATFORM_SOURCE, PLATFORM_SOURCES
 from workbench.redact import redact_value, strip_private
 from workbench.store import deletions
 from workbench.store import observations as obs_store
@@ -53,6 +67,38 @@ class ImportRefused(InvalidInput):
     status_code = 422
 
 
+def import_platform(value: Any) -> str:
+    """An imported ``platform_source`` as ours (claude-mem's names mapped); ``ValueError``
+    naming the value and the known platforms for anything else."""
+    if value is None:
+        return DEFAULT_PLATFORM_SOURCE
+    if not isinstance(value, str):
+        raise ValueError(f"platform_source must be text, got {str(value)[:40]!r}")
+    value = strip_private(value)  # as the service's boundary does, so the library agrees
+    if value in PLATFORM_SOURCES:
+        return value
+    # claude-mem's normalizePlatformSource (see the module docstring), then its name as ours.
+    source = re.sub(r"\s+", "-", value.strip().lower())
+    if not source:
+        return DEFAULT_PLATFORM_SOURCE
+    if source in PLATFORM_SOURCES:
+        return source
+    if source == "transcript" or "codex" in source:
+        source = "codex"
+    elif "cursor" in source:
+        source = "cursor"
+    elif "claude" in source:
+        source = "claude"
+    by_adapter = {adapter: name for name, adapter in PLATFORM_SOURCES.items()}
+    if source in by_adapter:
+        return by_adapter[source]
+    raise ValueError(
+        f"platform_source {value[:40]!r} is not a known platform; known: "
+        f"{', '.join(PLATFORM_SOURCES)} (claude-mem's {', '.join(by_adapter)} are mapped to "
+        "them). Fix the value in the file, or drop it for claude-code"
+    )
+
+
 class _Row(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
@@ -70,13 +116,18 @@ class _Row(BaseModel):
 class SessionRow(_Row):
     content_session_id: str = Field(min_length=1)
     project: str = "unknown"
-    platform_source: str = "claude-code"
+    platform_source: str = DEFAULT_PLATFORM_SOURCE
     status: str = "completed"
     started_at: str | None = None
     started_at_epoch: Epoch | None = None
     completed_at: str | None = None
     completed_at_epoch: Epoch | None = None
     prompt_counter: Count = 0
+
+    @field_validator("platform_source", mode="before")
+    @classmethod
+    def _platform(cls, value: Any) -> str:
+        return import_platform(value)
 
 
 class PromptRow(_Row):
@@ -106,6 +157,13 @@ class ObservationRow(_Row):
     generated_by: str = "import"
     agent_id: str | None = None
     agent_type: str | None = None
+    # Only for a session the file does not list: a listed session's platform wins.
+    platform_source: str | None = None
+
+    @field_validator("platform_source", mode="before")
+    @classmethod
+    def _platform(cls, value: Any) -> str | None:
+        return None if value is None else import_platform(value)
 
 
 class SummaryRow(_Row):
@@ -249,11 +307,17 @@ def import_document(conn: sqlite3.Connection, doc: ExportDocument) -> dict[str, 
 
     with _refused_as_invalid(), atomic(conn):
         known = {s.content_session_id for s in doc.sessions}
-        # Rows that point at a session the file does not list still get one.
+        # Rows that point at a session the file does not list still get one (with the
+        # platform its observations name, if they name one).
         implied = {
             r.content_session_id: r.project
             for r in (*doc.prompts, *doc.summaries, *doc.observations)
             if r.content_session_id and r.content_session_id not in known
+        }
+        implied_platform = {
+            o.content_session_id: o.platform_source
+            for o in reversed(doc.observations)
+            if o.content_session_id in implied and o.platform_source
         }
         for row in doc.sessions:
             start = _epoch(row.started_at_epoch, row.started_at)
@@ -275,7 +339,8 @@ def import_document(conn: sqlite3.Connection, doc: ExportDocument) -> dict[str, 
             )
             count("sessions", cur.rowcount)
         for csid, project in implied.items():
-            session_store.ensure(conn, csid, project)
+            platform = implied_platform.get(csid, DEFAULT_PLATFORM_SOURCE)
+            session_store.ensure(conn, csid, project, platform)
         for p in doc.prompts:
             text = strip_private(p.prompt_text)[: session_store.MAX_PROMPT_CHARS]
             if not text:
