@@ -258,22 +258,18 @@ def context_output(event: HookInput, kind: str, context: str) -> dict[str, Any]:
 
     Claude Code, Gemini CLI and Codex CLI read it from stdout, as
     ``hookSpecificOutput.additionalContext``. A platform whose hooks cannot inject context
-    has an adapter with the optional ``write_context(cwd, context)``, which puts the memory
-    where that agent reads it (Windsurf: a workspace rules file); the hook then prints ``{}``.
+    names a ``CONTEXT_FILE`` in its adapter (Cursor, Windsurf: a rules file the agent reads),
+    which ``hooks/context_file.py`` keeps up to date; here it gets nothing on stdout.
     """
-    write = getattr(event.adapter, "write_context", None)
-    if write is not None:
-        write(event.cwd, context)
-        return {}
-    if not context:
+    if not context or not context_on_stdout(event):
         return {}
     name = event.answer_event(kind)
     return {"hookSpecificOutput": {"hookEventName": name, "additionalContext": context}}
 
 
 def context_on_stdout(event: HookInput) -> bool:
-    """True when this platform reads context from a hook's stdout (no ``write_context``)."""
-    return getattr(event.adapter, "write_context", None) is None
+    """True when this platform reads context from a hook's stdout (no ``CONTEXT_FILE``)."""
+    return getattr(event.adapter, "CONTEXT_FILE", None) is None
 
 
 def answer(kind: str, output: dict[str, Any], event: HookInput | None = None) -> dict[str, Any]:

@@ -15,9 +15,8 @@ Steps, each bounded so a session never waits long on its memory:
    session id lets the service record the injection in its ledger). Non-empty text is printed as
    ``{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}``;
    a 404 (the route is not there yet) or any failure means no context, and ``{}``. Gemini CLI
-   and Codex CLI take the same shape (with their event name); Windsurf cannot take context
-   from a hook, so there this script runs after each Cascade response and its adapter writes
-   the memory to a workspace rule instead (``_runtime.context_output``).
+   and Codex CLI take the same shape (with their event name). Cursor and Windsurf cannot take
+   context from a hook: ``hooks/context_file.py`` writes it to their rules file instead.
 
 The child is started with ``cwd`` at the folder that holds ``hooks/`` and ``workbench/``, so
 ``-m service`` resolves both in a dev checkout and in site-packages. Its stdout/stderr never

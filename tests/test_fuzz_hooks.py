@@ -654,7 +654,7 @@ def test_any_context_text_makes_a_whole_rules_file(context: str, name: str) -> N
         payload["workspace_roots"] = [folder]
         event = _runtime.parse_input(json.dumps(payload).encode("utf-8"), "cursor")
         assert event is not None
-        path = context_file.target(event)
+        path = context_file.target(event.adapter, event.cwd)
         assert path is not None
         assert context_file.write_atomically(path, event.adapter.context_document(context))
         written = Path(path).read_bytes().decode("utf-8")
@@ -735,13 +735,13 @@ def test_windsurf_rule_file_holds_any_context_within_its_limit(
     from hooks.adapters import windsurf
 
     workspace = tmp_path_factory.mktemp("ws")
-    windsurf.write_context(str(workspace), context)
-    path = workspace.joinpath(*windsurf.RULE_PARTS)
+    context_file.write_context(windsurf, str(workspace), context)
+    path = workspace / windsurf.CONTEXT_FILE
     if not context.strip():
         assert not path.exists()
         return
     text = path.read_text("utf-8")
-    assert text.startswith(windsurf.RULE_HEAD + windsurf.RULE_MARK)
+    assert text.startswith(windsurf.RULE_HEAD + windsurf.CONTEXT_MARK)
     assert len(text) <= windsurf.MAX_RULE_CHARS
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from hooks import _runtime
+from hooks import _runtime, context_file
 from hooks.adapters import PLATFORMS
 from hooks.adapters import windsurf as adapter
 from tests.conftest import FIXTURES, HOOKS_DIR, Service, base_env, free_port
@@ -53,7 +53,7 @@ TOOL = {
     "post_run_command": "Bash",
     "post_mcp_tool_use": "mcp__github__list_commits",
 }
-RULE = Path(*adapter.RULE_PARTS)
+RULE = Path(adapter.CONTEXT_FILE)
 
 
 def names() -> list[str]:
@@ -217,15 +217,14 @@ def test_the_response_hook_writes_the_context_rule(data_dir: Path, workspace: Pa
             load("post_cascade_response"),
             base_env(data_dir, peer.port),
             workspace,
-            script="session_start",
+            script="context_file",
         )
         asked = [r.path for r in peer.requests if r.path.startswith("/api/context/inject")]
     finally:
         peer.close()
     assert out == {}  # Windsurf reads no stdout
     assert asked == [
-        "/api/context/inject?projects=acme-api&contentSessionId="
-        + load("post_cascade_response")["trajectory_id"]
+        "/api/context/inject?projects=acme-api"  # the rule is read later: no ledger session
     ]
     text = (workspace / RULE).read_text("utf-8")
     assert text.startswith("---\ntrigger: always_on\n---\n")
@@ -240,7 +239,7 @@ def test_no_memory_writes_no_rule(data_dir: Path, workspace: Path) -> None:
             load("post_cascade_response"),
             base_env(data_dir, peer.port),
             workspace,
-            script="session_start",
+            script="context_file",
         )
     finally:
         peer.close()
@@ -252,13 +251,15 @@ def test_a_users_own_rule_of_that_name_is_never_overwritten(workspace: Path) -> 
     path = workspace / RULE
     path.parent.mkdir(parents=True)
     path.write_text("---\ntrigger: manual\n---\nmine\n", "utf-8")
-    adapter.write_context(str(workspace), "<workbench-context>new</workbench-context>")
+    context_file.write_context(
+        adapter, str(workspace), "<workbench-context>new</workbench-context>"
+    )
     assert path.read_text("utf-8") == "---\ntrigger: manual\n---\nmine\n"
 
 
 def test_our_rule_is_rewritten_and_cut_to_windsurfs_limit(workspace: Path) -> None:
-    adapter.write_context(str(workspace), "first")
-    adapter.write_context(str(workspace), "x" * 50_000)
+    context_file.write_context(adapter, str(workspace), "first")
+    context_file.write_context(adapter, str(workspace), "x" * 50_000)
     text = (workspace / RULE).read_text("utf-8")
     assert "first" not in text
     assert len(text) <= adapter.MAX_RULE_CHARS
@@ -271,7 +272,7 @@ def test_no_rule_without_a_real_workspace(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "relative").mkdir()
-    adapter.write_context(cwd, "<workbench-context>x</workbench-context>")
+    context_file.write_context(adapter, cwd, "<workbench-context>x</workbench-context>")
     assert list(tmp_path.rglob(".windsurf")) == []
 
 
@@ -288,7 +289,7 @@ def test_a_conversation_end_to_end_then_the_rule_carries_its_memory(
 ) -> None:
     svc = make_service()
     response = load("post_cascade_response")
-    assert run(response, svc.env, workspace, script="session_start") == {}
+    assert run(response, svc.env, workspace, script="context_file") == {}
     rule = workspace / RULE
     before = rule.read_text("utf-8") if rule.exists() else ""  # nothing remembered yet
     for name in SESSION:
@@ -307,7 +308,7 @@ def test_a_conversation_end_to_end_then_the_rule_carries_its_memory(
     # The response hook of the next conversation in this workspace refreshes the rule, which
     # Cascade reads from its next prompt on.
     nxt = {**response, "trajectory_id": trajectory + "-next"}
-    assert run(nxt, svc.env, workspace, script="session_start") == {}
+    assert run(nxt, svc.env, workspace, script="context_file") == {}
     text = (workspace / RULE).read_text("utf-8")
     assert text.startswith("---\ntrigger: always_on\n---\n")
     assert "<workbench-context>" in text

@@ -36,7 +36,7 @@ EVENTS = {
     "post_write_code": ["post_tool_use.py"],
     "post_run_command": ["post_tool_use.py"],
     "post_mcp_tool_use": ["post_tool_use.py"],
-    "post_cascade_response": ["stop.py", "session_start.py"],
+    "post_cascade_response": ["stop.py", "context_file.py"],
 }
 
 

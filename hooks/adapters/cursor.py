@@ -52,11 +52,13 @@ FROM_NORMALISED = {"UserPromptSubmit": "beforeSubmitPrompt", "Stop": "stop"}
 
 # The project file Cursor reads as an always-applied rule (relative to the workspace root).
 CONTEXT_FILE = ".cursor/rules/workbench-context.mdc"
+# Our mark in the file: a rules file of that name without it is the user's, never overwritten.
+CONTEXT_MARK = "workbench memory of earlier sessions in this project"
 # Front matter of a project rule (Cursor's rules docs, and claude-mem's
 # ``src/utils/cursor-utils.ts`` ``writeContextFile``): always in the model's context.
 CONTEXT_HEADER = (
     "---\n"
-    "description: workbench memory of earlier sessions in this project (written by workbench"
+    f"description: {CONTEXT_MARK} (written by workbench"
     " at each prompt and at the end of each turn; edits are overwritten)\n"
     "alwaysApply: true\n"
     "---\n\n"

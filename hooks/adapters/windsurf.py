@@ -28,9 +28,8 @@ injection through hooks**. The memory goes where the docs say Cascade reads stan
 context: a workspace rule, ``.windsurf/rules/workbench-context.md`` with the activation mode
 ``trigger: always_on`` ("Memories & Rules", https://docs.windsurf.com/windsurf/cascade/memories:
 rules in ``.windsurf/rules``, activation ``always_on``, 12000 characters per rule file).
-``write_context`` (the optional adapter function ``hooks/_runtime.context_output`` looks for)
-refreshes it when ``session_start.py`` runs at ``post_cascade_response``; Cascade sees it
-from the next prompt on.
+``hooks/context_file.py`` (for any adapter with a ``CONTEXT_FILE``) refreshes it after each
+Cascade response (``post_cascade_response``); Cascade sees it from the next prompt on.
 """
 
 from __future__ import annotations
@@ -57,10 +56,11 @@ FROM_NORMALISED = {
     "Stop": "post_cascade_response",
 }
 
-# The workspace rule that carries the memory (see the module docstring).
-RULE_PARTS = (".windsurf", "rules", "workbench-context.md")
+# The workspace rule that carries the memory (see the module docstring); written by
+# ``hooks/context_file.py``, which never overwrites a file of that name without our mark.
+CONTEXT_FILE = ".windsurf/rules/workbench-context.md"
 RULE_HEAD = "---\ntrigger: always_on\n---\n"
-RULE_MARK = "<!-- workbench-context: rewritten by workbench after each Cascade response -->"
+CONTEXT_MARK = "<!-- workbench-context: rewritten by workbench after each Cascade response -->"
 MAX_RULE_CHARS = 12_000  # Windsurf's limit per rule file
 CUT_NOTE = "\n\n[cut to fit Windsurf's rule size; search workbench over MCP for more]\n"
 
@@ -132,43 +132,10 @@ def event_name(kind: str) -> str:
     return FROM_NORMALISED.get(kind, kind)
 
 
-def rule_text(context: str) -> str:
+def context_document(context: str) -> str:
     """The rule file's text: always-on front matter, our mark, the memory (cut to fit)."""
-    head = f"{RULE_HEAD}{RULE_MARK}\n\n"
+    head = f"{RULE_HEAD}{CONTEXT_MARK}\n\n"
     room = MAX_RULE_CHARS - len(head) - 1
     if len(context) > room:
         context = context[: room - len(CUT_NOTE)].rstrip() + CUT_NOTE
     return head + context.rstrip("\n") + "\n"
-
-
-def write_context(cwd: str, context: str) -> None:
-    """Rewrite ``<cwd>/.windsurf/rules/workbench-context.md`` with ``context``.
-
-    Nothing is written when there is no memory, when ``cwd`` is not an existing absolute
-    folder, or when a file of that name exists that we did not write (the user's own rule is
-    never overwritten). Written to a temporary file and renamed, so Cascade never reads half
-    a rule. A file-system error leaves the old rule in place (the hook must go on).
-    """
-    if not context.strip() or not os.path.isabs(cwd) or not os.path.isdir(cwd):
-        return
-    folder = os.path.join(cwd, *RULE_PARTS[:-1])
-    path = os.path.join(folder, RULE_PARTS[-1])
-    try:
-        if os.path.lexists(path):
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                if RULE_MARK not in fh.read(4096):
-                    return
-        os.makedirs(folder, exist_ok=True)
-    except (OSError, ValueError):  # read-only workspace, a NUL in the path
-        return
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        # errors="replace": a lone surrogate (an answer cut mid-emoji) must not cost the rule.
-        with open(tmp, "w", encoding="utf-8", errors="replace") as fh:
-            fh.write(rule_text(context))
-        os.replace(tmp, path)
-    except OSError:  # disk full: the old rule stays, and no temporary file is left behind
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass

@@ -8,7 +8,7 @@ script name (``workbench.claude_settings.OURS``), as in every agent's file, and 
 ``show_output: false``: stdout is never read, only shown in the Cascade UI. No
 ``working_directory`` is written, so each hook runs in the workspace root, which the adapter
 (``hooks/adapters/windsurf.py``) takes as the cwd. ``post_cascade_response`` runs two scripts:
-``stop.py`` (the turn's summary) and ``session_start.py`` (start the service if needed, replay
+``stop.py`` (the turn's summary) and ``context_file.py`` (start the service if needed, replay
 the spool, rewrite ``.windsurf/rules/workbench-context.md``: Windsurf's only way to get memory).
 
 MCP: ``~/.codeium/windsurf/mcp_config.json``, ``{"mcpServers": {...}}``
@@ -35,7 +35,7 @@ SCRIPTS: dict[str, tuple[str, ...]] = {
     "post_write_code": ("post_tool_use.py",),
     "post_run_command": ("post_tool_use.py",),
     "post_mcp_tool_use": ("post_tool_use.py",),
-    "post_cascade_response": ("stop.py", "session_start.py"),
+    "post_cascade_response": ("stop.py", "context_file.py"),
 }
 
 
