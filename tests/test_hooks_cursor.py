@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from hooks import _runtime
+from hooks import _runtime, context_file
 from hooks.adapters import cursor as cursor_adapter
 from tests.conftest import FIXTURES, HOOKS_DIR, Service, base_env, free_port, http_json
 from tests.test_hooks import Recorder, _stop_detached, _wait_for_health, needs_service
@@ -371,3 +371,17 @@ def test_the_normalised_input_is_claude_codes(tmp_path: Path) -> None:
     assert event.stop_hook_active is False
     assert event.platform_source == "cursor"
     assert event.answer_event("UserPromptSubmit") == "beforeSubmitPrompt"
+
+
+def test_a_users_own_rules_file_of_that_name_is_never_overwritten(tmp_path: Path) -> None:
+    """Only a file carrying our mark (or none at all) is ours to rewrite."""
+    workspace = tmp_path / "acme-api"
+    (workspace / RULES.parent).mkdir(parents=True)
+    mine = "---\nalwaysApply: true\n---\nmy own notes\n"
+    (workspace / RULES).write_text(mine, "utf-8")
+    assert not context_file.write_context(cursor_adapter, str(workspace), CONTEXT)
+    assert (workspace / RULES).read_text("utf-8") == mine
+    (workspace / RULES).unlink()
+    assert context_file.write_context(cursor_adapter, str(workspace), CONTEXT)
+    assert context_file.write_context(cursor_adapter, str(workspace), CONTEXT + " again")
+    assert (workspace / RULES).read_text("utf-8").endswith("again\n")
