@@ -231,3 +231,15 @@ def test_search_then_timeline_then_batch(svc: Service, labels: Seeded) -> None:
     assert status == 200
     assert {o["id"] for o in full} == set(ids)
     assert any("iframe" in o["narrative"] for o in full)
+
+
+@pytest.mark.parametrize("key", ["platform_source", "platformSource"])
+def test_an_unknown_platform_is_a_422_listing_the_known_ones(svc: Service, key: str) -> None:
+    """As in context, corpora and stats: a typo must not silently match nothing."""
+    from workbench.platforms import PLATFORM_SOURCES
+
+    status, body = get(svc, "/api/search", {key: "gemini", "format": "json"})
+    assert status == 422, body
+    assert body["error"] == "UNKNOWN_PLATFORM"
+    assert "'gemini'" in body["message"]
+    assert body["known"] == list(PLATFORM_SOURCES)

@@ -35,6 +35,7 @@ from workbench.bounds import EPOCH_MS_MAX, EPOCH_MS_MIN
 from workbench.clock import ms_from_iso
 from workbench.errors import InvalidInput
 from workbench.models import OBSERVATION_TYPES
+from workbench.platform_filter import check_platform
 from workbench.redact import replace_surrogates
 
 Kind = Literal["observations", "sessions", "prompts"]
@@ -177,12 +178,18 @@ class SearchFilters(BaseModel):
             ) from None
 
     # -- validation -------------------------------------------------------------------------
-    @field_validator("project", "platform_source", mode="before")
+    @field_validator("project", mode="before")
     @classmethod
     def _blank_is_none(cls, value: Any) -> Any:
         if isinstance(value, str):
             return value.strip() or None
         return value
+
+    @field_validator("platform_source", mode="before")
+    @classmethod
+    def _known_platform(cls, value: Any) -> str | None:
+        """A typo must not silently match nothing: 422 naming the known platforms."""
+        return check_platform(value)
 
     @field_validator("projects", "concepts", "files", mode="before")
     @classmethod
