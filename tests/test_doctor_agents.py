@@ -10,45 +10,30 @@ moved checkout) are problems that say how to fix them.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import free_port, run_workbench
+from tests.agent_home import agent_env, doctor_rows, make_home
+from tests.conftest import run_workbench
 
 AGENTS = ("claude", "gemini", "codex")
 
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
-    folder = tmp_path / "home"
-    folder.mkdir()
-    return folder
+    return make_home(tmp_path)
 
 
 @pytest.fixture
 def env(home: Path, data_dir: Path) -> dict[str, str]:
-    prefixes = ("WORKBENCH_", "CODEX_", "GEMINI_", "CLAUDE_")
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(prefixes)}
-    return {
-        **clean,
-        "HOME": str(home),
-        "WORKBENCH_DATA_DIR": str(data_dir),
-        "WORKBENCH_PORT": str(free_port()),
-    }
-
-
-def doctor(env: dict[str, str]) -> dict[str, dict[str, str]]:
-    proc = run_workbench(env, "doctor", "--json")
-    assert proc.returncode in (0, 1), proc.stderr
-    return {row["check"]: row for row in json.loads(proc.stdout)}
+    return agent_env(home, data_dir)
 
 
 def agent_rows(env: dict[str, str]) -> dict[str, dict[str, str]]:
-    rows = doctor(env)
+    rows = doctor_rows(env)
     return {name: rows[f"agent {name}"] for name in AGENTS}
 
 
@@ -61,7 +46,7 @@ def make_agents(home: Path, *names: str) -> None:
 def test_no_agent_on_the_machine_is_one_note_per_agent_and_a_problem_overall(
     env: dict[str, str],
 ) -> None:
-    rows = doctor(env)
+    rows = doctor_rows(env)
     for name in AGENTS:
         assert rows[f"agent {name}"]["status"] == "info"
         assert "not found on this machine" in rows[f"agent {name}"]["detail"]
@@ -91,7 +76,7 @@ def test_every_installed_agent_is_one_ok_row_naming_its_hooks_and_mcp_files(
 ) -> None:
     make_agents(home, *AGENTS)
     assert run_workbench(env, "install", "--agent", "all").returncode == 0
-    rows = doctor(env)
+    rows = doctor_rows(env)
     assert "agents" not in rows
     expected = {
         "claude": (home / ".claude" / "settings.json", home / ".claude.json"),

@@ -10,12 +10,12 @@ file is written.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import free_port, run_workbench
+from tests.agent_home import agent_env, make_home
+from tests.conftest import run_workbench
 
 GEMINI_USER = {"theme": "GitHub", "mcpServers": {"docs": {"command": "docs-server"}}}
 CODEX_TOML = '# mine\nmodel = "gpt-5.1"\n\n[mcp_servers.docs]\ncommand = "docs-server"\n'
@@ -25,21 +25,12 @@ CLAUDE_SETTINGS = {"model": "opus"}
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
-    folder = tmp_path / "home"
-    folder.mkdir()
-    return folder
+    return make_home(tmp_path)
 
 
 @pytest.fixture
 def env(home: Path, data_dir: Path) -> dict[str, str]:
-    prefixes = ("WORKBENCH_", "CODEX_", "GEMINI_", "CLAUDE_")
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(prefixes)}
-    return {
-        **clean,
-        "HOME": str(home),
-        "WORKBENCH_DATA_DIR": str(data_dir),
-        "WORKBENCH_PORT": str(free_port()),
-    }
+    return agent_env(home, data_dir)
 
 
 def dumps(value: object) -> str:

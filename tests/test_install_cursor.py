@@ -9,14 +9,14 @@ written are then run as Cursor runs them (``sh -c``), with the fixtures on stdin
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import FIXTURES, free_port, run_workbench
+from tests.agent_home import agent_env, backups, doctor_rows, make_home, read_json
+from tests.conftest import FIXTURES, run_workbench
 from workbench import spool
 
 # What a Cursor user may already have; every install and uninstall must keep it exactly.
@@ -40,21 +40,12 @@ OURS = {
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
-    folder = tmp_path / "home"
-    folder.mkdir()
-    return folder
+    return make_home(tmp_path)
 
 
 @pytest.fixture
 def env(home: Path, data_dir: Path) -> dict[str, str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("WORKBENCH_", "CODEX_"))}
-    return {
-        **clean,
-        "HOME": str(home),
-        "CLAUDE_CONFIG_DIR": str(home / ".claude"),
-        "WORKBENCH_DATA_DIR": str(data_dir),
-        "WORKBENCH_PORT": str(free_port()),  # nothing listens: the service is down
-    }
+    return agent_env(home, data_dir)
 
 
 def hooks_file(home: Path) -> Path:
@@ -63,10 +54,6 @@ def hooks_file(home: Path) -> Path:
 
 def mcp_file(home: Path) -> Path:
     return home / ".cursor" / "mcp.json"
-
-
-def read(path: Path) -> Any:
-    return json.loads(path.read_text("utf-8"))
 
 
 def ours(config: dict[str, Any]) -> dict[str, list[str]]:
@@ -81,10 +68,6 @@ def ours(config: dict[str, Any]) -> dict[str, list[str]]:
     return found
 
 
-def backups(path: Path) -> list[Path]:
-    return sorted(path.parent.glob(f"{path.name}.workbench-backup-*"))
-
-
 def user_files(home: Path) -> None:
     hooks_file(home).parent.mkdir(parents=True)
     hooks_file(home).write_text(json.dumps(USER_HOOKS), encoding="utf-8")
@@ -97,35 +80,35 @@ def test_install_merges_idempotently_with_backups_and_uninstall_removes_only_our
     user_files(home)
     first = run_workbench(env, "install", "--agent", "cursor")
     assert first.returncode == 0, first.stderr
-    config = read(hooks_file(home))
+    config = read_json(hooks_file(home))
     assert config["version"] == 1
     assert ours(config) == OURS
     for event, entries in USER_HOOKS["hooks"].items():  # the user's first, exactly, in order
         assert config["hooks"][event][: len(entries)] == entries
     assert all(set(entry) == {"command"} for e in config["hooks"].values() for entry in e)
-    servers = read(mcp_file(home))["mcpServers"]
+    servers = read_json(mcp_file(home))["mcpServers"]
     assert servers["github"] == USER_MCP["mcpServers"]["github"]
     assert servers["workbench"]["args"][-3:] == ["-m", "workbench", "mcp"]
-    assert [read(p) for p in backups(hooks_file(home))] == [USER_HOOKS]
-    assert [read(p) for p in backups(mcp_file(home))] == [USER_MCP]
+    assert [read_json(p) for p in backups(hooks_file(home))] == [USER_HOOKS]
+    assert [read_json(p) for p in backups(mcp_file(home))] == [USER_MCP]
     assert "Cursor: installed workbench hooks" in first.stdout
 
     again = run_workbench(env, "install", "--agent", "cursor")
     assert again.returncode == 0, again.stderr
     assert again.stdout.count("nothing changed") == 2
-    assert read(hooks_file(home)) == config
+    assert read_json(hooks_file(home)) == config
     assert len(backups(hooks_file(home))) == len(backups(mcp_file(home))) == 1
 
     gone = run_workbench(env, "uninstall", "--agent", "cursor")
     assert gone.returncode == 0, gone.stderr
-    assert read(hooks_file(home)) == USER_HOOKS
-    assert read(mcp_file(home)) == USER_MCP
+    assert read_json(hooks_file(home)) == USER_HOOKS
+    assert read_json(mcp_file(home)) == USER_MCP
     assert "nothing changed" in run_workbench(env, "uninstall", "--agent", "cursor").stdout
 
 
 def test_a_fresh_install_writes_cursors_schema(home: Path, env: dict[str, str]) -> None:
     assert run_workbench(env, "install", "--agent", "cursor").returncode == 0
-    config = read(hooks_file(home))
+    config = read_json(hooks_file(home))
     assert list(config) == ["version", "hooks"]
     assert config["version"] == 1
     assert ours(config) == OURS
@@ -137,11 +120,11 @@ def test_the_installed_commands_run_the_cursor_adapter(
 ) -> None:
     """Every command written, run as Cursor runs it, on that event's fixtures (service down)."""
     assert run_workbench(env, "install", "--agent", "cursor").returncode == 0
-    config = read(hooks_file(home))
+    config = read_json(hooks_file(home))
     fixtures = sorted((FIXTURES / "hooks" / "cursor").glob("*.json"))
     ran = 0
     for fixture in fixtures:
-        event = read(fixture)["hook_event_name"]
+        event = read_json(fixture)["hook_event_name"]
         for entry in config["hooks"][event]:
             if event == "beforeSubmitPrompt" and "context_file" in entry["command"]:
                 continue  # it would start the service (tests/test_hooks_cursor.py runs it)
@@ -204,43 +187,36 @@ def test_a_foreign_workbench_mcp_server_is_refused_before_the_hooks_are_touched(
     result = run_workbench(env, "install", "--agent", "cursor")
     assert result.returncode != 0
     assert "some-other-workbench" in result.stdout + result.stderr
-    assert read(hooks_file(home)) == USER_HOOKS
-    assert read(mcp_file(home)) == foreign
+    assert read_json(hooks_file(home)) == USER_HOOKS
+    assert read_json(mcp_file(home)) == foreign
 
 
 def test_all_installs_into_cursor_when_only_cursor_is_here(home: Path, env: dict[str, str]) -> None:
     (home / ".cursor").mkdir()
     result = run_workbench(env, "install", "--agent", "all")
     assert result.returncode == 0, result.stderr
-    assert ours(read(hooks_file(home))) == OURS
+    assert ours(read_json(hooks_file(home))) == OURS
     assert not (home / ".claude").exists()
     assert not (home / ".gemini").exists()
-
-
-def doctor(env: dict[str, str]) -> dict[str, str]:
-    """Cursor's one ``doctor`` row, as {"status", "detail"}."""
-    proc = run_workbench(env, "doctor", "--json")
-    (row,) = [c for c in json.loads(proc.stdout) if c["check"] == "agent cursor"]
-    return row
 
 
 def test_doctor_notes_cursor_until_installed_and_names_a_broken_file(
     home: Path, env: dict[str, str]
 ) -> None:
-    absent = doctor(env)
+    absent = doctor_rows(env)["agent cursor"]
     assert absent["status"] == "info"
     assert "not found" in absent["detail"]
     (home / ".cursor").mkdir()
-    present = doctor(env)
+    present = doctor_rows(env)["agent cursor"]
     assert present["status"] == "info"
     assert "workbench install --agent cursor" in present["detail"]
     assert run_workbench(env, "install", "--agent", "cursor").returncode == 0
-    installed = doctor(env)
+    installed = doctor_rows(env)["agent cursor"]
     assert installed["status"] == "ok"
     assert installed["detail"] == (
         f"hooks in {hooks_file(home)}; MCP server in {home / '.cursor' / 'mcp.json'}"
     )
     hooks_file(home).write_text("{broken", encoding="utf-8")
-    broken = doctor(env)
+    broken = doctor_rows(env)["agent cursor"]
     assert broken["status"] == "PROBLEM"
     assert "not valid JSON" in broken["detail"]

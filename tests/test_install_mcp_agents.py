@@ -11,7 +11,6 @@ Finally a real MCP client starts the server from the command the config file hol
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 import tomllib
@@ -23,7 +22,8 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from tests.conftest import free_port, run_workbench
+from tests.agent_home import agent_env, backups
+from tests.conftest import run_workbench
 
 GEMINI_USER = {
     "theme": "GitHub",
@@ -77,15 +77,7 @@ def home(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def env(home: Path, data_dir: Path) -> dict[str, str]:
-    prefixes = ("WORKBENCH_", "CODEX_", "GEMINI_", "CLAUDE_")
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(prefixes)}
-    return {
-        **clean,
-        "HOME": str(home),
-        "CODEX_HOME": str(home / "codex"),
-        "WORKBENCH_DATA_DIR": str(data_dir),
-        "WORKBENCH_PORT": str(free_port()),
-    }
+    return agent_env(home, data_dir, CODEX_HOME=str(home / "codex"))
 
 
 def gemini_servers(home: Path) -> dict[str, Any]:
@@ -94,10 +86,6 @@ def gemini_servers(home: Path) -> dict[str, Any]:
 
 def codex_servers(home: Path) -> dict[str, Any]:
     return tomllib.loads(codex_file(home).read_text("utf-8")).get("mcp_servers", {})
-
-
-def backups(path: Path) -> list[Path]:
-    return sorted(path.parent.glob(f"{path.name}.workbench-backup-*"))
 
 
 def test_gemini_install_registers_the_server_beside_the_hooks_in_one_write(

@@ -9,13 +9,12 @@ pinned data dir.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT, free_port, run_workbench
+from tests.agent_home import agent_env, doctor_rows, read_json
+from tests.conftest import ROOT, run_workbench
 
 # The user's own OpenCode config, which every install and uninstall must keep exactly.
 USER = {
@@ -37,28 +36,12 @@ def config_dir(home: Path) -> Path:
     return home / ".config" / "opencode"
 
 
-def env_for(home: Path, data_dir: Path | None = None) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("WORKBENCH_", "XDG_", "CLAUDE_", "CODEX_"))
-    }
-    env.update(HOME=str(home), WORKBENCH_PORT=str(free_port()))  # nothing listens
-    if data_dir is not None:
-        env["WORKBENCH_DATA_DIR"] = str(data_dir)
-    return env
-
-
-def read(path: Path) -> Any:
-    return json.loads(path.read_text("utf-8"))
-
-
 def test_install_is_idempotent_keeps_the_users_config_and_uninstall_removes_ours(
     home: Path, data_dir: Path
 ) -> None:
     config = config_dir(home) / "opencode.json"
     config.write_text(json.dumps(USER), encoding="utf-8")
-    env = env_for(home)
+    env = agent_env(home)
 
     first = run_workbench(env, "install", "--agent", "opencode", "--data-dir", str(data_dir))
     assert first.returncode == 0, first.stderr
@@ -66,7 +49,7 @@ def test_install_is_idempotent_keeps_the_users_config_and_uninstall_removes_ours
     text = plugin.read_text("utf-8")
     assert f'"dataDir": "{data_dir}"' in text
     assert f'"hooksDir": "{ROOT / "hooks"}"' in text
-    merged = read(config)
+    merged = read_json(config)
     assert {k: v for k, v in merged.items() if k != "mcp"} == {
         k: v for k, v in USER.items() if k != "mcp"
     }
@@ -77,36 +60,36 @@ def test_install_is_idempotent_keeps_the_users_config_and_uninstall_removes_ours
     assert entry["environment"] == {"WORKBENCH_DATA_DIR": str(data_dir)}
     assert entry["enabled"] is True
     (backup,) = config_dir(home).glob("opencode.json.workbench-backup-*")
-    assert read(backup) == USER
+    assert read_json(backup) == USER
 
     again = run_workbench(env, "install", "--agent", "opencode", "--data-dir", str(data_dir))
     assert again.returncode == 0, again.stderr
     assert again.stdout.count("nothing changed") == 2
-    assert read(config) == merged
+    assert read_json(config) == merged
     assert plugin.read_text("utf-8") == text
     assert len(list(config_dir(home).glob("opencode.json.workbench-backup-*"))) == 1
 
     gone = run_workbench(env, "uninstall", "--agent", "opencode")
     assert gone.returncode == 0, gone.stderr
-    assert read(config) == USER
+    assert read_json(config) == USER
     assert not plugin.exists()
 
 
 def test_a_new_config_is_created_and_removed_whole(home: Path) -> None:
-    env = env_for(home)
+    env = agent_env(home)
     assert run_workbench(env, "install", "--agent", "opencode").returncode == 0
     config = config_dir(home) / "opencode.json"
-    assert list(read(config)) == ["mcp"]
+    assert list(read_json(config)) == ["mcp"]
     assert '"dataDir":' not in (config_dir(home) / "plugins" / "workbench.js").read_text("utf-8")
     assert run_workbench(env, "uninstall", "--agent", "opencode").returncode == 0
-    assert read(config) == {}
+    assert read_json(config) == {}
 
 
 def test_a_jsonc_config_with_comments_is_refused_untouched(home: Path) -> None:
     config = config_dir(home) / "opencode.jsonc"
     text = '{\n  // my theme\n  "theme": "opencode",\n}\n'
     config.write_text(text, encoding="utf-8")
-    result = run_workbench(env_for(home), "install", "--agent", "opencode")
+    result = run_workbench(agent_env(home), "install", "--agent", "opencode")
     assert result.returncode != 0
     message = result.stdout + result.stderr
     assert str(config) in message
@@ -114,7 +97,7 @@ def test_a_jsonc_config_with_comments_is_refused_untouched(home: Path) -> None:
     assert '"workbench": {"type": "local"' in message  # the entry to add by hand
     assert config.read_text("utf-8") == text
     assert sorted(p.name for p in config_dir(home).iterdir()) == ["opencode.jsonc"]
-    refused = run_workbench(env_for(home), "uninstall", "--agent", "opencode")
+    refused = run_workbench(agent_env(home), "uninstall", "--agent", "opencode")
     assert refused.returncode != 0
     assert '"mcp"."workbench" by hand' in refused.stdout + refused.stderr
     assert config.read_text("utf-8") == text
@@ -124,45 +107,38 @@ def test_someone_elses_workbench_entries_are_never_overwritten(home: Path) -> No
     config = config_dir(home) / "opencode.json"
     foreign = {"mcp": {"workbench": {"type": "local", "command": ["npx", "workbench-mcp"]}}}
     config.write_text(json.dumps(foreign), encoding="utf-8")
-    result = run_workbench(env_for(home), "install", "--agent", "opencode")
+    result = run_workbench(agent_env(home), "install", "--agent", "opencode")
     assert result.returncode != 0
     assert "not workbench's" in result.stdout + result.stderr
-    assert read(config) == foreign
+    assert read_json(config) == foreign
     assert not (config_dir(home) / "plugins").exists()
 
     config.unlink()
     plugin = config_dir(home) / "plugins" / "workbench.js"
     plugin.parent.mkdir()
     plugin.write_text("export default async () => ({})\n", encoding="utf-8")
-    result = run_workbench(env_for(home), "install", "--agent", "opencode")
+    result = run_workbench(agent_env(home), "install", "--agent", "opencode")
     assert result.returncode != 0
     assert str(plugin) in result.stdout + result.stderr
     assert not config.exists()
-    assert run_workbench(env_for(home), "uninstall", "--agent", "opencode").returncode == 0
+    assert run_workbench(agent_env(home), "uninstall", "--agent", "opencode").returncode == 0
     assert plugin.read_text("utf-8") == "export default async () => ({})\n"
 
 
-def doctor(env: dict[str, str]) -> dict[str, str]:
-    """OpenCode's one ``doctor`` row, as {"check", "status", "detail"}."""
-    proc = run_workbench(env, "doctor", "--json")
-    (row,) = [c for c in json.loads(proc.stdout) if c["check"] == "agent opencode"]
-    return row
-
-
 def test_doctor_reports_opencode_as_a_note_until_installed(home: Path, data_dir: Path) -> None:
-    env = env_for(home, data_dir)
-    before = doctor(env)
+    env = agent_env(home, data_dir)
+    before = doctor_rows(env)["agent opencode"]
     assert before["status"] == "info"
     assert "workbench install --agent opencode" in before["detail"]
     assert run_workbench(env, "install", "--agent", "opencode").returncode == 0
-    after = doctor(env)
+    after = doctor_rows(env)["agent opencode"]
     assert after["status"] == "ok"
     assert after["detail"] == (
         f"plugin in {config_dir(home) / 'plugins' / 'workbench.js'}; "
         f"MCP server in {config_dir(home) / 'opencode.json'}"
     )
     (config_dir(home) / "opencode.json").write_text("{ // broken\n}", encoding="utf-8")
-    broken = doctor(env)
+    broken = doctor_rows(env)["agent opencode"]
     assert broken["status"] == "PROBLEM"
     assert "comments" in broken["detail"]
 

@@ -9,14 +9,14 @@ run as Windsurf runs it (``sh -c`` in the workspace root), with the service down
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import FIXTURES, free_port, run_workbench
+from tests.agent_home import agent_env, backups, make_home, read_json
+from tests.conftest import FIXTURES, run_workbench
 from workbench import spool
 
 USER_HOOKS = {
@@ -42,23 +42,11 @@ EVENTS = {
 
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
-    folder = tmp_path / "home"
-    folder.mkdir()
-    return folder
+    return make_home(tmp_path)
 
 
 def windsurf_dir(home: Path) -> Path:
     return home / ".codeium" / "windsurf"
-
-
-def env_for(home: Path, data_dir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
-    env.update(HOME=str(home), WORKBENCH_DATA_DIR=str(data_dir), WORKBENCH_PORT=str(free_port()))
-    return env
-
-
-def read(path: Path) -> Any:
-    return json.loads(path.read_text("utf-8"))
 
 
 def ours(config: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
@@ -78,19 +66,15 @@ def seed(home: Path) -> tuple[Path, Path]:
     return hooks, mcp
 
 
-def backups(path: Path) -> list[Path]:
-    return sorted(path.parent.glob(f"{path.name}.workbench-backup-*"))
-
-
 def test_install_merges_idempotently_keeps_the_users_entries_and_uninstall_removes_ours(
     home: Path, data_dir: Path
 ) -> None:
     hooks_file, mcp_file = seed(home)
-    env = env_for(home, data_dir)
+    env = agent_env(home, data_dir)
 
     first = run_workbench(env, "install", "--agent", "windsurf")
     assert first.returncode == 0, first.stderr
-    config = read(hooks_file)
+    config = read_json(hooks_file)
     mine = ours(config)
     assert {
         event: [e["command"].split(" --platform")[0].rsplit("/", 1)[1] for e in entries]
@@ -104,48 +88,48 @@ def test_install_merges_idempotently_keeps_the_users_entries_and_uninstall_remov
     # The user's entries are kept, first, exactly.
     assert config["hooks"]["pre_run_command"] == USER_HOOKS["hooks"]["pre_run_command"]
     assert config["hooks"]["post_write_code"][0] == USER_HOOKS["hooks"]["post_write_code"][0]
-    servers = read(mcp_file)["mcpServers"]
+    servers = read_json(mcp_file)["mcpServers"]
     assert servers["github"] == USER_MCP["mcpServers"]["github"]
     assert servers["workbench"]["args"] == ["-P", "-m", "workbench", "mcp"]
     assert servers["workbench"]["env"] == {"WORKBENCH_DATA_DIR": str(data_dir)}
-    assert [read(b) for b in backups(hooks_file)] == [USER_HOOKS]
-    assert [read(b) for b in backups(mcp_file)] == [USER_MCP]
+    assert [read_json(b) for b in backups(hooks_file)] == [USER_HOOKS]
+    assert [read_json(b) for b in backups(mcp_file)] == [USER_MCP]
 
     again = run_workbench(env, "install", "--agent", "windsurf")
     assert again.returncode == 0, again.stderr
     assert again.stdout.count("nothing changed") == 2
-    assert read(hooks_file) == config
+    assert read_json(hooks_file) == config
     assert len(backups(hooks_file)) == len(backups(mcp_file)) == 1
 
     gone = run_workbench(env, "uninstall", "--agent", "windsurf")
     assert gone.returncode == 0, gone.stderr
-    assert read(hooks_file) == USER_HOOKS
-    assert read(mcp_file) == USER_MCP
+    assert read_json(hooks_file) == USER_HOOKS
+    assert read_json(mcp_file) == USER_MCP
     twice = run_workbench(env, "uninstall", "--agent", "windsurf")
     assert twice.returncode == 0, twice.stderr
-    assert read(hooks_file) == USER_HOOKS
+    assert read_json(hooks_file) == USER_HOOKS
 
 
 def test_install_into_a_fresh_windsurf_then_uninstall_leaves_no_hooks(
     home: Path, data_dir: Path
 ) -> None:
     windsurf_dir(home).mkdir(parents=True)
-    env = env_for(home, data_dir)
+    env = agent_env(home, data_dir)
     assert run_workbench(env, "install", "--agent", "all").returncode == 0
     hooks_file = windsurf_dir(home) / "hooks.json"
-    assert set(ours(read(hooks_file))) == set(EVENTS)
+    assert set(ours(read_json(hooks_file))) == set(EVENTS)
     assert run_workbench(env, "uninstall", "--agent", "windsurf").returncode == 0
-    assert read(hooks_file) == {}
-    assert read(windsurf_dir(home) / "mcp_config.json") == {}
+    assert read_json(hooks_file) == {}
+    assert read_json(windsurf_dir(home) / "mcp_config.json") == {}
 
 
 def test_the_installed_prompt_command_runs_the_windsurf_adapter(
     home: Path, data_dir: Path, tmp_path: Path
 ) -> None:
     windsurf_dir(home).mkdir(parents=True)
-    env = env_for(home, data_dir)
+    env = agent_env(home, data_dir)
     assert run_workbench(env, "install", "--agent", "windsurf").returncode == 0
-    ((entry,),) = [ours(read(windsurf_dir(home) / "hooks.json"))["pre_user_prompt"]]
+    ((entry,),) = [ours(read_json(windsurf_dir(home) / "hooks.json"))["pre_user_prompt"]]
     workspace = tmp_path / "acme-api"
     workspace.mkdir()
     payload = (FIXTURES / "hooks" / "windsurf" / "pre_user_prompt.json").read_bytes()
@@ -180,7 +164,7 @@ def test_a_hooks_file_we_cannot_merge_is_refused_and_nothing_is_written(
     folder = windsurf_dir(home)
     folder.mkdir(parents=True)
     (folder / "hooks.json").write_text(text, "utf-8")
-    result = run_workbench(env_for(home, data_dir), "install", "--agent", "windsurf")
+    result = run_workbench(agent_env(home, data_dir), "install", "--agent", "windsurf")
     assert result.returncode != 0
     assert names in result.stdout + result.stderr
     assert (folder / "hooks.json").read_text("utf-8") == text
@@ -194,17 +178,17 @@ def test_a_foreign_mcp_server_named_workbench_refuses_before_any_write(
     folder.mkdir(parents=True)
     foreign = {"mcpServers": {"workbench": {"command": "/usr/bin/other-workbench", "args": []}}}
     (folder / "mcp_config.json").write_text(json.dumps(foreign), "utf-8")
-    result = run_workbench(env_for(home, data_dir), "install", "--agent", "windsurf")
+    result = run_workbench(agent_env(home, data_dir), "install", "--agent", "windsurf")
     assert result.returncode != 0
     assert "not workbench's" in result.stdout + result.stderr
-    assert read(folder / "mcp_config.json") == foreign
+    assert read_json(folder / "mcp_config.json") == foreign
     assert sorted(p.name for p in folder.iterdir()) == ["mcp_config.json"]
 
 
 def test_doctor_notes_windsurf_until_installed_then_reports_both_files(
     home: Path, data_dir: Path
 ) -> None:
-    env = env_for(home, data_dir)
+    env = agent_env(home, data_dir)
 
     def windsurf_row() -> tuple[str, str]:
         out = run_workbench(env, "doctor", "--json").stdout
