@@ -20,10 +20,9 @@ import pytest
 
 from hooks import _runtime, context_file
 from hooks.adapters import cursor as cursor_adapter
+from tests.agent_hooks import db_rows, run_as_agent, script_argv, spooled
 from tests.conftest import FIXTURES, HOOKS_DIR, Service, base_env, free_port, http_json
 from tests.test_hooks import Recorder, _stop_detached, _wait_for_health, needs_service
-from workbench import spool
-from workbench.store.database import Store
 
 FOLDER = FIXTURES / "hooks" / "cursor"
 # Cursor event -> the scripts registered for it, in order (workbench/agents/cursor.py).
@@ -65,37 +64,12 @@ def load(name: str, workspace: Path | None = None) -> dict[str, Any]:
 
 def run(script: str, payload: dict[str, Any] | bytes, env: dict[str, str]) -> dict[str, Any]:
     """Run one hook script as Cursor would; assert the contract; return its one JSON object."""
-    raw = payload if isinstance(payload, bytes) else json.dumps(payload).encode("utf-8")
-    proc = subprocess.run(
-        [sys.executable, str(HOOKS_DIR / f"{script}.py"), "--platform", "cursor"],
-        input=raw,
-        env=env,
-        capture_output=True,
-        timeout=60,
-    )
-    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
-    assert proc.stderr == b"", proc.stderr.decode(errors="replace")
-    lines = proc.stdout.decode("utf-8").splitlines()
-    assert len(lines) == 1, proc.stdout
-    value = json.loads(lines[0])
-    assert isinstance(value, dict)
-    return value
+    return run_as_agent(script_argv(script, "cursor"), payload, env)
 
 
 def run_event(payload: dict[str, Any], env: dict[str, str]) -> list[dict[str, Any]]:
     """Every script registered for the payload's event, in order, as Cursor runs them."""
     return [run(script, payload, env) for script in SCRIPTS[payload["hook_event_name"]]]
-
-
-def spooled(data_dir: Path) -> list[spool.Envelope]:
-    return [
-        spool.Envelope.from_json(p.read_text("utf-8")) for p in spool.pending(data_dir / "spool")
-    ]
-
-
-def _rows(svc: Service, sql: str, *args: Any) -> list[dict[str, Any]]:
-    with Store(svc.data_dir / "workbench.db", readonly=True) as ro:
-        return [dict(r) for r in ro.conn.execute(sql, args)]
 
 
 # ----- the fixtures ---------------------------------------------------------------------------
@@ -300,16 +274,18 @@ def test_a_session_end_to_end_then_the_rules_file_holds_the_next_sessions_contex
     svc.wait_idle()
 
     session_id = load("stop")["conversation_id"]
-    (session,) = _rows(svc, "SELECT * FROM sessions WHERE content_session_id = ?", session_id)
+    (session,) = db_rows(svc, "SELECT * FROM sessions WHERE content_session_id = ?", session_id)
     assert session["platform_source"] == "cursor"
     assert session["project"] == "acme-api"
-    observations = _rows(svc, "SELECT * FROM observations WHERE content_session_id = ?", session_id)
+    observations = db_rows(
+        svc, "SELECT * FROM observations WHERE content_session_id = ?", session_id
+    )
     assert len(observations) >= 3
     assert {o["platform_source"] for o in observations} == {"cursor"}
     modified = " ".join(o["files_modified"] or "" for o in observations)
     assert "src/acme/auth.py" in modified
     assert "tests/test_auth.py" in modified
-    summaries = _rows(
+    summaries = db_rows(
         svc, "SELECT * FROM session_summaries WHERE content_session_id = ?", session_id
     )
     assert len(summaries) == 1
@@ -349,7 +325,7 @@ def test_a_prompt_with_the_service_down_starts_it_and_nothing_is_lost(
         assert _wait_for_health(svc, timeout=30)["service"] == "workbench"
         status, _ = svc.post("/api/spool/replay", {})
         assert status == 200
-        rows = _rows(
+        rows = db_rows(
             svc,
             "SELECT platform_source FROM sessions WHERE content_session_id = ?",
             payload["conversation_id"],

@@ -18,10 +18,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import FIXTURES, ROOT, Service, base_env, free_port
+from tests.agent_hooks import db_rows, spooled
+from tests.conftest import FIXTURES, ROOT, base_env, free_port
 from tests.test_hooks import Recorder
-from workbench import spool
-from workbench.store.database import Store
 
 NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed (the plugin's host)")
@@ -86,17 +85,6 @@ def _python() -> str:
     return sys.executable
 
 
-def _rows(svc: Service, sql: str, *args: Any) -> list[dict[str, Any]]:
-    with Store(svc.data_dir / "workbench.db", readonly=True) as ro:
-        return [dict(r) for r in ro.conn.execute(sql, args)]
-
-
-def spooled(data_dir: Path) -> list[spool.Envelope]:
-    return [
-        spool.Envelope.from_json(p.read_text("utf-8")) for p in spool.pending(data_dir / "spool")
-    ]
-
-
 def test_the_fixtures_are_opencode_hook_calls_with_a_readme() -> None:
     names = sorted(p.stem for p in FOLDER.glob("*.json"))
     assert sorted(set(SESSION)) == names
@@ -115,16 +103,18 @@ def test_a_session_end_to_end_then_the_next_session_gets_its_context(make_servic
     outputs = run_plugin([load(n) for n in SESSION], svc.env)
     before = "\n".join(outputs[SESSION.index("system_transform")]["system"])
     svc.wait_idle()
-    (session,) = _rows(svc, "SELECT * FROM sessions WHERE content_session_id = ?", SESSION_ID)
+    (session,) = db_rows(svc, "SELECT * FROM sessions WHERE content_session_id = ?", SESSION_ID)
     assert session["platform_source"] == "opencode"
     assert session["project"] == "acme-api"
-    observations = _rows(svc, "SELECT * FROM observations WHERE content_session_id = ?", SESSION_ID)
+    observations = db_rows(
+        svc, "SELECT * FROM observations WHERE content_session_id = ?", SESSION_ID
+    )
     assert len(observations) == 3
     assert {o["platform_source"] for o in observations} == {"opencode"}
     # OpenCode's read/edit, mapped to Claude Code's tools, give the compressor its file lists.
     assert any("src/acme/auth.py" in o["files_read"] for o in observations)
     assert any("src/acme/auth.py" in o["files_modified"] for o in observations)
-    summaries = _rows(
+    summaries = db_rows(
         svc, "SELECT * FROM session_summaries WHERE content_session_id = ?", SESSION_ID
     )
     assert len(summaries) == 1
@@ -162,11 +152,11 @@ def test_a_down_service_loses_nothing_the_events_wait_in_the_spool(make_service:
     while spooled(back.data_dir) and time.monotonic() < deadline:
         time.sleep(0.05)
     back.wait_idle()
-    observations = _rows(
+    observations = db_rows(
         back, "SELECT * FROM observations WHERE content_session_id = ?", SESSION_ID
     )
     assert len(observations) == 3
-    summaries = _rows(
+    summaries = db_rows(
         back, "SELECT * FROM session_summaries WHERE content_session_id = ?", SESSION_ID
     )
     assert len(summaries) == 1

@@ -9,8 +9,6 @@ hook command runs it. Peers are real: nothing listening (the spool), or the real
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +22,10 @@ from hooks.adapters import cursor as cursor_adapter
 from hooks.adapters import gemini as gemini_adapter
 from hooks.adapters import opencode as opencode_adapter
 from hooks.adapters import windsurf as windsurf_adapter
-from tests.conftest import FIXTURES, HOOKS_DIR, Service, base_env, free_port
+from tests.agent_hooks import db_rows, run_as_agent, script_argv, spooled
+from tests.conftest import FIXTURES, base_env, free_port
 from tests.test_hooks import Recorder
-from workbench import spool
 from workbench.platforms import PLATFORM_SOURCES
-from workbench.store.database import Store
 
 SCRIPT_FOR_EVENT = {
     "gemini": {
@@ -74,26 +71,7 @@ def load(platform: str, name: str) -> dict[str, Any]:
 def run(platform: str, payload: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
     """Run the hook for ``payload`` as the agent would; assert the contract; return its JSON."""
     script = SCRIPT_FOR_EVENT[platform][payload["hook_event_name"]]
-    proc = subprocess.run(
-        [sys.executable, str(HOOKS_DIR / f"{script}.py"), "--platform", platform],
-        input=json.dumps(payload).encode("utf-8"),
-        env=env,
-        capture_output=True,
-        timeout=60,
-    )
-    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
-    assert proc.stderr == b"", proc.stderr.decode(errors="replace")
-    lines = proc.stdout.decode("utf-8").splitlines()
-    assert len(lines) == 1, proc.stdout
-    value = json.loads(lines[0])
-    assert isinstance(value, dict)
-    return value
-
-
-def spooled(data_dir: Path) -> list[spool.Envelope]:
-    return [
-        spool.Envelope.from_json(p.read_text("utf-8")) for p in spool.pending(data_dir / "spool")
-    ]
+    return run_as_agent(script_argv(script, platform), payload, env)
 
 
 ALL = [(platform, name) for platform in SESSION for name in fixture_names(platform)]
@@ -160,11 +138,6 @@ def test_every_fixture_exits_0_and_spools_when_service_down(
 # ----- end to end against the real service ----------------------------------------------------
 
 
-def _rows(svc: Service, sql: str, *args: Any) -> list[dict[str, Any]]:
-    with Store(svc.data_dir / "workbench.db", readonly=True) as ro:
-        return [dict(r) for r in ro.conn.execute(sql, args)]
-
-
 @pytest.mark.parametrize("platform", sorted(SESSION))
 def test_a_session_end_to_end_then_the_next_session_gets_its_context(
     platform: str, make_service: Any
@@ -178,13 +151,15 @@ def test_a_session_end_to_end_then_the_next_session_gets_its_context(
         assert run(platform, load(platform, name), svc.env) == {}
     svc.wait_idle()
     session_id = start["session_id"]
-    (session,) = _rows(svc, "SELECT * FROM sessions WHERE content_session_id = ?", session_id)
+    (session,) = db_rows(svc, "SELECT * FROM sessions WHERE content_session_id = ?", session_id)
     assert session["platform_source"] == SOURCE[platform]
     assert session["project"] == "acme-api"
-    observations = _rows(svc, "SELECT * FROM observations WHERE content_session_id = ?", session_id)
+    observations = db_rows(
+        svc, "SELECT * FROM observations WHERE content_session_id = ?", session_id
+    )
     assert observations
     assert {o["platform_source"] for o in observations} == {SOURCE[platform]}
-    summaries = _rows(
+    summaries = db_rows(
         svc, "SELECT * FROM session_summaries WHERE content_session_id = ?", session_id
     )
     assert len(summaries) == 1
@@ -236,7 +211,7 @@ def test_search_filters_by_platform_source(make_service: Any) -> None:
         assert status == 200, page
         ids = {hit["id"] for hit in page["observations"]}
         assert ids, page
-        rows = _rows(svc, "SELECT id FROM observations WHERE platform_source = ?", source)
+        rows = db_rows(svc, "SELECT id FROM observations WHERE platform_source = ?", source)
         assert ids <= {r["id"] for r in rows}
 
 
@@ -249,13 +224,13 @@ def test_an_unknown_platform_source_is_a_precise_422_and_stores_nothing(make_ser
     assert "platformSource" in text
     for known in PLATFORM_SOURCES:
         assert f"'{known}'" in text
-    assert _rows(svc, "SELECT * FROM sessions") == []
+    assert db_rows(svc, "SELECT * FROM sessions") == []
     for known in PLATFORM_SOURCES:
         status, reply = svc.post(
             "/api/sessions/init", {**body, "contentSessionId": known, "platformSource": known}
         )
         assert status == 200, reply
-    rows = _rows(svc, "SELECT content_session_id, platform_source FROM sessions")
+    rows = db_rows(svc, "SELECT content_session_id, platform_source FROM sessions")
     assert {r["content_session_id"]: r["platform_source"] for r in rows} == {
         k: k for k in PLATFORM_SOURCES
     }

@@ -10,8 +10,6 @@ hook stdout, so its memory is checked where it goes: ``.windsurf/rules/workbench
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +18,10 @@ import pytest
 from hooks import _runtime, context_file
 from hooks.adapters import PLATFORMS
 from hooks.adapters import windsurf as adapter
-from tests.conftest import FIXTURES, HOOKS_DIR, Service, base_env, free_port
+from tests.agent_hooks import db_rows, run_as_agent, script_argv, spooled
+from tests.conftest import FIXTURES, base_env, free_port
 from tests.test_hooks import Recorder
-from workbench import spool
 from workbench.platforms import PLATFORM_SOURCES
-from workbench.store.database import Store
 
 HERE = FIXTURES / "hooks" / "windsurf"
 SCRIPT_FOR_ACTION = {
@@ -77,27 +74,7 @@ def run(
 ) -> dict[str, Any]:
     """Run the hook for ``payload`` as Windsurf would; assert the contract; return its JSON."""
     script = script or SCRIPT_FOR_ACTION[payload["agent_action_name"]]
-    proc = subprocess.run(
-        [sys.executable, str(HOOKS_DIR / f"{script}.py"), "--platform", "windsurf"],
-        input=json.dumps(payload).encode("utf-8"),
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        timeout=60,
-    )
-    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
-    assert proc.stderr == b"", proc.stderr.decode(errors="replace")
-    lines = proc.stdout.decode("utf-8").splitlines()
-    assert len(lines) == 1, proc.stdout
-    value = json.loads(lines[0])
-    assert isinstance(value, dict)
-    return value
-
-
-def spooled(data_dir: Path) -> list[spool.Envelope]:
-    return [
-        spool.Envelope.from_json(p.read_text("utf-8")) for p in spool.pending(data_dir / "spool")
-    ]
+    return run_as_agent(script_argv(script, "windsurf"), payload, env, cwd)
 
 
 # ----- the adapter ----------------------------------------------------------------------------
@@ -279,11 +256,6 @@ def test_no_rule_without_a_real_workspace(
 # ----- end to end against the real service ----------------------------------------------------
 
 
-def _rows(svc: Service, sql: str, *args: Any) -> list[dict[str, Any]]:
-    with Store(svc.data_dir / "workbench.db", readonly=True) as ro:
-        return [dict(r) for r in ro.conn.execute(sql, args)]
-
-
 def test_a_conversation_end_to_end_then_the_rule_carries_its_memory(
     make_service: Any, workspace: Path
 ) -> None:
@@ -296,12 +268,14 @@ def test_a_conversation_end_to_end_then_the_rule_carries_its_memory(
         assert run(load(name), svc.env, workspace) == {}
     svc.wait_idle()
     trajectory = response["trajectory_id"]
-    (session,) = _rows(svc, "SELECT * FROM sessions WHERE content_session_id = ?", trajectory)
+    (session,) = db_rows(svc, "SELECT * FROM sessions WHERE content_session_id = ?", trajectory)
     assert (session["platform_source"], session["project"]) == ("windsurf", "acme-api")
-    observations = _rows(svc, "SELECT * FROM observations WHERE content_session_id = ?", trajectory)
+    observations = db_rows(
+        svc, "SELECT * FROM observations WHERE content_session_id = ?", trajectory
+    )
     assert observations
     assert {o["platform_source"] for o in observations} == {"windsurf"}
-    summaries = _rows(
+    summaries = db_rows(
         svc, "SELECT * FROM session_summaries WHERE content_session_id = ?", trajectory
     )
     assert len(summaries) == 1

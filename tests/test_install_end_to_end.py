@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.agent_hooks import db_rows, run_as_agent
 from tests.conftest import run_workbench
-from tests.test_hooks_platforms import NO_OPS, SESSION, SOURCE, _rows, load
+from tests.test_hooks_platforms import NO_OPS, SESSION, SOURCE, load
 from workbench import spool
 from workbench.locate import SETTINGS_FILE
 
@@ -35,23 +35,6 @@ def installed_commands(home: Path, platform: str) -> dict[str, str]:
         (command,) = [h["command"] for g in groups for h in g["hooks"] if "/hooks/" in h["command"]]
         found[event] = command
     return found
-
-
-def run_installed(command: str, payload: dict[str, Any], env: dict[str, str]) -> dict[str, Any]:
-    """What the agent does: the command through a shell, the payload on stdin, one JSON back."""
-    proc = subprocess.run(
-        ["sh", "-c", command],
-        input=json.dumps(payload).encode("utf-8"),
-        env=env,
-        capture_output=True,
-        timeout=60,
-    )
-    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
-    assert proc.stderr == b"", proc.stderr.decode(errors="replace")
-    (line,) = proc.stdout.decode("utf-8").splitlines()
-    value = json.loads(line)
-    assert isinstance(value, dict)
-    return value
 
 
 @pytest.mark.parametrize("platform", sorted(SESSION))
@@ -75,7 +58,7 @@ def test_the_installed_commands_carry_a_session_to_the_next_sessions_context(
     agent_env["HOME"] = str(home)
 
     def fire(payload: dict[str, Any]) -> dict[str, Any]:
-        return run_installed(commands[payload["hook_event_name"]], payload, agent_env)
+        return run_as_agent(["sh", "-c", commands[payload["hook_event_name"]]], payload, agent_env)
 
     start = load(platform, "session_start")
     before = json.dumps(fire(start))
@@ -86,14 +69,16 @@ def test_the_installed_commands_carry_a_session_to_the_next_sessions_context(
     svc.wait_idle()
 
     session_id = start["session_id"]
-    (session,) = _rows(svc, "SELECT * FROM sessions WHERE content_session_id = ?", session_id)
+    (session,) = db_rows(svc, "SELECT * FROM sessions WHERE content_session_id = ?", session_id)
     assert session["platform_source"] == SOURCE[platform]
-    (prompt,) = _rows(svc, "SELECT * FROM user_prompts WHERE content_session_id = ?", session_id)
+    (prompt,) = db_rows(svc, "SELECT * FROM user_prompts WHERE content_session_id = ?", session_id)
     assert prompt["prompt_text"] == load(platform, SESSION[platform][0])["prompt"]
-    observations = _rows(svc, "SELECT * FROM observations WHERE content_session_id = ?", session_id)
+    observations = db_rows(
+        svc, "SELECT * FROM observations WHERE content_session_id = ?", session_id
+    )
     assert len(observations) >= 2
     assert {o["platform_source"] for o in observations} == {SOURCE[platform]}
-    (summary,) = _rows(
+    (summary,) = db_rows(
         svc, "SELECT * FROM session_summaries WHERE content_session_id = ?", session_id
     )
     assert summary["request"]
