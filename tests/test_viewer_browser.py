@@ -19,26 +19,12 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT, Service, base_env, free_port
+from tests.viewer_page import CHROMIUM, MISSING, launch_browser, live_page
 from tests.viewer_seed import seed_demo
 
-CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():
-    pytest.skip(
-        f"{CHROMIUM} is missing: install Debian's browser with `apt-get install -y chromium` "
-        "(.ci/run does this); Playwright never downloads one here",
-        allow_module_level=True,
-    )
-sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-
-LAUNCH_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+    pytest.skip(MISSING, allow_module_level=True)
+pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 SCREENSHOT = ROOT / "docs" / "screenshot.png"
 TEST_PROJECT = "viewer-tests"  # kept apart from the demo projects shown in the screenshot
 XSS = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2">'
@@ -81,34 +67,13 @@ def viewer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Viewer]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        yield launched
-        launched.close()
+    yield from launch_browser()
 
 
 @pytest.fixture
 def page(browser: Any, viewer: Viewer) -> Iterator[Any]:
     """A fresh page on the viewer, live; fails the test on any script error or CSP refusal."""
-    context = browser.new_context(viewport={"width": 1440, "height": 900})
-    opened = context.new_page()
-    opened.set_default_timeout(5000)
-    problems: list[str] = []
-    opened.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
-    opened.on(
-        "console",
-        lambda msg: (
-            problems.append(f"console {msg.type}: {msg.text}")
-            if msg.type == "error" and "Content Security Policy" in msg.text
-            else None
-        ),
-    )
-    opened.goto(viewer.svc.url + "/")
-    opened.wait_for_selector("#conn.pill-live")
-    opened.wait_for_selector("#feed .card")
-    yield opened
-    context.close()
-    assert problems == []
+    yield from live_page(browser, viewer.svc.url)
 
 
 def card(page: Any, key: str) -> Any:

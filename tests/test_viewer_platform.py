@@ -13,6 +13,7 @@ import pytest
 
 from tests.conftest import Service, seeded_service
 from tests.platform_seed import SESSIONS, TITLES, seed
+from tests.viewer_page import launch_browser, live_page
 from workbench.platforms import PLATFORM_SOURCES
 
 LISTS = ("observations", "summaries", "prompts", "sessions")
@@ -68,36 +69,13 @@ def test_observations_and_their_hits_carry_their_platform(seeded: Service) -> No
 # ----- the page ---------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    from tests.test_viewer_browser import CHROMIUM, LAUNCH_ARGS, sync_api
-
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        yield launched
-        launched.close()
+    yield from launch_browser()
 
 
 @pytest.fixture
 def page(browser: Any, seeded: Service) -> Iterator[Any]:
     """A fresh page on the viewer; fails the test on any script error or CSP refusal."""
-    context = browser.new_context(viewport={"width": 1440, "height": 900})
-    opened = context.new_page()
-    opened.set_default_timeout(5000)
-    problems: list[str] = []
-    opened.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
-    opened.on(
-        "console",
-        lambda msg: (
-            problems.append(f"console {msg.type}: {msg.text}")
-            if msg.type == "error" and "Content Security Policy" in msg.text
-            else None
-        ),
-    )
-    opened.goto(seeded.url + "/")
-    opened.wait_for_selector("#conn.pill-live")
-    opened.wait_for_selector("#feed .card")
-    yield opened
-    context.close()
-    assert problems == []
+    yield from live_page(browser, seeded.url)
 
 
 def obs_card(page: Any, title: str) -> Any:
