@@ -15,12 +15,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
 from tests.conftest import run_workbench
+from tests.mcp_stdio import tool_names
 from tests.test_install import USER_SETTINGS
 
 CLAUDE_STATE = {
@@ -144,19 +142,4 @@ def test_the_registered_command_starts_the_server_from_a_users_project(
     """Run exactly what Claude Code would run, in a project holding a ``workbench`` folder."""
     assert run_workbench(env, "install").returncode == 0
     entry = state(config_dir)["mcpServers"]["workbench"]
-    project = tmp_path / "someones-project"
-    (project / "workbench").mkdir(parents=True)
-    (project / "workbench" / "__init__.py").write_text("raise SystemExit('decoy imported')\n")
-    server = StdioServerParameters(
-        command=entry["command"], args=entry["args"], env=entry["env"], cwd=str(project)
-    )
-
-    async def names() -> set[str]:
-        with (tmp_path / "mcp-stderr.log").open("w", encoding="utf-8") as errors:
-            async with stdio_client(server, errlog=errors) as (read, write):
-                async with ClientSession(read, write) as session:
-                    with anyio.fail_after(60):
-                        await session.initialize()
-                        return {tool.name for tool in (await session.list_tools()).tools}
-
-    assert {"search", "get_observations", "workflow"} <= anyio.run(names)
+    assert {"search", "get_observations", "workflow"} <= tool_names(entry, tmp_path)
