@@ -53,3 +53,18 @@ def db_rows(svc: Service, sql: str, *args: Any) -> list[dict[str, Any]]:
     """``sql`` on the service's store, opened read-only, as dicts."""
     with Store(svc.data_dir / "workbench.db", readonly=True) as ro:
         return [dict(r) for r in ro.conn.execute(sql, args)]
+
+
+def assert_carries_memory(output: dict[str, Any], before: str, titles: list[str]) -> None:
+    """A next session's SessionStart ``output`` holds only the context, and it has the titles.
+
+    ``before`` is what the first SessionStart printed: none of ``titles`` were in it, so they
+    came from the session in between.
+    """
+    context = output["hookSpecificOutput"]["additionalContext"]
+    assert output == {
+        "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}
+    }
+    assert context.startswith("<workbench-context>")
+    assert any(title in context for title in titles)
+    assert not any(title in before for title in titles)

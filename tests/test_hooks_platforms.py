@@ -22,7 +22,7 @@ from hooks.adapters import cursor as cursor_adapter
 from hooks.adapters import gemini as gemini_adapter
 from hooks.adapters import opencode as opencode_adapter
 from hooks.adapters import windsurf as windsurf_adapter
-from tests.agent_hooks import db_rows, run_as_agent, script_argv, spooled
+from tests.agent_hooks import assert_carries_memory, db_rows, run_as_agent, script_argv, spooled
 from tests.conftest import FIXTURES, base_env, free_port
 from tests.test_hooks import Recorder
 from workbench.platforms import PLATFORM_SOURCES
@@ -166,13 +166,7 @@ def test_a_session_end_to_end_then_the_next_session_gets_its_context(
     # The next session of the same project gets the memory, in the platform's own shape.
     nxt = {**start, "session_id": session_id + "-next"}
     output = run(platform, nxt, svc.env)
-    context = output["hookSpecificOutput"]["additionalContext"]
-    assert output == {
-        "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}
-    }
-    assert context.startswith("<workbench-context>")
-    assert any(o["title"] in context for o in observations)
-    assert not any(o["title"] in before for o in observations)
+    assert_carries_memory(output, before, [o["title"] for o in observations])
 
 
 @pytest.mark.parametrize("platform", sorted(SESSION))

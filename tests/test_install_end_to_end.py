@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.agent_hooks import db_rows, run_as_agent
+from tests.agent_hooks import assert_carries_memory, db_rows, run_as_agent
 from tests.conftest import run_workbench
 from tests.test_hooks_platforms import NO_OPS, SESSION, SOURCE, load
 from workbench import spool
@@ -84,11 +84,5 @@ def test_the_installed_commands_carry_a_session_to_the_next_sessions_context(
     assert summary["request"]
 
     output = fire({**start, "session_id": session_id + "-next"})
-    context = output["hookSpecificOutput"]["additionalContext"]
-    assert output == {
-        "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}
-    }
-    assert context.startswith("<workbench-context>")
-    assert any(o["title"] in context for o in observations)
-    assert not any(o["title"] in before for o in observations)
+    assert_carries_memory(output, before, [o["title"] for o in observations])
     assert spool.pending(data_dir / "spool") == []  # all delivered, nothing left behind
