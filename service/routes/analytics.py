@@ -21,6 +21,7 @@ from fastapi import APIRouter, Depends, Query
 from service.deps import RuntimeDep
 from service.runtime import Runtime
 from workbench.knowledge.stats import Scope
+from workbench.platform_filter import one_platform
 
 router = APIRouter(prefix="/api/stats", tags=["analytics"])
 
@@ -38,7 +39,7 @@ async def scope_params(
     ] = None,
     platformSource: Annotated[str | None, Query(max_length=200)] = None,
 ) -> Scope:
-    return Scope.parse(project, dateStart, dateEnd, platform_source or platformSource)
+    return Scope.parse(project, dateStart, dateEnd, one_platform(platform_source, platformSource))
 
 
 ScopeDep = Annotated[Scope, Depends(scope_params)]

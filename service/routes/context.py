@@ -37,7 +37,7 @@ from service.runtime import Runtime
 from workbench.bounds import EPOCH_MS_MAX
 from workbench.errors import InvalidInput, StoreUnavailable
 from workbench.locate import project_from_cwd
-from workbench.platform_filter import check_platform
+from workbench.platform_filter import one_platform
 from workbench.recall import file_history, ledger
 from workbench.recall.context import MAX_PROJECTS, ContextLimits, Injection, build_session_context
 from workbench.recall.filters import coerce_list
@@ -110,7 +110,7 @@ def inject(
     platformSource: PlatformParam = None,
 ) -> PlainTextResponse:
     names = parse_projects(projects, project)
-    platform = check_platform(platform_source or platformSource)
+    platform = one_platform(platform_source, platformSource)
     limits = ContextLimits.from_settings(runtime.settings)
     injection = build_session_context(runtime.store.conn, names, limits, platform)
     _record(runtime, injection, "session_start", session, ",".join(names))

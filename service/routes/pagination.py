@@ -12,7 +12,7 @@ from fastapi import Depends, Query
 from pydantic import BaseModel
 
 from workbench.bounds import SQLITE_INT_MAX
-from workbench.platform_filter import check_platform
+from workbench.platform_filter import one_platform
 
 
 class PageParams(BaseModel):
@@ -35,7 +35,7 @@ async def page_params(
         offset=offset,
         limit=limit,
         project=project or None,
-        platform_source=check_platform(platform_source or platformSource),
+        platform_source=one_platform(platform_source, platformSource),
     )
 
 

@@ -27,6 +27,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from service.deps import RuntimeDep
 from workbench.errors import InvalidInput
+from workbench.platform_filter import one_platform
 from workbench.recall import compact
 from workbench.recall.filters import SearchFilters
 from workbench.recall.search import MAX_OFFSET, SearchEngine
@@ -86,7 +87,7 @@ async def search_params(
         files=files or [],
         date_start=dateStart or date_start,
         date_end=dateEnd or date_end,
-        platform_source=platform_source or platformSource,
+        platform_source=one_platform(platform_source, platformSource),
     )
     return SearchParams(
         query=query,
