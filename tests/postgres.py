@@ -213,15 +213,17 @@ class Cluster:
             proc.stdin.flush()
             proc.wait(timeout=30)
 
-    def wait_for_lock_waiter(self, database: str, table: str, timeout: float = 60.0) -> None:
-        """Return once some backend waits for a lock on ``table`` (a commit blocked on it)."""
+    def wait_for_lock_waiter(
+        self, database: str, table: str, count: int = 1, timeout: float = 60.0
+    ) -> None:
+        """Return once ``count`` backends wait for a lock on ``table`` (commits blocked on it)."""
         sql = (
             "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation"
             f" WHERE NOT l.granted AND c.relname = '{table}'"
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if int(self.psql(sql, database) or 0) > 0:
+            if int(self.psql(sql, database) or 0) >= count:
                 return
             time.sleep(0.05)
         raise AssertionError(f"no backend waited on {table} within {timeout}s")

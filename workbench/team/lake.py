@@ -162,12 +162,40 @@ def connect(settings: Settings, *, create_tables: bool = True) -> duckdb.DuckDBP
                 "PGPASSWORD or ~/.pgpass"
             ) from None
         if create_tables:
-            for table, columns in TABLES.items():
-                con.execute(f"CREATE TABLE IF NOT EXISTS {LAKE}.{table} ({columns})")
+            _create_missing_tables(con)
     except BaseException:
         con.close()
         raise
     return con
+
+
+def _create_missing_tables(con: Any) -> None:
+    """Create the tables the lake lacks, in one transaction (one snapshot); none when all exist.
+
+    Two first publishers may race to create them: the loser's commit conflicts, and by then the
+    tables exist, which is all that was wanted.
+    """
+    import duckdb
+
+    present = {
+        row[0]
+        for row in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = ?", [LAKE]
+        ).fetchall()
+    }
+    missing = [t for t in TABLES if t not in present]
+    if not missing:
+        return
+    con.execute("BEGIN")
+    try:
+        for table in missing:
+            con.execute(f"CREATE TABLE IF NOT EXISTS {LAKE}.{table} ({TABLES[table]})")
+        con.execute("COMMIT")
+    except duckdb.TransactionException:
+        try:
+            con.execute("ROLLBACK")
+        except duckdb.Error:  # the failed commit already rolled back
+            pass
 
 
 def _setup_s3(con: Any) -> None:
