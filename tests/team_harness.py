@@ -71,11 +71,35 @@ def machine(tmp_path: Path, name: str) -> Machine:
 
 
 def init(m: Machine, lake: Lake, *projects: str, author: str) -> None:
-    args = ["team", "init", "--catalog", lake.dsn, "--data", str(lake.data), "--author", author]
-    for project in projects:
-        args += ["--project", project]
-    out = m.run(*args)
-    assert out.returncode == 0, out.stderr + out.stdout
+    """What ``team init`` stores and creates, done in-process to keep the suite fast.
+
+    ``team init`` itself runs as a real CLI in tests/test_team_settings.py; here it is only
+    the set-up of tests about publishing.
+    """
+    from workbench.settings import load_settings, write_settings_file
+    from workbench.team import lake as team
+
+    settings = load_settings(m.data_dir)
+    write_settings_file(
+        settings,
+        {
+            "team_catalog": lake.dsn,
+            "team_data": str(lake.data),
+            "team_projects": list(projects),
+            "team_author": author,
+        },
+    )
+    team.connect(load_settings(m.data_dir)).close()
+
+
+def forget(data_dir: Path, *ids: int) -> None:
+    """Forget observations with the library behind ``POST /api/observations/forget``."""
+    from workbench.forget import forget as run
+    from workbench.store.database import Store
+
+    with Store(data_dir / "workbench.db") as store:
+        report = run(store.conn, data_dir / "spool", list(ids))
+    assert [d.id for d in report.deleted] == list(ids)
 
 
 def seed(

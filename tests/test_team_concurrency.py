@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import ROOT
-from tests.team_harness import Machine, init, machine, seed
+from tests.team_harness import Machine, forget, init, machine, seed
 
 
 def _start_publish(m: Machine) -> subprocess.Popen[str]:
@@ -121,21 +121,14 @@ def test_a_reader_sees_one_snapshot_while_a_writer_publishes(
     reader.close()
 
 
-def test_a_tombstone_and_a_concurrent_publish_both_land(
-    team_lake: Any, tmp_path: Path, make_service: Any
-) -> None:
-    data_dir = tmp_path / "data"  # make_service's data dir: ana forgets through the service
-    ana = machine(tmp_path, "ana")
-    ana = Machine(data_dir=data_dir, env=ana.env | {"WORKBENCH_DATA_DIR": str(data_dir)})
-    bo = machine(tmp_path, "bo")
+def test_a_tombstone_and_a_concurrent_publish_both_land(team_lake: Any, tmp_path: Path) -> None:
+    ana, bo = machine(tmp_path, "ana"), machine(tmp_path, "bo")
     _, gone = seed(ana.data_dir, "api", "ana-1", ["keep", "forget"])
     seed(bo.data_dir, "api", "bo-1", ["bo one"])
     init(ana, team_lake, "api", author="ana")
     init(bo, team_lake, "api", author="bo")
     ana.publish_json()
-    service = make_service()
-    assert service.post("/api/observations/forget", {"ids": [gone]})[0] == 200
-    service.stop()
+    forget(ana.data_dir, gone)
 
     with team_lake.cluster.hold_lock(team_lake.database, "ducklake_snapshot"):
         runs = [_start_publish(ana), _start_publish(bo)]

@@ -121,10 +121,25 @@ def test_excluded_project_is_never_published_even_if_allowed(
     seed(ana.data_dir, "api", "s1", ["api note"])
     seed(ana.data_dir, "secret", "s2", ["secret note"])
     init(ana, team_lake, "api", "secret", author="ana")
-    ana.env["WORKBENCH_EXCLUDED_PROJECTS"] = "secret"
+    ana.env["WORKBENCH_EXCLUDED_PROJECTS"] = "sec*"  # a glob, as capture reads it
     run = ana.publish_json()
     assert run["projects"] == ["api"]
     assert team_lake.query(tmp_path, "SELECT DISTINCT project FROM lake.observations") == [("api",)]
+    out = ana.run("publish", "--project", "secret")
+    assert out.returncode == 1
+    assert "matches excluded_projects" in out.stderr
+
+
+def test_an_unreadable_exclusion_rule_publishes_nothing(team_lake: Any, tmp_path: Path) -> None:
+    ana = machine(tmp_path, "ana")
+    seed(ana.data_dir, "api", "s1", ["api note"])
+    init(ana, team_lake, "api", author="ana")
+    settings_file = ana.data_dir / "settings.json"
+    settings_file.write_text(settings_file.read_text().replace("{", '{"excluded_projects": 7,', 1))
+    out = ana.run("publish")
+    assert out.returncode == 1
+    assert "nothing is published: capture paused" in out.stderr
+    assert team_lake.query(tmp_path, "SELECT count(*) FROM lake.observations") == [(0,)]
 
 
 def test_a_forget_propagates_as_a_tombstone(
@@ -173,3 +188,22 @@ def test_summary_table_names_rows_added_and_the_snapshot(team_lake: Any, tmp_pat
     assert "published as ana, snapshot" in out.stdout
     assert "observations" in out.stdout
     assert "3" in out.stdout
+
+
+def test_progress_counts_every_row_read_against_the_total(team_lake: Any, tmp_path: Path) -> None:
+    """The progress bar's feed: advances add up to the announced total (5000-row batches)."""
+    from workbench.settings import load_settings
+    from workbench.team.publish import publish
+
+    ana = machine(tmp_path, "ana")
+    seed(ana.data_dir, "api", "s1", [f"note {i}" for i in range(5200)], summary="done")
+    init(ana, team_lake, "api", author="ana")
+    calls: list[tuple[str, int, int]] = []
+
+    result = publish(load_settings(ana.data_dir), progress=lambda *c: calls.append(c))
+
+    assert result.added == {"sessions": 1, "observations": 5200, "summaries": 1}
+    totals = {total for _, _, total in calls}
+    assert totals == {5202}
+    assert sum(step for _, step, _ in calls) == 5202
+    assert [step for what, step, _ in calls if what == "observations"] == [5000, 200]

@@ -115,6 +115,7 @@ def test_an_unreachable_catalog_is_reported_precisely(tmp_path: Path) -> None:
     assert out.returncode == 1
     assert f"cannot open the team lake at {dsn}" in out.stderr
     assert "Traceback" not in out.stderr
+    assert not (ana.data_dir / "settings.json").exists()  # nothing stored for a dead catalog
 
 
 def test_status_without_a_lake_says_how_to_set_one(tmp_path: Path) -> None:

@@ -45,6 +45,20 @@ class InvalidTeamSetting(WorkbenchError):
     code = "INVALID_TEAM_SETTING"
 
 
+def _candidate(settings: Settings, updates: dict[str, Any]) -> Settings:
+    """The settings as they would be with ``updates``, validated, nothing written yet."""
+    from pydantic import ValidationError
+
+    try:
+        return load_settings(settings.data_dir, **updates)
+    except ValidationError as exc:
+        raise InvalidTeamSetting(_messages(exc)) from None
+
+
+def _messages(exc: Any) -> str:
+    return "; ".join(str(err["msg"]).removeprefix("Value error, ") for err in exc.errors())
+
+
 def _save(settings: Settings, updates: dict[str, Any]) -> Settings:
     from pydantic import ValidationError
 
@@ -53,8 +67,7 @@ def _save(settings: Settings, updates: dict[str, Any]) -> Settings:
     try:
         write_settings_file(settings, updates)
     except ValidationError as exc:
-        messages = "; ".join(str(err["msg"]).removeprefix("Value error, ") for err in exc.errors())
-        raise InvalidTeamSetting(messages) from None
+        raise InvalidTeamSetting(_messages(exc)) from None
     return load_settings(settings.data_dir)
 
 
@@ -86,12 +99,13 @@ def init(
         updates["team_projects"] = list(dict.fromkeys([*settings.team_projects, *project]))
     if author is not None:
         updates["team_author"] = author
-    settings = _save(settings, updates)
-    con = lake.connect(settings)  # creates the tables, proves the catalog answers
+    # The lake must answer before anything is stored: a mistyped host is refused, not kept.
+    con = lake.connect(_candidate(settings, updates))  # creates the tables
     try:
         snapshot = lake.current_snapshot(con)
     finally:
         con.close()
+    settings = _save(settings, updates)
     _show(settings, snapshot, as_json)
 
 

@@ -13,11 +13,12 @@ database and user only; libpq reads the password from ``PGPASSWORD`` or ``~/.pgp
 database instead of Parquet files; team rows always go to Parquet, which any engine can read
 and which the privacy test scans byte by byte.
 
-S3 (documented, not tested here: no S3-compatible server is installable from the registries
-this project uses): a data path ``s3://bucket/prefix/`` needs DuckDB's ``httpfs`` extension,
-loaded the same way from ``duckdb-extension-httpfs`` when installed, and a secret built from the
+S3 (written, documented, not tested in this step): a data path ``s3://bucket/prefix/`` needs
+DuckDB's ``httpfs`` extension, loaded the same way from the ``duckdb-extension-httpfs`` package
+(on PyPI for 1.5.5, not a dependency: ``pip install 'duckdb-extension-httpfs==1.5.5'`` to use
+S3; without it ``MissingDependency`` says so), and a temporary secret built from the
 environment (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, optional ``AWS_SESSION_TOKEN``,
-``AWS_REGION``, ``AWS_ENDPOINT_URL`` for MinIO and the like); nothing is written to disk.
+``AWS_REGION``, ``AWS_ENDPOINT_URL`` for MinIO and the like); no credential is written to disk.
 
 Tables (``TABLES``): every row names its ``author`` and carries a ``content_hash`` (sha256 of the
 author and the published fields: publishing twice adds nothing) and its ``platform_source``.

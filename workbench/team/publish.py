@@ -73,13 +73,22 @@ class PublishResult:
 
 
 def publishable_projects(settings: Settings, project: str | None) -> list[str]:
-    """The allowlist minus excluded projects; just ``project`` when given (and allowed)."""
-    allowed = [p for p in settings.team_projects if p not in settings.excluded_projects]
+    """The allowlist minus excluded projects; just ``project`` when given (and allowed).
+
+    Fails closed like capture: while the exclusion rule cannot be read (``capture_paused``),
+    nothing is published, since an excluded project could be on the allowlist.
+    """
+    from workbench.locate import is_excluded
+
+    if settings.capture_paused is not None:
+        raise ProjectNotAllowed(f"nothing is published: {settings.capture_paused}")
+    excluded = settings.excluded_projects
+    allowed = [p for p in settings.team_projects if not is_excluded(excluded, p)]
     if project is not None:
         if project not in allowed:
             why = (
-                "it is in excluded_projects"
-                if project in settings.excluded_projects
+                "it matches excluded_projects"
+                if is_excluded(excluded, project)
                 else "it is not on the team allowlist"
             )
             raise ProjectNotAllowed(
