@@ -8,10 +8,15 @@ compressed, hiding a string from a byte scan) every value read back with ``read_
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from tests.team_harness import init, machine, seed
+from workbench.team.local_rows import team_text
 
 PRIVATE = "hunter2-PRIVATE-MARKER-7f3a"
 OFF_LIST = "zebra-OFFLIST-PROJECT-TEXT-91c2"
@@ -63,3 +68,24 @@ def test_parquet_files_hold_no_private_text_and_no_off_list_project(
         ("cache warmed", "used ; then"),
         ("deploy key  rotated", "used ; then"),
     ]
+
+
+_PIECES = st.sampled_from(
+    ["<private>", "</private>", "<PRIVATE note='x'>", "< private>", "<private", "secret", " ", "a"]
+)
+
+
+@given(st.lists(st.one_of(_PIECES, st.text(max_size=8)), max_size=12).map("".join))
+def test_team_text_never_lets_a_private_tag_out(text: str) -> None:
+    """Fuzz: whatever the mix of tags, nothing from a ``<private`` opener on is published."""
+    out = team_text(text)
+    assert not re.search(r"<\s*private\b", out, re.IGNORECASE)
+    assert team_text(out) == out
+
+
+@given(st.text(st.characters(blacklist_characters="<>"), max_size=40))
+def test_text_inside_a_closed_private_block_never_survives(secret: str) -> None:
+    marker = f"MARK{secret}MARK"
+    out = team_text(f"before <private>{marker}</private> after")
+    assert "MARK" not in out
+    assert out == "before  after"
