@@ -215,14 +215,10 @@ def publish(
             bar.update(task, total=total, advance=step, description=f"publishing {what}")
 
         result = run(settings, project=project, since_ms=since_ms, progress=advance)
-    rows = [(name, count) for name, count in result.added.items()]
+    rows: list[tuple[str, Any]] = list(result.added.items())
     rows.append(("tombstones", result.tombstoned))
-    table(
-        f"published as {result.author}"
-        + (f", snapshot {result.snapshot}" if result.snapshot is not None else ", nothing new"),
-        ["table", "rows added"],
-        rows,
-    )
+    rows.append(("snapshot", result.snapshot if result.snapshot is not None else "none: no change"))
+    table(f"published as {result.author}", ["table", "rows added"], rows)
 
 
 def _stderr() -> Any:
