@@ -363,3 +363,30 @@ def store_of_titles(path: Path, titles: Iterable[str]) -> Iterator[Any]:
                     store.conn, ObservationDraft(title=title), content_session_id="s", project="p"
                 )
         yield store
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[Any]:
+    """One throwaway PostgreSQL for the whole session (tests/postgres.py), or a skip saying why.
+
+    Shared by the team tests: the DuckLake catalog. Started once (~1 s); each test takes its own
+    database from it with ``cluster.new_database()``.
+    """
+    from tests.postgres import running_cluster, unavailable_reason
+
+    reason = unavailable_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    with running_cluster() as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def team_lake(postgres_cluster: Any, tmp_path: Path) -> Any:
+    """A fresh team lake for one test: its own catalog database, a data dir in tmp_path.
+
+    Shared by the team tests (tests/team_harness.py).
+    """
+    from tests.team_harness import Lake
+
+    return Lake(postgres_cluster, postgres_cluster.new_database(), tmp_path / "lake")

@@ -60,6 +60,13 @@ from workbench.settings_file import (
     read_leniently,
     read_settings_file,
 )
+from workbench.team.location import (
+    check_author,
+    check_catalog,
+    check_data_path,
+    check_project_names,
+    default_author,
+)
 
 __all__ = [
     "DEFAULT_SKIPPED_TOOLS",
@@ -182,6 +189,15 @@ class Settings(BaseSettings):
     search_rerank_llm: bool = False
     search_rerank_llm_depth: int = Field(default=20, ge=2, le=50)
 
+    # Team memory (workbench/team/): the DuckLake catalog (a postgres:// URL, never with a
+    # password: libpq reads PGPASSWORD or ~/.pgpass), its shared data path (a directory or
+    # s3://…), the projects whose memory may be published, and the author id rows carry
+    # (None: user@host, see ``team_author_id``). Set by ``workbench team init``.
+    team_catalog: str | None = None
+    team_data: str | None = None
+    team_projects: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    team_author: str | None = None
+
     _load_warnings: list[str] = PrivateAttr(default_factory=list)
     _capture_paused: str | None = PrivateAttr(default=None)
 
@@ -259,7 +275,30 @@ class Settings(BaseSettings):
             "http://127.0.0.1:11434/v1 (Ollama) or https://openrouter.ai/api/v1"
         )
 
-    @field_validator("excluded_projects", "skipped_tools", "compressor_chain", mode="before")
+    @field_validator("team_catalog")
+    @classmethod
+    def _team_catalog(cls, value: str | None) -> str | None:
+        """A postgres:// URL with no password in it (workbench/team/location.py)."""
+        return None if value is None else check_catalog(value)
+
+    @field_validator("team_data")
+    @classmethod
+    def _team_data(cls, value: str | None) -> str | None:
+        return None if value is None else check_data_path(value)
+
+    @field_validator("team_projects")
+    @classmethod
+    def _team_projects(cls, value: list[str]) -> list[str]:
+        return check_project_names(value)
+
+    @field_validator("team_author")
+    @classmethod
+    def _team_author(cls, value: str | None) -> str | None:
+        return None if value is None else check_author(value)
+
+    @field_validator(
+        "excluded_projects", "skipped_tools", "compressor_chain", "team_projects", mode="before"
+    )
     @classmethod
     def _csv_list(cls, value: Any) -> Any:
         """Accept ``a,b`` from an env var as well as a JSON list."""
@@ -374,6 +413,10 @@ class Settings(BaseSettings):
         if name == "openai_compat":
             return self.openai_compat().problem
         return None
+
+    def team_author_id(self) -> str:
+        """Who this machine's published rows belong to: ``team_author``, else user@host."""
+        return self.team_author or default_author()
 
     def ensure_dirs(self) -> None:
         """Create the data dir tree, owner-only: it holds cwd, project names and session ids."""

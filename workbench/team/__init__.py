@@ -1,0 +1,11 @@
+"""Team memory: publish this machine's redacted memory to a shared DuckLake.
+
+- ``location``    the catalog URL, data path and author id: checks (stdlib, used by settings)
+- ``lake``        a DuckDB connection with the DuckLake + postgres extensions loaded from their
+                  PyPI packages and the lake attached; the lake's tables
+- ``local_rows``  reads sessions, observations, summaries and tombstones from the SQLite store,
+                  re-redacted, with their content hashes
+- ``publish``     one publishing run: one transaction, one snapshot, marks and tombstones
+
+Reading the lake (``--team`` on search, sql, stats…) comes later.
+"""

@@ -1,0 +1,222 @@
+"""A DuckDB connection to the team lake: DuckLake, catalog in PostgreSQL, Parquet on shared storage.
+
+Extensions: ``ducklake`` and ``postgres_scanner`` come from their PyPI packages
+(``duckdb-extension-ducklake``, ``duckdb-extension-postgres-scanner``, pinned to duckdb's
+version) and are loaded **by file path** with ``autoinstall_known_extensions`` and
+``autoload_known_extensions`` off, as ``workbench/knowledge/duck.py`` loads ``sqlite_scanner``:
+DuckDB never tries ``INSTALL`` (a download, which fails offline after seconds).
+
+The lake is attached as ``ATTACH 'ducklake:postgres:<libpq conninfo>' AS lake (DATA_PATH …)``
+(https://ducklake.select/docs/stable/duckdb/usage/connecting). The conninfo carries host, port,
+database and user only; libpq reads the password from ``PGPASSWORD`` or ``~/.pgpass``.
+``DATA_INLINING_ROW_LIMIT 0``: DuckLake would otherwise keep small inserts inside the catalog
+database instead of Parquet files; team rows always go to Parquet, which any engine can read
+and which the privacy test scans byte by byte.
+
+S3 (written, documented, not tested in this step): a data path ``s3://bucket/prefix/`` needs
+DuckDB's ``httpfs`` extension, loaded the same way from the ``duckdb-extension-httpfs`` package
+(on PyPI for 1.5.5, not a dependency: ``pip install 'duckdb-extension-httpfs==1.5.5'`` to use
+S3; without it ``MissingDependency`` says so), and a temporary secret built from the
+environment (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, optional ``AWS_SESSION_TOKEN``,
+``AWS_REGION``, ``AWS_ENDPOINT_URL`` for MinIO and the like); no credential is written to disk.
+
+Tables (``TABLES``): every row names its ``author`` and carries a ``content_hash`` (sha256 of the
+author and the published fields: publishing twice adds nothing) and its ``platform_source``.
+``publish_marks`` is append-only: the high-water marks, per author, table and project, written
+in the same transaction as the rows they cover (see ``workbench/team/publish.py``).
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from workbench.errors import MissingDependency, WorkbenchError
+from workbench.team.location import conninfo
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from workbench.settings import Settings
+
+LAKE = "lake"
+
+TABLES: dict[str, str] = {
+    "sessions": """
+        author VARCHAR NOT NULL, content_hash VARCHAR NOT NULL, local_id BIGINT NOT NULL,
+        content_session_id VARCHAR NOT NULL, project VARCHAR NOT NULL,
+        platform_source VARCHAR NOT NULL, status VARCHAR NOT NULL, started_at VARCHAR NOT NULL,
+        started_at_epoch BIGINT NOT NULL, completed_at VARCHAR, completed_at_epoch BIGINT,
+        prompt_counter INTEGER NOT NULL, published_at_epoch BIGINT NOT NULL
+    """,
+    "observations": """
+        author VARCHAR NOT NULL, content_hash VARCHAR NOT NULL, local_id BIGINT NOT NULL,
+        content_session_id VARCHAR, project VARCHAR NOT NULL, platform_source VARCHAR NOT NULL,
+        prompt_number INTEGER NOT NULL, type VARCHAR NOT NULL, title VARCHAR NOT NULL,
+        subtitle VARCHAR NOT NULL, narrative VARCHAR NOT NULL, facts VARCHAR[] NOT NULL,
+        concepts VARCHAR[] NOT NULL, files_read VARCHAR[] NOT NULL,
+        files_modified VARCHAR[] NOT NULL, discovery_tokens BIGINT NOT NULL,
+        created_at VARCHAR NOT NULL, created_at_epoch BIGINT NOT NULL,
+        generated_by VARCHAR NOT NULL, published_at_epoch BIGINT NOT NULL,
+        deleted_at_epoch BIGINT
+    """,
+    "summaries": """
+        author VARCHAR NOT NULL, content_hash VARCHAR NOT NULL, local_id BIGINT NOT NULL,
+        content_session_id VARCHAR NOT NULL, project VARCHAR NOT NULL,
+        platform_source VARCHAR NOT NULL, prompt_number INTEGER NOT NULL,
+        request VARCHAR NOT NULL, investigated VARCHAR NOT NULL, learned VARCHAR NOT NULL,
+        completed VARCHAR NOT NULL, next_steps VARCHAR NOT NULL, notes VARCHAR NOT NULL,
+        files_read VARCHAR[] NOT NULL, files_edited VARCHAR[] NOT NULL,
+        discovery_tokens BIGINT NOT NULL, created_at VARCHAR NOT NULL,
+        created_at_epoch BIGINT NOT NULL, generated_by VARCHAR NOT NULL,
+        published_at_epoch BIGINT NOT NULL
+    """,
+    "publish_marks": """
+        author VARCHAR NOT NULL, table_name VARCHAR NOT NULL, project VARCHAR NOT NULL,
+        mark BIGINT NOT NULL, published_at_epoch BIGINT NOT NULL
+    """,
+}
+
+
+class TeamNotConfigured(WorkbenchError):
+    """``team_catalog`` / ``team_data`` are unset."""
+
+    status_code = 409
+    code = "TEAM_NOT_CONFIGURED"
+
+
+class LakeUnavailable(WorkbenchError):
+    """The catalog did not answer, or the lake could not be attached."""
+
+    status_code = 503
+    code = "LAKE_UNAVAILABLE"
+
+
+def extension_file(package: str, name: str) -> Path:
+    """The ``<name>.duckdb_extension`` file the pip ``package`` ships for the running duckdb."""
+    import duckdb
+
+    dist = package.replace("_", "-")
+    try:
+        root = importlib.resources.files(package)
+    except ModuleNotFoundError:
+        raise MissingDependency(f"{dist}=={duckdb.__version__}", "team memory") from None
+    path = Path(str(root)) / "extensions" / f"v{duckdb.__version__}" / f"{name}.duckdb_extension"
+    if not path.is_file():
+        raise WorkbenchError(
+            f"duckdb {duckdb.__version__} needs the {name} extension built for it, but {dist} "
+            f"has none for that version. Install matching versions: pip install "
+            f"'duckdb=={duckdb.__version__}' '{dist}=={duckdb.__version__}'"
+        )
+    return path
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def require_configured(settings: Settings) -> tuple[str, str]:
+    """(catalog, data path) or ``TeamNotConfigured`` saying how to set them."""
+    if not settings.team_catalog or not settings.team_data:
+        raise TeamNotConfigured(
+            "no team lake configured; run: workbench team init --catalog "
+            "postgres://USER@HOST:PORT/DBNAME --data <shared dir or s3://bucket/prefix>"
+        )
+    return settings.team_catalog, settings.team_data
+
+
+def connect(settings: Settings, *, create_tables: bool = True) -> duckdb.DuckDBPyConnection:
+    """A new in-memory DuckDB with the team lake attached as ``lake`` (and its tables made)."""
+    import duckdb
+
+    catalog, data = require_configured(settings)
+    con = duckdb.connect(
+        ":memory:",
+        config={
+            "autoinstall_known_extensions": False,
+            "autoload_known_extensions": False,
+            "allow_unsigned_extensions": True,  # files pip installed and hash-checked
+        },
+    )
+    try:
+        for package, name in (
+            ("duckdb_extension_postgres_scanner", "postgres_scanner"),
+            ("duckdb_extension_ducklake", "ducklake"),
+        ):
+            con.execute(f"LOAD {_quote(str(extension_file(package, name)))}")
+        if data.startswith("s3://"):
+            _setup_s3(con)
+        else:
+            Path(data).mkdir(parents=True, exist_ok=True)
+        target = "ducklake:postgres:" + conninfo(catalog)
+        try:
+            con.execute(
+                f"ATTACH {_quote(target)} AS {LAKE} "
+                f"(DATA_PATH {_quote(data)}, DATA_INLINING_ROW_LIMIT 0)"
+            )
+        except duckdb.Error as exc:
+            raise LakeUnavailable(
+                f"cannot open the team lake at {catalog} ({_first_line(exc)}); check the "
+                "server is up and the database exists, and give the password through "
+                "PGPASSWORD or ~/.pgpass"
+            ) from None
+        if create_tables:
+            _create_missing_tables(con)
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def _create_missing_tables(con: Any) -> None:
+    """Create the tables the lake lacks, in one transaction (one snapshot); none when all exist.
+
+    Two first publishers may race to create them: the loser's commit conflicts, and by then the
+    tables exist, which is all that was wanted.
+    """
+    import duckdb
+
+    present = {
+        row[0]
+        for row in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = ?", [LAKE]
+        ).fetchall()
+    }
+    missing = [t for t in TABLES if t not in present]
+    if not missing:
+        return
+    con.execute("BEGIN")
+    try:
+        for table in missing:
+            con.execute(f"CREATE TABLE IF NOT EXISTS {LAKE}.{table} ({TABLES[table]})")
+        con.execute("COMMIT")
+    except duckdb.TransactionException:
+        try:
+            con.execute("ROLLBACK")
+        except duckdb.Error:  # the failed commit already rolled back
+            pass
+
+
+def _setup_s3(con: Any) -> None:
+    """httpfs from its PyPI package and an S3 secret from the environment (see module doc)."""
+    con.execute(f"LOAD {_quote(str(extension_file('duckdb_extension_httpfs', 'httpfs')))}")
+    options = {
+        "KEY_ID": os.environ.get("AWS_ACCESS_KEY_ID"),
+        "SECRET": os.environ.get("AWS_SECRET_ACCESS_KEY"),
+        "SESSION_TOKEN": os.environ.get("AWS_SESSION_TOKEN"),
+        "REGION": os.environ.get("AWS_REGION"),
+        "ENDPOINT": (os.environ.get("AWS_ENDPOINT_URL") or "").split("://")[-1] or None,
+    }
+    body = ", ".join(f"{k} {_quote(v)}" for k, v in options.items() if v)
+    con.execute(f"CREATE TEMPORARY SECRET team_s3 (TYPE s3{', ' + body if body else ''})")
+
+
+def current_snapshot(con: Any) -> int:
+    """The lake's newest snapshot id."""
+    return int(con.execute(f"SELECT max(snapshot_id) FROM {LAKE}.snapshots()").fetchone()[0])
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

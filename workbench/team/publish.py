@@ -1,0 +1,268 @@
+"""One publishing run: this machine's redacted memory into the team lake, in one snapshot.
+
+Guarantees, and how:
+
+- **Allowlist only.** Rows are read project by project, only for projects on ``team_projects``
+  and not in ``excluded_projects``; ``--project P`` must be on the allowlist. Text is re-redacted
+  on the way out (``local_rows.team_text``).
+- **Atomic.** The whole run is one DuckDB transaction on the lake, so one DuckLake snapshot: a
+  publisher killed mid-run commits nothing (Parquet files it already wrote stay unreferenced,
+  invisible to readers; ``ducklake_cleanup_old_files`` removes them).
+- **Idempotent.** Each row's content hash; an insert skips hashes this author already has.
+  A run with nothing new rolls back: no empty snapshot.
+- **Incremental.** High-water marks per (author, table, project) live *in the lake*, in the
+  append-only ``publish_marks`` table, written in the same transaction as the rows. Why the
+  lake and not a local SQLite table: the mark and the rows it covers commit or vanish together
+  (a local mark could say "published" for a run the lake never saw), the local store needs no
+  new migration, and a second machine of the same author continues from the right place. A run
+  with ``--since`` narrows what it reads and writes no marks: it never makes older rows skipped.
+- **Tombstones.** A forgotten observation (``deleted_observations``) already published by this
+  author is marked ``deleted_at_epoch`` and its text and lists are blanked in the current
+  snapshot. Older snapshots keep it until ``ducklake_expire_snapshots`` runs.
+- **Concurrent publishers.** Appends from two authors commit side by side; DuckLake refuses a
+  commit that conflicts (an insert into a table another transaction deleted from: a tombstone),
+  and the whole run is retried (it is idempotent) up to ``MAX_ATTEMPTS`` times.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from workbench.clock import now_ms
+from workbench.errors import NotFound, WorkbenchError
+from workbench.team import lake, local_rows
+
+if TYPE_CHECKING:
+    from workbench.settings import Settings
+
+BATCH_ROWS = 5000
+MAX_ATTEMPTS = 8
+Progress = Callable[[str, int, int], None]  # (what, advance, total)
+
+
+class ProjectNotAllowed(WorkbenchError):
+    """``--project P`` for a project that is not on the team allowlist (or is excluded)."""
+
+    status_code = 409
+    code = "PROJECT_NOT_ALLOWED"
+
+
+@dataclass
+class PublishResult:
+    author: str
+    projects: list[str]
+    added: dict[str, int] = field(default_factory=dict)
+    tombstoned: int = 0
+    snapshot: int | None = None  # the run's snapshot; None when there was nothing to publish
+    attempts: int = 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "author": self.author,
+            "projects": self.projects,
+            "added": self.added,
+            "tombstoned": self.tombstoned,
+            "snapshot": self.snapshot,
+            "attempts": self.attempts,
+        }
+
+
+def publishable_projects(settings: Settings, project: str | None) -> list[str]:
+    """The allowlist minus excluded projects; just ``project`` when given (and allowed).
+
+    Fails closed like capture: while the exclusion rule cannot be read (``capture_paused``),
+    nothing is published, since an excluded project could be on the allowlist.
+    """
+    from workbench.locate import is_excluded
+
+    if settings.capture_paused is not None:
+        raise ProjectNotAllowed(f"nothing is published: {settings.capture_paused}")
+    excluded = settings.excluded_projects
+    allowed = [p for p in settings.team_projects if not is_excluded(excluded, p)]
+    if project is not None:
+        if project not in allowed:
+            why = (
+                "it matches excluded_projects"
+                if is_excluded(excluded, project)
+                else "it is not on the team allowlist"
+            )
+            raise ProjectNotAllowed(
+                f"project {project!r} cannot be published: {why}. Run `workbench team allow "
+                f"{project}` (and remove it from excluded_projects) first"
+            )
+        return [project]
+    if not allowed:
+        raise ProjectNotAllowed(
+            "no project is on the team allowlist, so nothing may be published; run "
+            "`workbench team allow PROJECT`"
+        )
+    return allowed
+
+
+def publish(
+    settings: Settings,
+    *,
+    project: str | None = None,
+    since_ms: int | None = None,
+    progress: Progress | None = None,
+) -> PublishResult:
+    """Publish new rows of the allowlisted projects; retry the whole run on a lake conflict."""
+    import duckdb
+
+    lake.require_configured(settings)
+    projects = publishable_projects(settings, project)
+    if not settings.db_path.is_file():
+        raise NotFound(f"no workbench database at {settings.db_path}; nothing to publish")
+    result = PublishResult(author=settings.team_author_id(), projects=projects)
+    con = lake.connect(settings)
+    store = local_rows.open_store(str(settings.db_path))
+    try:
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            result.attempts = attempt
+            try:
+                _run(con, store, result, since_ms, progress)
+                return result
+            except duckdb.TransactionException as exc:
+                _rollback(con)
+                if attempt == MAX_ATTEMPTS or "conflict" not in str(exc).lower():
+                    raise WorkbenchError(
+                        f"the team lake refused the publish after {attempt} attempts "
+                        f"({str(exc).splitlines()[-1]}); run workbench publish again"
+                    ) from None
+                time.sleep(random.uniform(0.05, 0.3) * attempt)  # let the other commit land
+    finally:
+        store.close()
+        con.close()
+    raise AssertionError("unreachable")
+
+
+def _rollback(con: Any) -> None:
+    try:
+        con.execute("ROLLBACK")
+    except Exception:  # noqa: BLE001 - no transaction left to roll back
+        pass
+
+
+def _run(
+    con: Any,
+    store: Any,
+    result: PublishResult,
+    since_ms: int | None,
+    progress: Progress | None,
+) -> None:
+    author = result.author
+    since = since_ms or 0
+    run_id = uuid.uuid4().hex
+    published_at = now_ms()
+    result.added = dict.fromkeys(local_rows.TABLES, 0)
+    result.tombstoned = 0
+    con.execute("BEGIN")
+    marks = _read_marks(con, author)
+    total = sum(
+        local_rows.count_candidates(store, t, p, marks.get(t, p), since)
+        for t in local_rows.TABLES
+        for p in result.projects
+    )
+    if progress:
+        progress("rows", 0, total)
+    new_marks: list[tuple[str, str, int]] = []
+    for table in local_rows.TABLES:
+        reader = local_rows.READERS[table]
+        for project in result.projects:
+            old = marks.get(table, project)
+            high = old
+            for batch in _batches(reader(store, author, project, old, since)):
+                high = max(high, *(row.pop("_mark") for row in batch))
+                for row in batch:
+                    row["published_at_epoch"] = published_at
+                result.added[table] += _insert_new(con, table, author, batch)
+                if progress:
+                    progress(table, len(batch), total)
+            if since_ms is None and high > old:
+                new_marks.append((table, project, high))
+    for project in result.projects:
+        old = marks.get("tombstones", project)
+        deleted = local_rows.tombstones(store, project, old)
+        result.tombstoned += _apply_tombstones(con, author, deleted)
+        if since_ms is None and deleted and deleted[-1][1] > old:
+            new_marks.append(("tombstones", project, deleted[-1][1]))
+    if not any(result.added.values()) and not result.tombstoned and not new_marks:
+        con.execute("ROLLBACK")
+        result.snapshot = None
+        return
+    if new_marks:
+        con.executemany(
+            f"INSERT INTO {lake.LAKE}.publish_marks VALUES (?, ?, ?, ?, ?)",
+            [(author, t, p, m, published_at) for t, p, m in new_marks],
+        )
+    con.execute(f"CALL {lake.LAKE}.set_commit_message(?, ?)", [author, f"publish {run_id}"])
+    con.execute("COMMIT")
+    row = con.execute(
+        f"SELECT max(snapshot_id) FROM {lake.LAKE}.snapshots() WHERE commit_message = ?",
+        [f"publish {run_id}"],
+    ).fetchone()
+    result.snapshot = int(row[0]) if row and row[0] is not None else None
+
+
+def _read_marks(con: Any, author: str) -> local_rows.Marks:
+    rows = con.execute(
+        f"SELECT table_name, project, max(mark) FROM {lake.LAKE}.publish_marks"
+        " WHERE author = ? GROUP BY ALL",
+        [author],
+    ).fetchall()
+    return local_rows.Marks({(t, p): int(m) for t, p, m in rows})
+
+
+def _batches(rows: Iterator[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+    batch: list[dict[str, Any]] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) >= BATCH_ROWS:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _insert_new(con: Any, table: str, author: str, batch: list[dict[str, Any]]) -> int:
+    """Insert the rows whose content hash this author has not published yet; return how many."""
+    import pyarrow as pa
+
+    staged = pa.Table.from_pylist(batch)
+    con.register("team_staged", staged)
+    try:
+        row = con.execute(
+            f"INSERT INTO {lake.LAKE}.{table} BY NAME SELECT * FROM team_staged AS s"
+            f" WHERE s.content_hash NOT IN (SELECT content_hash FROM {lake.LAKE}.{table}"
+            " WHERE author = ?)",
+            [author],
+        ).fetchone()
+    finally:
+        con.unregister("team_staged")
+    return int(row[0]) if row else 0
+
+
+def _apply_tombstones(con: Any, author: str, deleted: list[tuple[int, int]]) -> int:
+    """Mark this author's published copies of forgotten observations deleted, text blanked."""
+    if not deleted:
+        return 0
+    ids = [local_id for local_id, _ in deleted]
+    when = dict(deleted)
+    live = con.execute(
+        f"SELECT local_id FROM {lake.LAKE}.observations WHERE author = ?"
+        " AND deleted_at_epoch IS NULL AND list_contains(?, local_id)",
+        [author, ids],
+    ).fetchall()
+    for (local_id,) in live:
+        con.execute(
+            f"UPDATE {lake.LAKE}.observations SET deleted_at_epoch = ?, title = '',"
+            " subtitle = '', narrative = '', facts = [], concepts = [], files_read = [],"
+            " files_modified = [] WHERE author = ? AND local_id = ? AND deleted_at_epoch IS NULL",
+            [when[int(local_id)], author, local_id],
+        )
+    return len(live)
