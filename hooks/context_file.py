@@ -12,10 +12,10 @@ the service is spawned when it is down, and the spool drained. It runs:
 - Windsurf: after each Cascade response (``workbench.agents.windsurf``).
 
 Only that one file is written, and atomically (a temp file beside it, then ``os.replace``), so
-the agent never reads half a file and a symlink in its place is replaced, not followed. A file
-of that name without our mark is the user's own rule and is never overwritten. Nothing is
-written when there is no memory yet, the service cannot answer, or the workspace root is not
-an existing absolute folder: a stale file is better than an empty one. No ledger row is
+the agent never reads half a file; nothing is written through a symlink. A file of that name
+without our mark, a symlink or anything but a regular file is the user's and is left alone.
+Nothing is written when there is no memory yet, the service cannot answer, or the workspace
+root is not an existing absolute folder: a stale file is better than an empty one. No ledger row is
 recorded: the file is read by whatever session comes next, not injected into this one.
 
 Prints the platform's empty answer (``_runtime.answer``). Fail-open: see ``hooks/_runtime.py``;
@@ -25,6 +25,7 @@ exits 0 whatever happens.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -42,41 +43,65 @@ _kind = ""  # the event being answered, for the fail-open boundary
 
 
 def target(adapter: Any, root: str) -> str | None:
-    """The file to write under the workspace ``root``, or None (no such file for this
-    platform, or no real root)."""
+    """The file to write under the workspace ``root``, or None: no such file for this platform,
+    no real root, or a folder on the way that is a symlink (a cloned repo can carry one that
+    leads outside the workspace; we never write through it)."""
     relative = getattr(adapter, "CONTEXT_FILE", None)
     if not relative or not root or not os.path.isabs(root):
         return None
     try:
         if not os.path.isdir(root):
             return None
+        folder = root
+        for part in relative.split("/")[:-1]:
+            folder = os.path.join(folder, part)
+            if os.path.islink(folder):
+                return None
     except ValueError:  # a NUL byte in the path
         return None
     return os.path.join(root, relative)
 
 
 def is_foreign(path: str, mark: str) -> bool:
-    """True when ``path`` exists and is not ours (no ``mark`` near its top): the user's rule."""
+    """True when something is at ``path`` that is not our file: the user's rule (no ``mark``
+    near its top), a symlink (whatever it points to is theirs), or not a regular file at all
+    (a FIFO would block the read, and with it the agent's prompt)."""
     try:
-        if not os.path.lexists(path) or os.path.islink(path):
-            return False  # nothing there, or a link we replace rather than follow
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return mark not in handle.read(4096)
-    except (OSError, ValueError):  # unreadable: leave it alone
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return False  # nothing there: ours to create
+    except (OSError, ValueError):
         return True
+    if not stat.S_ISREG(info.st_mode):
+        return True
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as handle:
+            head = handle.read(4096)
+    except OSError:  # unreadable: leave it alone
+        return True
+    return mark.encode("utf-8") not in head
 
 
 def write_atomically(path: str, text: str) -> bool:
     """Write ``text`` to ``path`` through a temp file and a rename; False when it failed.
 
-    ``errors="replace"``: a lone surrogate (an answer cut mid-emoji) must not cost the file.
+    The temp file is created, never opened through whatever is at its name (``O_EXCL``,
+    ``O_NOFOLLOW``): a symlink planted there is removed, not written through. ``replace``
+    for lone surrogates: an answer cut mid-emoji must not cost the file.
     """
     folder = os.path.dirname(path)
     tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
     try:
         os.makedirs(folder, exist_ok=True)
-        with open(tmp, "w", encoding="utf-8", errors="replace") as handle:
-            handle.write(text)
+        try:
+            fd = os.open(tmp, flags, 0o644)
+        except FileExistsError:  # a leftover or a planted link: unlink removes the link itself
+            os.unlink(tmp)
+            fd = os.open(tmp, flags, 0o644)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8", "replace"))
         os.replace(tmp, path)
     except (OSError, ValueError):
         try:
@@ -88,15 +113,20 @@ def write_atomically(path: str, text: str) -> bool:
 
 
 def refresh(event: _runtime.HookInput) -> bool:
-    """Fetch the project's memory and write the platform's context file; True when written."""
-    path = target(event.adapter, event.cwd)
-    if path is None or is_foreign(path, event.adapter.CONTEXT_MARK):
-        return False
+    """Start the service if needed, replay the spool, then write the platform's context file.
+
+    The service comes first, whatever happens to the file: for Cursor and Windsurf this is the
+    only hook that starts it, so a file we may not write (the user's own rule, no workspace)
+    must not leave every later event spooled. True when the file was written.
+    """
     root = _runtime.data_dir()
     port = _runtime.service_port(root)
     if not session_start.ensure_service(root, port):
         return False
     session_start.request_replay(port)
+    path = target(event.adapter, event.cwd)
+    if path is None or is_foreign(path, event.adapter.CONTEXT_MARK):
+        return False
     context = session_start.fetch_context(port, locate.project_from_cwd(event.cwd))
     return write_context(event.adapter, event.cwd, context)
 
@@ -104,8 +134,8 @@ def refresh(event: _runtime.HookInput) -> bool:
 def write_context(adapter: Any, root: str, context: str) -> bool:
     """Write ``context`` as ``adapter``'s context file under ``root``; True when written.
 
-    Nothing is written for an empty context, a root that is not a real folder, or a file of
-    that name that is the user's own (``is_foreign``).
+    Nothing is written for an empty context, a root that is not a real folder, a symlinked
+    folder on the way, or something at that name that is not ours (``is_foreign``).
     """
     path = target(adapter, root)
     if path is None or not context.strip() or is_foreign(path, adapter.CONTEXT_MARK):
