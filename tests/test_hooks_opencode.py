@@ -243,3 +243,43 @@ def test_no_input_makes_the_plugin_throw_into_opencode(data_dir: Path) -> None:
         outputs[len(odd) + SESSION.index("system_transform")] == load("system_transform")["output"]
     )
     assert not (data_dir / "spool").exists()
+
+
+def test_a_multiedits_edits_take_claude_codes_names_so_the_edit_rule_reads_them() -> None:
+    """Found in review: only the top-level keys were renamed, so MultiEdit lost every edit."""
+    from hooks.adapters import opencode as opencode_adapter
+    from workbench.compress.offline import OfflineCompressor
+    from workbench.models import ToolEvent
+
+    args = {
+        "filePath": "/w/a.py",
+        "edits": [
+            {"filePath": "/w/a.py", "oldString": "def foo(", "newString": "def bar("},
+            {"filePath": "/w/a.py", "oldString": "foo()", "newString": "bar()", "replaceAll": True},
+        ],
+    }
+    payload = {
+        "hook_event_name": "tool.execute.after",
+        "tool": "multiedit",
+        "sessionID": "ses_1",
+        "args": args,
+        "output": "",
+    }
+    normalised = opencode_adapter.normalise(payload)
+    assert normalised["tool_input"]["edits"][0] == {
+        "file_path": "/w/a.py",
+        "old_string": "def foo(",
+        "new_string": "def bar(",
+    }
+    assert normalised["tool_input"]["edits"][1]["replace_all"] is True
+    event = ToolEvent(
+        content_session_id="ses_1",
+        project="w",
+        tool_name=normalised["tool_name"],
+        tool_input=normalised["tool_input"],
+        tool_response="",
+        cwd="/w",
+        prompt_number=1,
+    )
+    [draft] = OfflineCompressor().observe(event).observations
+    assert "replaced `def foo(` with `def bar(`" in draft.facts

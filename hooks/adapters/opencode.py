@@ -94,10 +94,18 @@ def message_text(parts: Any) -> str:
 
 
 def tool_args(args: Any) -> Any:
-    """Claude Code's parameter names for a built-in tool's arguments (others left alone)."""
+    """Claude Code's parameter names for a built-in tool's arguments (others left alone).
+
+    ``multiedit``'s ``edits`` are a list of edits with the same camelCase names
+    (``oldString``…): each is renamed too, or the MultiEdit rule would find no edit in them.
+    """
     if not isinstance(args, dict):
         return args
-    return {ARG_NAMES.get(key, key): value for key, value in args.items()}
+    out = {ARG_NAMES.get(key, key): value for key, value in args.items()}
+    edits = out.get("edits")
+    if isinstance(edits, list):
+        out["edits"] = [tool_args(edit) if isinstance(edit, dict) else edit for edit in edits]
+    return out
 
 
 def normalise(payload: dict[str, Any]) -> dict[str, Any]:

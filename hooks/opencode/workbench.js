@@ -285,9 +285,11 @@ export default async function WorkbenchPlugin(input) {
       try {
         const sessionID = hookInput && hookInput.sessionID
         if (typeof sessionID !== "string" || !output || !Array.isArray(output.system)) return
+        // One deadline for both waits: each model call is held CONTEXT_WAIT_MS at most.
+        const deadline = Date.now() + CONTEXT_WAIT_MS
         for (const pending of [started.get(sessionID), prompted.get(sessionID)]) {
           if (!pending) continue
-          const text = await withTimeout(pending, CONTEXT_WAIT_MS)
+          const text = await withTimeout(pending, Math.max(0, deadline - Date.now()))
           if (text) output.system.push(text)
         }
       } catch {}
