@@ -91,7 +91,7 @@ def agent_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 def ours(entry: Any) -> bool:
     command = entry.get("command") if isinstance(entry, dict) else None
-    return isinstance(command, str) and bool(claude_settings.OURS.search(command))
+    return claude_settings.is_our_command(command)
 
 
 def after_uninstall(agent: ModuleType, user: dict[str, Any]) -> dict[str, Any]:
