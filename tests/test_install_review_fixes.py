@@ -252,3 +252,31 @@ def test_uninstall_leaves_a_file_without_ours_untouched(
     assert target.read_bytes() == raw
     assert backups(target) == []
     assert "removed workbench hooks" not in out
+
+
+# ----- 3b. JSON nested too deeply for the parser: refused like any file that is not JSON ------
+
+
+@pytest.mark.parametrize(
+    ("agent", "path"),
+    [
+        ("cursor", ".cursor/mcp.json"),
+        ("cursor", ".cursor/hooks.json"),
+        ("gemini", ".gemini/settings.json"),
+        ("opencode", ".config/opencode/opencode.json"),
+    ],
+)
+def test_json_nested_too_deeply_is_refused_and_a_doctor_problem(
+    home: Path, env: dict[str, str], agent: str, path: str
+) -> None:
+    target = home / path
+    target.parent.mkdir(parents=True)
+    target.write_text("[" * 100_000, "utf-8")
+    code, out = cli(env, "install", "--agent", agent)
+    assert code != 0, out
+    assert "Traceback" not in out, out
+    assert str(target) in out, out
+    assert sorted(p for p in home.rglob("*") if p.is_file()) == [target]
+    row = doctor_rows(env)[f"agent {agent}"]
+    assert row["status"] == "PROBLEM", row
+    assert str(target) in row["detail"], row

@@ -95,7 +95,7 @@ def read(path: Path) -> dict[str, Any]:
             f"{path} is not UTF-8 text ({exc}); save it as UTF-8 by hand (nothing was "
             "changed) and run the command again"
         ) from None
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, RecursionError) as exc:  # Recursion: nested too deeply
         raise ClaudeSettingsError(
             f"{path} is not valid JSON ({exc}); fix it by hand (nothing was changed) and run "
             "the command again"

@@ -54,7 +54,7 @@ class FlatHooks:
             return {}
         try:
             data = json.loads(path.read_text(encoding="utf-8") or "{}")
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
             raise self.error(self.not_json.format(path=path, exc=exc)) from None
         if not isinstance(data, dict):
             raise self.error(self.not_object.format(path=path))

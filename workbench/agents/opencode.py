@@ -138,6 +138,11 @@ def read_config(path: Path, entry: dict[str, Any] | None = None) -> dict[str, An
         ) from None
     try:
         data = json.loads(text or "{}")
+    except RecursionError:
+        raise OpenCodeConfigError(
+            f"{path} is nested too deeply to read as JSON; fix it by hand (nothing was "
+            "changed) and run the command again"
+        ) from None
     except json.JSONDecodeError as exc:
         hint = (
             f' add "mcp": {{"{SERVER_NAME}": {json.dumps(entry)}}} by hand,'
