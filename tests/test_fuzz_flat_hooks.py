@@ -11,9 +11,10 @@ on ``workbench.agents.flat_hooks``), on real files in a temporary HOME:
 - after a successful install every event has our scripts, after the user's own entries, and
   ``doctor``'s row for the agent is not a crash;
 - ``uninstall`` then gives back the user's values, computed here from the rules, not from
-  the code under test: entries whose command runs one of our scripts go (install replaces
-  them), and so do our events and a ``hooks`` that are left empty; Cursor keeps the
-  ``"version": 1`` install wrote.
+  the code under test: entries whose command has our command's shape go (install replaces
+  them; ``OURS_ELSEWHERE``), and so do our events and a ``hooks`` that are left empty; a
+  user's own script in a ``hooks/`` folder stays; Cursor keeps the ``"version": 1`` install
+  wrote.
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.fuzz_strategies import json_objects, json_values, render
-from workbench import claude_settings
 from workbench.agents import cursor, windsurf
 from workbench.errors import WorkbenchError
 
@@ -40,13 +40,24 @@ FUZZ = settings(suppress_health_check=[HealthCheck.function_scoped_fixture], dea
 AGENTS = {"cursor": cursor, "windsurf": windsurf}
 PYTHON = "/usr/bin/python3"
 
+# Ours as another checkout or venv wrote them (``hook_command``'s shape): install replaces them.
+OURS_ELSEWHERE = (
+    "/old/venv/bin/python -S /old/checkout/hooks/stop.py --platform cursor",
+    "WORKBENCH_DATA_DIR='/my data' /usr/bin/python3 -S '/opt/my wb/hooks/post_tool_use.py'",
+    "/v/bin/python -S /wb/hooks/context_file.py --platform windsurf",
+)
 commands = st.one_of(
     st.text(max_size=12),
     st.sampled_from(
         [
+            *OURS_ELSEWHERE,
+            # A user's own scripts, in a hooks/ folder and even named like ours: never ours.
             "./hooks/format.sh",
             "/old/checkout/hooks/stop.py --platform cursor",
             "python3 /opt/wb/hooks/post_tool_use.py",
+            "python3 ~/.cursor/hooks/stop.py",
+            "./hooks/post_tool_use.py --lint",
+            "/usr/bin/python3 -S /opt/wb/hooks/stop.py --verbose",
             "hooks/context_file.pyc",
         ]
     ),
@@ -90,8 +101,8 @@ def agent_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 
 def ours(entry: Any) -> bool:
-    command = entry.get("command") if isinstance(entry, dict) else None
-    return isinstance(command, str) and bool(claude_settings.OURS.search(command))
+    """The rule, not the code under test: exactly the commands in ``OURS_ELSEWHERE``."""
+    return isinstance(entry, dict) and entry.get("command") in OURS_ELSEWHERE
 
 
 def after_uninstall(agent: ModuleType, user: dict[str, Any]) -> dict[str, Any]:

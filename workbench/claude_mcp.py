@@ -44,6 +44,11 @@ def check() -> None:
     mcp_json.check(config_path(), REMOVE_HINT)
 
 
+def check_uninstall() -> None:
+    """Raise ``ClaudeSettingsError`` if ``uninstall`` would refuse; writes nothing."""
+    mcp_json.check_uninstall(config_path())
+
+
 def install(python: str | None = None, data_dir: Path | None = None) -> tuple[bool, Path | None]:
     """Add or update our entry; return (changed, backup path)."""
     return mcp_json.install(

@@ -4,8 +4,10 @@ Claude Code reads ``$CLAUDE_CONFIG_DIR/settings.json`` (default ``~/.claude/sett
 ``{"hooks": {"PostToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": …,
 "timeout": …}]}], …}}``. Events without tools take no matcher.
 
-Rules: the user's other hooks and settings are kept exactly; ours are recognised by their
-script names (``hooks/<event>.py``) so a moved checkout is replaced, not duplicated; running
+Rules: the user's other hooks and settings are kept exactly; ours are recognised by the
+shape ``hook_command`` writes (``is_our_command``: ``<python> -S <dir>/hooks/<script>.py``),
+so a moved checkout is replaced, not duplicated, and a user's own script in a ``hooks/``
+folder is never touched; running
 install twice writes nothing the second time; every write is preceded by a timestamped backup
 and done atomically (temp file + rename), so a crash cannot leave Claude Code with half a file.
 
@@ -38,10 +40,20 @@ HOOK_SCRIPTS: dict[str, tuple[str, str | None, int]] = {
     "Stop": ("stop.py", None, 10),
     "SessionEnd": ("session_end.py", None, 10),
 }
-OURS = re.compile(
-    r"hooks/(session_start|user_prompt_submit|post_tool_use|pre_tool_use_read|stop|session_end"
-    r"|context_file)\.py\b"
+# Every script a hook command of ours runs (``hook_command``).
+OUR_SCRIPTS = frozenset(
+    {
+        "session_start.py",
+        "user_prompt_submit.py",
+        "post_tool_use.py",
+        "pre_tool_use_read.py",
+        "stop.py",
+        "session_end.py",
+        "context_file.py",
+    }
 )
+# ``WORKBENCH_DATA_DIR=…`` before the program (``hook_command`` with a pinned data dir).
+DATA_DIR_ASSIGNMENT = re.compile(r"^WORKBENCH_DATA_DIR=")
 
 
 class ClaudeSettingsError(WorkbenchError):
@@ -77,8 +89,13 @@ def read(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8") or "{}")
-    except json.JSONDecodeError as exc:
+        data = json.loads(path.read_bytes().decode("utf-8") or "{}")
+    except UnicodeDecodeError as exc:
+        raise ClaudeSettingsError(
+            f"{path} is not UTF-8 text ({exc}); save it as UTF-8 by hand (nothing was "
+            "changed) and run the command again"
+        ) from None
+    except (json.JSONDecodeError, RecursionError) as exc:  # Recursion: nested too deeply
         raise ClaudeSettingsError(
             f"{path} is not valid JSON ({exc}); fix it by hand (nothing was changed) and run "
             "the command again"
@@ -88,33 +105,71 @@ def read(path: Path) -> dict[str, Any]:
     return data
 
 
+def is_our_script(word: str) -> bool:
+    """``word`` is the path of one of our hook scripts (``<dir>/hooks/<script>.py``)."""
+    path = Path(word)
+    return path.is_absolute() and path.parent.name == "hooks" and path.name in OUR_SCRIPTS
+
+
+def is_our_command(command: Any) -> bool:
+    """``command`` has the exact shape ``hook_command`` writes, from any checkout or venv.
+
+    ``[WORKBENCH_DATA_DIR=…] <python> -S <dir>/hooks/<script>.py [--platform NAME]``, the
+    words shell-quoted: a moved checkout is still ours (replaced, not doubled), while a
+    user's own ``python3 ~/.cursor/hooks/stop.py`` or ``./hooks/stop.py`` never is.
+    """
+    if not isinstance(command, str):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    if words and DATA_DIR_ASSIGNMENT.match(words[0]):
+        words = words[1:]
+    if len(words) not in (3, 5) or words[1] != "-S" or not is_our_script(words[2]):
+        return False
+    return len(words) == 3 or (words[3] == "--platform" and bool(words[4]))
+
+
 def _is_ours(entry: Any) -> bool:
-    return isinstance(entry, dict) and bool(OURS.search(str(entry.get("command", ""))))
+    return isinstance(entry, dict) and is_our_command(entry.get("command"))
 
 
 def without_ours(settings: dict[str, Any]) -> dict[str, Any]:
-    """A copy of ``settings`` with every workbench hook removed (empty groups dropped)."""
+    """A copy of ``settings`` with every workbench hook removed.
+
+    Only what our removal emptied is dropped (a group, an event's list, ``hooks``): a user's
+    own empty group or list stays, so a file without ours compares equal to itself and is
+    never rewritten (as ``workbench.agents.flat_hooks.without_ours``).
+    """
     result = json.loads(json.dumps(settings))
     hooks = result.get("hooks")
     if not isinstance(hooks, dict):
         return result
+    emptied = False
     for event in list(hooks):
         groups = hooks[event]
         if not isinstance(groups, list):
             continue
-        kept = []
+        kept, removed = [], False
         for group in groups:
             if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-                group = {**group, "hooks": [h for h in group["hooks"] if not _is_ours(h)]}
-                if not group["hooks"]:
-                    continue
+                mine = [h for h in group["hooks"] if not _is_ours(h)]
+                if len(mine) < len(group["hooks"]):
+                    removed = True
+                    if not mine:
+                        continue
+                    group = {**group, "hooks": mine}
             kept.append(group)
+        if not removed:
+            continue
         if kept:
             hooks[event] = kept
         else:
             del hooks[event]
-    if not hooks:
-        result.pop("hooks", None)
+            emptied = True
+    if emptied and not hooks:
+        del result["hooks"]
     return result
 
 

@@ -9,9 +9,12 @@ so an agent is added by writing its module and listing it in ``MODULES``. Each m
 - ``detected() -> bool``: that folder exists (``--agent all`` installs into these)
 - ``install(python, data_dir) -> list[Change]``: merge our hooks (and MCP server) in, keeping
   the user's own entries, idempotent, a backup before each write
-- ``check()`` (optional): raise the error ``install`` would raise, writing nothing; ``install``
-  asks every chosen agent first, so ``--agent all`` refused by one writes into none
+- ``check()``: raise the error ``install`` would raise for any file it writes, writing
+  nothing; ``install`` asks every chosen agent first, so ``--agent all`` refused by one
+  writes into none
 - ``uninstall() -> list[Change]``: take only ours out
+- ``check_uninstall()``: the same for ``uninstall``: every file it would write is read and
+  shape-checked first, for one agent and across ``--agent all``
 - ``checks() -> list[Check]``: what ``doctor`` says about this agent
 
 ``Change`` and ``Check`` are in ``workbench.agents.base``.

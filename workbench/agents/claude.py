@@ -40,7 +40,14 @@ def install(python: str | None = None, data_dir: Path | None = None) -> list[Cha
     return [hooks, Change("workbench MCP server", claude_mcp.config_path(), changed, backup)]
 
 
+def check_uninstall() -> None:
+    """Raise if ``uninstall`` would refuse either file; writes nothing."""
+    claude_settings.read(claude_settings.settings_path())
+    claude_mcp.check_uninstall()
+
+
 def uninstall() -> list[Change]:
+    check_uninstall()  # refuse before writing anything
     hooks = hook_json.uninstall(claude_settings.settings_path())
     changed, backup = claude_mcp.uninstall()
     return [hooks, Change("workbench MCP server", claude_mcp.config_path(), changed, backup)]

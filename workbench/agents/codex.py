@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from workbench import claude_settings
 from workbench.agents import health, hook_json, mcp_json, mcp_toml
 from workbench.agents.base import Change, Check
 
@@ -60,8 +61,14 @@ def install(python: str | None = None, data_dir: Path | None = None) -> list[Cha
     return [hooks, Change("workbench MCP server", config_path(), changed, backup)]
 
 
+def check_uninstall() -> None:
+    """Raise if ``uninstall`` would refuse either file; writes nothing."""
+    claude_settings.read(hooks_path())
+    mcp_toml.check_uninstall(config_path())
+
+
 def uninstall() -> list[Change]:
-    mcp_toml.read(config_path())  # a config.toml that is not TOML refuses before hooks.json
+    check_uninstall()  # refuse before writing anything
     hooks = hook_json.uninstall(hooks_path())
     changed, backup = mcp_toml.uninstall(config_path())
     return [hooks, Change("workbench MCP server", config_path(), changed, backup)]

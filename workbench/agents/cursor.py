@@ -89,6 +89,16 @@ our_commands = HOOKS.our_commands
 # ----- the agent module's shape (workbench/agents/__init__.py) ----------------------------------
 
 
+def check() -> None:
+    """Raise if ``install`` would refuse the hooks file or the MCP file; writes nothing."""
+    HOOKS.check(hooks_path(), mcp_path(), REMOVE_HINT)
+
+
+def check_uninstall() -> None:
+    """Raise if ``uninstall`` would refuse the hooks file or the MCP file; writes nothing."""
+    HOOKS.check_uninstall(hooks_path(), mcp_path())
+
+
 def install(python: str | None = None, data_dir: Path | None = None) -> list[Change]:
     return HOOKS.install(hooks_path(), mcp_path(), REMOVE_HINT, python, data_dir)
 

@@ -9,7 +9,9 @@ one flat list of commands per event, each run in turn (the sources are cited in
 and the error class and messages the user sees.
 
 The merge rules are ``workbench.claude_settings``'s, for this shape: the user's entries kept
-exactly and first, ours recognised by script name (a moved checkout is replaced, not doubled),
+exactly and first, ours recognised by the shape of our command
+(``claude_settings.is_our_command``: a moved checkout is replaced, not doubled; a user's own
+``hooks/stop.py`` is never touched),
 nothing written when nothing changes, a timestamped backup before each write, an atomic
 write. The hooks file and the MCP file are both checked before either is written, so a
 refusal changes nothing.
@@ -52,7 +54,7 @@ class FlatHooks:
             return {}
         try:
             data = json.loads(path.read_text(encoding="utf-8") or "{}")
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
             raise self.error(self.not_json.format(path=path, exc=exc)) from None
         if not isinstance(data, dict):
             raise self.error(self.not_object.format(path=path))
@@ -89,6 +91,16 @@ class FlatHooks:
         hooks = self.read(path).get("hooks", {})
         return [str(e["command"]) for entries in hooks.values() for e in entries if is_ours(e)]
 
+    def check(self, hooks_path: Path, mcp_path: Path, remove_hint: str) -> None:
+        """Raise what ``install`` would refuse with, for both files; writes nothing."""
+        self.read(hooks_path)
+        mcp_json.check(mcp_path, remove_hint)
+
+    def check_uninstall(self, hooks_path: Path, mcp_path: Path) -> None:
+        """Raise what ``uninstall`` would refuse with, for both files; writes nothing."""
+        self.read(hooks_path)
+        mcp_json.check_uninstall(mcp_path)
+
     def install(
         self,
         hooks_path: Path,
@@ -98,8 +110,8 @@ class FlatHooks:
         data_dir: Path | None = None,
     ) -> list[Change]:
         """Merge our hooks and MCP server in; both files are checked before either is written."""
-        current = self.read(hooks_path)  # refuse before writing anything
-        mcp_json.check(mcp_path, remove_hint)
+        self.check(hooks_path, mcp_path, remove_hint)  # refuse before writing anything
+        current = self.read(hooks_path)
         merged = self.with_ours(current, python, data_dir)
         hooks = Change("workbench hooks", hooks_path, False)
         if merged != current:
@@ -111,7 +123,8 @@ class FlatHooks:
         return [hooks, Change("workbench MCP server", mcp_path, changed, backup)]
 
     def uninstall(self, hooks_path: Path, mcp_path: Path) -> list[Change]:
-        """Take only our hooks and our MCP entry out."""
+        """Take only our hooks and our MCP entry out; both files are checked first."""
+        self.check_uninstall(hooks_path, mcp_path)  # refuse before writing anything
         current = self.read(hooks_path)
         cleaned = without_ours(current)
         hooks = Change("workbench hooks", hooks_path, False)
@@ -126,7 +139,7 @@ class FlatHooks:
 def is_ours(entry: Any) -> bool:
     """An entry whose command runs one of workbench's hook scripts."""
     command = entry.get("command") if isinstance(entry, dict) else None
-    return isinstance(command, str) and bool(claude_settings.OURS.search(command))
+    return claude_settings.is_our_command(command)
 
 
 def without_ours(config: dict[str, Any]) -> dict[str, Any]:

@@ -67,7 +67,13 @@ def install(python: str | None = None, data_dir: Path | None = None) -> list[Cha
     return _write(path, current, hooked, merged)
 
 
+def check_uninstall() -> None:
+    """Raise if ``uninstall`` would refuse (not JSON, ``mcpServers`` not an object)."""
+    mcp_json.check_uninstall(settings_path())
+
+
 def uninstall() -> list[Change]:
+    check_uninstall()
     path = settings_path()
     current = claude_settings.read(path)
     unhooked = claude_settings.without_ours(current)

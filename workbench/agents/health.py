@@ -55,7 +55,7 @@ def command_missing(command: str) -> list[str]:
     if not words:
         return [command]
     missing = [] if runnable(words[0]) else [words[0]]
-    scripts = [w for w in words[1:] if claude_settings.OURS.search(w)]
+    scripts = [w for w in words[1:] if claude_settings.is_our_script(w)]
     return missing + [s for s in scripts if not Path(s).is_file()]
 
 

@@ -2,7 +2,8 @@
 
 The shape is ``{"hooks": {Event: [{"matcher"?, "hooks": [{"type": "command", "command",
 "timeout"}]}]}}``; the merge rules are ``workbench.claude_settings``'s (the user's entries
-kept exactly, ours found by script name, idempotent, a timestamped backup, an atomic write).
+kept exactly, ours found by the shape of our command (``claude_settings.is_our_command``),
+idempotent, a timestamped backup, an atomic write).
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def commands(path: Path) -> list[str]:
         for g in groups
         if isinstance(g, dict) and isinstance(g.get("hooks"), list)
         for h in g["hooks"]
-        if isinstance(h, dict) and claude_settings.OURS.search(str(h.get("command", "")))
+        if isinstance(h, dict) and claude_settings.is_our_command(h.get("command"))
     ]
 
 

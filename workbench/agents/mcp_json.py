@@ -107,6 +107,11 @@ def check(path: Path, remove_hint: str) -> None:
     refuse_foreign(read(path), path, remove_hint)
 
 
+def check_uninstall(path: Path) -> None:
+    """Raise ``ClaudeSettingsError`` if ``uninstall`` would refuse (not JSON, wrong shape)."""
+    servers(read(path), path)
+
+
 def install(
     path: Path, entry: dict[str, Any], remove_hint: str, new_mode: int = 0o644
 ) -> tuple[bool, Path | None]:

@@ -100,6 +100,11 @@ def check(path: Path, remove_hint: str) -> None:
     _refuse_foreign(read(path), path, remove_hint)
 
 
+def check_uninstall(path: Path) -> None:
+    """Raise ``AgentConfigError`` if ``uninstall`` would refuse (not TOML, wrong shape)."""
+    servers(read(path), path)
+
+
 def _item(values: dict[str, Any], inline: bool) -> Table | InlineTable:
     """``values`` as a table (``env`` inline, so the entry is one block) or an inline table."""
     item = tomlkit.inline_table() if inline else tomlkit.table()

@@ -129,9 +129,20 @@ def read_config(path: Path, entry: dict[str, Any] | None = None) -> dict[str, An
     """The config as a dict ({} when absent); refuses JSONC it would have to strip."""
     if not path.exists():
         return {}
-    text = path.read_text("utf-8")
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise OpenCodeConfigError(
+            f"{path} is not UTF-8 text ({exc}); save it as UTF-8 by hand (nothing was "
+            "changed) and run the command again"
+        ) from None
     try:
         data = json.loads(text or "{}")
+    except RecursionError:
+        raise OpenCodeConfigError(
+            f"{path} is nested too deeply to read as JSON; fix it by hand (nothing was "
+            "changed) and run the command again"
+        ) from None
     except json.JSONDecodeError as exc:
         hint = (
             f' add "mcp": {{"{SERVER_NAME}": {json.dumps(entry)}}} by hand,'
@@ -166,6 +177,17 @@ def _check_config(path: Path, entry: dict[str, Any]) -> dict[str, Any]:
 
 
 # ----- the agent module shape --------------------------------------------------------------
+
+
+def check() -> None:
+    """Raise if ``install`` would refuse the plugin file or the config; writes nothing."""
+    _check_plugin(plugin_path())
+    _check_config(config_path(), server_entry())
+
+
+def check_uninstall() -> None:
+    """Raise if ``uninstall`` would refuse the config; writes nothing."""
+    read_config(config_path())
 
 
 def install(python: str | None = None, data_dir: Path | None = None) -> list[Change]:
@@ -213,6 +235,14 @@ def _plugin_finding() -> health.Finding:
         config = json.loads(line.split(MARKER, 1)[1].strip().rstrip(";"))
     except ValueError:
         config = {}
+    if not isinstance(config, dict):
+        return health.Finding(
+            "plugin",
+            path,
+            False,
+            f"the CONFIG line of {path} is not a JSON object; run `workbench install --agent "
+            f"{NAME}` again to rewrite it",
+        )
     python, hooks_dir = str(config.get("python", "")), str(config.get("hooksDir", ""))
     missing = [] if python and health.runnable(python) else [python or "(no interpreter)"]
     if not Path(hooks_dir).is_dir():

@@ -4,7 +4,8 @@ Windsurf's hook file has its own shape ("Cascade Hooks", "Configuration",
 https://docs.windsurf.com/windsurf/cascade/hooks): ``{"hooks": {"<agent_action_name>":
 [{"command", "show_output", "working_directory"?}]}}``, one flat list per event, no matcher,
 no timeout; the user-level file is ``~/.codeium/windsurf/hooks.json``. Ours are recognised by
-script name (``workbench.claude_settings.OURS``), as in every agent's file, and carry
+the shape of our command (``workbench.claude_settings.is_our_command``), as in every agent's
+file, and carry
 ``show_output: false``: stdout is never read, only shown in the Cascade UI. No
 ``working_directory`` is written, so each hook runs in the workspace root, which the adapter
 (``hooks/adapters/windsurf.py``) takes as the cwd. ``post_cascade_response`` runs two scripts:
@@ -78,6 +79,16 @@ our_commands = HOOKS.our_commands
 
 def _remove_hint() -> str:
     return f"in Windsurf's MCP settings, or by editing {mcp_path()}"
+
+
+def check() -> None:
+    """Raise if ``install`` would refuse the hooks file or the MCP file; writes nothing."""
+    HOOKS.check(hooks_path(), mcp_path(), _remove_hint())
+
+
+def check_uninstall() -> None:
+    """Raise if ``uninstall`` would refuse the hooks file or the MCP file; writes nothing."""
+    HOOKS.check_uninstall(hooks_path(), mcp_path())
 
 
 def install(python: str | None = None, data_dir: Path | None = None) -> list[Change]:

@@ -83,8 +83,7 @@ def install(
     modules = [load(name) for name in _chosen(agent)]
     # Every agent is asked first, so a refusal by one (``--agent all``) writes into none.
     for module in modules:
-        if hasattr(module, "check"):
-            module.check()
+        module.check()
     for module in modules:
         _report(module.LABEL, module.install(python, pinned), "installed")
 
@@ -94,6 +93,9 @@ def uninstall(agent: AgentOption = "claude") -> None:
     """Remove only workbench's hooks (and MCP server) from the agent's files (with backups)."""
     from workbench.agents import load
 
-    for name in _chosen(agent):
-        module = load(name)
+    modules = [load(name) for name in _chosen(agent)]
+    # As for install: a refusal by one agent (``--agent all``) changes no agent's files.
+    for module in modules:
+        module.check_uninstall()
+    for module in modules:
         _report(module.LABEL, module.uninstall(), "removed")

@@ -312,11 +312,12 @@ def _agent_checks() -> list[tuple[str, str, str]]:
     """
     from workbench.agents import NAMES, load
 
-    rows = [
-        (name, "info" if ok is None else "ok" if ok else "PROBLEM", detail)
-        for agent in NAMES
-        for name, ok, detail in load(agent).checks()
-    ]
+    rows = []
+    for agent in NAMES:
+        rows += [
+            (name, "info" if ok is None else "ok" if ok else "PROBLEM", detail)
+            for name, ok, detail in _one_agent_checks(agent, load)
+        ]
     if not any(state != "info" for _, state, _ in rows):
         rows.append(
             (
@@ -327,6 +328,24 @@ def _agent_checks() -> list[tuple[str, str, str]]:
             )
         )
     return rows
+
+
+def _one_agent_checks(agent: str, load: Any) -> list[tuple[str, bool | None, str]]:
+    """``checks()`` of one agent; an error it did not expect is that agent's problem row.
+
+    One unreadable config must not take the rest of ``doctor`` down with a traceback.
+    """
+    try:
+        return [tuple(check) for check in load(agent).checks()]
+    except Exception as exc:  # noqa: BLE001 - any failure is reported, doctor goes on
+        return [
+            (
+                f"agent {agent}",
+                False,
+                f"cannot check its config ({type(exc).__name__}: {exc}); fix or move the "
+                f"file it names and run `workbench doctor` again",
+            )
+        ]
 
 
 def _provider_line(provider: dict[str, Any]) -> str:
