@@ -119,6 +119,8 @@ def refresh(event: _runtime.HookInput) -> bool:
     only hook that starts it, so a file we may not write (the user's own rule, no workspace)
     must not leave every later event spooled. True when the file was written.
     """
+    if getattr(event.adapter, "CONTEXT_FILE", None) is None:
+        return False  # a platform that takes context on stdout: not this script's business
     root = _runtime.data_dir()
     port = _runtime.service_port(root)
     if not session_start.ensure_service(root, port):

@@ -220,8 +220,14 @@ def test_no_memory_or_no_service_leaves_the_rules_file_alone(tmp_path: Path) -> 
     workspace = tmp_path / "acme-api"
     (workspace / RULES.parent).mkdir(parents=True)
     (workspace / RULES).write_text("the last memory")
-    down = base_env(tmp_path / "data", free_port())
-    assert run("context_file", load("stop", workspace), down) == {}
+    # No workbench service can run: the port answers, but not as workbench (nothing spawned).
+    foreign = Recorder()
+    foreign.replies["/api/health"] = (200, b'{"service": "something-else"}')
+    try:
+        down = base_env(tmp_path / "data", foreign.port)
+        assert run("context_file", load("stop", workspace), down) == {}
+    finally:
+        foreign.close()
     peer = Recorder()
     peer.replies["/api/context/inject"] = (200, b"")
     try:

@@ -126,8 +126,8 @@ def test_the_installed_commands_run_the_cursor_adapter(
     for fixture in fixtures:
         event = read_json(fixture)["hook_event_name"]
         for entry in config["hooks"][event]:
-            if event == "beforeSubmitPrompt" and "context_file" in entry["command"]:
-                continue  # it would start the service (tests/test_hooks_cursor.py runs it)
+            if "context_file" in entry["command"]:
+                continue  # it starts the service (tests/test_hooks_cursor.py runs it)
             proc = subprocess.run(
                 ["sh", "-c", entry["command"]],
                 input=fixture.read_bytes(),
@@ -140,7 +140,7 @@ def test_the_installed_commands_run_the_cursor_adapter(
             expected = {"continue": True} if event == "beforeSubmitPrompt" else {}
             assert json.loads(proc.stdout) == expected
             ran += 1
-    assert ran == len(fixtures) + 1  # stop's two commands
+    assert ran == len(fixtures)  # each event's capture command
     envelopes = [
         spool.Envelope.from_json(path.read_text("utf-8"))
         for path in spool.pending(data_dir / "spool")
