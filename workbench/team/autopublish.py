@@ -34,6 +34,8 @@ class AutoPublisher(threading.Thread):
         self.settings = settings
         self._wanted = threading.Event()
         self._stopping = threading.Event()
+        self._idle = threading.Event()  # no run under way and none asked for
+        self._lock = threading.Lock()
         self.runs = 0
 
     def wants(self, project: str | None) -> bool:
@@ -42,7 +44,13 @@ class AutoPublisher(threading.Thread):
 
     def request(self) -> None:
         """Ask for a publish soon; returns at once (a flag, no work on the caller's thread)."""
-        self._wanted.set()
+        with self._lock:
+            self._idle.clear()
+            self._wanted.set()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until no run is under way or asked for (shutdown, tests); False on timeout."""
+        return self._idle.wait(timeout)
 
     def stop(self, timeout: float = 10.0) -> None:
         self._stopping.set()
@@ -52,6 +60,9 @@ class AutoPublisher(threading.Thread):
 
     def run(self) -> None:
         while True:
+            with self._lock:
+                if not self._wanted.is_set():
+                    self._idle.set()
             self._wanted.wait()
             if self._stopping.is_set():
                 return
