@@ -28,6 +28,7 @@ from workbench.settings import Settings
 from workbench.store import events
 from workbench.store.database import Store
 from workbench.store.events import EventRow
+from workbench.team.autopublish import AutoPublisher
 
 log = logging.getLogger("workbench.service")
 
@@ -50,6 +51,8 @@ class Runtime:
     _last_status: float = 0.0
     # The background embedding pipeline (workbench/recall/indexer.py); it owns the model.
     indexer: Indexer | None = None
+    # Publishes to the team lake after a summary is stored (``team_publish_on_stop``).
+    team_publisher: AutoPublisher | None = None
     # The hook routes' writes run here, off the event loop (service/routes/sessions.py). A
     # few threads, not one: a write stalled on a lock must not queue every other hook
     # behind it; not many: they all take turns on the one write lock anyway.
@@ -96,10 +99,15 @@ class Runtime:
             embed_process=True,
         )
         worker.listeners.append(runtime.indexer.notify)
+        if settings.team_publish_on_stop and settings.team_catalog and settings.team_data:
+            runtime.team_publisher = AutoPublisher(settings)
+            worker.listeners.append(runtime._publish_to_team)
         if requeued:
             log.info("re-queued %d events claimed by a previous process", requeued)
         worker.start()
         runtime.indexer.start()
+        if runtime.team_publisher is not None:
+            runtime.team_publisher.start()
         runtime.replay_spool()
         runtime._replayer = threading.Thread(
             target=runtime._replay_loop, name="workbench-replayer", daemon=True
@@ -130,6 +138,16 @@ class Runtime:
             self._last_status = now
             self.bus.publish("processing_status", {"queue": queue})
 
+    def _publish_to_team(self, event: EventRow, derived: Derived) -> None:
+        """After a summary of an allowlisted project is stored, ask for a team publish."""
+        publisher = self.team_publisher
+        if (
+            publisher is not None
+            and derived.summary_id is not None
+            and publisher.wants(event.project)
+        ):
+            publisher.request()
+
     def replay_spool(self) -> ReplayReport:
         self.last_replay = replay(self.ingestor, self.settings.spool_retention_days)
         return self.last_replay
@@ -150,6 +168,8 @@ class Runtime:
             self._replayer.join(5)
         if self.indexer is not None:
             self.indexer.stop(timeout=10)  # saves the vector index
+        if self.team_publisher is not None:
+            self.team_publisher.stop(timeout=30)  # a run under way finishes (one snapshot)
         if self.worker.is_alive() or (self.indexer is not None and self.indexer.is_alive()):
             log.warning("worker still busy at shutdown; leaving the store to the OS")
         else:

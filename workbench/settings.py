@@ -197,6 +197,14 @@ class Settings(BaseSettings):
     team_data: str | None = None
     team_projects: Annotated[list[str], NoDecode] = Field(default_factory=list)
     team_author: str | None = None
+    # Publish the allowlisted projects from the service each time a Stop hook's summary is
+    # stored (workbench/team/autopublish.py: one background thread, never in the hook).
+    team_publish_on_stop: bool = False
+    # Add colleagues' memories of the same project, from the lake, to SessionStart context
+    # (workbench/recall/team_context.py), after the local ones; the lake gets at most
+    # ``team_context_timeout_s`` before the local context is served without them.
+    team_context: bool = False
+    team_context_timeout_s: float = Field(default=2.0, gt=0, le=30)
 
     _load_warnings: list[str] = PrivateAttr(default_factory=list)
     _capture_paused: str | None = PrivateAttr(default=None)

@@ -4,7 +4,9 @@
   block (``workbench.recall.context``). Always fenced; an empty project gets a welcome line.
   Every agent's memories of the project by default (memory is shared across agents);
   ``platform_source=gemini-cli`` (or ``platformSource``) keeps one platform's, and a platform
-  no adapter sends is a 422 ``UNKNOWN_PLATFORM`` listing the known ones.
+  no adapter sends is a 422 ``UNKNOWN_PLATFORM`` listing the known ones. With ``team_context``
+  on, colleagues' rows from the team lake follow the local ones (``workbench.recall.team_context``:
+  bounded by ``team_context_timeout_s``, the local block unchanged when the lake fails).
 - ``GET /api/context/prompt?query=&project=`` → text/plain, memories related to a prompt, or
   an empty body when ``prompt_injection`` is off, the prompt is short, or no vector ranker runs.
 - ``GET /api/context/file?path=&cwd=&mtime=`` → text/plain, the file-history block before a
@@ -38,8 +40,16 @@ from workbench.bounds import EPOCH_MS_MAX
 from workbench.errors import InvalidInput, StoreUnavailable
 from workbench.locate import project_from_cwd
 from workbench.platform_filter import one_platform
-from workbench.recall import file_history, ledger
-from workbench.recall.context import MAX_PROJECTS, ContextLimits, Injection, build_session_context
+from workbench.recall import file_history, ledger, team_context
+from workbench.recall.context import (
+    MAX_PROJECTS,
+    ContextLimits,
+    Injection,
+    build_session_context,
+    recent_observations,
+    recent_summaries,
+    render_session_context,
+)
 from workbench.recall.filters import coerce_list
 from workbench.recall.ledger import InjectionKind
 from workbench.recall.prompt_context import MAX_QUERY_CHARS, related, render_prompt_context
@@ -112,9 +122,29 @@ def inject(
     names = parse_projects(projects, project)
     platform = one_platform(platform_source, platformSource)
     limits = ContextLimits.from_settings(runtime.settings)
-    injection = build_session_context(runtime.store.conn, names, limits, platform)
+    if team_context.enabled(runtime.settings):
+        injection = _with_team(runtime, names, limits, platform)
+    else:
+        injection = build_session_context(runtime.store.conn, names, limits, platform)
     _record(runtime, injection, "session_start", session, ",".join(names))
     return _text(injection)
+
+
+def _with_team(
+    runtime: Runtime, names: list[str], limits: ContextLimits, platform: str | None
+) -> Injection:
+    """The local block plus colleagues' rows in the slots left (``team_context``, bounded)."""
+    conn = runtime.store.conn
+    newest = recent_observations(conn, names, limits.observations, limits.full, platform)
+    digests = recent_summaries(conn, names, limits.summaries, platform)
+    team = team_context.fetch(
+        runtime.settings,
+        conn,
+        names,
+        team_context.slots(limits.observations, len(newest)),
+        [o.title for o in newest],
+    )
+    return render_session_context(names, newest, digests, limits, team)
 
 
 @router.get("/context/prompt", response_class=PlainTextResponse)

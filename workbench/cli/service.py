@@ -28,6 +28,9 @@ from workbench.cli.output import (
 if TYPE_CHECKING:
     from workbench.settings import Settings
 
+# How long doctor waits for the team catalog to accept a connection (libpq connect_timeout).
+DOCTOR_LAKE_TIMEOUT_S = 5
+
 
 def register(app: typer.Typer) -> None:
     app.command("serve")(serve)
@@ -195,6 +198,33 @@ def _check(name: str, ok: bool, detail: str) -> tuple[str, str, str]:
     return (name, "ok" if ok else "PROBLEM", detail)
 
 
+def _team_check(settings: Any) -> tuple[str, str, str]:
+    """The team lake: a note when unset (optional), its snapshot when it answers, else the fix."""
+    if not settings.team_catalog or not settings.team_data:
+        return (
+            "team",
+            "info",
+            "no team lake (optional): workbench team init --catalog postgres://… --data DIR",
+        )
+    from workbench.errors import WorkbenchError
+    from workbench.team import lake
+
+    try:
+        con = lake.connect(settings, create_tables=False, connect_timeout_s=DOCTOR_LAKE_TIMEOUT_S)
+        try:
+            snapshot = lake.current_snapshot(con)
+        finally:
+            con.close()
+    except WorkbenchError as exc:
+        return _check("team", False, str(exc))
+    return _check(
+        "team",
+        True,
+        f"lake answers at {settings.team_catalog}, snapshot {snapshot}, "
+        f"author {settings.team_author_id()}",
+    )
+
+
 def _embeddings_check(settings: Any, health: dict[str, Any] | None) -> tuple[str, str, str]:
     """Which runtime MiniLM uses, and why not ONNX when it falls back (always "ok": it works)."""
     if settings.embedder != "minilm":
@@ -296,6 +326,7 @@ def doctor(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
         )
     )
     checks.append(_embeddings_check(settings, health))
+    checks.append(_team_check(settings))
     if as_json:
         print_json([{"check": c, "status": s, "detail": d} for c, s, d in checks])
     else:

@@ -112,12 +112,20 @@ def init(
 @team_app.command("status")
 @handle_errors
 def status(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
-    """Show the team settings and check that the lake answers."""
+    """Show the team settings, the last publish from here, and check that the lake answers.
+
+    Exits 1 when the lake does not answer, after showing the rest (the last publish's error
+    is often the clue).
+    """
     from workbench.team import lake
 
     settings = load_settings(data_dir)
     lake.require_configured(settings)
-    con = lake.connect(settings, create_tables=False)
+    try:
+        con = lake.connect(settings, create_tables=False)
+    except lake.LakeUnavailable as exc:
+        _show(settings, None, as_json, problem=exc.message)
+        raise typer.Exit(1) from None
     try:
         snapshot = lake.current_snapshot(con)
     finally:
@@ -125,14 +133,23 @@ def status(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
     _show(settings, snapshot, as_json)
 
 
-def _show(settings: Settings, snapshot: int, as_json: bool) -> None:
+def _show(
+    settings: Settings, snapshot: int | None, as_json: bool, problem: str | None = None
+) -> None:
+    from workbench.team import last_publish
+
+    last = last_publish.read(settings)
     info = {
         "catalog": settings.team_catalog,
         "data": settings.team_data,
         "projects": settings.team_projects,
         "author": settings.team_author_id(),
         "snapshot": snapshot,
+        "publish_on_stop": settings.team_publish_on_stop,
+        "last_publish": last,
     }
+    if problem is not None:
+        info["lake_error"] = problem
     if as_json:
         print_json(info)
         return
@@ -143,7 +160,9 @@ def _show(settings: Settings, snapshot: int, as_json: bool) -> None:
             ("data path", info["data"]),
             ("projects allowed", ", ".join(settings.team_projects) or "none (publish nothing)"),
             ("author", info["author"]),
-            ("lake", f"answers, snapshot {snapshot}"),
+            ("lake", f"answers, snapshot {snapshot}" if problem is None else f"PROBLEM: {problem}"),
+            ("publish on stop", "on" if settings.team_publish_on_stop else "off"),
+            ("last publish", last_publish.describe(last)),
         ],
     )
 
@@ -193,7 +212,21 @@ def publish(
 ) -> None:
     """Publish the redacted memory of allowlisted projects to the team lake (one snapshot)."""
     from workbench.clock import ms_from_iso
-    from workbench.team.publish import publish as run
+    from workbench.team import last_publish
+    from workbench.team.lake import TeamNotConfigured
+    from workbench.team.publish import publish
+
+    def run(settings: Settings, **options: Any) -> Any:
+        """``publish``, its outcome recorded for ``team status`` (failures too)."""
+        try:
+            result = publish(settings, **options)
+        except TeamNotConfigured:
+            raise  # nothing to record: there is no lake
+        except WorkbenchError as exc:
+            last_publish.record(settings, "workbench publish", error=exc.message)
+            raise
+        last_publish.record(settings, "workbench publish", result=result)
+        return result
 
     settings = load_settings(data_dir)
     since_ms = None

@@ -7,7 +7,10 @@ A session starts knowing what happened before:
    oldest first so the story ends at the present: ``#id HH:MM <marker> title``;
 3. the newest ``context_full`` of them in full (``context_full_field``: narrative or facts);
 4. the newest ``context_summaries`` prompt summaries (request / learned / completed / next);
-5. a footer with the token economics (what reading the block costs against the discovery
+5. with ``team_context`` on, colleagues' observations of the same projects from the team lake,
+   each labelled with its author, in the slots the local rows left
+   (``workbench/recall/team_context.py``);
+6. a footer with the token economics (what reading the block costs against the discovery
    tokens spent producing what it lists) and where to dig deeper (search → timeline → fetch).
 
 Why bounded: the original read every observation of the project to build this. Here every
@@ -29,6 +32,7 @@ from typing import Literal
 from workbench.models import OBSERVATION_TYPES
 from workbench.recall import render
 from workbench.recall.ledger import Shown
+from workbench.recall.team_context import AUTHOR_CHARS, TeamRow
 from workbench.recall.tokens import estimate_tokens
 from workbench.settings import Settings
 
@@ -231,9 +235,14 @@ def render_session_context(
     newest: Sequence[Row],
     digests: Sequence[Digest],
     limits: ContextLimits,
+    team: Sequence[TeamRow] = (),
 ) -> Injection:
-    """Render the block from rows already fetched (newest first); pure, so it can be bounded."""
-    if not newest and not digests:
+    """Render the block from rows already fetched (newest first); pure, so it can be bounded.
+
+    ``team``: colleagues' rows (newest first), shown after the local ones; not in ``items``
+    (the ledger counts local observations by id; team rows have none here).
+    """
+    if not newest and not digests and not team:
         text = render.fence(
             f"{header(projects)}\nNo memories of this project yet: workbench records what "
             "happens as you work, and the next session starts with it here."
@@ -242,7 +251,7 @@ def render_session_context(
     full = list(newest[: limits.full])
     full_ids = {o.id for o in full}
     discovery = sum(o.discovery_tokens for o in newest)
-    body = _body(projects, newest, full, digests, limits)
+    body = _body(projects, newest, full, digests, limits, team)
 
     def with_footer(tokens: int) -> str:
         return render.fence(body + "\n\n" + _footer(tokens, len(newest), discovery))
@@ -260,6 +269,7 @@ def _body(
     full: Sequence[Row],
     digests: Sequence[Digest],
     limits: ContextLimits,
+    team: Sequence[TeamRow] = (),
 ) -> str:
     lines = [header(projects)]
     many = len(projects) > 1
@@ -285,7 +295,23 @@ def _body(
         lines += ["", f"## Recent summaries (newest {len(digests)}, oldest first)"]
         for summary in reversed(digests):
             lines += _summary(summary, many)
+    if team:
+        lines += [
+            "",
+            f"## From colleagues (team lake; newest {len(team)}, oldest first; UTC)",
+        ]
+        for row in reversed(team):
+            lines.append(_team_row(row, many))
     return "\n".join(lines)
+
+
+def _team_row(row: TeamRow, many: bool) -> str:
+    where = f" [{render.neutral(row.project, PROJECT_CHARS)}]" if many else ""
+    return (
+        f"- {render.stamp(row.created_at_epoch)} {render.marker(row.type)} "
+        f"{render.neutral(row.title, TITLE_CHARS)}{where} — by "
+        f"{render.neutral(row.author, AUTHOR_CHARS)}"
+    )
 
 
 def _row(obs: Row, many: bool) -> str:

@@ -6,6 +6,8 @@
 - ``local_rows``  reads sessions, observations, summaries and tombstones from the SQLite store,
                   re-redacted, with their content hashes
 - ``publish``     one publishing run: one transaction, one snapshot, marks and tombstones
+- ``autopublish`` the service's publisher thread behind ``team_publish_on_stop``
+- ``last_publish`` the last run's outcome in ``team_publish.json``, for ``team status``
 
 Reading the lake (``--team`` on search, sql, stats…) comes later.
 """

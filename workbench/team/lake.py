@@ -127,8 +127,14 @@ def require_configured(settings: Settings) -> tuple[str, str]:
     return settings.team_catalog, settings.team_data
 
 
-def connect(settings: Settings, *, create_tables: bool = True) -> duckdb.DuckDBPyConnection:
-    """A new in-memory DuckDB with the team lake attached as ``lake`` (and its tables made)."""
+def connect(
+    settings: Settings, *, create_tables: bool = True, connect_timeout_s: int | None = None
+) -> duckdb.DuckDBPyConnection:
+    """A new in-memory DuckDB with the team lake attached as ``lake`` (and its tables made).
+
+    ``connect_timeout_s`` bounds libpq's wait for the catalog (doctor, context injection: a
+    host that drops packets must not hang them); a ``connect_timeout`` in the URL wins.
+    """
     import duckdb
 
     catalog, data = require_configured(settings)
@@ -151,6 +157,8 @@ def connect(settings: Settings, *, create_tables: bool = True) -> duckdb.DuckDBP
         else:
             Path(data).mkdir(parents=True, exist_ok=True)
         target = "ducklake:postgres:" + conninfo(catalog)
+        if connect_timeout_s is not None and "connect_timeout=" not in target:
+            target += f" connect_timeout={int(connect_timeout_s)}"
         try:
             con.execute(
                 f"ATTACH {_quote(target)} AS {LAKE} "

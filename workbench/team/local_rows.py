@@ -44,6 +44,8 @@ _UNCLOSED_PRIVATE = re.compile(r"<\s*private\b", re.IGNORECASE)
 
 def team_text(text: str) -> str:
     """``strip_private``, then cut an unclosed ``<private`` tag and all that follows it."""
+    if "<" not in text:  # no tag at all: what strip_private returns, without its scans
+        return text.strip()
     cleaned = strip_private(text)
     match = _UNCLOSED_PRIVATE.search(cleaned)
     return cleaned[: match.start()].rstrip() if match else cleaned
