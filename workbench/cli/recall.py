@@ -112,11 +112,22 @@ def search(
     ] = "relevance",
     limit: Annotated[int, typer.Option(min=1, max=100, help="Hits per kind.")] = 20,
     offset: Annotated[int, typer.Option(min=0, help="Hits to skip.")] = 0,
+    team: Annotated[
+        bool,
+        typer.Option(
+            "--team",
+            help="Also search the team lake (workbench team init); local hits win on duplicates.",
+        ),
+    ] = False,
     data_dir: DataDirOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Search your memory: observations, session summaries and prompts (layer 1)."""
     settings = load_settings(data_dir)
+    if team:
+        from workbench.team.lake import require_configured
+
+        require_configured(settings)  # before any search: the error says `workbench team init`
     params = {
         "query": query,
         "project": project,
@@ -137,10 +148,34 @@ def search(
     data = _from_service(settings, "GET", "/api/search", params=clean)
     if data is None:
         data = _search_locally(settings, clean)
+    if team:
+        data = _with_team(settings, data, clean)
     if as_json:
         print_json(data)
         return
     _print_hits(data)
+
+
+def _with_team(settings: Settings, data: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with the team lake's observations fused in (workbench/team/read.py).
+
+    The lake is read for observations only, unfiltered by platform/type/dates/files beyond
+    ``project`` (those filters stay local); prompts never leave a machine.
+    """
+    from workbench.team import read
+
+    wanted = params.get("type")
+    r = read.reader(settings)
+    try:
+        rows: list[dict[str, Any]] = []
+        if not wanted or "observation" in wanted:
+            rows = read.search_observations(
+                r, params.get("query"), project=params.get("project"), limit=params["limit"]
+            )
+            rows = read.drop_local_duplicates(rows, r.author, settings.db_path)
+        return read.merge_search(data, rows, limit=params["limit"], snapshot=r.snapshot)
+    finally:
+        r.close()
 
 
 def _search_locally(settings: Settings, params: dict[str, Any]) -> dict[str, Any]:
@@ -172,6 +207,7 @@ def _search_locally(settings: Settings, params: dict[str, Any]) -> dict[str, Any
 def _print_hits(data: dict[str, Any]) -> None:
     from workbench.recall.compact import when
 
+    team = "teamSnapshot" in data
     out = console()
     label = f'"{data["query"]}"' if data.get("query") else "(filters only)"
     out.print(f"{data['totalResults']} results for {label} [dim](mode {data.get('mode')})[/]")
@@ -188,7 +224,8 @@ def _print_hits(data: dict[str, Any]) -> None:
         if hits:
             table(
                 title,
-                ["id", "time (UTC)", "type", "title", "project", "~tokens"],
+                ["id", "time (UTC)", "type", "title", "project", "~tokens"]
+                + (["author"] if team else []),
                 [
                     (
                         f"{prefix}{h['id']}",
@@ -198,6 +235,7 @@ def _print_hits(data: dict[str, Any]) -> None:
                         h.get("project"),
                         h.get("tokens"),
                     )
+                    + ((h.get("author"),) if team else ())
                     for h in hits
                 ],
             )

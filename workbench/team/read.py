@@ -1,0 +1,212 @@
+"""Reading the team lake next to the local store: one snapshot, no tombstones, local wins.
+
+- **One snapshot.** ``reader`` opens the lake and pins a snapshot: the newest when it opens,
+  or ``--at-snapshot N``. Every query of one command reads that version with
+  ``AT (VERSION => N)`` (https://ducklake.select/docs/stable/duckdb/advanced_features/time_travel),
+  so a publisher committing meanwhile never shows half its run to a reader.
+- **No tombstones.** Lake observations with ``deleted_at_epoch`` set (a colleague forgot them)
+  are filtered out in every read here.
+- **Local wins.** A lake row whose ``author`` is this machine's author and whose ``local_id``
+  and session are still in the local store is the same memory the local store already shows:
+  it is dropped (the content hash includes the author, so only this author's rows can
+  duplicate local ones; the session id tells a second machine of the same author, whose
+  local ids restart at 1, from the one that published).
+- **Search.** Full text over a DuckLake table: DuckDB's ``fts`` extension builds its index only
+  over a table of the main database (``PRAGMA create_fts_index`` on an attached DuckLake table
+  is refused) and has no pip package here, so the lake is ranked by matched words instead:
+  each query word found in the title counts 2, in subtitle / narrative / facts 1 (ILIKE,
+  case-insensitive), best score first, newest first on ties. The lake list is fused with the
+  local (hybrid) list by reciprocal rank (``workbench.recall.fusion.rrf``): the two lists'
+  scores are not comparable, their ranks are.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from workbench.errors import InvalidInput
+from workbench.team import lake
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from workbench.settings import Settings
+
+ME = "me"
+TEAM_VIEWS = ("team_sessions", "team_observations", "team_summaries")
+_WORD = re.compile(r"\w+", re.UNICODE)
+_CHARS_PER_TOKEN = 4
+
+
+class UnknownSnapshot(InvalidInput):
+    """``--at-snapshot N`` for a snapshot the lake does not have."""
+
+
+@dataclass
+class Reader:
+    """A lake connection and the snapshot every read of one command uses."""
+
+    con: duckdb.DuckDBPyConnection
+    snapshot: int
+    author: str
+
+    def table(self, name: str) -> str:
+        """``lake.<name> AT (VERSION => snapshot)``, the FROM clause of every read."""
+        return f"{lake.LAKE}.{name} AT (VERSION => {int(self.snapshot)})"
+
+    def close(self) -> None:
+        self.con.close()
+
+
+def reader(settings: Settings, at_snapshot: int | None = None) -> Reader:
+    """Open the lake at ``at_snapshot`` (default: the newest); a clear error for an unknown one."""
+    con = lake.connect(settings, create_tables=False)
+    try:
+        low, high = con.execute(
+            f"SELECT min(snapshot_id), max(snapshot_id) FROM {lake.LAKE}.snapshots()"
+        ).fetchone()  # type: ignore[misc]
+        present = {
+            r[0]
+            for r in con.execute(
+                "SELECT table_name FROM duckdb_tables() WHERE database_name = ?", [lake.LAKE]
+            ).fetchall()
+        }
+        if "observations" not in present:
+            raise lake.TeamNotConfigured(
+                "the team lake has no tables yet; run `workbench team init` (or a first "
+                "`workbench publish`) to create them"
+            )
+        if at_snapshot is None:
+            snapshot = int(high)
+        else:
+            ids = {
+                r[0]
+                for r in con.execute(f"SELECT snapshot_id FROM {lake.LAKE}.snapshots()").fetchall()
+            }
+            if at_snapshot not in ids:
+                raise UnknownSnapshot(
+                    f"the team lake has no snapshot {at_snapshot}; it has snapshots "
+                    f'{low} to {high} (`workbench sql --team "SELECT 1"` reads the newest)'
+                )
+            snapshot = at_snapshot
+    except BaseException:
+        con.close()
+        raise
+    return Reader(con=con, snapshot=snapshot, author=settings.team_author_id())
+
+
+def search_observations(
+    r: Reader, query: str | None, *, project: str | None = None, limit: int = 20
+) -> list[dict[str, Any]]:
+    """Colleagues' live observations matching ``query`` (every word scored), best first."""
+    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(query or "")))[:16]
+    params: list[Any] = []
+    score_parts = []
+    for w in words:
+        like = "%" + w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        score_parts.append(
+            "(CASE WHEN title ILIKE ? ESCAPE '\\' THEN 2 ELSE 0 END"
+            " + CASE WHEN subtitle ILIKE ? ESCAPE '\\' OR narrative ILIKE ? ESCAPE '\\'"
+            " OR array_to_string(facts, ' ') ILIKE ? ESCAPE '\\' THEN 1 ELSE 0 END)"
+        )
+        params.extend([like] * 4)
+    score = " + ".join(score_parts) if score_parts else "1"
+    where = ["deleted_at_epoch IS NULL"]
+    if project:
+        where.append("project = ?")
+    sql = (
+        f"SELECT * FROM (SELECT author, local_id, project, platform_source, type, title, "
+        f"subtitle, narrative, content_session_id, prompt_number, created_at, "
+        f"created_at_epoch, {score} AS score FROM {r.table('observations')} "
+        f"WHERE {' AND '.join(where)}) WHERE score > 0 "
+        "ORDER BY score DESC, created_at_epoch DESC, author, local_id LIMIT ?"
+    )
+    if project:
+        params.append(project)
+    params.append(limit)
+    cur = r.con.execute(sql, params)
+    columns = [d[0] for d in cur.description or []]
+    return [dict(zip(columns, row, strict=True)) for row in cur.fetchall()]
+
+
+def drop_local_duplicates(
+    rows: list[dict[str, Any]], author: str, db_path: Any
+) -> list[dict[str, Any]]:
+    """``rows`` without this author's rows that the local store still holds (local wins)."""
+    mine = [int(r["local_id"]) for r in rows if r["author"] == author]
+    if not mine:
+        return rows
+    held: set[tuple[int, str | None]] = set()
+    try:
+        conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    except sqlite3.OperationalError:
+        return rows
+    try:
+        marks = ",".join("?" * len(mine))
+        held = {
+            (r[0], r[1])
+            for r in conn.execute(
+                f"SELECT id, content_session_id FROM observations WHERE id IN ({marks})", mine
+            )
+        }
+    except sqlite3.OperationalError:
+        pass
+    finally:
+        conn.close()
+    return [
+        r
+        for r in rows
+        if not (r["author"] == author and (int(r["local_id"]), r["content_session_id"]) in held)
+    ]
+
+
+def team_hit(row: dict[str, Any]) -> dict[str, Any]:
+    """A lake row in the shape of a local search hit, naming its author."""
+    text = " ".join(str(row.get(k) or "") for k in ("title", "subtitle", "narrative"))
+    return {
+        "id": int(row["local_id"]),
+        "kind": "observation",
+        "type": row["type"],
+        "title": row["title"],
+        "subtitle": row.get("subtitle") or "",
+        "project": row["project"],
+        "created_at": row["created_at"],
+        "created_at_epoch": int(row["created_at_epoch"]),
+        "tokens": max(1, len(text) // _CHARS_PER_TOKEN),
+        "content_session_id": row.get("content_session_id"),
+        "prompt_number": int(row.get("prompt_number") or 0),
+        "platform_source": row.get("platform_source"),
+        "score": float(row.get("score") or 0),
+        "ranks": {},
+        "rankers": ["team"],
+        "rerank": None,
+        "author": row["author"],
+    }
+
+
+def merge_search(
+    local: dict[str, Any], team_rows: list[dict[str, Any]], *, limit: int, snapshot: int
+) -> dict[str, Any]:
+    """The local search answer with the team's observations fused in by rank.
+
+    Local hits get ``author: "me"``; team hits their author. Sessions and prompts stay local.
+    """
+    from workbench.recall.fusion import rrf
+
+    own = [dict(h, author=ME) for h in local.get("observations") or []]
+    team = [team_hit(r) for r in team_rows]
+    for rank, hit in enumerate(team, start=1):
+        hit["ranks"] = {"team": rank}
+    pool = own + team
+    order = [i for i, _ in rrf([("local", range(len(own))), ("team", range(len(own), len(pool)))])]
+    merged = dict(local)
+    merged["observations"] = [pool[i] for i in order][:limit]
+    for key in ("sessions", "prompts"):
+        merged[key] = [dict(h, author=ME) for h in local.get(key) or []]
+    merged["totalResults"] = int(local.get("totalResults") or 0) + len(team)
+    merged["teamSnapshot"] = snapshot
+    merged["teamResults"] = len(team)
+    return merged
