@@ -11,11 +11,13 @@
   it is dropped (the content hash includes the author, so only this author's rows can
   duplicate local ones; the session id tells a second machine of the same author, whose
   local ids restart at 1, from the one that published).
-- **Search.** Full text over a DuckLake table: DuckDB's ``fts`` extension builds its index only
-  over a table of the main database (``PRAGMA create_fts_index`` on an attached DuckLake table
-  is refused) and has no pip package here, so the lake is ranked by matched words instead:
-  each query word found in the title counts 2, in subtitle / narrative / facts 1 (ILIKE,
-  case-insensitive), best score first, newest first on ties. The lake list is fused with the
+- **Search.** Not DuckDB's ``fts`` extension: it would come from ``duckdb-extension-fts`` (on
+  PyPI for 1.5.5, not installed here, so not measured), and its index is a set of tables built
+  in the database that runs ``PRAGMA create_fts_index``: an in-memory reader would re-index the
+  whole team on every command, and an index kept in the lake would have to be rebuilt by every
+  publisher. The lake is ranked by matched words instead: each query word found in the title
+  counts 2, in subtitle / narrative / facts 1 (ILIKE, case-insensitive), best score first,
+  newest first on ties; a scan DuckDB runs over the Parquet columns. The lake list is fused with the
   local (hybrid) list by reciprocal rank (``workbench.recall.fusion.rrf``): the two lists'
   scores are not comparable, their ranks are.
 """
@@ -36,7 +38,6 @@ if TYPE_CHECKING:
     from workbench.settings import Settings
 
 ME = "me"
-TEAM_VIEWS = ("team_sessions", "team_observations", "team_summaries")
 _WORD = re.compile(r"\w+", re.UNICODE)
 _CHARS_PER_TOKEN = 4
 
@@ -96,6 +97,28 @@ def reader(settings: Settings, at_snapshot: int | None = None) -> Reader:
         con.close()
         raise
     return Reader(con=con, snapshot=snapshot, author=settings.team_author_id())
+
+
+def team_tables(r: Reader) -> dict[str, Any]:
+    """The lake's tables at the reader's snapshot as Arrow tables named as ``duck.TEAM_VIEWS``.
+
+    ``team_observations`` holds live rows only (no ``deleted_at_epoch`` column: tombstones never
+    appear); ``team_sessions`` the newest version of each (author, session).
+    """
+    sessions = (
+        f"SELECT * EXCLUDE (rn) FROM (SELECT *, row_number() OVER (PARTITION BY author, "
+        f"content_session_id ORDER BY published_at_epoch DESC, "
+        f"coalesce(completed_at_epoch, 0) DESC) AS rn FROM {r.table('sessions')}) WHERE rn = 1"
+    )
+    queries = {
+        "team_sessions": sessions,
+        "team_observations": (
+            f"SELECT * EXCLUDE (deleted_at_epoch) FROM {r.table('observations')} "
+            "WHERE deleted_at_epoch IS NULL"
+        ),
+        "team_summaries": f"SELECT * FROM {r.table('summaries')}",
+    }
+    return {name: r.con.execute(sql).to_arrow_table() for name, sql in queries.items()}
 
 
 def search_observations(
