@@ -41,6 +41,10 @@ class Statistic(StrEnum):
     roi = "roi"
 
 
+# The statistics ``--team`` can compute (workbench/team/combined.py builds their views).
+TEAM_STATS = ("economics", "types", "activity")
+
+
 def register(app: typer.Typer) -> None:
     app.command("sql")(sql)
     app.command("stats")(stats)
@@ -158,6 +162,14 @@ def stats(
     limit: Annotated[
         int | None, typer.Option(min=1, help="Rows for files, concepts, cooccurrence, …")
     ] = None,
+    team: Annotated[
+        bool,
+        typer.Option(
+            "--team",
+            help="economics, types, activity: your store and the team lake together "
+            "(workbench team init).",
+        ),
+    ] = False,
     as_json: JsonOption = False,
     data_dir: DataDirOption = None,
 ) -> None:
@@ -176,7 +188,17 @@ def stats(
 
     settings = load_settings(data_dir)
     scope = Scope.parse(project, date_start, date_end, platform)
-    con = duck.connect(settings.db_path)
+    if team:
+        from workbench.team import combined
+
+        if kind.value not in TEAM_STATS:
+            raise InvalidInput(
+                f"stats {kind.value} --team is not supported; with --team use one of "
+                f"{', '.join(TEAM_STATS)}"
+            )
+        con = combined.connect(settings)
+    else:
+        con = duck.connect(settings.db_path)
     try:
         report = reports.report(con, kind.value, scope, by=by, limit=limit)
     finally:
@@ -186,6 +208,7 @@ def stats(
         return
     heading = kind.value + (f" by {by}" if by else "") + (f" · {project}" if project else "")
     heading += f" · {scope.platform_source}" if scope.platform_source else ""
+    heading += " · team" if team else ""
     rows = report.frame.iter_rows()
     table(heading, report.frame.columns, ([_cell(v) for v in row] for row in rows))
     if report.summary:
