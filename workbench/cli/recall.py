@@ -257,11 +257,22 @@ def timeline(
     before: Annotated[int, typer.Option(min=0, max=50, help="Observations before.")] = 5,
     after: Annotated[int, typer.Option(min=0, max=50, help="Observations after.")] = 5,
     project: Annotated[str | None, typer.Option(help="Only this project.")] = None,
+    team: Annotated[
+        bool,
+        typer.Option(
+            "--team",
+            help="Add the team lake's observations of the same window (workbench team init).",
+        ),
+    ] = False,
     data_dir: DataDirOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Show what happened around an observation, a summary or a moment (layer 2)."""
     settings = load_settings(data_dir)
+    if team:
+        from workbench.team.lake import require_configured
+
+        require_configured(settings)
     params = {
         "anchor": anchor,
         "query": query,
@@ -274,6 +285,8 @@ def timeline(
     if data is None:
         with _local_engine(settings) as engine:
             data = engine.timeline(anchor, query, before, after, project).to_json()
+    if team:
+        data = _timeline_with_team(settings, data, project)
     if as_json:
         print_json(data)
         return
@@ -285,7 +298,7 @@ def timeline(
     prefixes = {"observation": "", "summary": "S", "prompt": "P"}
     table(
         f"timeline around {label}" + (f" (best match for {query!r})" if query else ""),
-        ["", "id", "time (UTC)", "type", "title", "~tokens"],
+        ["", "id", "time (UTC)", "type", "title", "~tokens"] + (["author"] if team else []),
         [
             (
                 ">" if item["is_anchor"] else "",
@@ -295,9 +308,29 @@ def timeline(
                 item["title"],
                 item["tokens"],
             )
+            + ((item.get("author"),) if team else ())
             for item in data["items"]
         ],
     )
+
+
+def _timeline_with_team(
+    settings: Settings, data: dict[str, Any], project: str | None
+) -> dict[str, Any]:
+    """The local timeline plus the team's observations between its first and last item (or
+    at the anchor's moment when it has none), in the anchor's project unless one is given."""
+    from workbench.team import read
+
+    epochs = [i["created_at_epoch"] for i in data["items"]] or [data["anchor"]["created_at_epoch"]]
+    r = read.reader(settings)
+    try:
+        rows = read.observations_between(
+            r, min(epochs), max(epochs), project=project or data["anchor"].get("project")
+        )
+        rows = read.drop_local_duplicates(rows, r.author, settings.db_path)
+        return read.merge_timeline(data, rows, snapshot=r.snapshot)
+    finally:
+        r.close()
 
 
 @handle_errors

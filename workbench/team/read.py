@@ -155,6 +155,47 @@ def search_observations(
     return [dict(zip(columns, row, strict=True)) for row in cur.fetchall()]
 
 
+def observations_between(
+    r: Reader, start_ms: int, end_ms: int, *, project: str | None = None, limit: int = 50
+) -> list[dict[str, Any]]:
+    """The team's live observations created in ``[start_ms, end_ms]``, oldest first."""
+    where = "deleted_at_epoch IS NULL AND created_at_epoch BETWEEN ? AND ?"
+    params: list[Any] = [start_ms, end_ms]
+    if project:
+        where += " AND project = ?"
+        params.append(project)
+    cur = r.con.execute(
+        "SELECT author, local_id, project, platform_source, type, title, subtitle, narrative, "
+        "content_session_id, prompt_number, created_at, created_at_epoch "
+        f"FROM {r.table('observations')} WHERE {where} "
+        "ORDER BY created_at_epoch, author, local_id LIMIT ?",
+        [*params, limit],
+    )
+    columns = [d[0] for d in cur.description or []]
+    return [dict(zip(columns, row, strict=True)) for row in cur.fetchall()]
+
+
+def merge_timeline(
+    local: dict[str, Any], team_rows: list[dict[str, Any]], *, snapshot: int
+) -> dict[str, Any]:
+    """The local timeline with the team's observations of the same window, in time order.
+
+    Local items get ``author: "me"``; team items their author and ``is_anchor: false``.
+    """
+    items = [dict(i, author=ME) for i in local.get("items") or []]
+    for row in team_rows:
+        hit = team_hit(row)
+        items.append(
+            {k: v for k, v in hit.items() if k not in ("score", "ranks", "rankers", "rerank")}
+            | {"is_anchor": False}
+        )
+    items.sort(key=lambda i: (i["created_at_epoch"], i["author"] != ME))
+    merged = dict(local)
+    merged["items"] = items
+    merged["teamSnapshot"] = snapshot
+    return merged
+
+
 def drop_local_duplicates(
     rows: list[dict[str, Any]], author: str, db_path: Any
 ) -> list[dict[str, Any]]:
