@@ -157,25 +157,17 @@ def search(
 
 
 def _with_team(settings: Settings, data: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-    """``data`` with the team lake's observations fused in (workbench/team/read.py).
-
-    The lake is read for observations only, unfiltered by platform/type/dates/files beyond
-    ``project`` (those filters stay local); prompts never leave a machine.
-    """
+    """``data`` with the team lake's observations fused in (workbench/team/read.py)."""
     from workbench.team import read
 
-    wanted = params.get("type")
-    r = read.reader(settings)
-    try:
-        rows: list[dict[str, Any]] = []
-        if not wanted or "observation" in wanted:
-            rows = read.search_observations(
-                r, params.get("query"), project=params.get("project"), limit=params["limit"]
-            )
-            rows = read.drop_local_duplicates(rows, r.author, settings.db_path)
-        return read.merge_search(data, rows, limit=params["limit"], snapshot=r.snapshot)
-    finally:
-        r.close()
+    return read.with_team_search(
+        settings,
+        data,
+        query=params.get("query"),
+        project=params.get("project"),
+        types=params.get("type"),
+        limit=params["limit"],
+    )
 
 
 def _search_locally(settings: Settings, params: dict[str, Any]) -> dict[str, Any]:
@@ -286,7 +278,9 @@ def timeline(
         with _local_engine(settings) as engine:
             data = engine.timeline(anchor, query, before, after, project).to_json()
     if team:
-        data = _timeline_with_team(settings, data, project)
+        from workbench.team import read
+
+        data = read.with_team_timeline(settings, data, project)
     if as_json:
         print_json(data)
         return
@@ -312,25 +306,6 @@ def timeline(
             for item in data["items"]
         ],
     )
-
-
-def _timeline_with_team(
-    settings: Settings, data: dict[str, Any], project: str | None
-) -> dict[str, Any]:
-    """The local timeline plus the team's observations between its first and last item (or
-    at the anchor's moment when it has none), in the anchor's project unless one is given."""
-    from workbench.team import read
-
-    epochs = [i["created_at_epoch"] for i in data["items"]] or [data["anchor"]["created_at_epoch"]]
-    r = read.reader(settings)
-    try:
-        rows = read.observations_between(
-            r, min(epochs), max(epochs), project=project or data["anchor"].get("project")
-        )
-        rows = read.drop_local_duplicates(rows, r.author, settings.db_path)
-        return read.merge_timeline(data, rows, snapshot=r.snapshot)
-    finally:
-        r.close()
 
 
 @handle_errors

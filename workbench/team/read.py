@@ -274,3 +274,95 @@ def merge_search(
     merged["teamSnapshot"] = snapshot
     merged["teamResults"] = len(team)
     return merged
+
+
+def with_team_search(
+    settings: Settings,
+    data: dict[str, Any],
+    *,
+    query: str | None,
+    project: str | None,
+    types: str | list[str] | None,
+    limit: int,
+) -> dict[str, Any]:
+    """A local search answer (``SearchResult.to_json()``) with the team's observations fused in.
+
+    The lake is searched for observations only, filtered by ``project`` alone (the other
+    filters stay local); prompts never leave a machine. Shared by the CLI and ``/api/search``.
+    """
+    wanted = ",".join(types) if isinstance(types, list) else types or ""
+    r = reader(settings)
+    try:
+        rows: list[dict[str, Any]] = []
+        if not wanted or "observation" in wanted.lower():
+            rows = search_observations(r, query, project=project, limit=limit)
+            rows = drop_local_duplicates(rows, r.author, settings.db_path)
+        return merge_search(data, rows, limit=limit, snapshot=r.snapshot)
+    finally:
+        r.close()
+
+
+def with_team_timeline(
+    settings: Settings, data: dict[str, Any], project: str | None
+) -> dict[str, Any]:
+    """A local timeline plus the team's observations between its first and last item (or at
+    the anchor's moment when it has none), in the anchor's project unless one is given."""
+    epochs = [i["created_at_epoch"] for i in data["items"]] or [data["anchor"]["created_at_epoch"]]
+    r = reader(settings)
+    try:
+        rows = observations_between(
+            r, min(epochs), max(epochs), project=project or data["anchor"].get("project")
+        )
+        rows = drop_local_duplicates(rows, r.author, settings.db_path)
+        return merge_timeline(data, rows, snapshot=r.snapshot)
+    finally:
+        r.close()
+
+
+def _line(item: dict[str, Any], marker: str = "") -> str:
+    from workbench.recall.compact import one_line, when
+
+    prefix = {"observation": "#", "summary": "#S", "prompt": "#P"}.get(item["kind"], "#")
+    whose = "" if item.get("author") == ME else f"  @{item.get('author')}"
+    return (
+        f"{marker}{prefix}{item['id']}  {when(item['created_at_epoch'])}  {item['type']}  "
+        f"{one_line(item['title'])}{whose}  (~{item['tokens']} tokens)"
+    )
+
+
+def search_text(data: dict[str, Any]) -> str:
+    """A team search as the compact text index: a colleague's hit ends with ``@author``; an
+    id without one is yours (fetch it with ``/api/observations/batch``)."""
+    what = f'"{data["query"]}"' if data.get("query") else "(filters only)"
+    lines = [
+        f"workbench search {what} with the team (snapshot {data['teamSnapshot']}): "
+        f"{len(data['observations'])} observations, {data['teamResults']} from colleagues "
+        "(@author; times UTC)"
+    ]
+    for key, heading in (
+        ("observations", "Observations"),
+        ("sessions", "Session summaries"),
+        ("prompts", "Prompts"),
+    ):
+        if data.get(key):
+            lines += ["", f"{heading}:"] + [_line(h) for h in data[key]]
+    if not any(data.get(k) for k in ("observations", "sessions", "prompts")):
+        lines.append("No matches. Try other or fewer words, or fewer filters.")
+    lines += [
+        "",
+        "A colleague's observation (@author) is theirs: its id is not in your store; "
+        "your own ids work with /api/timeline and /api/observations/batch.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def timeline_text(data: dict[str, Any]) -> str:
+    """A team timeline as text, the anchor marked ``>``, colleagues' items ``@author``."""
+    anchor = data["anchor"]
+    label = anchor.get("title") or anchor["created_at"]
+    lines = [
+        f"workbench timeline around {label} with the team (snapshot {data['teamSnapshot']}): "
+        f"{len(data['items'])} records (UTC)"
+    ]
+    lines += [_line(i, "> " if i.get("is_anchor") else "  ") for i in data["items"]]
+    return "\n".join(lines) + "\n"
