@@ -17,7 +17,11 @@
   whole team on every command, and an index kept in the lake would have to be rebuilt by every
   publisher. The lake is ranked by matched words instead: each query word found in the title
   counts 2, in subtitle / narrative / facts 1 (ILIKE, case-insensitive), best score first,
-  newest first on ties; a scan DuckDB runs over the Parquet columns. The lake list is fused with the
+  newest first on ties; a scan DuckDB runs over the Parquet columns. Measured (this machine,
+  2 shared cores, synthetic rows of 10 authors, 4 queries × 3): 100k lake rows p50 0.42 s /
+  p95 0.64 s, 1M rows p50 2.0 s / p95 2.8 s: linear in the lake's size. Opening a reader
+  (extensions, catalog) costs ~0.19 s; ``team_tables`` (``sql``/``stats --team``) 0.6 s at
+  100k, 1.4 s at 1M. An index kept next to the lake is the next step when teams grow. The lake list is fused with the
   local (hybrid) list by reciprocal rank (``workbench.recall.fusion.rrf``): the two lists'
   scores are not comparable, their ranks are.
 """
