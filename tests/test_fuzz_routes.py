@@ -463,3 +463,19 @@ def test_team_is_a_boolean_or_a_precise_422(shared: Service, route: str, value: 
     else:
         assert status == 422, (route, value, status, reply)
         assert "team" in json.dumps(reply), reply
+
+
+@settings(max_examples=budget(30), **FUZZ_SETTINGS)
+@given(value=st.one_of(st.none(), st.booleans(), st.integers(), texts, st.lists(texts, max_size=2)))
+def test_a_corpus_team_flag_is_a_boolean_or_a_precise_400(shared: Service, value: Any) -> None:
+    """``team`` in a corpus filter (issue 12): JSON true/false/null only; true on a service with
+    no team lake is a 409 saying ``workbench team init``; anything else a 400 naming it."""
+    status, reply = shared.post("/api/corpus", {"name": "fuzzteam", "team": value})
+    if value is None or value is False:
+        assert status == 200, (value, status, reply)
+    elif value is True:
+        assert status == 409, (value, status, reply)
+        assert "workbench team init" in reply["message"], reply
+    else:
+        assert status == 400, (value, status, reply)
+        assert "team must be true or false" in reply["message"], reply

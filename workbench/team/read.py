@@ -21,9 +21,9 @@
   2 shared cores, synthetic rows of 10 authors, 4 queries × 3): 100k lake rows p50 0.42 s /
   p95 0.64 s, 1M rows p50 2.0 s / p95 2.8 s: linear in the lake's size. Opening a reader
   (extensions, catalog) costs ~0.19 s; ``team_tables`` (``sql``/``stats --team``) 0.6 s at
-  100k, 1.4 s at 1M. An index kept next to the lake is the next step when teams grow. The lake list is fused with the
-  local (hybrid) list by reciprocal rank (``workbench.recall.fusion.rrf``): the two lists'
-  scores are not comparable, their ranks are.
+  100k, 1.4 s at 1M. An index kept next to the lake is the next step when teams grow.
+  The lake list is fused with the local (hybrid) list by reciprocal rank
+  (``workbench.recall.fusion.rrf``): the two lists' scores are not comparable, their ranks are.
 """
 
 from __future__ import annotations
@@ -370,3 +370,75 @@ def timeline_text(data: dict[str, Any]) -> str:
     ]
     lines += [_line(i, "> " if i.get("is_anchor") else "  ") for i in data["items"]]
     return "\n".join(lines) + "\n"
+
+
+def corpus_rows(settings: Settings, flt: Any) -> list[dict[str, Any]]:
+    """The team's live observations a corpus filter selects, as corpus rows with ``author``.
+
+    ``project``, ``types``, ``platformSource`` and the dates filter in the lake; ``query``
+    ranks by matched words (``search_observations``'s scoring) and keeps the matches;
+    ``concepts`` (any, case-insensitive) and ``files`` (path prefixes) filter the rows read.
+    This machine's own published rows still in its store are left out (local wins).
+    """
+    from workbench.recall.filters import parse_time
+
+    where = ["deleted_at_epoch IS NULL"]
+    params: list[Any] = []
+    for column, value in (("project", flt.project), ("platform_source", flt.platformSource)):
+        if value:
+            where.append(f"{column} = ?")
+            params.append(value)
+    if flt.types:
+        where.append(f"type IN ({','.join('?' * len(flt.types))})")
+        params.extend(flt.types)
+    start = parse_time(flt.dateStart, "dateStart")
+    end = parse_time(flt.dateEnd, "dateEnd", end_of_day=True)
+    if start is not None:
+        where.append("created_at_epoch >= ?")
+        params.append(start)
+    if end is not None:
+        where.append("created_at_epoch <= ?")
+        params.append(end)
+    r = reader(settings)
+    try:
+        if flt.query:
+            hits = search_observations(r, flt.query, project=flt.project, limit=flt.limit)
+            keys = [(h["author"], h["local_id"]) for h in hits]
+            if not keys:
+                return []
+            where.append("(author, local_id) IN (" + ",".join("(?, ?)" for _ in keys) + ")")
+            params.extend(v for key in keys for v in key)
+        cur = r.con.execute(
+            "SELECT author, local_id AS id, content_session_id, type, title, subtitle, "
+            "narrative, facts, concepts, files_read, files_modified, project, created_at, "
+            f"created_at_epoch FROM {r.table('observations')} WHERE {' AND '.join(where)} "
+            "ORDER BY created_at_epoch DESC, author, local_id",
+            params,
+        )
+        columns = [d[0] for d in cur.description or []]
+        rows = [dict(zip(columns, row, strict=True)) for row in cur.fetchall()]
+        rows = [
+            {**row, "local_id": row["id"]}
+            for row in rows
+            if _concepts_match(row, flt.concepts) and _files_match(row, flt.files)
+        ]
+        rows = drop_local_duplicates(rows, r.author, settings.db_path)[: flt.limit]
+    finally:
+        r.close()
+    for row in rows:
+        del row["local_id"], row["content_session_id"]
+    return rows
+
+
+def _concepts_match(row: dict[str, Any], wanted: list[str]) -> bool:
+    if not wanted:
+        return True
+    have = {c.strip().lower() for c in row["concepts"] or []}
+    return any(w.strip().lower() in have for w in wanted)
+
+
+def _files_match(row: dict[str, Any], prefixes: list[str]) -> bool:
+    if not prefixes:
+        return True
+    files = [*(row["files_read"] or []), *(row["files_modified"] or [])]
+    return any(f.startswith(p) for f in files for p in prefixes)
