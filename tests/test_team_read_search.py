@@ -104,3 +104,19 @@ def test_search_team_without_team_settings_says_team_init(tmp_path: Path) -> Non
 
     assert out.returncode == 1
     assert "workbench team init" in out.stderr
+
+
+def test_the_local_filters_narrow_the_lake_too(team_lake: Any, tmp_path: Path) -> None:
+    ana, _, _ = _two_authors(team_lake, tmp_path)
+    cara = machine(tmp_path, "cara")
+    seed(cara.data_dir, "api", "c1", ["cache from gemini"], platform="gemini-cli")
+    init(cara, team_lake, "api", author="cara")
+    cara.publish_json()
+
+    on_gemini = _search(ana, "cache", "--platform", "gemini-cli")["observations"]
+    in_2027 = _search(ana, "cache", "--since", "2027-01-01")["observations"]
+    by_file = _search(ana, "cache", "--files", "src/nowhere")["observations"]
+
+    assert [(h["author"], h["title"]) for h in on_gemini] == [("cara", "cache from gemini")]
+    assert in_2027 == []
+    assert by_file == []

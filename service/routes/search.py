@@ -135,7 +135,7 @@ def search(
             runtime.settings,
             result.to_json(),
             query=params.query,
-            project=params.filters.project,
+            filters=params.filters,
             types=params.types,
             limit=params.limit,
         )

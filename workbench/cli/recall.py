@@ -164,16 +164,17 @@ def _with_team(settings: Settings, data: dict[str, Any], params: dict[str, Any])
         settings,
         data,
         query=params.get("query"),
-        project=params.get("project"),
+        filters=_filters(params),
         types=params.get("type"),
         limit=params["limit"],
     )
 
 
-def _search_locally(settings: Settings, params: dict[str, Any]) -> dict[str, Any]:
+def _filters(params: dict[str, Any]) -> Any:
+    """The ``SearchFilters`` the CLI's wire params mean (local search and the lake's)."""
     from workbench.recall.filters import SearchFilters
 
-    filters = SearchFilters(
+    return SearchFilters(
         project=params.get("project"),
         platform_source=params.get("platform_source"),
         obs_types=params.get("obs_type"),
@@ -182,6 +183,10 @@ def _search_locally(settings: Settings, params: dict[str, Any]) -> dict[str, Any
         date_start=params.get("dateStart"),
         date_end=params.get("dateEnd"),
     )
+
+
+def _search_locally(settings: Settings, params: dict[str, Any]) -> dict[str, Any]:
+    filters = _filters(params)
     with _local_engine(settings) as engine:
         result = engine.search(
             params.get("query"),

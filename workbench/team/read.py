@@ -125,12 +125,59 @@ def team_tables(r: Reader) -> dict[str, Any]:
     return {name: r.con.execute(sql).to_arrow_table() for name, sql in queries.items()}
 
 
-def search_observations(
-    r: Reader, query: str | None, *, project: str | None = None, limit: int = 20
-) -> list[dict[str, Any]]:
-    """Colleagues' live observations matching ``query`` (every word scored), best first."""
-    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(query or "")))[:16]
+def _filter_sql(filters: Any) -> tuple[list[str], list[Any]]:
+    """WHERE clauses for the lake from a ``SearchFilters`` (tombstones always out)."""
+    where = ["deleted_at_epoch IS NULL"]
     params: list[Any] = []
+    if filters is None:
+        return where, params
+    projects = [p for p in (filters.project, *filters.projects) if p]
+    if projects:
+        where.append(f"project IN ({','.join('?' * len(projects))})")
+        params.extend(projects)
+    if filters.platform_source:
+        where.append("platform_source = ?")
+        params.append(filters.platform_source)
+    if filters.obs_types:
+        where.append(f"type IN ({','.join('?' * len(filters.obs_types))})")
+        params.extend(filters.obs_types)
+    if filters.concepts:
+        where.append("list_has_any(list_transform(concepts, c -> lower(trim(c))), ?)")
+        params.append([c.strip().lower() for c in filters.concepts])
+    if filters.files:
+        where.append(
+            "("
+            + " OR ".join(
+                "len(list_filter(list_concat(files_read, files_modified), "
+                "f -> starts_with(f, ?))) > 0"
+                for _ in filters.files
+            )
+            + ")"
+        )
+        params.extend(filters.files)
+    if filters.date_start is not None:
+        where.append("created_at_epoch >= ?")
+        params.append(filters.date_start)
+    if filters.date_end is not None:
+        where.append("created_at_epoch <= ?")
+        params.append(filters.date_end)
+    return where, params
+
+
+def search_observations(
+    r: Reader,
+    query: str | None,
+    *,
+    project: str | None = None,
+    filters: Any = None,
+    limit: int = 20,
+) -> list[dict[str, Any]]:
+    """Colleagues' live observations matching ``query`` (every word scored), best first.
+
+    ``filters`` (a ``SearchFilters``) narrows the lake as it narrows local search.
+    """
+    words = list(dict.fromkeys(w.lower() for w in _WORD.findall(query or "")))[:16]
+    score_params: list[Any] = []
     score_parts = []
     for w in words:
         like = "%" + w.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
@@ -139,11 +186,12 @@ def search_observations(
             " + CASE WHEN subtitle ILIKE ? ESCAPE '\\' OR narrative ILIKE ? ESCAPE '\\'"
             " OR array_to_string(facts, ' ') ILIKE ? ESCAPE '\\' THEN 1 ELSE 0 END)"
         )
-        params.extend([like] * 4)
+        score_params.extend([like] * 4)
     score = " + ".join(score_parts) if score_parts else "1"
-    where = ["deleted_at_epoch IS NULL"]
+    where, params = _filter_sql(filters)
     if project:
         where.append("project = ?")
+        params.append(project)
     sql = (
         f"SELECT * FROM (SELECT author, local_id, project, platform_source, type, title, "
         f"subtitle, narrative, content_session_id, prompt_number, created_at, "
@@ -151,10 +199,7 @@ def search_observations(
         f"WHERE {' AND '.join(where)}) WHERE score > 0 "
         "ORDER BY score DESC, created_at_epoch DESC, author, local_id LIMIT ?"
     )
-    if project:
-        params.append(project)
-    params.append(limit)
-    cur = r.con.execute(sql, params)
+    cur = r.con.execute(sql, [*score_params, *params, limit])
     columns = [d[0] for d in cur.description or []]
     return [dict(zip(columns, row, strict=True)) for row in cur.fetchall()]
 
@@ -285,21 +330,21 @@ def with_team_search(
     data: dict[str, Any],
     *,
     query: str | None,
-    project: str | None,
+    filters: Any,
     types: str | list[str] | None,
     limit: int,
 ) -> dict[str, Any]:
     """A local search answer (``SearchResult.to_json()``) with the team's observations fused in.
 
-    The lake is searched for observations only, filtered by ``project`` alone (the other
-    filters stay local); prompts never leave a machine. Shared by the CLI and ``/api/search``.
+    The lake is searched for observations only, under the same ``filters`` (a
+    ``SearchFilters``); prompts never leave a machine. Shared by the CLI and ``/api/search``.
     """
     wanted = ",".join(types) if isinstance(types, list) else types or ""
     r = reader(settings)
     try:
         rows: list[dict[str, Any]] = []
         if not wanted or "observation" in wanted.lower():
-            rows = search_observations(r, query, project=project, limit=limit)
+            rows = search_observations(r, query, filters=filters, limit=limit)
             rows = drop_local_duplicates(rows, r.author, settings.db_path)
         return merge_search(data, rows, limit=limit, snapshot=r.snapshot)
     finally:
