@@ -251,6 +251,7 @@ def test_file_format_has_exactly_the_contract_keys(store: Store, settings: Setti
         "dateEnd": None,
         "platformSource": None,
         "limit": 500,
+        "team": False,  # issue 12: colleagues' observations from the team lake too
     }
     assert set(data["stats"]) == {
         "observation_count",

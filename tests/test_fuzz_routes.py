@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import FIXTURES, Service
@@ -430,3 +430,52 @@ def test_every_accepted_event_is_still_stored_and_the_store_is_intact(
     assert lost == [], f"accepted events missing from the log: {[LEDGER.stored[i] for i in lost]}"
     for svc in (shared, scratch):
         assert integrity(svc.data_dir / "workbench.db") == ["ok"]
+
+
+TEAM_ROUTES = ["/api/search?query=cache", "/api/timeline?anchor=2026-12-01"]
+# What pydantic reads as a boolean in a query string (case-insensitive).
+TEAM_TRUE = {"true", "1", "yes", "on", "t", "y"}
+TEAM_FALSE = {"false", "0", "no", "off", "f", "n"}
+
+
+@settings(max_examples=budget(40), **FUZZ_SETTINGS)
+@given(
+    route=st.sampled_from(TEAM_ROUTES),
+    value=st.one_of(
+        st.sampled_from(sorted(TEAM_TRUE | TEAM_FALSE)),
+        st.sampled_from(sorted(TEAM_TRUE | TEAM_FALSE)).map(str.upper),
+        texts,
+    ),
+)
+@example(route=TEAM_ROUTES[0], value=" true")
+@example(route=TEAM_ROUTES[1], value="<private>x</private>no")
+def test_team_is_a_boolean_or_a_precise_422(shared: Service, route: str, value: str) -> None:
+    """``team`` (issue 12): a boolean spelling reads the lake (here none is configured: a 409
+    saying ``workbench team init``) or not at all; anything else is a 422 naming ``team``."""
+    quoted = urllib.parse.quote(value, safe="", errors="surrogatepass")
+    status, reply = shared.get(f"{route}&team={quoted}")
+    seen = redact_value(value, surrogates=True).lower()  # no trimming: " true" is a 422
+    if seen in TEAM_FALSE:
+        assert status == 200, (route, value, status, reply)
+    elif seen in TEAM_TRUE:
+        assert status == 409, (route, value, status, reply)
+        assert "workbench team init" in json.dumps(reply), reply
+    else:
+        assert status == 422, (route, value, status, reply)
+        assert "team" in json.dumps(reply), reply
+
+
+@settings(max_examples=budget(30), **FUZZ_SETTINGS)
+@given(value=st.one_of(st.none(), st.booleans(), st.integers(), texts, st.lists(texts, max_size=2)))
+def test_a_corpus_team_flag_is_a_boolean_or_a_precise_400(shared: Service, value: Any) -> None:
+    """``team`` in a corpus filter (issue 12): JSON true/false/null only; true on a service with
+    no team lake is a 409 saying ``workbench team init``; anything else a 400 naming it."""
+    status, reply = shared.post("/api/corpus", {"name": "fuzzteam", "team": value})
+    if value is None or value is False:
+        assert status == 200, (value, status, reply)
+    elif value is True:
+        assert status == 409, (value, status, reply)
+        assert "workbench team init" in reply["message"], reply
+    else:
+        assert status == 400, (value, status, reply)
+        assert "team must be true or false" in reply["message"], reply

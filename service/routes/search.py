@@ -49,6 +49,10 @@ class SearchParams:
     limit: int
     offset: int
     fmt: str
+    team: bool = False
+
+
+TEAM_HELP = "also read the team lake (workbench team init); local hits win on duplicates"
 
 
 async def search_params(
@@ -75,6 +79,7 @@ async def search_params(
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     fmt: Annotated[str, Query(alias="format", description="text | json")] = "text",
+    team: Annotated[bool, Query(description=TEAM_HELP)] = False,
 ) -> SearchParams:
     fmt = fmt.strip().lower() or "text"
     if fmt not in FORMATS:
@@ -98,6 +103,7 @@ async def search_params(
         limit=limit,
         offset=offset,
         fmt=fmt,
+        team=team,
     )
 
 
@@ -122,6 +128,20 @@ def search(
         limit=params.limit,
         offset=params.offset,
     )
+    if params.team:
+        from workbench.team import read
+
+        data = read.with_team_search(
+            runtime.settings,
+            result.to_json(),
+            query=params.query,
+            filters=params.filters,
+            types=params.types,
+            limit=params.limit,
+        )
+        if params.fmt == "json":
+            return JSONResponse(data)
+        return PlainTextResponse(read.search_text(data))
     if params.fmt == "json":
         return JSONResponse(result.to_json())
     return PlainTextResponse(compact.search_index(result))
@@ -140,6 +160,7 @@ def timeline(
     depthAfter: Annotated[int | None, Query()] = None,
     project: Annotated[str | None, Query(max_length=200)] = None,
     fmt: Annotated[str, Query(alias="format", description="json | text")] = "json",
+    team: Annotated[bool, Query(description=TEAM_HELP)] = False,
 ) -> Response:
     """Observations, summaries and prompts around an anchor, in time order, anchor marked."""
     fmt = fmt.strip().lower() or "json"
@@ -154,6 +175,13 @@ def timeline(
         depth_after=5 if after is None else after,
         project=project,
     )
+    if team:
+        from workbench.team import read
+
+        data = read.with_team_timeline(runtime.settings, result.to_json(), project)
+        if fmt == "text":
+            return PlainTextResponse(read.timeline_text(data))
+        return JSONResponse(data)
     if fmt == "text":
         return PlainTextResponse(compact.timeline_text(result))
     return JSONResponse(result.to_json())

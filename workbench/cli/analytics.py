@@ -41,6 +41,10 @@ class Statistic(StrEnum):
     roi = "roi"
 
 
+# The statistics ``--team`` can compute (workbench/team/combined.py builds their views).
+TEAM_STATS = ("economics", "types", "activity")
+
+
 def register(app: typer.Typer) -> None:
     app.command("sql")(sql)
     app.command("stats")(stats)
@@ -64,6 +68,18 @@ def sql(
     max_rows: Annotated[
         int, typer.Option(min=1, help="Rows shown in the table (JSON/CSV/Parquet get all).")
     ] = 100,
+    team: Annotated[
+        bool,
+        typer.Option(
+            "--team",
+            help="Add the team lake's tables as team_observations, team_sessions, "
+            "team_summaries (workbench team init).",
+        ),
+    ] = False,
+    at_snapshot: Annotated[
+        int | None,
+        typer.Option("--at-snapshot", min=0, help="With --team: read the lake as of snapshot N."),
+    ] = None,
     data_dir: DataDirOption = None,
 ) -> None:
     """Run one read-only DuckDB SELECT over the memory; writes are refused.
@@ -73,6 +89,8 @@ def sql(
       workbench sql "SELECT type, count(*) AS n FROM observations GROUP BY ALL ORDER BY n DESC"
       workbench sql "SELECT unnest(concepts) AS concept FROM observations" --csv
       workbench sql "FROM sessions" --parquet sessions.parquet
+      workbench sql --team "SELECT author, count(*) FROM team_observations GROUP BY ALL"
+      workbench sql --team --at-snapshot 3 "SELECT count(*) FROM team_observations"
     """
     from workbench.knowledge import duck
     from workbench.settings import load_settings
@@ -81,7 +99,9 @@ def sql(
         raise InvalidInput("choose one output: --json, --csv or --parquet FILE")
     text = sys.stdin.read() if query == "-" else query
     settings = load_settings(data_dir)
-    con = duck.connect(settings.db_path)
+    if at_snapshot is not None and not team:
+        raise InvalidInput("--at-snapshot reads the team lake: add --team")
+    con = duck.connect(settings.db_path, team=_team_tables(settings, at_snapshot) if team else None)
     try:
         result = duck.execute(con, text)
         if parquet is not None:
@@ -100,6 +120,17 @@ def sql(
         _write_csv(columns, rows)
     else:
         _print_table(columns, rows, max_rows)
+
+
+def _team_tables(settings: Any, at_snapshot: int | None) -> dict[str, Any]:
+    """The lake's tables at one snapshot (workbench/team/read.py), for the SQL sandbox."""
+    from workbench.team import read
+
+    r = read.reader(settings, at_snapshot)
+    try:
+        return read.team_tables(r)
+    finally:
+        r.close()
 
 
 @handle_errors
@@ -131,6 +162,14 @@ def stats(
     limit: Annotated[
         int | None, typer.Option(min=1, help="Rows for files, concepts, cooccurrence, …")
     ] = None,
+    team: Annotated[
+        bool,
+        typer.Option(
+            "--team",
+            help="economics, types, activity: your store and the team lake together "
+            "(workbench team init).",
+        ),
+    ] = False,
     as_json: JsonOption = False,
     data_dir: DataDirOption = None,
 ) -> None:
@@ -149,7 +188,17 @@ def stats(
 
     settings = load_settings(data_dir)
     scope = Scope.parse(project, date_start, date_end, platform)
-    con = duck.connect(settings.db_path)
+    if team:
+        from workbench.team import combined
+
+        if kind.value not in TEAM_STATS:
+            raise InvalidInput(
+                f"stats {kind.value} --team is not supported; with --team use one of "
+                f"{', '.join(TEAM_STATS)}"
+            )
+        con = combined.connect(settings)
+    else:
+        con = duck.connect(settings.db_path)
     try:
         report = reports.report(con, kind.value, scope, by=by, limit=limit)
     finally:
@@ -159,6 +208,7 @@ def stats(
         return
     heading = kind.value + (f" by {by}" if by else "") + (f" · {project}" if project else "")
     heading += f" · {scope.platform_source}" if scope.platform_source else ""
+    heading += " · team" if team else ""
     rows = report.frame.iter_rows()
     table(heading, report.frame.columns, ([_cell(v) for v in row] for row in rows))
     if report.summary:

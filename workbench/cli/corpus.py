@@ -82,6 +82,12 @@ def build(
     ] = None,
     limit: Annotated[int | None, typer.Option(help="At most this many (default 500).")] = None,
     description: Annotated[str, typer.Option(help="What this corpus is about.")] = "",
+    team: Annotated[
+        bool,
+        typer.Option(
+            "--team", help="Also colleagues' observations from the team lake (workbench team init)."
+        ),
+    ] = False,
     data_dir: DataDirOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -98,6 +104,7 @@ def build(
         "dateEnd": until,
         "platformSource": platform,
         "limit": limit,
+        "team": team or None,
     }
     body.update({k: v for k, v in options.items() if v is not None})
     with service_client(settings) as client:

@@ -112,11 +112,22 @@ def search(
     ] = "relevance",
     limit: Annotated[int, typer.Option(min=1, max=100, help="Hits per kind.")] = 20,
     offset: Annotated[int, typer.Option(min=0, help="Hits to skip.")] = 0,
+    team: Annotated[
+        bool,
+        typer.Option(
+            "--team",
+            help="Also search the team lake (workbench team init); local hits win on duplicates.",
+        ),
+    ] = False,
     data_dir: DataDirOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Search your memory: observations, session summaries and prompts (layer 1)."""
     settings = load_settings(data_dir)
+    if team:
+        from workbench.team.lake import require_configured
+
+        require_configured(settings)  # before any search: the error says `workbench team init`
     params = {
         "query": query,
         "project": project,
@@ -137,16 +148,33 @@ def search(
     data = _from_service(settings, "GET", "/api/search", params=clean)
     if data is None:
         data = _search_locally(settings, clean)
+    if team:
+        data = _with_team(settings, data, clean)
     if as_json:
         print_json(data)
         return
     _print_hits(data)
 
 
-def _search_locally(settings: Settings, params: dict[str, Any]) -> dict[str, Any]:
+def _with_team(settings: Settings, data: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with the team lake's observations fused in (workbench/team/read.py)."""
+    from workbench.team import read
+
+    return read.with_team_search(
+        settings,
+        data,
+        query=params.get("query"),
+        filters=_filters(params),
+        types=params.get("type"),
+        limit=params["limit"],
+    )
+
+
+def _filters(params: dict[str, Any]) -> Any:
+    """The ``SearchFilters`` the CLI's wire params mean (local search and the lake's)."""
     from workbench.recall.filters import SearchFilters
 
-    filters = SearchFilters(
+    return SearchFilters(
         project=params.get("project"),
         platform_source=params.get("platform_source"),
         obs_types=params.get("obs_type"),
@@ -155,6 +183,10 @@ def _search_locally(settings: Settings, params: dict[str, Any]) -> dict[str, Any
         date_start=params.get("dateStart"),
         date_end=params.get("dateEnd"),
     )
+
+
+def _search_locally(settings: Settings, params: dict[str, Any]) -> dict[str, Any]:
+    filters = _filters(params)
     with _local_engine(settings) as engine:
         result = engine.search(
             params.get("query"),
@@ -172,6 +204,7 @@ def _search_locally(settings: Settings, params: dict[str, Any]) -> dict[str, Any
 def _print_hits(data: dict[str, Any]) -> None:
     from workbench.recall.compact import when
 
+    team = "teamSnapshot" in data
     out = console()
     label = f'"{data["query"]}"' if data.get("query") else "(filters only)"
     out.print(f"{data['totalResults']} results for {label} [dim](mode {data.get('mode')})[/]")
@@ -188,7 +221,8 @@ def _print_hits(data: dict[str, Any]) -> None:
         if hits:
             table(
                 title,
-                ["id", "time (UTC)", "type", "title", "project", "~tokens"],
+                ["id", "time (UTC)", "type", "title", "project", "~tokens"]
+                + (["author"] if team else []),
                 [
                     (
                         f"{prefix}{h['id']}",
@@ -198,6 +232,7 @@ def _print_hits(data: dict[str, Any]) -> None:
                         h.get("project"),
                         h.get("tokens"),
                     )
+                    + ((h.get("author"),) if team else ())
                     for h in hits
                 ],
             )
@@ -219,11 +254,22 @@ def timeline(
     before: Annotated[int, typer.Option(min=0, max=50, help="Observations before.")] = 5,
     after: Annotated[int, typer.Option(min=0, max=50, help="Observations after.")] = 5,
     project: Annotated[str | None, typer.Option(help="Only this project.")] = None,
+    team: Annotated[
+        bool,
+        typer.Option(
+            "--team",
+            help="Add the team lake's observations of the same window (workbench team init).",
+        ),
+    ] = False,
     data_dir: DataDirOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Show what happened around an observation, a summary or a moment (layer 2)."""
     settings = load_settings(data_dir)
+    if team:
+        from workbench.team.lake import require_configured
+
+        require_configured(settings)
     params = {
         "anchor": anchor,
         "query": query,
@@ -236,6 +282,10 @@ def timeline(
     if data is None:
         with _local_engine(settings) as engine:
             data = engine.timeline(anchor, query, before, after, project).to_json()
+    if team:
+        from workbench.team import read
+
+        data = read.with_team_timeline(settings, data, project)
     if as_json:
         print_json(data)
         return
@@ -247,7 +297,7 @@ def timeline(
     prefixes = {"observation": "", "summary": "S", "prompt": "P"}
     table(
         f"timeline around {label}" + (f" (best match for {query!r})" if query else ""),
-        ["", "id", "time (UTC)", "type", "title", "~tokens"],
+        ["", "id", "time (UTC)", "type", "title", "~tokens"] + (["author"] if team else []),
         [
             (
                 ">" if item["is_anchor"] else "",
@@ -257,6 +307,7 @@ def timeline(
                 item["title"],
                 item["tokens"],
             )
+            + ((item.get("author"),) if team else ())
             for item in data["items"]
         ],
     )

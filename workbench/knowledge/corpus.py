@@ -82,6 +82,7 @@ class CorpusObservation(BaseModel):
     project: str
     created_at: str
     created_at_epoch: int
+    author: str | None = None  # a colleague's (team corpus); None: this machine's own
 
 
 class Corpus(BaseModel):
@@ -99,7 +100,8 @@ class Corpus(BaseModel):
     observations: list[CorpusObservation] = Field(default_factory=list)
 
     def ids(self) -> set[int]:
-        return {o.id for o in self.observations}
+        """This machine's observation ids (a colleague's id names a row in their store)."""
+        return {o.id for o in self.observations if o.author is None}
 
     def metadata(self) -> dict[str, Any]:
         """Everything but the observations, plus the primed state and any size warning."""
@@ -205,7 +207,11 @@ def load(settings: Settings, name: object) -> Corpus:
 def save(settings: Settings, corpus: Corpus) -> Path:
     """Write ``corpus`` to its file atomically; return the path."""
     path = path_for(settings, corpus.name)
-    atomic.write_json(path, corpus.model_dump())
+    data = corpus.model_dump()
+    for row in data["observations"]:  # only a colleague's observation names its author
+        if row.get("author") is None:
+            row.pop("author", None)
+    atomic.write_json(path, data)
     return path
 
 
@@ -259,7 +265,7 @@ def build(
     """
     valid = validate_name(name)
     text = _description(description)
-    chosen = select(conn, flt, search)
+    chosen = _with_team(settings, select(conn, flt, search), flt)
     with lock(settings, valid):
         path = path_for(settings, valid)
         existed = path.is_file()
@@ -281,7 +287,7 @@ def rebuild(
     """
     with lock(settings, name):
         old = load(settings, name)
-        chosen = select(conn, old.filter, search)
+        chosen = _with_team(settings, select(conn, old.filter, search), old.filter)
         corpus = assemble(
             old.name,
             old.description,
@@ -294,6 +300,22 @@ def rebuild(
         conversations.discard(settings.conversations_dir, old.session_id)
     before, after = old.ids(), corpus.ids()
     return corpus, {"added": len(after - before), "removed": len(before - after)}
+
+
+def _with_team(
+    settings: Settings, chosen: list[dict[str, Any]], flt: CorpusFilter
+) -> list[dict[str, Any]]:
+    """``chosen`` plus the team lake's observations under ``flt`` when ``flt.team``: the newest
+    ``flt.limit`` of both, oldest first (workbench/team/read.py; local wins on duplicates)."""
+    if not flt.team:
+        return chosen
+    from workbench.team import read
+
+    team = read.corpus_rows(settings, flt)
+    both = sorted(
+        chosen + team, key=lambda r: (r["created_at_epoch"], r.get("author") or "", r["id"])
+    )
+    return both[-flt.limit :]
 
 
 def assemble(

@@ -46,6 +46,7 @@ FILTER_KEYS = (
     "dateEnd",
     "platformSource",
     "limit",
+    "team",
 )
 # Other spellings a client may send -> the stored wire name (search takes both).
 FILTER_ALIASES = {"platform_source": "platformSource"}
@@ -84,6 +85,7 @@ class CorpusFilter(BaseModel):
     dateEnd: str | int | None = None  # the wire name (camelCase)
     platformSource: str | None = None  # the wire name (camelCase)
     limit: int = DEFAULT_LIMIT
+    team: bool = False  # also the team lake's observations (workbench/team/read.py)
 
     def search_filters(self) -> SearchFilters:
         """The recall filters this corpus means (raises ``InvalidInput`` for bad dates)."""
@@ -102,8 +104,10 @@ class CorpusFilter(BaseModel):
         parts = [
             f"{key}={', '.join(value) if isinstance(value, list) else value}"
             for key, value in self.model_dump().items()
-            if key != "limit" and value not in (None, [], "")
+            if key not in ("limit", "team") and value not in (None, [], "")
         ]
+        if self.team:
+            parts.append("team=yes")
         parts.append(f"limit={self.limit}")
         return "; ".join(parts)
 
@@ -127,9 +131,19 @@ def parse_filter(data: Mapping[str, Any]) -> CorpusFilter:
         dateEnd=_date(data.get("dateEnd"), "dateEnd"),
         platformSource=check_platform(data.get("platformSource"), "platformSource"),
         limit=parse_limit(data.get("limit")),
+        team=_flag(data.get("team"), "team"),
     )
     parsed.search_filters()  # dates parse, and dateStart is not after dateEnd
     return parsed
+
+
+def _flag(value: Any, name: str) -> bool:
+    """A JSON boolean (absent or null: false); anything else is refused, not guessed."""
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise InvalidInput(f"{name} must be true or false, got {value!r}")
+    return value
 
 
 def _canonical_keys(data: Mapping[str, Any]) -> dict[str, Any]:

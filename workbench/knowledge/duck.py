@@ -57,6 +57,8 @@ if TYPE_CHECKING:
     import pyarrow
 
 EXTENSION_PACKAGE = "duckdb_extension_sqlite_scanner"
+# The team lake's tables, present only when ``connect(team=…)`` registered them (sql --team).
+TEAM_VIEWS = ("team_sessions", "team_observations", "team_summaries")
 CATALOG = "store"
 REQUIRED_TABLES = (
     "sessions",
@@ -184,8 +186,14 @@ def connect(
     *,
     extension_dir: Path | str | None = None,
     verify_signature: bool = False,
+    team: dict[str, Any] | None = None,
 ) -> duckdb.DuckDBPyConnection:
     """A new in-memory DuckDB with the store attached read-only, the views, and the lock on.
+
+    ``team``: Arrow tables named ``TEAM_VIEWS`` (``workbench sql --team``), read from the
+    lake by a connection of their own (``workbench/team/read.py``) and registered here as
+    in-memory relations: the sandbox never attaches the lake, so none of its four layers moves
+    (the lake's files are never allow-listed, no extension but sqlite is loaded).
 
     ``extension_dir`` is where DuckDB would look for installed extensions; nothing is ever
     read or written there (tests pass an empty directory to prove it). ``verify_signature``:
@@ -238,6 +246,10 @@ def connect(
             )
         for name, sql in VIEWS.items():
             con.execute(f"CREATE VIEW {name} AS {sql}")
+        for name, rows in (team or {}).items():
+            if name not in TEAM_VIEWS:
+                raise ValueError(f"{name!r} is not one of the team views {TEAM_VIEWS}")
+            con.register(name, rows)
         con.execute("SET lock_configuration = true")  # from here on no setting can change
     except BaseException:
         con.close()
@@ -371,7 +383,7 @@ def _outside_the_views(tree: Any) -> list[str]:
             problems.append(f"{name.lower()}()")
         if "class" not in item and item.get("type") in ("BASE_TABLE", "TABLE_FUNCTION", "SHOW_REF"):
             refs.append(item)
-    views = {v.lower() for v in VIEWS}
+    views = {v.lower() for v in (*VIEWS, *TEAM_VIEWS)}
     for ref in refs:
         kind = ref["type"]
         if kind == "BASE_TABLE":

@@ -65,6 +65,8 @@ def section(obs: CorpusObservation) -> str:
         f"- Date: {obs.created_at}",
         f"- Project: {_line(obs.project)}",
     ]
+    if obs.author is not None:
+        lines.append(f"- Author: {_line(obs.author)} (a colleague's; not citable by id)")
     if obs.subtitle.strip():
         lines.append(f"- Subtitle: {_line(obs.subtitle)}")
     if obs.narrative.strip():

@@ -88,6 +88,13 @@ def register(server: MCPServer, client: ServiceBackend) -> None:
         limit: Annotated[
             int | None, Field(ge=1, le=10_000, description="At most this many (default 500).")
         ] = None,
+        team: Annotated[
+            bool,
+            Field(
+                description="Also colleagues' published observations from the team lake "
+                "(needs `workbench team init`)."
+            ),
+        ] = False,
     ) -> str:
         body: dict[str, Any] = {"name": checked(name)}
         optional = {
@@ -101,6 +108,7 @@ def register(server: MCPServer, client: ServiceBackend) -> None:
             "dateEnd": dateEnd,
             "platformSource": platformSource,
             "limit": limit,
+            "team": team or None,
         }
         body.update({k: v for k, v in optional.items() if v is not None})
         return as_text(_metadata(client.post("/api/corpus", body)))

@@ -140,6 +140,13 @@ def register(server: MCPServer, client: ServiceBackend) -> None:
             Literal["hybrid", "fts", "vector"] | None,
             Field(description="Ranker: hybrid (default), full text only, or semantic only."),
         ] = None,
+        team: Annotated[
+            bool,
+            Field(
+                description="Also read the team lake (colleagues' published memories, marked "
+                "@author); needs `workbench team init`."
+            ),
+        ] = False,
     ) -> str:
         csv = {
             k: ",".join(v) if v else None
@@ -158,6 +165,7 @@ def register(server: MCPServer, client: ServiceBackend) -> None:
                 limit=limit,
                 offset=offset,
                 mode=mode,
+                team=team or None,
                 **csv,
             )
         )
@@ -182,6 +190,13 @@ def register(server: MCPServer, client: ServiceBackend) -> None:
             int | None, Field(ge=0, le=50, description="Items after the anchor.")
         ] = None,
         project: Project = None,
+        team: Annotated[
+            bool,
+            Field(
+                description="Also read the team lake (colleagues' published memories, marked "
+                "@author); needs `workbench team init`."
+            ),
+        ] = False,
     ) -> str:
         if isinstance(anchor, str):
             anchor = anchor.strip().removeprefix("#")  # "#123" / "#S12" as the index prints them
@@ -194,6 +209,7 @@ def register(server: MCPServer, client: ServiceBackend) -> None:
                 depth_before=depth_before,
                 depth_after=depth_after,
                 project=project,
+                team=team or None,
             )
         )
 
