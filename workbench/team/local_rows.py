@@ -114,6 +114,27 @@ def sessions(
         yield row
 
 
+def _memory_row(
+    r: sqlite3.Row, author: str, text_keys: tuple[str, ...], list_keys: tuple[str, ...]
+) -> dict[str, Any]:
+    """The fields observations and summaries share, redacted for the team (each table adds
+    its own after these; every field counts in the content hash)."""
+    row: dict[str, Any] = {
+        "author": author,
+        "local_id": r["id"],
+        "content_session_id": r["content_session_id"],
+        "project": r["project"],
+        "platform_source": r["platform_source"],
+        "prompt_number": r["prompt_number"],
+    }
+    row.update({k: team_text(r[k] or "") for k in text_keys})
+    row.update({k: team_list(r[k]) for k in list_keys})
+    row["discovery_tokens"] = r["discovery_tokens"]
+    row["created_at"] = r["created_at"]
+    row["created_at_epoch"] = r["created_at_epoch"]
+    return row
+
+
 def observations(
     conn: sqlite3.Connection, author: str, project: str, mark: int, since: int
 ) -> Iterator[dict[str, Any]]:
@@ -123,19 +144,7 @@ def observations(
         (project, mark, since),
     )
     for r in rows:
-        row: dict[str, Any] = {
-            "author": author,
-            "local_id": r["id"],
-            "content_session_id": r["content_session_id"],
-            "project": r["project"],
-            "platform_source": r["platform_source"],
-            "prompt_number": r["prompt_number"],
-        }
-        row.update({k: team_text(r[k] or "") for k in OBSERVATION_TEXT})
-        row.update({k: team_list(r[k]) for k in OBSERVATION_LISTS})
-        row["discovery_tokens"] = r["discovery_tokens"]
-        row["created_at"] = r["created_at"]
-        row["created_at_epoch"] = r["created_at_epoch"]
+        row = _memory_row(r, author, OBSERVATION_TEXT, OBSERVATION_LISTS)
         row["deleted_at_epoch"] = None
         row["content_hash"] = content_hash(author, "observations", row)
         row["_mark"] = r["id"]
@@ -153,19 +162,7 @@ def summaries(
         (project, mark, since),
     )
     for r in rows:
-        row: dict[str, Any] = {
-            "author": author,
-            "local_id": r["id"],
-            "content_session_id": r["content_session_id"],
-            "project": r["project"],
-            "platform_source": r["platform_source"],
-            "prompt_number": r["prompt_number"],
-        }
-        row.update({k: team_text(r[k] or "") for k in SUMMARY_TEXT})
-        row.update({k: team_list(r[k]) for k in SUMMARY_LISTS})
-        row["discovery_tokens"] = r["discovery_tokens"]
-        row["created_at"] = r["created_at"]
-        row["created_at_epoch"] = r["created_at_epoch"]
+        row = _memory_row(r, author, SUMMARY_TEXT, SUMMARY_LISTS)
         row["generated_by"] = r["generated_by"]
         row["content_hash"] = content_hash(author, "summaries", row)
         row["_mark"] = r["id"]
