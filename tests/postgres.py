@@ -130,27 +130,17 @@ class Cluster:
             timeout=60,
         )
 
+    def _psql_argv(self, database: str) -> list[str]:
+        """psql as the superuser over loopback: unaligned, tuples only, stop on error."""
+        return [
+            str(self.bin_dir / "psql"),
+            *("-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"),
+            *("-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-d", database),
+        ]
+
     def psql(self, sql: str, database: str = "postgres") -> str:
         out = subprocess.run(
-            [
-                str(self.bin_dir / "psql"),
-                "-X",
-                "-q",
-                "-A",
-                "-t",
-                "-v",
-                "ON_ERROR_STOP=1",
-                "-h",
-                "127.0.0.1",
-                "-p",
-                str(self.port),
-                "-U",
-                "postgres",
-                "-d",
-                database,
-                "-c",
-                sql,
-            ],
+            [*self._psql_argv(database), "-c", sql],
             capture_output=True,
             text=True,
             timeout=60,
@@ -174,23 +164,7 @@ class Cluster:
         catalog) but blocks INSERT: a DuckLake commit waits on it.
         """
         proc = subprocess.Popen(
-            [
-                str(self.bin_dir / "psql"),
-                "-X",
-                "-q",
-                "-A",
-                "-t",
-                "-v",
-                "ON_ERROR_STOP=1",
-                "-h",
-                "127.0.0.1",
-                "-p",
-                str(self.port),
-                "-U",
-                "postgres",
-                "-d",
-                database,
-            ],
+            self._psql_argv(database),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
