@@ -40,8 +40,8 @@ sys.path.insert(0, str(ROOT))
 from workbench.models import OBSERVATION_TYPES, ObservationDraft, SummaryDraft  # noqa: E402
 from workbench.recall.context import ContextLimits, build_session_context  # noqa: E402
 from workbench.store import observations, summaries  # noqa: E402
+from workbench.store.connection import atomic  # noqa: E402
 from workbench.store.database import Store  # noqa: E402
-from workbench.store.db import atomic  # noqa: E402
 
 PROJECT = "bench"
 CWD = "/home/dev/src/bench"

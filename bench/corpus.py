@@ -30,8 +30,8 @@ from workbench.knowledge.render import corpus_text, render_markdown  # noqa: E40
 from workbench.models import OBSERVATION_TYPES, ObservationDraft  # noqa: E402
 from workbench.settings import load_settings  # noqa: E402
 from workbench.store import observations  # noqa: E402
+from workbench.store.connection import atomic  # noqa: E402
 from workbench.store.database import Store  # noqa: E402
-from workbench.store.db import atomic  # noqa: E402
 
 SUBJECTS = ["queue", "spool", "hook", "worker", "schema", "search", "vector", "corpus", "cli"]
 VERBS = ["fixed", "refactored", "documented", "measured", "decided on", "discovered", "changed"]

@@ -30,8 +30,8 @@ from bench import relevance_set, relevance_set_conversations  # noqa: E402
 from workbench.models import ObservationDraft  # noqa: E402
 from workbench.recall import vectors  # noqa: E402
 from workbench.store import observations as store_obs  # noqa: E402
+from workbench.store.connection import atomic  # noqa: E402
 from workbench.store.database import Store  # noqa: E402
-from workbench.store.db import atomic  # noqa: E402
 
 SETS = ("coding", "conversations")
 CLASSES = {

@@ -43,8 +43,8 @@ from workbench.clock import iso_from_ms, now_ms  # noqa: E402
 from workbench.models import OBSERVATION_TYPES  # noqa: E402
 from workbench.recall.filters import SearchFilters  # noqa: E402
 from workbench.recall.search import SearchEngine  # noqa: E402
+from workbench.store.connection import atomic  # noqa: E402
 from workbench.store.database import Store  # noqa: E402
-from workbench.store.db import atomic  # noqa: E402
 
 # (scenario, target p50 ms, target p95 ms) at 100k through HTTP, from issue 3.
 TARGETS = {"http fts": (5.0, 20.0), "http hybrid": (20.0, 40.0)}

@@ -45,8 +45,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from workbench.recall import vectors  # noqa: E402
+from workbench.store.connection import atomic  # noqa: E402
 from workbench.store.database import Store  # noqa: E402
-from workbench.store.db import atomic  # noqa: E402
 
 NOISE = 0.25
 _MODEL: Any = None

@@ -1,5 +1,7 @@
 """``create_app(settings)``: the FastAPI app, built per data dir (no module-level app).
 
+- ``ROUTERS`` lists every router by hand, in the order routes should match (hot ones first);
+  ``service/routes/__init__.py`` maps each module to its paths.
 - Domain errors map to HTTP statuses in one handler (``WorkbenchError.status_code``), and
   request validation errors become a 422 that lists each bad field, so a client sees
   exactly what to fix.
@@ -18,22 +20,38 @@
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from types import ModuleType
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.middleware.trustedhost import TrustedHostMiddleware
 from fastapi.responses import JSONResponse
 
-from service import routes
 from service.boundary import TextBoundary
 from service.limits import LOCAL_ORIGIN, BodyLimit, HtmlSecurityHeaders, LocalOriginOnly
+from service.routes import (
+    agent,
+    analytics,
+    context,
+    corpora,
+    health,
+    index,
+    memory,
+    observations,
+    projects,
+    prompts,
+    queue,
+    search,
+    sessions,
+    stream,
+    summaries,
+    transfer,
+    viewer,
+)
+from service.routes import settings as settings_routes
 from service.routes.viewer import SECURITY_HEADERS
 from service.runtime import Runtime
 from workbench import __version__
@@ -41,26 +59,31 @@ from workbench.errors import WorkbenchError
 from workbench.pidfile import PidFile
 from workbench.settings import Settings
 
-HOT_ROUTES = ("sessions", "health", "context", "search")
-
-
-def route_modules() -> list[ModuleType]:
-    """Every module in ``service/routes/`` that defines a ``router``, in name order.
-
-    Discovery instead of a hand-kept list: a new resource is one new file, and no two
-    changes ever need to edit the same line to register theirs.
-    """
-    found = []
-    names = sorted(pkgutil.iter_modules(routes.__path__), key=lambda i: i.name)
-    # Routes match in inclusion order, one router at a time: the hook routes (every tool
-    # call), health and context (every SessionStart) and search go first, so the paths that
-    # hooks and agents hit never pay for matching the viewer's and analytics' routes.
-    names.sort(key=lambda i: i.name not in HOT_ROUTES)
-    for info in names:
-        module = importlib.import_module(f"service.routes.{info.name}")
-        if hasattr(module, "router"):
-            found.append(module)
-    return found
+# Every router, in inclusion order; a new resource module is added here by hand.
+# Routes match in inclusion order, one router at a time: the hook routes (every tool call),
+# health and context (every SessionStart) and search go first, so the paths that hooks and
+# agents hit never pay for matching the viewer's and analytics' routes. The corpus GET/DELETE
+# routes take ``{name:path}``: corpora comes before agent, whose POSTs they cannot shadow.
+ROUTERS: tuple[APIRouter, ...] = (
+    sessions.router,
+    health.router,
+    context.router,
+    search.router,
+    observations.router,
+    prompts.router,
+    summaries.router,
+    projects.router,
+    analytics.router,
+    corpora.router,
+    agent.router,
+    memory.router,
+    index.router,
+    queue.router,
+    transfer.router,
+    settings_routes.router,
+    stream.router,
+    viewer.router,
+)
 
 
 def create_app(settings: Settings, *, pid_lock: bool | PidFile = True) -> FastAPI:
@@ -81,8 +104,8 @@ def create_app(settings: Settings, *, pid_lock: bool | PidFile = True) -> FastAP
         docs_url=None,
         redoc_url=None,
     )
-    for module in route_modules():
-        app.include_router(module.router)
+    for router in ROUTERS:
+        app.include_router(router)
 
     @app.exception_handler(WorkbenchError)
     async def domain_error(_: Request, exc: WorkbenchError) -> JSONResponse:

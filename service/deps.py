@@ -17,6 +17,7 @@ from fastapi import Depends, Request
 
 from service.runtime import Runtime
 from workbench.ingest import Ingestor
+from workbench.knowledge.agent import KnowledgeAgent
 from workbench.settings import Settings
 
 
@@ -35,6 +36,12 @@ async def get_settings(request: Request) -> Settings:
     return runtime.settings
 
 
+async def get_knowledge_agent(request: Request) -> KnowledgeAgent:
+    """The runtime's one ``KnowledgeAgent``; making it touches no file (safe on the loop)."""
+    runtime: Runtime = request.app.state.runtime
+    return runtime.knowledge_agent()
+
+
 async def get_event_key(request: Request) -> str | None:
     """The hook's idempotency key (``Idempotency-Key`` header), if it sent one."""
     key = request.headers.get("idempotency-key")
@@ -44,4 +51,5 @@ async def get_event_key(request: Request) -> str | None:
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 IngestorDep = Annotated[Ingestor, Depends(get_ingestor)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
+KnowledgeAgentDep = Annotated[KnowledgeAgent, Depends(get_knowledge_agent)]
 EventKeyDep = Annotated[str | None, Depends(get_event_key)]

@@ -21,6 +21,7 @@ from service.worker import Worker
 from workbench.compress.base import build_compressor
 from workbench.derive import Derived
 from workbench.ingest import Ingestor
+from workbench.knowledge.agent import KnowledgeAgent
 from workbench.pidfile import PidFile
 from workbench.recall.embed import load_embedder
 from workbench.recall.indexer import Indexer, IndexRanker
@@ -59,6 +60,10 @@ class Runtime:
     hook_writers: ThreadPoolExecutor = field(
         default_factory=lambda: ThreadPoolExecutor(4, thread_name_prefix="workbench-hook-writer")
     )
+
+    # The corpus routes' knowledge agent (it caches the Anthropic client), made on first use.
+    _knowledge_agent: KnowledgeAgent | None = None
+    _agent_lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
     def start(cls, settings: Settings, *, pid_lock: bool | PidFile = True) -> Runtime:
@@ -176,6 +181,15 @@ class Runtime:
             self.store.close()
         if self.pidfile:
             self.pidfile.release()
+
+    def knowledge_agent(self) -> KnowledgeAgent:
+        """The one ``KnowledgeAgent`` of this runtime, over its store and vector ranker."""
+        with self._agent_lock:
+            if self._knowledge_agent is None:
+                self._knowledge_agent = KnowledgeAgent(
+                    self.settings, store_or_conn=self.store, ranker=self.vector_ranker
+                )
+            return self._knowledge_agent
 
     @property
     def vector_ranker(self) -> IndexRanker | None:

@@ -32,8 +32,8 @@ from workbench.errors import CompressionError
 from workbench.models import CompressionResult
 from workbench.settings import Settings
 from workbench.store import events
+from workbench.store.connection import atomic, is_store_fault
 from workbench.store.database import Store
-from workbench.store.db import atomic, is_store_fault
 from workbench.store.events import EventRow
 
 log = logging.getLogger("workbench.worker")

@@ -19,8 +19,8 @@ from typing import Any
 from workbench.models import ObservationDraft, SummaryDraft
 from workbench.recall import ledger
 from workbench.store import observations, sessions, summaries
+from workbench.store.connection import atomic
 from workbench.store.database import Store
-from workbench.store.db import atomic
 
 T1 = 1_700_000_000_000  # s1 start, 2023-11-14
 T2 = 1_700_100_000_000  # s2 start, 2023-11-16

@@ -285,7 +285,7 @@ def migrate_until(conn: sqlite3.Connection, last: str) -> None:
     migrations, one transaction each, recorded in ``_migrations``.
     """
     from workbench.store import schema
-    from workbench.store.db import atomic
+    from workbench.store.connection import atomic
 
     schema._ensure_table(conn)
     for name, fn in schema.MIGRATIONS:
@@ -353,8 +353,8 @@ def store_of_titles(path: Path, titles: Iterable[str]) -> Iterator[Any]:
     """
     from workbench.models import ObservationDraft
     from workbench.store import observations
+    from workbench.store.connection import atomic
     from workbench.store.database import Store
-    from workbench.store.db import atomic
 
     with Store(path) as store:
         with atomic(store.conn):

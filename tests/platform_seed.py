@@ -11,8 +11,8 @@ from __future__ import annotations
 from workbench.clock import ms_from_iso
 from workbench.models import ObservationDraft, SummaryDraft
 from workbench.store import observations, sessions, summaries
+from workbench.store.connection import atomic
 from workbench.store.database import Store
-from workbench.store.db import atomic
 
 # session -> (project, platform_source, day of December 2026, observation type, title)
 SESSIONS = {

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from workbench.clock import ms_from_iso
 from workbench.models import ObservationDraft, SummaryDraft
 from workbench.store import observations, sessions, summaries
+from workbench.store.connection import atomic
 from workbench.store.database import Store
-from workbench.store.db import atomic
 
 PROJECTS = ("payments-api", "webapp", "infra")
 ROOTS = {

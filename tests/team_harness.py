@@ -116,8 +116,8 @@ def seed(
     """Observations (one per title) in one session of ``project``; returns their ids."""
     from workbench.models import ObservationDraft, SummaryDraft
     from workbench.store import observations, sessions, summaries
+    from workbench.store.connection import atomic
     from workbench.store.database import Store
-    from workbench.store.db import atomic
 
     ids = []
     with Store(data_dir / "workbench.db") as store, atomic(store.conn):

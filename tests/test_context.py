@@ -29,8 +29,8 @@ from workbench.recall.tokens import estimate_tokens
 from workbench.redact import strip_private
 from workbench.settings import load_settings
 from workbench.store import observations, sessions, summaries
+from workbench.store.connection import atomic
 from workbench.store.database import Store
-from workbench.store.db import atomic
 
 PROJECT = "acme-api"
 SESSION_A = "3f2b8c1e-7d4a-4e9b-a6c2-1b5e9d0f4a7c"

@@ -18,8 +18,8 @@ from workbench.knowledge.render import corpus_text, render_markdown, system_bloc
 from workbench.models import ObservationDraft
 from workbench.settings import Settings, load_settings
 from workbench.store import observations
+from workbench.store.connection import atomic
 from workbench.store.database import Store
-from workbench.store.db import atomic
 
 DAY_MS = 86_400_000
 T0 = 1_764_547_200_000  # 2025-12-01T00:00:00Z

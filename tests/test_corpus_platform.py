@@ -22,7 +22,7 @@ from workbench.models import ObservationDraft
 from workbench.platforms import PLATFORM_SOURCES
 from workbench.settings import load_settings
 from workbench.store import observations
-from workbench.store.db import atomic
+from workbench.store.connection import atomic
 
 
 @pytest.fixture

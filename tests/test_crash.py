@@ -14,8 +14,8 @@ from typing import Any
 
 from tests.fake_anthropic import Scripted, error_body
 from workbench.store import events
+from workbench.store.connection import atomic
 from workbench.store.database import Store
-from workbench.store.db import atomic
 
 OBSERVATION_XML = (
     "<observation><type>discovery</type><title>Loader reads the cache first</title>"

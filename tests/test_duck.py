@@ -20,7 +20,7 @@ from workbench.errors import NotFound, WorkbenchError
 from workbench.knowledge import duck
 from workbench.models import ObservationDraft
 from workbench.store import observations
-from workbench.store.db import atomic
+from workbench.store.connection import atomic
 
 
 @pytest.fixture

@@ -17,8 +17,8 @@ from workbench.recall import embed, fts, vectors
 from workbench.recall.filters import SearchFilters
 from workbench.settings import load_settings
 from workbench.store import observations
+from workbench.store.connection import atomic
 from workbench.store.database import Store
-from workbench.store.db import atomic
 
 # (title, narrative, paraphrased query sharing no content word with title/narrative)
 LABELLED = [

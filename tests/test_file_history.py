@@ -23,8 +23,8 @@ from workbench.recall.file_history import candidates, file_context, find, select
 from workbench.redact import strip_private
 from workbench.settings import load_settings
 from workbench.store import observations
+from workbench.store.connection import atomic
 from workbench.store.database import Store
-from workbench.store.db import atomic
 
 T0 = ms_from_iso("2026-11-20T10:00:00Z")
 HOUR = 3_600_000

@@ -17,8 +17,8 @@ from workbench.recall import fts
 from workbench.recall.filters import SearchFilters
 from workbench.recall.fts import match_expression
 from workbench.store import observations
+from workbench.store.connection import atomic
 from workbench.store.database import Store
-from workbench.store.db import atomic
 
 
 @pytest.fixture(scope="module")

@@ -22,8 +22,8 @@ from tests.conftest import Service, base_env, free_port
 from workbench.models import ObservationDraft
 from workbench.recall import fts
 from workbench.store import observations
+from workbench.store.connection import atomic
 from workbench.store.database import Store
-from workbench.store.db import atomic
 
 TITLE = "Bumped cypress for TimelineScheduler"
 

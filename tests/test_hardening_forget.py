@@ -30,8 +30,8 @@ from workbench import forget
 from workbench.derive import store_result
 from workbench.models import CompressionResult, ObservationDraft
 from workbench.store import deletions, events, observations, transfer
+from workbench.store.connection import atomic
 from workbench.store.database import Store
-from workbench.store.db import atomic
 
 MARKER = "zqxforgetmarker7731"  # lowercase: the FTS index stores tokens lowercased
 

@@ -32,8 +32,8 @@ from workbench.clock import now_ms
 from workbench.models import ObservationDraft
 from workbench.settings import load_settings
 from workbench.store import observations
+from workbench.store.connection import atomic
 from workbench.store.database import Store
-from workbench.store.db import atomic
 
 DAY_MS = 86_400_000
 BIG = "x = 1  # a line of code\n" * 100  # 2,400 bytes

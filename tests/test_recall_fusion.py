@@ -23,8 +23,8 @@ from workbench.recall.fusion import FusionParams
 from workbench.recall.search import SearchEngine, rankers_of
 from workbench.settings import load_settings
 from workbench.store import observations
+from workbench.store.connection import atomic
 from workbench.store.database import Store
-from workbench.store.db import atomic
 
 WEIGHTED = FusionParams(method="weighted", fts_weight=0.2, vector_weight=0.8, fts_gate=0.4)
 

@@ -25,8 +25,8 @@ from workbench.recall import vectors
 from workbench.recall.search import SearchEngine
 from workbench.settings import load_settings
 from workbench.store import observations
+from workbench.store.connection import atomic
 from workbench.store.database import Store
-from workbench.store.db import atomic
 
 METRICS = ("R@5", "R@10", "MRR")
 

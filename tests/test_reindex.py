@@ -25,8 +25,8 @@ from workbench.recall import vectors
 from workbench.recall.indexer import Indexer
 from workbench.settings import load_settings
 from workbench.store import observations
+from workbench.store.connection import atomic
 from workbench.store.database import Store
-from workbench.store.db import atomic
 
 NOTES = [
     ("Stripe webhook retries caused duplicate refunds", "Added idempotency keys per event id."),

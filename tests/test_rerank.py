@@ -22,8 +22,8 @@ from workbench.recall import rerank, rerank_features
 from workbench.recall.rerank_features import FEATURES, Candidates
 from workbench.recall.search import SearchEngine
 from workbench.settings import load_settings
+from workbench.store.connection import atomic
 from workbench.store.database import Store
-from workbench.store.db import atomic
 
 TARGET = "Bumped cypress for TimelineScheduler"
 MEMORIES = [

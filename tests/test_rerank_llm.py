@@ -21,8 +21,8 @@ from workbench.recall import rerank_llm
 from workbench.recall.search import SearchEngine
 from workbench.settings import Settings, load_settings
 from workbench.store import observations
+from workbench.store.connection import atomic
 from workbench.store.database import Store
-from workbench.store.db import atomic
 
 QUERY = "why did the nightly ledger export fail"
 MEMORIES = [

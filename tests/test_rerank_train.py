@@ -23,8 +23,8 @@ from workbench.recall import rerank, rerank_train
 from workbench.recall.rerank_features import FEATURES
 from workbench.settings import load_settings
 from workbench.store import observations
+from workbench.store.connection import atomic
 from workbench.store.database import Store
-from workbench.store.db import atomic
 
 NOUNS = (
     "ledger invoice webhook refund cursor palette schema migration token session cache "

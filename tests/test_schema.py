@@ -19,8 +19,8 @@ from tests.conftest import migrate_until
 from workbench.errors import SchemaTooNew
 from workbench.models import ObservationDraft, SummaryDraft
 from workbench.store import observations, schema, sessions, summaries
+from workbench.store.connection import atomic, connect
 from workbench.store.database import Store
-from workbench.store.db import atomic, connect
 
 EXPECTED_COLUMNS = {
     "sessions": {

@@ -8,7 +8,7 @@ from pathlib import Path
 from tests.conftest import migrate_until
 from workbench.models import ObservationDraft
 from workbench.store import observations, schema, sessions
-from workbench.store.db import atomic, connect
+from workbench.store.connection import atomic, connect
 
 
 def _legacy_observation(conn: sqlite3.Connection, content_session_id: str | None, n: int) -> int:

@@ -19,8 +19,8 @@ from workbench.recall import totals
 from workbench.recall.filters import SearchFilters
 from workbench.recall.search import SearchEngine
 from workbench.store import observations, sessions, summaries
+from workbench.store.connection import atomic
 from workbench.store.database import Store
-from workbench.store.db import atomic
 
 ZEBRAS = 57  # observations with the word, 20 of them in project "zoo"
 IN_ZOO = 20

@@ -15,8 +15,8 @@ import pytest
 from workbench.errors import InvalidInput
 from workbench.models import ObservationDraft, SummaryDraft
 from workbench.store import observations, sessions, stats, summaries, transfer
+from workbench.store.connection import atomic
 from workbench.store.database import Store
-from workbench.store.db import atomic
 
 KINDS = ("sessions", "prompts", "observations", "summaries")
 

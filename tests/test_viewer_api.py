@@ -27,7 +27,7 @@ import pytest
 
 from tests.conftest import ROOT, Service, base_env, free_port, http_json
 from workbench.store import schema
-from workbench.store.db import connect
+from workbench.store.connection import connect
 
 STATIC = ROOT / "service" / "static"
 EVIL = "http://evil.example"

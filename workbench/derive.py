@@ -18,8 +18,8 @@ from typing import Any
 from workbench.compress.base import Compressor
 from workbench.models import CompressionResult, SummaryRequest, ToolEvent
 from workbench.store import deletions, events, observations, sessions, summaries
+from workbench.store.connection import atomic
 from workbench.store.database import Store
-from workbench.store.db import atomic
 from workbench.store.events import EventRow
 
 

@@ -32,8 +32,8 @@ from workbench.models import ObservationDraft, Session
 from workbench.redact import is_task_notification, redact_value, strip_private
 from workbench.settings import Settings
 from workbench.store import events, observations, sessions
+from workbench.store.connection import atomic
 from workbench.store.database import Store
-from workbench.store.db import atomic
 
 Status = Literal["queued", "stored", "duplicate", "skipped"]
 ELISION = "\n[… {n} chars elided by workbench …]\n"

@@ -1,12 +1,12 @@
-"""``GET /api/stats/{economics,types,activity,files,concepts,cooccurrence,sessions,roi}``.
+"""``GET /api/stats`` (the store overview) and its analytics sub-resources
+``GET /api/stats/{economics,types,activity,files,concepts,cooccurrence,sessions,roi}``.
 
-Each route runs one ``knowledge.reports`` report over the read-only DuckDB views and returns
+The overview counts the store's rows and reports the worker and the spool. Each
+sub-resource runs one ``knowledge.reports`` report over the read-only DuckDB views and returns
 ``{"items": [...], "summary": {...}}`` (the same JSON as ``workbench stats --json``). Query
 parameters: ``project``, ``dateStart``, ``dateEnd`` (ISO; a plain end date includes that day),
 ``platform_source`` (or ``platformSource``: one agent platform, a 422 listing the known ones
-for any other),
-``by`` where a statistic has groupings, ``limit`` for the top-N ones. ``GET /api/stats`` (the
-store overview) lives in ``stats.py``; these are its sub-resources.
+for any other), ``by`` where a statistic has groupings, ``limit`` for the top-N ones.
 
 The DuckDB connection is the process's shared one (``duck.cursor``): set up once, a cursor per
 request, because the routes run on the thread pool.
@@ -20,8 +20,10 @@ from fastapi import APIRouter, Depends, Query
 
 from service.deps import RuntimeDep
 from service.runtime import Runtime
+from workbench import spool
 from workbench.knowledge.stats import Scope
 from workbench.platform_filter import one_platform
+from workbench.store import stats
 
 router = APIRouter(prefix="/api/stats", tags=["analytics"])
 
@@ -51,6 +53,20 @@ def _report(runtime: Runtime, kind: str, scope: Scope, **options: Any) -> dict[s
 
     with duck.cursor(runtime.settings.db_path) as con:
         return reports.report(con, kind, scope, **options).to_json()
+
+
+@router.get("")
+def overview(runtime: RuntimeDep) -> dict[str, Any]:
+    return {
+        **stats.overview(runtime.store.conn),
+        "worker": {
+            "processed": runtime.worker.processed,
+            "lastError": runtime.worker.last_error,
+            "compressor": runtime.settings.active_compressor(),
+        },
+        "spool": spool.backlog(runtime.settings.spool_dir),
+        "uptimeSeconds": round(runtime.uptime_s, 1),
+    }
 
 
 @router.get("/economics")

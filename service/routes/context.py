@@ -11,9 +11,6 @@
   an empty body when ``prompt_injection`` is off, the prompt is short, or no vector ranker runs.
 - ``GET /api/context/file?path=&cwd=&mtime=`` → text/plain, the file-history block before a
   Read, or an empty body (no history, or the file changed after it: ``mtime`` in epoch ms).
-- ``GET /api/observations/by-file?path=&cwd=&limit=`` → JSON, every observation that read or
-  modified the file (absolute and cwd-relative candidates), newest first; a query, so it
-  writes nothing.
 
 The three ``/api/context/*`` routes take ``contentSessionId`` and record what they returned
 in the injection ledger (``workbench.recall.ledger``), here, so every client (the hooks, the
@@ -29,7 +26,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query
 from fastapi.responses import PlainTextResponse
@@ -53,7 +50,7 @@ from workbench.recall.context import (
 from workbench.recall.filters import coerce_list
 from workbench.recall.ledger import InjectionKind
 from workbench.recall.prompt_context import MAX_QUERY_CHARS, related, render_prompt_context
-from workbench.store.db import write_wait
+from workbench.store.connection import write_wait
 
 log = logging.getLogger("workbench.service")
 router = APIRouter(prefix="/api", tags=["context"])
@@ -194,24 +191,3 @@ def file_context(
         project = project_from_cwd(cwd) if cwd else None
         _record(runtime, injection, "file", session, project)
     return _text(injection)
-
-
-@router.get("/observations/by-file")
-def by_file(
-    runtime: RuntimeDep,
-    path: PathParam,
-    cwd: CwdParam = "",
-    limit: Annotated[int, Query(ge=1, le=file_history.MATCH_LIMIT)] = 100,
-) -> dict[str, Any]:
-    cands = file_history.candidates(path, cwd)
-    hits = file_history.find(runtime.store.conn, cands, limit=limit)
-    return {
-        "path": path,
-        "candidates": {"absolute": list(cands.absolute), "relative": list(cands.relative)},
-        "project": cands.project,
-        "count": len(hits),
-        "observations": [
-            {**h.observation.model_dump(), "fileAction": "modified" if h.modified else "read"}
-            for h in hits
-        ],
-    }

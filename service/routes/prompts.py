@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter
 
 from service.deps import RuntimeDep
-from service.routes.pagination import PageDep, page
+from service.pagination import PageDep, page
 from workbench.store import sessions
 
 router = APIRouter(prefix="/api", tags=["prompts"])
@@ -17,19 +17,6 @@ router = APIRouter(prefix="/api", tags=["prompts"])
 def list_prompts(runtime: RuntimeDep, params: PageDep) -> dict[str, Any]:
     conn = runtime.store.conn
     items, more = sessions.list_prompts(
-        conn,
-        project=params.project,
-        offset=params.offset,
-        limit=params.limit,
-        platform_source=params.platform_source,
-    )
-    return page(items, more, params)
-
-
-@router.get("/sessions")
-def list_sessions(runtime: RuntimeDep, params: PageDep) -> dict[str, Any]:
-    conn = runtime.store.conn
-    items, more = sessions.list_sessions(
         conn,
         project=params.project,
         offset=params.offset,

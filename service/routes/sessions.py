@@ -1,4 +1,7 @@
-"""The hook routes. Enqueue and return: each answers in about a millisecond.
+"""Sessions: the hook routes that write them, and ``GET /api/sessions`` (a page, newest first).
+
+The hook routes (``POST /api/sessions/{init,observations,summarize,end}``) enqueue and
+return: each answers in about a millisecond.
 
 No SQLite call runs on the event loop. The routes are ``async def`` (parsing and validation
 stay on the loop, where they are cheapest) and hand the one write transaction to the
@@ -24,11 +27,13 @@ from typing import Any, Protocol
 from fastapi import APIRouter
 
 from service.deps import EventKeyDep, RuntimeDep
+from service.pagination import PageDep, page
 from service.runtime import Runtime
 from service.schemas import SessionEnd, SessionInit, Summarize, ToolObservation
 from workbench.errors import StoreBusy, StoreUnavailable
 from workbench.ingest import Ingestor, IngestResult
-from workbench.store.db import is_store_fault, write_wait
+from workbench.store import sessions
+from workbench.store.connection import is_store_fault, write_wait
 
 router = APIRouter(prefix="/api/sessions", tags=["sessions"])
 
@@ -89,3 +94,16 @@ async def summarize(body: Summarize, runtime: RuntimeDep, key: EventKeyDep) -> d
 @router.post("/end")
 async def end(body: SessionEnd, runtime: RuntimeDep, key: EventKeyDep) -> dict[str, Any]:
     return await _off_loop(runtime, body, key)
+
+
+@router.get("")
+def list_sessions(runtime: RuntimeDep, params: PageDep) -> dict[str, Any]:
+    """A page of sessions, newest first (plain ``def``: the read runs on the thread pool)."""
+    items, more = sessions.list_sessions(
+        runtime.store.conn,
+        project=params.project,
+        offset=params.offset,
+        limit=params.limit,
+        platform_source=params.platform_source,
+    )
+    return page(items, more, params)

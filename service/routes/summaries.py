@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter
 
 from service.deps import RuntimeDep
-from service.routes.pagination import PageDep, page
+from service.pagination import PageDep, page
 from workbench.store import summaries
 
 router = APIRouter(prefix="/api", tags=["summaries"])

@@ -257,7 +257,7 @@ def doctor(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
     from workbench import launch, spool
     from workbench.errors import WorkbenchError
     from workbench.store import schema
-    from workbench.store.db import connect
+    from workbench.store.connection import connect
 
     settings = load_settings(data_dir)
     checks = [

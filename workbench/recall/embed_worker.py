@@ -85,7 +85,7 @@ def run(data_dir: str, model: str, threads: int | None) -> int:
     from workbench.recall import vectors
     from workbench.recall.embed import background_threads, load_embedder
     from workbench.settings import load_settings
-    from workbench.store.db import connect
+    from workbench.store.connection import connect
 
     settings = load_settings(data_dir)
     # One thread per core but one (measured on 2 busy cores: 53 texts/s on one thread, 35 on

@@ -37,8 +37,8 @@ from workbench.recall.embed import Embedder, background_threads, load_embedder
 from workbench.recall.vectors import VectorIndex
 from workbench.recall.worker_process import EmbedWorkerProcess
 from workbench.settings import Settings
+from workbench.store.connection import atomic
 from workbench.store.database import Store
-from workbench.store.db import atomic
 from workbench.store.schema import rebuild_fts
 
 log = logging.getLogger("workbench.recall")

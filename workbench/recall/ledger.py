@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from workbench.clock import iso_from_ms, now_ms
-from workbench.store.db import atomic
+from workbench.store.connection import atomic
 
 InjectionKind = Literal["session_start", "prompt", "file", "other"]
 Shown = Literal["index", "full", "file"]

@@ -29,7 +29,7 @@ from typing import Any
 from workbench.clock import now_ms
 from workbench.compress.prompts import fence
 from workbench.recall import ledger
-from workbench.store.db import atomic
+from workbench.store.connection import atomic
 
 log = logging.getLogger("workbench.recall")
 

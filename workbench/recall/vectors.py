@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from workbench.store.db import atomic
+from workbench.store.connection import atomic
 
 IndexKind = Literal["flat", "hnsw", "fp16", "hnsw_fp16", "sq8"]
 KINDS: tuple[str, ...] = ("flat", "hnsw", "fp16", "hnsw_fp16", "sq8")

@@ -10,7 +10,7 @@ triggers, ``workbench reindex``), vectors and the FAISS index, corpora, analytic
 Temporary staleness of derived state is always better than a deadlock or a lost write.
 
 Modules:
-- ``db``            connection policy (pragmas, each with its reason) and ``atomic()``
+- ``connection``    connection policy (pragmas, each with its reason) and ``atomic()``
 - ``database``      ``Store``: one file, migrated on open, one connection per thread
 - ``schema``        numbered migrations, each applied with its record in one transaction
 - ``identifiers``   CamelCase words expanded into their parts for the FTS index

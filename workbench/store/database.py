@@ -6,7 +6,8 @@ own long-lived connection. ``close()`` closes every connection it handed out.
 
 A writable store remembers which file it opened (device and inode). If that file is deleted
 or replaced while the store is open, ``problem()`` says so, no new connection is opened onto
-whatever now sits at the path, and every write is refused (``StoreGone``, see ``db.atomic``).
+whatever now sits at the path, and every write is refused (``StoreGone``, see
+``connection.atomic``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from workbench.errors import StoreGone
 from workbench.store import schema
-from workbench.store.db import FileId, connect, file_problem
+from workbench.store.connection import FileId, connect, file_problem
 
 
 class Store:

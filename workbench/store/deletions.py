@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from workbench.clock import iso_from_ms, now_ms
 from workbench.models import ObservationDraft
 from workbench.store import events
-from workbench.store.db import atomic
+from workbench.store.connection import atomic
 from workbench.store.events import Scrub
 from workbench.store.observations import content_hash
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.clock import iso_from_ms, now_ms
-from workbench.store.db import atomic
+from workbench.store.connection import atomic
 
 WORKER_ID = f"pid:{os.getpid()}"
 

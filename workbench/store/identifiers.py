@@ -15,7 +15,7 @@ The whole stays first, so text to its left stays adjacent to it (a phrase of the
 words still matches), and the parts follow, so "timeline scheduler …" matches too.
 
 Where it runs: the FTS triggers call it as the SQL function ``wb_split_identifiers``
-(``SQL_FUNCTION``), which ``store.db.connect`` registers on every connection; the query side
+(``SQL_FUNCTION``), which ``store.connection.connect`` registers on every connection; the query side
 (``recall.fts``) expands the user's text the same way, so phrases built from a query line up
 with the indexed tokens. A connection without the function (the ``sqlite3`` shell) can read
 and search the store but cannot write observations, prompts or summaries: the store has one

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from workbench.errors import SchemaTooNew
-from workbench.store.db import atomic
+from workbench.store.connection import atomic
 from workbench.store.identifiers import SQL_FUNCTION as SPLIT_FUNCTION
 
 Migration = Callable[[sqlite3.Connection], None]
@@ -568,7 +568,7 @@ def m008_fts_code_identifiers(conn: sqlite3.Connection) -> None:
     ``ReviewBuildWorker`` was one token, so "build worker" could not find it (snake_case,
     kebab-case and paths were already cut by the tokenizer). The triggers now index each
     column through ``wb_split_identifiers`` (``store.identifiers``; registered on every
-    connection by ``store.db.connect``), which appends a CamelCase word's parts after it.
+    connection by ``store.connection.connect``), which appends a CamelCase word's parts after it.
 
     The FTS tables become contentless (``content=''``): what is indexed is no longer the
     canonical text itself, so FTS5 must not read it back from the canonical table ('rebuild',

@@ -51,7 +51,7 @@ from workbench.store import deletions
 from workbench.store import observations as obs_store
 from workbench.store import sessions as session_store
 from workbench.store import summaries as summary_store
-from workbench.store.db import atomic
+from workbench.store.connection import atomic
 
 FORMAT = "workbench-export"
 VERSION = 1

@@ -1,13 +1,10 @@
-"""Corpora and the knowledge agent over HTTP (paths and methods are the contract).
+"""Corpora over HTTP (paths and methods are the contract); the agent's routes are ``agent.py``.
 
 - ``POST /api/corpus`` builds (or replaces) a corpus from ``{name, description?, project?,
   types?, concepts?, files?, query?, dateStart?, dateEnd?, platformSource?, limit?}``;
   ``GET /api/corpus`` lists them with stats and primed state; ``GET /api/corpus/{name}`` is
   one corpus's metadata (no observations); ``DELETE`` removes it; ``POST …/rebuild`` re-runs
   its stored filter (clearing the session, without re-priming).
-- ``POST …/prime`` → ``{session_id, name}``; ``POST …/query`` ``{question}`` → ``{answer,
-  session_id, citations, usage}``; ``POST …/reprime`` starts a fresh conversation. A query on
-  a corpus that is not primed primes it automatically (``auto_primed: true``).
 
 Validation is the library's, so the HTTP API, the CLI and the MCP tools refuse the same
 things with the same words: a bad name is a 400 ``INVALID_CORPUS_NAME`` stating the rule, a bad
@@ -24,12 +21,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Request
+from fastapi import APIRouter, Body
 
-from service.deps import RuntimeDep
-from workbench.errors import InvalidInput
+from service.deps import KnowledgeAgentDep, RuntimeDep
 from workbench.knowledge import corpus
-from workbench.knowledge.agent import KnowledgeAgent
 from workbench.knowledge.corpus_filter import parse_filter
 
 router = APIRouter(prefix="/api/corpus", tags=["corpus"])
@@ -37,27 +32,13 @@ router = APIRouter(prefix="/api/corpus", tags=["corpus"])
 JsonObject = Annotated[dict[str, Any], Body()]
 
 
-def _agent(request: Request, runtime: Any) -> KnowledgeAgent:
-    """The app's one ``KnowledgeAgent`` (it caches the Anthropic client), made on first use."""
-    agent: KnowledgeAgent | None = getattr(request.app.state, "knowledge_agent", None)
-    if agent is None or agent.store_or_conn is not runtime.store:
-        agent = KnowledgeAgent(
-            runtime.settings,
-            store_or_conn=runtime.store,
-            ranker=getattr(runtime, "vector_ranker", None),
-        )
-        request.app.state.knowledge_agent = agent
-    return agent
-
-
 @router.post("")
-def build(body: JsonObject, request: Request, runtime: RuntimeDep) -> dict[str, Any]:
+def build(body: JsonObject, runtime: RuntimeDep, agent: KnowledgeAgentDep) -> dict[str, Any]:
     fields = dict(body)
     name = fields.pop("name", None)
     description = fields.pop("description", "")
     corpus.validate_name(name)  # before the filter: the name error is the one to fix first
     flt = parse_filter(fields)
-    agent = _agent(request, runtime)
     built, replaced = corpus.build(
         runtime.store.conn,
         runtime.settings,
@@ -76,32 +57,11 @@ def list_corpora(runtime: RuntimeDep) -> dict[str, Any]:
 
 
 @router.post("/{name}/rebuild")
-def rebuild(name: str, request: Request, runtime: RuntimeDep) -> dict[str, Any]:
-    agent = _agent(request, runtime)
+def rebuild(name: str, runtime: RuntimeDep, agent: KnowledgeAgentDep) -> dict[str, Any]:
     rebuilt, changes = corpus.rebuild(
         runtime.store.conn, runtime.settings, name, search=agent.selection_search()
     )
     return {**rebuilt.metadata(), **changes}
-
-
-@router.post("/{name}/prime")
-def prime(name: str, request: Request, runtime: RuntimeDep) -> dict[str, Any]:
-    return _agent(request, runtime).prime(name)
-
-
-@router.post("/{name}/query")
-def query(name: str, body: JsonObject, request: Request, runtime: RuntimeDep) -> dict[str, Any]:
-    unknown = sorted(set(body) - {"question"})
-    if unknown:
-        raise InvalidInput(
-            f'unknown field {", ".join(repr(k) for k in unknown)}; send {{"question": "…"}}'
-        )
-    return _agent(request, runtime).query(name, body.get("question"))
-
-
-@router.post("/{name}/reprime")
-def reprime(name: str, request: Request, runtime: RuntimeDep) -> dict[str, Any]:
-    return _agent(request, runtime).reprime(name)
 
 
 @router.get("/{name:path}")

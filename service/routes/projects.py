@@ -1,0 +1,22 @@
+"""``GET /api/projects``: every project in the store, with its counts (the viewer's filter).
+
+Its own resource: a project is what sessions, observations and summaries are grouped by, so
+none of their modules is a better home.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from service.deps import RuntimeDep
+from workbench.store import stats
+
+router = APIRouter(prefix="/api", tags=["projects"])
+
+
+@router.get("/projects")
+def get_projects(runtime: RuntimeDep) -> dict[str, Any]:
+    details = stats.projects(runtime.store.conn)
+    return {"projects": [d["name"] for d in details], "details": details}
