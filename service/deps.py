@@ -1,4 +1,7 @@
-"""``Annotated`` dependency aliases, so route signatures read ``def route(conn: ConnDep)``.
+"""``Annotated`` dependency aliases, so route signatures read ``def route(runtime: RuntimeDep)``.
+
+Routes reach the running service only through these typed providers: ``runtime_of`` is the
+one place that reads ``app.state`` (untyped by Starlette), and checks what it finds.
 
 The providers are ``async def`` on purpose: FastAPI runs a plain ``def`` dependency in the
 thread pool, and four such hops per request cost more than the whole ingest transaction.
@@ -16,30 +19,47 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from service.runtime import Runtime
+from workbench.errors import ServiceUnavailable
 from workbench.ingest import Ingestor
 from workbench.knowledge.agent import KnowledgeAgent
+from workbench.recall.indexer import Indexer
 from workbench.settings import Settings
 
 
-async def get_runtime(request: Request) -> Runtime:
-    runtime: Runtime = request.app.state.runtime
+def runtime_of(request: Request) -> Runtime:
+    """The app's ``Runtime``, set by the lifespan (``service.app.create_app``)."""
+    runtime = getattr(request.app.state, "runtime", None)
+    if not isinstance(runtime, Runtime):
+        raise ServiceUnavailable("the service is still starting or already stopping; retry")
     return runtime
 
 
+async def get_runtime(request: Request) -> Runtime:
+    return runtime_of(request)
+
+
 async def get_ingestor(request: Request) -> Ingestor:
-    runtime: Runtime = request.app.state.runtime
-    return runtime.ingestor
+    return runtime_of(request).ingestor
 
 
 async def get_settings(request: Request) -> Settings:
-    runtime: Runtime = request.app.state.runtime
-    return runtime.settings
+    return runtime_of(request).settings
 
 
 async def get_knowledge_agent(request: Request) -> KnowledgeAgent:
     """The runtime's one ``KnowledgeAgent``; making it touches no file (safe on the loop)."""
-    runtime: Runtime = request.app.state.runtime
-    return runtime.knowledge_agent()
+    return runtime_of(request).knowledge_agent()
+
+
+async def get_indexer(request: Request) -> Indexer:
+    """The running indexer, or a 503 that says how to get one back."""
+    indexer = runtime_of(request).indexer
+    if indexer is None or not indexer.is_alive():
+        raise ServiceUnavailable(
+            "the indexer is not running in this service; restart it with "
+            "`workbench stop && workbench serve --detach`"
+        )
+    return indexer
 
 
 async def get_event_key(request: Request) -> str | None:
@@ -52,4 +72,5 @@ RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
 IngestorDep = Annotated[Ingestor, Depends(get_ingestor)]
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 KnowledgeAgentDep = Annotated[KnowledgeAgent, Depends(get_knowledge_agent)]
+IndexerDep = Annotated[Indexer, Depends(get_indexer)]
 EventKeyDep = Annotated[str | None, Depends(get_event_key)]

@@ -158,3 +158,28 @@ def test_every_route_is_documented_in_openapi(app: FastAPI) -> None:
         and method.lower() not in spec["paths"].get(documented_path(route.path), {})
     ]
     assert missing == []
+
+
+def test_routes_reach_the_runtime_only_through_typed_attributes() -> None:
+    """No ``getattr`` on the runtime or its parts, no ``app.state``, no untyped ``runtime``.
+
+    ``service/deps.py`` is the one place that reads ``app.state``; routes get a ``Runtime``.
+    """
+    found = []
+    for path in sorted((ROOT / "service" / "routes").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            where = f"{path.name}:{getattr(node, 'lineno', 0)}"
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in {"getattr", "hasattr"}
+                and re.search(r"runtime|indexer|state", ast.unparse(node.args[0]))
+            ):
+                found.append(f"{where} {ast.unparse(node)}")
+            if isinstance(node, ast.Attribute) and ast.unparse(node).endswith("app.state"):
+                found.append(f"{where} {ast.unparse(node)}")
+            if isinstance(node, ast.arg) and node.arg == "runtime":
+                annotation = ast.unparse(node.annotation) if node.annotation else "nothing"
+                if annotation not in {"Runtime", "RuntimeDep"}:
+                    found.append(f"{where} runtime annotated {annotation}")
+    assert found == []

@@ -156,7 +156,7 @@ def prompt(
         return _text(Injection(text="", tokens=0))
     matches = related(
         runtime.store.conn,
-        getattr(runtime, "vector_ranker", None),
+        runtime.vector_ranker,
         query,
         project=project,
         content_session_id=session,

@@ -15,30 +15,18 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
-from service.deps import RuntimeDep
-from workbench.errors import ServiceUnavailable
+from service.deps import IndexerDep
 
 router = APIRouter(prefix="/api", tags=["index"])
 
 
-def _indexer(runtime: Any) -> Any:
-    indexer = getattr(runtime, "indexer", None)
-    if indexer is None or not indexer.is_alive():
-        raise ServiceUnavailable(
-            "the indexer is not running in this service; restart it with "
-            "`workbench stop && workbench serve --detach`"
-        )
-    return indexer
-
-
 @router.post("/reindex", status_code=202)
-def reindex(runtime: RuntimeDep) -> JSONResponse:
-    indexer = _indexer(runtime)
+def reindex(indexer: IndexerDep) -> JSONResponse:
     job = indexer.request_reindex()
     return JSONResponse({"job": job.to_json(), "index": indexer.status()}, status_code=202)
 
 
 @router.get("/index/status")
-def index_status(runtime: RuntimeDep) -> dict[str, Any]:
-    status: dict[str, Any] = _indexer(runtime).status()
+def index_status(indexer: IndexerDep) -> dict[str, Any]:
+    status: dict[str, Any] = indexer.status()
     return status

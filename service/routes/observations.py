@@ -32,12 +32,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from service.deps import RuntimeDep
 from service.pagination import PageDep, page
 from service.params import ObservationIdPath, RowId
+from service.runtime import Runtime
 from service.schemas import ObservationBatch
 from workbench import forget
 from workbench.clock import iso_from_ms
 from workbench.errors import NotFound, WorkbenchError
 from workbench.knowledge import corpus
 from workbench.recall import file_history, ledger
+from workbench.recall.indexer import Indexer
 from workbench.store import observations
 
 log = logging.getLogger("workbench.service")
@@ -123,9 +125,9 @@ class ForgetBody(BaseModel):
     ids: Annotated[list[RowId], Field(min_length=1, max_length=1000)]
 
 
-def _forget(runtime: Any, ids: list[int]) -> forget.ForgetReport:
+def _forget(runtime: Runtime, ids: list[int]) -> forget.ForgetReport:
     report = forget.forget(runtime.store.conn, runtime.settings.spool_dir, ids)
-    indexer = getattr(runtime, "indexer", None)
+    indexer = runtime.indexer
     if report.deleted and indexer is not None:
         indexer.notify()  # its next pass drops the vectors and the cached embeddings
     for gone in report.deleted:
@@ -143,7 +145,7 @@ def delete_observation(observation_id: ObservationIdPath, runtime: RuntimeDep) -
             else f"no observation with id {observation_id}; find ids with GET /api/search"
         )
     gone = report.deleted[0]
-    indexer = getattr(runtime, "indexer", None)
+    indexer = runtime.indexer
     return {
         "deleted": True,
         "id": gone.id,
@@ -162,7 +164,7 @@ def delete_observation(observation_id: ObservationIdPath, runtime: RuntimeDep) -
 @router.post("/observations/forget")
 def forget_observations(body: ForgetBody, runtime: RuntimeDep) -> dict[str, Any]:
     report = _forget(runtime, body.ids)
-    indexer = getattr(runtime, "indexer", None)
+    indexer = runtime.indexer
     corpora = sorted({n for d in report.deleted for n in _corpora_holding(runtime, d.id)})
     return {
         **report.to_json(),
@@ -171,13 +173,13 @@ def forget_observations(body: ForgetBody, runtime: RuntimeDep) -> dict[str, Any]
     }
 
 
-def _vector_state(indexer: Any) -> str:
+def _vector_state(indexer: Indexer | None) -> str:
     if indexer is None:
         return "none"
-    return "removing" if getattr(indexer, "state", "") == "ready" else "none"
+    return "removing" if indexer.state == "ready" else "none"
 
 
-def _corpora_holding(runtime: Any, observation_id: int) -> list[str]:
+def _corpora_holding(runtime: Runtime, observation_id: int) -> list[str]:
     """Names of corpora whose frozen copy still includes the observation."""
     found = []
     for name in corpus.names(runtime.settings):

@@ -20,12 +20,13 @@ own connection (``runtime.store.conn``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from service.deps import RuntimeDep
+from service.runtime import Runtime
 from workbench.errors import InvalidInput
 from workbench.platform_filter import one_platform
 from workbench.recall import compact
@@ -107,11 +108,9 @@ async def search_params(
     )
 
 
-def engine_for(runtime: Any) -> SearchEngine:
+def engine_for(runtime: Runtime) -> SearchEngine:
     """The engine over the service's store, with the vector ranker when the runtime has one."""
-    return SearchEngine(
-        runtime.store, runtime.settings, ranker=getattr(runtime, "vector_ranker", None)
-    )
+    return SearchEngine(runtime.store, runtime.settings, ranker=runtime.vector_ranker)
 
 
 @router.get("/search", response_model=None)
