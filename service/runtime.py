@@ -20,6 +20,7 @@ from service.replay import ReplayReport, replay
 from service.worker import Worker
 from workbench.compress.base import build_compressor
 from workbench.derive import Derived
+from workbench.forget import ForgetReport, forget
 from workbench.ingest import Ingestor
 from workbench.knowledge.agent import KnowledgeAgent
 from workbench.pidfile import PidFile
@@ -181,6 +182,22 @@ class Runtime:
             self.store.close()
         if self.pidfile:
             self.pidfile.release()
+
+    def forget(self, ids: list[int]) -> ForgetReport:
+        """Forget observations for good (``workbench.forget``), then wake the indexer (its
+        next pass drops their vectors and cached embeddings) and tell live pages."""
+        report = forget(self.store.conn, self.settings.spool_dir, ids)
+        if report.deleted and self.indexer is not None:
+            self.indexer.notify()
+        for gone in report.deleted:
+            self.bus.publish("observation_deleted", {"id": gone.id, "project": gone.project})
+        return report
+
+    def vectors_after_forget(self) -> str:
+        """``removing`` while a ready indexer will drop the vectors on its next pass, else
+        ``none`` (no vector index holds them)."""
+        ready = self.indexer is not None and self.indexer.state == "ready"
+        return "removing" if ready else "none"
 
     def knowledge_agent(self) -> KnowledgeAgent:
         """The one ``KnowledgeAgent`` of this runtime, over its store and vector ranker."""

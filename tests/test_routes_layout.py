@@ -183,3 +183,18 @@ def test_routes_reach_the_runtime_only_through_typed_attributes() -> None:
                 if annotation not in {"Runtime", "RuntimeDep"}:
                     found.append(f"{where} runtime annotated {annotation}")
     assert found == []
+
+
+def test_routes_hold_no_sql() -> None:
+    """Routes parse, call the library and shape; SQL lives in ``workbench/`` (store, ledger…)."""
+    found = []
+    for path in sorted((ROOT / "service" / "routes").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.Call) and ast.unparse(node.func).endswith(
+                ("execute", "executemany", "executescript")
+            ):
+                found.append(f"{path.name}:{node.lineno} {ast.unparse(node.func)}")
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if re.match(r"\s*(SELECT|INSERT|UPDATE|DELETE FROM|WITH)\b", node.value):
+                    found.append(f"{path.name}:{node.lineno} {node.value[:40]!r}")
+    assert found == []

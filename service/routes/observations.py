@@ -32,20 +32,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from service.deps import RuntimeDep
 from service.pagination import PageDep, page
 from service.params import ObservationIdPath, RowId
-from service.runtime import Runtime
 from service.schemas import ObservationBatch
-from workbench import forget
-from workbench.clock import iso_from_ms
-from workbench.errors import NotFound, WorkbenchError
+from workbench.errors import NotFound
 from workbench.knowledge import corpus
 from workbench.recall import file_history, ledger
-from workbench.recall.indexer import Indexer
 from workbench.store import observations
 
 log = logging.getLogger("workbench.service")
 router = APIRouter(prefix="/api", tags=["observations"])
 
-HISTORY_ROWS = 100
 PathParam = Annotated[str, Query(min_length=1, max_length=4096)]
 CwdParam = Annotated[str, Query(max_length=4096)]
 
@@ -125,19 +120,9 @@ class ForgetBody(BaseModel):
     ids: Annotated[list[RowId], Field(min_length=1, max_length=1000)]
 
 
-def _forget(runtime: Runtime, ids: list[int]) -> forget.ForgetReport:
-    report = forget.forget(runtime.store.conn, runtime.settings.spool_dir, ids)
-    indexer = runtime.indexer
-    if report.deleted and indexer is not None:
-        indexer.notify()  # its next pass drops the vectors and the cached embeddings
-    for gone in report.deleted:
-        runtime.bus.publish("observation_deleted", {"id": gone.id, "project": gone.project})
-    return report
-
-
 @router.delete("/observation/{observation_id}")
 def delete_observation(observation_id: ObservationIdPath, runtime: RuntimeDep) -> dict[str, Any]:
-    report = _forget(runtime, [observation_id])
+    report = runtime.forget([observation_id])
     if not report.deleted:
         raise NotFound(
             f"observation {observation_id} was already deleted"
@@ -145,14 +130,13 @@ def delete_observation(observation_id: ObservationIdPath, runtime: RuntimeDep) -
             else f"no observation with id {observation_id}; find ids with GET /api/search"
         )
     gone = report.deleted[0]
-    indexer = runtime.indexer
     return {
         "deleted": True,
         "id": gone.id,
         "project": gone.project,
         "eventId": gone.event_id,
-        "vectors": _vector_state(indexer),
-        "corpora": _corpora_holding(runtime, gone.id),
+        "vectors": runtime.vectors_after_forget(),
+        "corpora": corpus.holding(runtime.settings, [gone.id]),
         **report.to_json(),
         "message": (
             f"observation {gone.id} deleted and its source scrubbed; it will not be derived "
@@ -163,105 +147,18 @@ def delete_observation(observation_id: ObservationIdPath, runtime: RuntimeDep) -
 
 @router.post("/observations/forget")
 def forget_observations(body: ForgetBody, runtime: RuntimeDep) -> dict[str, Any]:
-    report = _forget(runtime, body.ids)
-    indexer = runtime.indexer
-    corpora = sorted({n for d in report.deleted for n in _corpora_holding(runtime, d.id)})
+    report = runtime.forget(body.ids)
     return {
         **report.to_json(),
-        "vectors": _vector_state(indexer) if report.deleted else "none",
-        "corpora": corpora,
+        "vectors": runtime.vectors_after_forget() if report.deleted else "none",
+        "corpora": corpus.holding(runtime.settings, [d.id for d in report.deleted]),
     }
-
-
-def _vector_state(indexer: Indexer | None) -> str:
-    if indexer is None:
-        return "none"
-    return "removing" if indexer.state == "ready" else "none"
-
-
-def _corpora_holding(runtime: Runtime, observation_id: int) -> list[str]:
-    """Names of corpora whose frozen copy still includes the observation."""
-    found = []
-    for name in corpus.names(runtime.settings):
-        try:
-            if observation_id in corpus.load(runtime.settings, name).ids():
-                found.append(name)
-        except WorkbenchError:
-            continue  # an unreadable corpus is reported by GET /api/corpus, not here
-    return found
 
 
 # ----- injection history --------------------------------------------------------------------
 @router.get("/observation/{observation_id}/injections")
 def injection_history(observation_id: ObservationIdPath, runtime: RuntimeDep) -> dict[str, Any]:
-    conn = runtime.store.conn
-    obs = observations.get(conn, observation_id)
-    if obs is None:
+    found = ledger.history(runtime.store.conn, observation_id)
+    if found is None:
         raise NotFound(f"no observation with id {observation_id}")
-    totals = conn.execute(
-        "SELECT count(*) AS n, count(DISTINCT j.content_session_id) AS sessions,"
-        " min(j.created_at_epoch) AS first, max(j.created_at_epoch) AS last"
-        " FROM injection_items i JOIN injections j ON j.id = i.injection_id"
-        " WHERE i.observation_id = ?",
-        (observation_id,),
-    ).fetchone()
-    by_kind = {
-        r[0]: r[1]
-        for r in conn.execute(
-            "SELECT j.kind, count(*) FROM injection_items i JOIN injections j"
-            " ON j.id = i.injection_id WHERE i.observation_id = ? GROUP BY j.kind",
-            (observation_id,),
-        )
-    }
-    recent = conn.execute(
-        "SELECT j.id, j.kind, i.shown, j.content_session_id, j.project, j.tokens,"
-        " j.created_at FROM injection_items i JOIN injections j ON j.id = i.injection_id"
-        " WHERE i.observation_id = ? ORDER BY j.created_at_epoch DESC, j.id DESC LIMIT ?",
-        (observation_id, HISTORY_ROWS),
-    ).fetchall()
-    fetches = conn.execute(
-        "SELECT source, content_session_id, created_at FROM fetches WHERE observation_id = ?"
-        " ORDER BY created_at_epoch DESC, id DESC LIMIT ?",
-        (observation_id, HISTORY_ROWS),
-    ).fetchall()
-    fetch_count = conn.execute(
-        "SELECT count(*) FROM fetches WHERE observation_id = ?", (observation_id,)
-    ).fetchone()[0]
-    return {
-        "observationId": observation_id,
-        "discoveryTokens": obs.discovery_tokens,
-        "injected": {
-            "count": totals["n"],
-            "sessions": totals["sessions"],
-            "byKind": by_kind,
-            "first": _iso(totals["first"]),
-            "last": _iso(totals["last"]),
-            "items": [
-                {
-                    "injectionId": r["id"],
-                    "kind": r["kind"],
-                    "shown": r["shown"],
-                    "contentSessionId": r["content_session_id"],
-                    "project": r["project"],
-                    "tokens": r["tokens"],
-                    "createdAt": r["created_at"],
-                }
-                for r in recent
-            ],
-        },
-        "fetched": {
-            "count": fetch_count,
-            "items": [
-                {
-                    "source": r["source"],
-                    "contentSessionId": r["content_session_id"],
-                    "createdAt": r["created_at"],
-                }
-                for r in fetches
-            ],
-        },
-    }
-
-
-def _iso(ms: int | None) -> str | None:
-    return iso_from_ms(ms) if ms else None
+    return found

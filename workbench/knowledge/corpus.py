@@ -151,6 +151,25 @@ def names(settings: Settings) -> list[str]:
     return sorted(n for n in found if _NAME.fullmatch(n) and n not in (".", ".."))
 
 
+def holding(settings: Settings, observation_ids: list[int]) -> list[str]:
+    """Names of corpora whose frozen copy still includes any of the observations, sorted.
+
+    What a delete reports: those corpora keep the text until their next ``rebuild``. An
+    unreadable corpus is skipped here (``GET /api/corpus`` reports it).
+    """
+    wanted = set(observation_ids)
+    if not wanted:
+        return []
+    found = []
+    for name in names(settings):
+        try:
+            if wanted & set(load(settings, name).ids()):
+                found.append(name)
+        except WorkbenchError:
+            continue
+    return sorted(found)
+
+
 @contextmanager
 def lock(settings: Settings, name: str) -> Iterator[None]:
     """Hold corpus ``name`` for a read-modify-write (re-entrant, in-process)."""

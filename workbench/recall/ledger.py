@@ -18,14 +18,16 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from workbench.clock import iso_from_ms, now_ms
+from workbench.store import observations
 from workbench.store.connection import atomic
 
 InjectionKind = Literal["session_start", "prompt", "file", "other"]
 Shown = Literal["index", "full", "file"]
 MAX_SOURCE_CHARS = 50
+HISTORY_ROWS = 100  # injections and fetches listed per observation (totals count all)
 
 
 def record_injection(
@@ -106,3 +108,81 @@ def injected_ids(
         (content_session_id, *kinds),
     )
     return {int(r[0]) for r in rows}
+
+
+def history(
+    conn: sqlite3.Connection, observation_id: int, rows: int = HISTORY_ROWS
+) -> dict[str, Any] | None:
+    """How often one observation was injected (by kind, into how many sessions, when) and
+    fetched later: totals over the whole ledger, the newest ``rows`` of each; None when the
+    observation does not exist. What ``GET /api/observation/{id}/injections`` answers."""
+    obs = observations.get(conn, observation_id)
+    if obs is None:
+        return None
+    totals = conn.execute(
+        "SELECT count(*) AS n, count(DISTINCT j.content_session_id) AS sessions,"
+        " min(j.created_at_epoch) AS first, max(j.created_at_epoch) AS last"
+        " FROM injection_items i JOIN injections j ON j.id = i.injection_id"
+        " WHERE i.observation_id = ?",
+        (observation_id,),
+    ).fetchone()
+    by_kind = {
+        r[0]: r[1]
+        for r in conn.execute(
+            "SELECT j.kind, count(*) FROM injection_items i JOIN injections j"
+            " ON j.id = i.injection_id WHERE i.observation_id = ? GROUP BY j.kind",
+            (observation_id,),
+        )
+    }
+    recent = conn.execute(
+        "SELECT j.id, j.kind, i.shown, j.content_session_id, j.project, j.tokens,"
+        " j.created_at FROM injection_items i JOIN injections j ON j.id = i.injection_id"
+        " WHERE i.observation_id = ? ORDER BY j.created_at_epoch DESC, j.id DESC LIMIT ?",
+        (observation_id, rows),
+    ).fetchall()
+    fetches = conn.execute(
+        "SELECT source, content_session_id, created_at FROM fetches WHERE observation_id = ?"
+        " ORDER BY created_at_epoch DESC, id DESC LIMIT ?",
+        (observation_id, rows),
+    ).fetchall()
+    fetch_count = conn.execute(
+        "SELECT count(*) FROM fetches WHERE observation_id = ?", (observation_id,)
+    ).fetchone()[0]
+    return {
+        "observationId": observation_id,
+        "discoveryTokens": obs.discovery_tokens,
+        "injected": {
+            "count": totals["n"],
+            "sessions": totals["sessions"],
+            "byKind": by_kind,
+            "first": _iso(totals["first"]),
+            "last": _iso(totals["last"]),
+            "items": [
+                {
+                    "injectionId": r["id"],
+                    "kind": r["kind"],
+                    "shown": r["shown"],
+                    "contentSessionId": r["content_session_id"],
+                    "project": r["project"],
+                    "tokens": r["tokens"],
+                    "createdAt": r["created_at"],
+                }
+                for r in recent
+            ],
+        },
+        "fetched": {
+            "count": fetch_count,
+            "items": [
+                {
+                    "source": r["source"],
+                    "contentSessionId": r["content_session_id"],
+                    "createdAt": r["created_at"],
+                }
+                for r in fetches
+            ],
+        },
+    }
+
+
+def _iso(ms: int | None) -> str | None:
+    return iso_from_ms(ms) if ms else None
