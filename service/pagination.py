@@ -6,13 +6,17 @@ platform; a 422 listing the known ones for any other), as the viewer's filters d
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Sequence
+from typing import Annotated, TypeVar
 
 from fastapi import Depends, Query
 from pydantic import BaseModel
 
+from workbench.api_models.pages import Page
 from workbench.bounds import SQLITE_INT_MAX
 from workbench.platform_filter import one_platform
+
+T = TypeVar("T", bound=BaseModel)
 
 
 class PageParams(BaseModel):
@@ -42,10 +46,6 @@ async def page_params(
 PageDep = Annotated[PageParams, Depends(page_params)]
 
 
-def page(items: list[Any], has_more: bool, params: PageParams) -> dict[str, Any]:
-    return {
-        "items": [i.model_dump() if hasattr(i, "model_dump") else i for i in items],
-        "hasMore": has_more,
-        "offset": params.offset,
-        "limit": params.limit,
-    }
+def page(items: Sequence[T], has_more: bool, params: PageParams) -> Page[T]:
+    """The reply of a list route (``workbench.api_models.pages.Page``)."""
+    return Page[T](items=list(items), has_more=has_more, offset=params.offset, limit=params.limit)

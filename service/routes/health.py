@@ -22,6 +22,7 @@ from fastapi.responses import JSONResponse
 from service.deps import RuntimeDep
 from service.runtime import Runtime
 from workbench import __version__, spool
+from workbench.api_models.health import Health, Readiness
 from workbench.errors import WorkbenchError
 from workbench.store import events, schema
 
@@ -30,7 +31,7 @@ router = APIRouter(prefix="/api", tags=["health"])
 BUSY_REPORT_S = 10.0  # how long after a refused hook write health still says "busy"
 
 
-@router.get("/health")
+@router.get("/health", response_model=Health, response_model_exclude_unset=True)
 def health(runtime: RuntimeDep) -> dict[str, Any]:
     problem = runtime.store.problem()
     queue: dict[str, int] = {}
@@ -99,7 +100,11 @@ def _store_state(runtime: Runtime, problem: str | None) -> dict[str, Any]:
     return {"state": "ok"}
 
 
-@router.get("/readiness")
+@router.get(
+    "/readiness",
+    response_model=Readiness,
+    responses={503: {"model": Readiness, "description": "not ready: the reason says why"}},
+)
 def readiness(runtime: RuntimeDep) -> JSONResponse:
     problem = runtime.store.problem()
     running = runtime.worker.is_alive()

@@ -33,8 +33,15 @@ from service.deps import RuntimeDep
 from service.pagination import PageDep, page
 from service.params import ObservationIdPath, RowId
 from service.schemas import ObservationBatch
+from workbench.api_models.observations import (
+    FileObservation,
+    ObservationsByFile,
+    PathCandidates,
+)
+from workbench.api_models.pages import Page
 from workbench.errors import NotFound
 from workbench.knowledge import corpus
+from workbench.models import Observation
 from workbench.recall import file_history, ledger
 from workbench.store import observations
 
@@ -46,7 +53,7 @@ CwdParam = Annotated[str, Query(max_length=4096)]
 
 
 @router.get("/observations")
-def list_observations(runtime: RuntimeDep, params: PageDep) -> dict[str, Any]:
+def list_observations(runtime: RuntimeDep, params: PageDep) -> Page[Observation]:
     conn = runtime.store.conn
     items, more = observations.list_page(
         conn,
@@ -59,7 +66,7 @@ def list_observations(runtime: RuntimeDep, params: PageDep) -> dict[str, Any]:
 
 
 @router.get("/observation/{observation_id}")
-def get_observation(observation_id: ObservationIdPath, runtime: RuntimeDep) -> dict[str, Any]:
+def get_observation(observation_id: ObservationIdPath, runtime: RuntimeDep) -> Observation:
     conn = runtime.store.conn
     obs = observations.get(conn, observation_id)
     if obs is None:
@@ -67,11 +74,11 @@ def get_observation(observation_id: ObservationIdPath, runtime: RuntimeDep) -> d
             f"no observation with id {observation_id}; find ids with GET /api/search "
             "or GET /api/observations"
         )
-    return obs.model_dump()
+    return obs
 
 
 @router.post("/observations/batch")
-def batch(body: ObservationBatch, runtime: RuntimeDep) -> list[dict[str, Any]]:
+def batch(body: ObservationBatch, runtime: RuntimeDep) -> list[Observation]:
     conn = runtime.store.conn
     found = observations.get_many(
         conn, body.ids, order_by=body.orderBy, limit=body.limit, project=body.project
@@ -89,7 +96,7 @@ def batch(body: ObservationBatch, runtime: RuntimeDep) -> list[dict[str, Any]]:
             )
         except sqlite3.Error:
             log.exception("could not record %d fetches in the ledger", len(found))
-    return [o.model_dump() for o in found]
+    return found
 
 
 @router.get("/observations/by-file")
@@ -98,19 +105,21 @@ def by_file(
     path: PathParam,
     cwd: CwdParam = "",
     limit: Annotated[int, Query(ge=1, le=file_history.MATCH_LIMIT)] = 100,
-) -> dict[str, Any]:
+) -> ObservationsByFile:
     cands = file_history.candidates(path, cwd)
     hits = file_history.find(runtime.store.conn, cands, limit=limit)
-    return {
-        "path": path,
-        "candidates": {"absolute": list(cands.absolute), "relative": list(cands.relative)},
-        "project": cands.project,
-        "count": len(hits),
-        "observations": [
-            {**h.observation.model_dump(), "fileAction": "modified" if h.modified else "read"}
+    return ObservationsByFile(
+        path=path,
+        candidates=PathCandidates(absolute=list(cands.absolute), relative=list(cands.relative)),
+        project=cands.project,
+        count=len(hits),
+        observations=[
+            FileObservation(
+                **h.observation.model_dump(), file_action="modified" if h.modified else "read"
+            )
             for h in hits
         ],
-    }
+    )
 
 
 # ----- delete -------------------------------------------------------------------------------

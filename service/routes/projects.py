@@ -11,12 +11,13 @@ from typing import Any
 from fastapi import APIRouter
 
 from service.deps import RuntimeDep
+from workbench.api_models.projects import Projects
 from workbench.store import stats
 
 router = APIRouter(prefix="/api", tags=["projects"])
 
 
-@router.get("/projects")
+@router.get("/projects", response_model=Projects)
 def get_projects(runtime: RuntimeDep) -> dict[str, Any]:
     details = stats.projects(runtime.store.conn)
     return {"projects": [d["name"] for d in details], "details": details}

@@ -27,6 +27,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 from service.deps import RuntimeDep
 from service.runtime import Runtime
+from workbench.api_models.search import SearchReply, Timeline
 from workbench.errors import InvalidInput
 from workbench.platform_filter import one_platform
 from workbench.recall import compact
@@ -113,7 +114,13 @@ def engine_for(runtime: Runtime) -> SearchEngine:
     return SearchEngine(runtime.store, runtime.settings, ranker=runtime.vector_ranker)
 
 
-@router.get("/search", response_model=None)
+@router.get(
+    "/search",
+    response_model=None,
+    responses={
+        200: {"model": SearchReply, "content": {"text/plain": {"schema": {"type": "string"}}}}
+    },
+)
 def search(
     runtime: RuntimeDep, params: Annotated[SearchParams, Depends(search_params)]
 ) -> Response:
@@ -146,7 +153,11 @@ def search(
     return PlainTextResponse(compact.search_index(result))
 
 
-@router.get("/timeline", response_model=None)
+@router.get(
+    "/timeline",
+    response_model=None,
+    responses={200: {"model": Timeline, "content": {"text/plain": {"schema": {"type": "string"}}}}},
+)
 def timeline(
     runtime: RuntimeDep,
     anchor: Annotated[

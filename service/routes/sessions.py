@@ -30,8 +30,10 @@ from service.deps import EventKeyDep, RuntimeDep
 from service.pagination import PageDep, page
 from service.runtime import Runtime
 from service.schemas import SessionEnd, SessionInit, Summarize, ToolObservation
+from workbench.api_models.pages import Page
 from workbench.errors import StoreBusy, StoreUnavailable
 from workbench.ingest import Ingestor, IngestResult
+from workbench.models import Session
 from workbench.store import sessions
 from workbench.store.connection import is_store_fault, write_wait
 
@@ -97,7 +99,7 @@ async def end(body: SessionEnd, runtime: RuntimeDep, key: EventKeyDep) -> dict[s
 
 
 @router.get("")
-def list_sessions(runtime: RuntimeDep, params: PageDep) -> dict[str, Any]:
+def list_sessions(runtime: RuntimeDep, params: PageDep) -> Page[Session]:
     """A page of sessions, newest first (plain ``def``: the read runs on the thread pool)."""
     items, more = sessions.list_sessions(
         runtime.store.conn,

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter
 
 from service.deps import RuntimeDep
 from service.pagination import PageDep, page
+from workbench.api_models.pages import Page
+from workbench.models import Summary
 from workbench.store import summaries
 
 router = APIRouter(prefix="/api", tags=["summaries"])
 
 
 @router.get("/summaries")
-def list_summaries(runtime: RuntimeDep, params: PageDep) -> dict[str, Any]:
+def list_summaries(runtime: RuntimeDep, params: PageDep) -> Page[Summary]:
     conn = runtime.store.conn
     items, more = summaries.list_page(
         conn,

@@ -1,0 +1,177 @@
+"""The replies' contract (issue 13, item 1): documented in /openapi.json, and kept by the service.
+
+Covered so far: the routes in ``MODELLED`` (sessions, prompts, observations, summaries,
+search, timeline, projects, health). For each:
+- its 2xx response in ``/openapi.json`` has a schema that names its fields (a ``$ref`` to a
+  model or a typed array), not a bare ``object``;
+- on a real service, seeded through the real hook routes and worker, its reply validates
+  against the same ``workbench.api_models`` class, and carries no key the model does not
+  declare (so the document cannot fall behind the wire).
+The other routes still answer hand-shaped dicts; they are not listed here until modelled.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+from pydantic import BaseModel, TypeAdapter
+
+from tests.conftest import Service
+from workbench.api_models.health import Health, Readiness
+from workbench.api_models.observations import ObservationsByFile
+from workbench.api_models.pages import Page
+from workbench.api_models.projects import Projects
+from workbench.api_models.search import SearchReply, Timeline
+from workbench.models import Observation, Prompt, Session, Summary
+
+MODELLED: dict[tuple[str, str], Any] = {
+    ("GET", "/api/sessions"): Page[Session],
+    ("GET", "/api/prompts"): Page[Prompt],
+    ("GET", "/api/observations"): Page[Observation],
+    ("GET", "/api/observation/{observation_id}"): Observation,
+    ("POST", "/api/observations/batch"): list[Observation],
+    ("GET", "/api/observations/by-file"): ObservationsByFile,
+    ("GET", "/api/summaries"): Page[Summary],
+    ("GET", "/api/search"): SearchReply,
+    ("GET", "/api/timeline"): Timeline,
+    ("GET", "/api/projects"): Projects,
+    ("GET", "/api/health"): Health,
+    ("GET", "/api/readiness"): Readiness,
+}
+PROJECT = "acme-api"
+SESSION = "contract-session"
+CWD = "/home/dev/code/acme-api"
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory: pytest.TempPathFactory) -> FastAPI:
+    from service.app import create_app
+    from workbench.settings import load_settings
+
+    return create_app(load_settings(tmp_path_factory.mktemp("contract")), pid_lock=False)
+
+
+def success_schema(spec: dict[str, Any], method: str, path: str) -> dict[str, Any]:
+    responses = spec["paths"][path][method.lower()]["responses"]
+    code = next(c for c in responses if c.startswith("2"))
+    return responses[code]["content"]["application/json"]["schema"]
+
+
+def names_its_fields(schema: dict[str, Any]) -> bool:
+    if "$ref" in schema:
+        return True
+    if schema.get("type") == "array":
+        return names_its_fields(schema.get("items", {}))
+    return bool(schema.get("properties"))
+
+
+@pytest.mark.parametrize(("method", "path"), sorted(MODELLED), ids=lambda v: str(v))
+def test_the_reply_is_documented_with_its_fields(app: FastAPI, method: str, path: str) -> None:
+    schema = success_schema(app.openapi(), method, path)
+    assert names_its_fields(schema), schema
+
+
+def test_a_bare_object_is_not_documentation(app: FastAPI) -> None:
+    """The check above is not vacuous: a route still shaped by hand fails it."""
+    schema = success_schema(app.openapi(), "GET", "/api/stats/types")
+    assert not names_its_fields(schema)
+
+
+# ----- the real service keeps the contract --------------------------------------------------
+
+
+def undeclared_keys(model: type[BaseModel], data: dict[str, Any]) -> set[str]:
+    """Top-level keys of ``data`` that ``model`` has no field (or alias) for."""
+    known = {f.alias or name for name, f in model.model_fields.items()} | set(model.model_fields)
+    return set(data) - known
+
+
+def check(shape: Any, body: Any) -> None:
+    TypeAdapter(shape).validate_python(body)
+    model = shape if isinstance(shape, type) and issubclass(shape, BaseModel) else None
+    if model is not None:
+        assert undeclared_keys(model, body) == set()
+        for name, field in model.model_fields.items():
+            value = body.get(field.alias or name)
+            item_type = getattr(field.annotation, "__args__", (None,))[0]
+            if isinstance(value, list) and value and isinstance(value[0], dict):
+                if isinstance(item_type, type) and issubclass(item_type, BaseModel):
+                    assert undeclared_keys(item_type, value[0]) == set(), name
+
+
+@pytest.fixture(scope="module")
+def seeded(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A real service whose rows came through the hook routes and the worker."""
+    from tests.conftest import base_env, free_port
+
+    data_dir = tmp_path_factory.mktemp("contract-data")
+    port = free_port()
+    svc = Service(data_dir=data_dir, port=port, env=base_env(data_dir, port)).start()
+    try:
+        init = {"contentSessionId": SESSION, "project": PROJECT, "prompt": "fix the token bug"}
+        assert svc.post("/api/sessions/init", init)[0] == 200
+        for path in ("/src/acme/auth.py", "/src/acme/tokens.py"):
+            status, _ = svc.post(
+                "/api/sessions/observations",
+                {
+                    "contentSessionId": SESSION,
+                    "tool_name": "Read",
+                    "tool_input": {"file_path": f"{CWD}{path}"},
+                    "tool_response": {"type": "text", "file": {"filePath": path, "content": "x"}},
+                    "cwd": CWD,
+                },
+            )
+            assert status == 200
+        summarize = {"contentSessionId": SESSION, "last_assistant_message": "fixed the token"}
+        assert svc.post("/api/sessions/summarize", summarize)[0] == 200
+        svc.wait_idle()
+        yield svc
+    finally:
+        svc.stop()
+
+
+def test_the_main_get_routes_answer_what_their_models_declare(seeded: Service) -> None:
+    status, page = seeded.get(f"/api/observations?project={PROJECT}")
+    assert status == 200
+    check(Page[Observation], page)
+    assert len(page["items"]) == 2
+    first = page["items"][0]["id"]
+    status, one = seeded.get(f"/api/observation/{first}")
+    assert status == 200
+    check(Observation, one)
+    assert undeclared_keys(Observation, one) == set()
+    for path, shape in [
+        ("/api/sessions", Page[Session]),
+        ("/api/prompts", Page[Prompt]),
+        ("/api/summaries", Page[Summary]),
+        (f"/api/observations/by-file?path={CWD}/src/acme/auth.py&cwd={CWD}", ObservationsByFile),
+        ("/api/search?query=token&format=json", SearchReply),
+        (f"/api/search?project={PROJECT}&format=json", SearchReply),
+        (f"/api/timeline?anchor={first}", Timeline),
+        ("/api/projects", Projects),
+        ("/api/health", Health),
+        ("/api/readiness", Readiness),
+    ]:
+        status, body = seeded.get(path)
+        assert status == 200, (path, body)
+        check(shape, body)
+        assert body, path
+
+
+def test_the_list_pages_are_not_empty_so_the_check_saw_rows(seeded: Service) -> None:
+    for path in ("/api/sessions", "/api/prompts", "/api/summaries", "/api/projects"):
+        status, body = seeded.get(path)
+        assert status == 200
+        assert body.get("items") or body.get("projects"), path
+
+
+def test_batch_answers_a_list_of_observations(seeded: Service) -> None:
+    _, page = seeded.get("/api/observations")
+    ids = [o["id"] for o in page["items"]]
+    status, found = seeded.post("/api/observations/batch", {"ids": ids})
+    assert status == 200
+    check(list[Observation], found)
+    assert {o["id"] for o in found} == set(ids)
+    assert all(undeclared_keys(Observation, o) == set() for o in found)

@@ -1,0 +1,16 @@
+"""The JSON replies of the service, as pydantic models: one module per resource.
+
+The service declares them as its routes' response models, so ``/openapi.json`` documents
+every reply; the CLI's ``--json``, the MCP tools and tests validate what they receive with the
+same classes. They live in ``workbench/`` (not ``service/``) so those clients can import them
+without importing FastAPI. Field names are the wire's: camelCase where the reply used
+camelCase (``hasMore``, ``totalResults``), snake_case where the stored record does (an
+observation's ``files_read``); ``CamelModel`` accepts either spelling on input.
+
+- ``base``          ``CamelModel``: camelCase aliases, populated by name too
+- ``pages``         ``Page[T]``: ``{items, hasMore, offset, limit}`` of every list route
+- ``observations``  an observation found by file (``GET /api/observations/by-file``)
+- ``search``        ``SearchReply`` (``/api/search?format=json``), ``Timeline``
+- ``projects``      ``GET /api/projects``
+- ``health``        ``GET /api/health``, ``GET /api/readiness``
+"""

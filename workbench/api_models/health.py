@@ -1,0 +1,54 @@
+"""``GET /api/health`` and ``GET /api/readiness``.
+
+Keys that appear only in one state (``reason`` when something is wrong, a compressor's
+``problem`` when it is not configured) are optional and left out when absent: the routes
+serialise with ``response_model_exclude_unset``, so the wire is the same as before.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from workbench.api_models.base import CamelModel
+
+
+class StoreState(CamelModel):
+    state: Literal["ok", "busy", "unavailable"]
+    reason: str | None = None
+
+
+class CompressorLink(CamelModel):
+    """One provider of the compressor fallback chain, in order."""
+
+    name: str
+    configured: bool
+    problem: str | None = None
+    last_error: str | None = None
+    last_ok_at: float | None = None
+
+
+class Health(CamelModel):
+    service: Literal["workbench"]
+    status: Literal["ok", "error"]
+    reason: str | None = None
+    store: StoreState
+    version: str
+    schema_version: int | None
+    queue: dict[str, int]
+    queue_depth: int
+    compressor: str
+    compressors: list[CompressorLink]
+    uptime_seconds: float
+    pid: int
+    data_dir: str
+    spool: dict[str, int]
+    warnings: list[str]
+    capture: dict[str, str]
+    embeddings: dict[str, Any]
+    vectors: dict[str, Any]
+
+
+class Readiness(CamelModel):
+    ready: bool
+    worker: Literal["running", "stopped"]
+    reason: str | None = None
