@@ -1,13 +1,16 @@
 """The replies' contract (issue 13, item 1): documented in /openapi.json, and kept by the service.
 
-Covered so far: the routes in ``MODELLED`` (sessions, prompts, observations, summaries,
-search, timeline, projects, health). For each:
+Covered so far: the routes in ``MODELLED`` (sessions and the hook routes, prompts,
+observations with delete/forget/injections, summaries, search, timeline, projects, health,
+analytics, queue, index, corpora, settings, memory). For each:
 - its 2xx response in ``/openapi.json`` has a schema that names its fields (a ``$ref`` to a
   model or a typed array), not a bare ``object``;
 - on a real service, seeded through the real hook routes and worker, its reply validates
   against the same ``workbench.api_models`` class, and carries no key the model does not
   declare (so the document cannot fall behind the wire).
-The other routes still answer hand-shaped dicts; they are not listed here until modelled.
+The text routes (``/api/context/*``) and the event stream (``/stream``) document their
+media type instead (``TEXT_OR_STREAM``). The agent's and transfer's routes still answer
+hand-shaped dicts; they are not listed here until modelled.
 """
 
 from __future__ import annotations
@@ -18,12 +21,26 @@ import pytest
 from fastapi import FastAPI
 from pydantic import BaseModel, TypeAdapter
 
-from tests.conftest import Service
+from tests.conftest import Service, http_json
+from workbench.api_models.analytics import Report, StoreOverview
+from workbench.api_models.corpora import (
+    CorpusBuilt,
+    CorpusDeleted,
+    CorpusInfo,
+    CorpusList,
+    CorpusRebuilt,
+)
+from workbench.api_models.forget import Deleted, Forgotten
 from workbench.api_models.health import Health, Readiness
+from workbench.api_models.index import IndexStatus, ReindexQueued
+from workbench.api_models.ingest import IngestReply, MemorySaved
+from workbench.api_models.ledger import InjectionHistory
 from workbench.api_models.observations import ObservationsByFile
 from workbench.api_models.pages import Page
 from workbench.api_models.projects import Projects
+from workbench.api_models.queue import FailedEvents, Recompressed, Requeued, SpoolReplay
 from workbench.api_models.search import SearchReply, Timeline
+from workbench.api_models.settings import SettingsChanged, SettingsView
 from workbench.models import Observation, Prompt, Session, Summary
 
 MODELLED: dict[tuple[str, str], Any] = {
@@ -39,6 +56,40 @@ MODELLED: dict[tuple[str, str], Any] = {
     ("GET", "/api/projects"): Projects,
     ("GET", "/api/health"): Health,
     ("GET", "/api/readiness"): Readiness,
+    ("POST", "/api/sessions/init"): IngestReply,
+    ("POST", "/api/sessions/observations"): IngestReply,
+    ("POST", "/api/sessions/summarize"): IngestReply,
+    ("POST", "/api/sessions/end"): IngestReply,
+    ("POST", "/api/memory/save"): MemorySaved,
+    ("DELETE", "/api/observation/{observation_id}"): Deleted,
+    ("POST", "/api/observations/forget"): Forgotten,
+    ("GET", "/api/observation/{observation_id}/injections"): InjectionHistory,
+    ("GET", "/api/stats"): StoreOverview,
+    **{
+        ("GET", f"/api/stats/{r}"): Report
+        for r in ("economics", "types", "activity", "files", "concepts", "cooccurrence")
+    },
+    ("GET", "/api/stats/sessions"): Report,
+    ("GET", "/api/stats/roi"): Report,
+    ("POST", "/api/spool/replay"): SpoolReplay,
+    ("GET", "/api/queue/failed"): FailedEvents,
+    ("POST", "/api/queue/retry"): Requeued,
+    ("POST", "/api/recompress"): Recompressed,
+    ("POST", "/api/reindex"): ReindexQueued,
+    ("GET", "/api/index/status"): IndexStatus,
+    ("POST", "/api/corpus"): CorpusBuilt,
+    ("GET", "/api/corpus"): CorpusList,
+    ("GET", "/api/corpus/{name}"): CorpusInfo,
+    ("POST", "/api/corpus/{name}/rebuild"): CorpusRebuilt,
+    ("DELETE", "/api/corpus/{name}"): CorpusDeleted,
+    ("GET", "/api/settings"): SettingsView,
+    ("PUT", "/api/settings"): SettingsChanged,
+}
+TEXT_OR_STREAM = {
+    ("GET", "/api/context/inject"): "text/plain",
+    ("GET", "/api/context/prompt"): "text/plain",
+    ("GET", "/api/context/file"): "text/plain",
+    ("GET", "/stream"): "text/event-stream",
 }
 PROJECT = "acme-api"
 SESSION = "contract-session"
@@ -75,8 +126,16 @@ def test_the_reply_is_documented_with_its_fields(app: FastAPI, method: str, path
 
 def test_a_bare_object_is_not_documentation(app: FastAPI) -> None:
     """The check above is not vacuous: a route still shaped by hand fails it."""
-    schema = success_schema(app.openapi(), "GET", "/api/stats/types")
+    schema = success_schema(app.openapi(), "POST", "/api/corpus/{name}/prime")
     assert not names_its_fields(schema)
+
+
+@pytest.mark.parametrize(("method", "path"), sorted(TEXT_OR_STREAM), ids=lambda v: str(v))
+def test_text_and_stream_routes_document_their_media_type(
+    app: FastAPI, method: str, path: str
+) -> None:
+    responses = app.openapi()["paths"][path][method.lower()]["responses"]
+    assert TEXT_OR_STREAM[(method, path)] in responses["200"]["content"]
 
 
 # ----- the real service keeps the contract --------------------------------------------------
@@ -111,9 +170,11 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Any:
     svc = Service(data_dir=data_dir, port=port, env=base_env(data_dir, port)).start()
     try:
         init = {"contentSessionId": SESSION, "project": PROJECT, "prompt": "fix the token bug"}
-        assert svc.post("/api/sessions/init", init)[0] == 200
+        status, reply = svc.post("/api/sessions/init", init)
+        assert status == 200
+        check(IngestReply, reply)
         for path in ("/src/acme/auth.py", "/src/acme/tokens.py"):
-            status, _ = svc.post(
+            status, reply = svc.post(
                 "/api/sessions/observations",
                 {
                     "contentSessionId": SESSION,
@@ -124,8 +185,11 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Any:
                 },
             )
             assert status == 200
+            check(IngestReply, reply)
         summarize = {"contentSessionId": SESSION, "last_assistant_message": "fixed the token"}
-        assert svc.post("/api/sessions/summarize", summarize)[0] == 200
+        status, reply = svc.post("/api/sessions/summarize", summarize)
+        assert status == 200
+        check(IngestReply, reply)
         svc.wait_idle()
         yield svc
     finally:
@@ -175,3 +239,67 @@ def test_batch_answers_a_list_of_observations(seeded: Service) -> None:
     check(list[Observation], found)
     assert {o["id"] for o in found} == set(ids)
     assert all(undeclared_keys(Observation, o) == set() for o in found)
+
+
+def test_analytics_queue_index_settings_and_ledger_answer_their_models(seeded: Service) -> None:
+    _, page = seeded.get("/api/observations")
+    first = page["items"][0]["id"]
+    for path, shape in [
+        ("/api/stats", StoreOverview),
+        ("/api/stats/types", Report),
+        ("/api/stats/activity", Report),
+        ("/api/stats/economics", Report),
+        ("/api/queue/failed", FailedEvents),
+        ("/api/settings", SettingsView),
+        (f"/api/observation/{first}/injections", InjectionHistory),
+        ("/api/index/status", IndexStatus),
+    ]:
+        status, body = seeded.get(path)
+        assert status == 200, (path, body)
+        check(shape, body)
+    status, body = seeded.post("/api/spool/replay", {})
+    assert status == 200
+    check(SpoolReplay, body)
+
+
+def test_corpus_routes_answer_their_models(seeded: Service) -> None:
+    status, built = seeded.post("/api/corpus", {"name": "contract", "project": PROJECT})
+    assert status == 200, built
+    check(CorpusBuilt, built)
+    for path, shape in [("/api/corpus", CorpusList), ("/api/corpus/contract", CorpusInfo)]:
+        status, body = seeded.get(path)
+        assert status == 200, (path, body)
+        check(shape, body)
+    status, rebuilt = seeded.post("/api/corpus/contract/rebuild", {})
+    assert status == 200, rebuilt
+    check(CorpusRebuilt, rebuilt)
+    status, gone = http_json("DELETE", seeded.url + "/api/corpus/contract")
+    assert status == 200, gone
+    check(CorpusDeleted, gone)
+
+
+def test_save_and_forget_answer_their_models(seeded: Service) -> None:
+    ids = []
+    for text in ("a memory to delete", "another memory to forget"):
+        status, saved = seeded.post(
+            "/api/memory/save", {"text": text, "title": text, "project": "scratch"}
+        )
+        assert status == 200
+        check(MemorySaved, saved)
+        ids.append(saved["id"])
+    status, deleted = http_json("DELETE", seeded.url + f"/api/observation/{ids[0]}")
+    assert status == 200, deleted
+    check(Deleted, deleted)
+    status, forgotten = seeded.post("/api/observations/forget", {"ids": ids})
+    assert status == 200, forgotten
+    check(Forgotten, forgotten)
+    assert forgotten["alreadyDeleted"] == [ids[0]]
+
+
+def test_recompress_and_retry_answer_their_models(seeded: Service) -> None:
+    status, body = seeded.post("/api/recompress", {})
+    assert status == 200, body
+    check(Recompressed, body)
+    status, body = seeded.post("/api/queue/retry", {})
+    assert status == 200, body
+    check(Requeued, body)

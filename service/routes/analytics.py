@@ -21,6 +21,7 @@ from fastapi import APIRouter, Depends, Query
 from service.deps import RuntimeDep
 from service.runtime import Runtime
 from workbench import spool
+from workbench.api_models.analytics import Report, StoreOverview
 from workbench.knowledge.stats import Scope
 from workbench.platform_filter import one_platform
 from workbench.store import stats
@@ -55,7 +56,7 @@ def _report(runtime: Runtime, kind: str, scope: Scope, **options: Any) -> dict[s
         return reports.report(con, kind, scope, **options).to_json()
 
 
-@router.get("")
+@router.get("", response_model=StoreOverview)
 def overview(runtime: RuntimeDep) -> dict[str, Any]:
     return {
         **stats.overview(runtime.store.conn),
@@ -69,7 +70,7 @@ def overview(runtime: RuntimeDep) -> dict[str, Any]:
     }
 
 
-@router.get("/economics")
+@router.get("/economics", response_model=Report, response_model_exclude_unset=True)
 def economics(
     runtime: RuntimeDep,
     scope: ScopeDep,
@@ -79,13 +80,13 @@ def economics(
     return _report(runtime, "economics", scope, by=by)
 
 
-@router.get("/types")
+@router.get("/types", response_model=Report, response_model_exclude_unset=True)
 def types(runtime: RuntimeDep, scope: ScopeDep) -> dict[str, Any]:
     """Observations per type, with their share and discovery tokens."""
     return _report(runtime, "types", scope)
 
 
-@router.get("/activity")
+@router.get("/activity", response_model=Report, response_model_exclude_unset=True)
 def activity(
     runtime: RuntimeDep,
     scope: ScopeDep,
@@ -95,31 +96,31 @@ def activity(
     return _report(runtime, "activity", scope, by=by)
 
 
-@router.get("/files")
+@router.get("/files", response_model=Report, response_model_exclude_unset=True)
 def files(runtime: RuntimeDep, scope: ScopeDep, limit: Limit = 20) -> dict[str, Any]:
     """The most read and modified files."""
     return _report(runtime, "files", scope, limit=limit)
 
 
-@router.get("/concepts")
+@router.get("/concepts", response_model=Report, response_model_exclude_unset=True)
 def concepts(runtime: RuntimeDep, scope: ScopeDep, limit: Limit = 20) -> dict[str, Any]:
     """The most frequent concepts."""
     return _report(runtime, "concepts", scope, limit=limit)
 
 
-@router.get("/cooccurrence")
+@router.get("/cooccurrence", response_model=Report, response_model_exclude_unset=True)
 def cooccurrence(runtime: RuntimeDep, scope: ScopeDep, limit: Limit = 20) -> dict[str, Any]:
     """Concept pairs that appear in the same observation, most frequent first."""
     return _report(runtime, "cooccurrence", scope, limit=limit)
 
 
-@router.get("/sessions")
+@router.get("/sessions", response_model=Report, response_model_exclude_unset=True)
 def sessions(runtime: RuntimeDep, scope: ScopeDep, limit: Limit = 50) -> dict[str, Any]:
     """Session timelines: start, last activity, counts, duration; newest first."""
     return _report(runtime, "sessions", scope, limit=limit)
 
 
-@router.get("/roi")
+@router.get("/roi", response_model=Report, response_model_exclude_unset=True)
 def roi(runtime: RuntimeDep, scope: ScopeDep, limit: Limit = 50) -> dict[str, Any]:
     """Memory ROI from the injection ledger: cost, injections, fetches after injection."""
     return _report(runtime, "roi", scope, limit=limit)

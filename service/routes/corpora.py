@@ -24,6 +24,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body
 
 from service.deps import KnowledgeAgentDep, RuntimeDep
+from workbench.api_models.corpora import (
+    CorpusBuilt,
+    CorpusDeleted,
+    CorpusInfo,
+    CorpusList,
+    CorpusRebuilt,
+)
 from workbench.knowledge import corpus
 from workbench.knowledge.corpus_filter import parse_filter
 
@@ -32,7 +39,7 @@ router = APIRouter(prefix="/api/corpus", tags=["corpus"])
 JsonObject = Annotated[dict[str, Any], Body()]
 
 
-@router.post("")
+@router.post("", response_model=CorpusBuilt)
 def build(body: JsonObject, runtime: RuntimeDep, agent: KnowledgeAgentDep) -> dict[str, Any]:
     fields = dict(body)
     name = fields.pop("name", None)
@@ -50,13 +57,13 @@ def build(body: JsonObject, runtime: RuntimeDep, agent: KnowledgeAgentDep) -> di
     return {**built.metadata(), "replaced": replaced}
 
 
-@router.get("")
+@router.get("", response_model=CorpusList)
 def list_corpora(runtime: RuntimeDep) -> dict[str, Any]:
     items = corpus.list_all(runtime.settings)
     return {"corpora": items, "count": len(items)}
 
 
-@router.post("/{name}/rebuild")
+@router.post("/{name}/rebuild", response_model=CorpusRebuilt)
 def rebuild(name: str, runtime: RuntimeDep, agent: KnowledgeAgentDep) -> dict[str, Any]:
     rebuilt, changes = corpus.rebuild(
         runtime.store.conn, runtime.settings, name, search=agent.selection_search()
@@ -64,11 +71,11 @@ def rebuild(name: str, runtime: RuntimeDep, agent: KnowledgeAgentDep) -> dict[st
     return {**rebuilt.metadata(), **changes}
 
 
-@router.get("/{name:path}")
+@router.get("/{name:path}", response_model=CorpusInfo)
 def show(name: str, runtime: RuntimeDep) -> dict[str, Any]:
     return corpus.load(runtime.settings, name).metadata()
 
 
-@router.delete("/{name:path}")
+@router.delete("/{name:path}", response_model=CorpusDeleted)
 def delete(name: str, runtime: RuntimeDep) -> dict[str, Any]:
     return corpus.delete(runtime.settings, name)

@@ -16,17 +16,18 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from service.deps import IndexerDep
+from workbench.api_models.index import IndexStatus, ReindexQueued
 
 router = APIRouter(prefix="/api", tags=["index"])
 
 
-@router.post("/reindex", status_code=202)
+@router.post("/reindex", status_code=202, response_model=ReindexQueued)
 def reindex(indexer: IndexerDep) -> JSONResponse:
     job = indexer.request_reindex()
     return JSONResponse({"job": job.to_json(), "index": indexer.status()}, status_code=202)
 
 
-@router.get("/index/status")
+@router.get("/index/status", response_model=IndexStatus)
 def index_status(indexer: IndexerDep) -> dict[str, Any]:
     status: dict[str, Any] = indexer.status()
     return status

@@ -8,11 +8,12 @@ from fastapi import APIRouter
 
 from service.deps import EventKeyDep, IngestorDep
 from service.schemas import MemorySave
+from workbench.api_models.ingest import MemorySaved
 
 router = APIRouter(prefix="/api/memory", tags=["memory"])
 
 
-@router.post("/save")
+@router.post("/save", response_model=MemorySaved, response_model_exclude_unset=True)
 def save(body: MemorySave, ingestor: IngestorDep, key: EventKeyDep) -> dict[str, Any]:
     result = body.ingest(ingestor, key)
     return {**result.to_json(), "success": True}

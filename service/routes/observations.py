@@ -33,6 +33,8 @@ from service.deps import RuntimeDep
 from service.pagination import PageDep, page
 from service.params import ObservationIdPath, RowId
 from service.schemas import ObservationBatch
+from workbench.api_models.forget import Deleted, Forgotten
+from workbench.api_models.ledger import InjectionHistory
 from workbench.api_models.observations import (
     FileObservation,
     ObservationsByFile,
@@ -129,7 +131,7 @@ class ForgetBody(BaseModel):
     ids: Annotated[list[RowId], Field(min_length=1, max_length=1000)]
 
 
-@router.delete("/observation/{observation_id}")
+@router.delete("/observation/{observation_id}", response_model=Deleted)
 def delete_observation(observation_id: ObservationIdPath, runtime: RuntimeDep) -> dict[str, Any]:
     report = runtime.forget([observation_id])
     if not report.deleted:
@@ -154,7 +156,7 @@ def delete_observation(observation_id: ObservationIdPath, runtime: RuntimeDep) -
     }
 
 
-@router.post("/observations/forget")
+@router.post("/observations/forget", response_model=Forgotten)
 def forget_observations(body: ForgetBody, runtime: RuntimeDep) -> dict[str, Any]:
     report = runtime.forget(body.ids)
     return {
@@ -165,7 +167,7 @@ def forget_observations(body: ForgetBody, runtime: RuntimeDep) -> dict[str, Any]
 
 
 # ----- injection history --------------------------------------------------------------------
-@router.get("/observation/{observation_id}/injections")
+@router.get("/observation/{observation_id}/injections", response_model=InjectionHistory)
 def injection_history(observation_id: ObservationIdPath, runtime: RuntimeDep) -> dict[str, Any]:
     found = ledger.history(runtime.store.conn, observation_id)
     if found is None:

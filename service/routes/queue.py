@@ -8,6 +8,7 @@ from fastapi import APIRouter
 
 from service.deps import RuntimeDep
 from service.schemas import Recompress, RetryFailed
+from workbench.api_models.queue import FailedEvents, Recompressed, Requeued, SpoolReplay
 from workbench.clock import ms_from_iso
 from workbench.compress.base import build_compressor
 from workbench.derive import recompress
@@ -17,25 +18,25 @@ from workbench.store import events
 router = APIRouter(prefix="/api", tags=["queue"])
 
 
-@router.post("/spool/replay")
+@router.post("/spool/replay", response_model=SpoolReplay)
 def replay_spool(runtime: RuntimeDep) -> dict[str, Any]:
     return runtime.replay_spool().to_json()
 
 
-@router.get("/queue/failed")
+@router.get("/queue/failed", response_model=FailedEvents)
 def failed(runtime: RuntimeDep) -> dict[str, Any]:
     items = events.failed(runtime.store.conn, limit=200)
     return {"items": items, "count": len(items)}
 
 
-@router.post("/queue/retry")
+@router.post("/queue/retry", response_model=Requeued)
 def retry(body: RetryFailed, runtime: RuntimeDep) -> dict[str, Any]:
     count = events.retry_failed(runtime.store.conn, body.eventIds)
     runtime.worker.notify()
     return {"requeued": count}
 
 
-@router.post("/recompress")
+@router.post("/recompress", response_model=Recompressed)
 def recompress_route(body: Recompress, runtime: RuntimeDep) -> dict[str, Any]:
     try:
         since = ms_from_iso(body.since) if body.since else None

@@ -30,6 +30,7 @@ from service.deps import EventKeyDep, RuntimeDep
 from service.pagination import PageDep, page
 from service.runtime import Runtime
 from service.schemas import SessionEnd, SessionInit, Summarize, ToolObservation
+from workbench.api_models.ingest import IngestReply
 from workbench.api_models.pages import Page
 from workbench.errors import StoreBusy, StoreUnavailable
 from workbench.ingest import Ingestor, IngestResult
@@ -76,24 +77,24 @@ async def _off_loop(runtime: Runtime, body: _HookBody, key: str | None) -> dict[
         raise
 
 
-@router.post("/init")
+@router.post("/init", response_model=IngestReply, response_model_exclude_unset=True)
 async def init(body: SessionInit, runtime: RuntimeDep, key: EventKeyDep) -> dict[str, Any]:
     return await _off_loop(runtime, body, key)
 
 
-@router.post("/observations")
+@router.post("/observations", response_model=IngestReply, response_model_exclude_unset=True)
 async def observation(
     body: ToolObservation, runtime: RuntimeDep, key: EventKeyDep
 ) -> dict[str, Any]:
     return await _off_loop(runtime, body, key)
 
 
-@router.post("/summarize")
+@router.post("/summarize", response_model=IngestReply, response_model_exclude_unset=True)
 async def summarize(body: Summarize, runtime: RuntimeDep, key: EventKeyDep) -> dict[str, Any]:
     return await _off_loop(runtime, body, key)
 
 
-@router.post("/end")
+@router.post("/end", response_model=IngestReply, response_model_exclude_unset=True)
 async def end(body: SessionEnd, runtime: RuntimeDep, key: EventKeyDep) -> dict[str, Any]:
     return await _off_loop(runtime, body, key)
 

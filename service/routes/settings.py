@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from service.deps import RuntimeDep
 from workbench import settings_edit
+from workbench.api_models.settings import SettingsChanged, SettingsView
 from workbench.errors import WorkbenchError
 from workbench.settings import SettingsFileUnreadable, write_settings_file
 
@@ -37,7 +38,7 @@ class SettingNotEditable(WorkbenchError):
 
 
 # ----- settings -----------------------------------------------------------------------------
-@router.get("/settings")
+@router.get("/settings", response_model=SettingsView)
 def get_settings(runtime: RuntimeDep) -> dict[str, Any]:
     settings = runtime.settings
     fields = settings_edit.describe(settings)
@@ -49,7 +50,7 @@ def get_settings(runtime: RuntimeDep) -> dict[str, Any]:
     }
 
 
-@router.put("/settings")
+@router.put("/settings", response_model=SettingsChanged)
 def put_settings(
     runtime: RuntimeDep, body: Annotated[Any, Body(description="{setting: value, …}")]
 ) -> dict[str, Any]:

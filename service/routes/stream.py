@@ -78,7 +78,16 @@ def to_sse(event: dict[str, Any], instance: str) -> ServerSentEvent:
     )
 
 
-@router.get("/stream")
+@router.get(
+    "/stream",
+    response_class=EventSourceResponse,
+    responses={
+        200: {
+            "description": "Server-Sent Events: ``connected``, then what the store commits",
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        }
+    },
+)
 async def stream(
     request: Request,
     runtime: RuntimeDep,

@@ -13,4 +13,12 @@ observation's ``files_read``); ``CamelModel`` accepts either spelling on input.
 - ``search``        ``SearchReply`` (``/api/search?format=json``), ``Timeline``
 - ``projects``      ``GET /api/projects``
 - ``health``        ``GET /api/health``, ``GET /api/readiness``
+- ``ingest``        the hook routes and ``POST /api/memory/save``
+- ``forget``        ``DELETE /api/observation/{id}``, ``POST /api/observations/forget``
+- ``ledger``        ``GET /api/observation/{id}/injections``
+- ``analytics``     ``GET /api/stats`` and the reports under it
+- ``queue``         the spool, the parked events, recompress
+- ``index``         ``POST /api/reindex``, ``GET /api/index/status``
+- ``corpora``       ``/api/corpus`` (not yet the agent's replies)
+- ``settings``      ``GET/PUT /api/settings``
 """

@@ -17,13 +17,21 @@ class StoreState(CamelModel):
     reason: str | None = None
 
 
+class CompressorError(CamelModel):
+    """A provider's last failure: its kind, message and when (epoch seconds)."""
+
+    kind: str
+    message: str
+    at: float
+
+
 class CompressorLink(CamelModel):
     """One provider of the compressor fallback chain, in order."""
 
     name: str
     configured: bool
     problem: str | None = None
-    last_error: str | None = None
+    last_error: CompressorError | None = None
     last_ok_at: float | None = None
 
 

@@ -1,0 +1,47 @@
+"""The derived indexes: ``POST /api/reindex`` and ``GET /api/index/status``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workbench.api_models.base import CamelModel
+
+
+class ReindexJob(CamelModel):
+    """Progress and outcome of one reindex (``workbench.recall.indexer.ReindexJob``)."""
+
+    id: int
+    state: str
+    phase: str
+    done: int
+    total: int
+    embedded: int
+    reused: int
+    pruned: int
+    fts_seconds: float
+    seconds: float
+    vectors: str
+    error: str | None
+    started_at: float
+
+
+class IndexStatus(CamelModel):
+    state: str
+    reason: str | None
+    embedder: str | None
+    dim: int | None
+    index: str
+    indexed: int
+    observations: int
+    pending: int | None
+    worker: dict[str, Any] | None
+    torch_imported: bool
+    embedded_total: int
+    reused_total: int
+    memory_bytes: int
+    reindex: dict[str, Any] | None
+
+
+class ReindexQueued(CamelModel):
+    job: dict[str, Any]
+    index: IndexStatus
