@@ -21,4 +21,5 @@ observation's ``files_read``); ``CamelModel`` accepts either spelling on input.
 - ``index``         ``POST /api/reindex``, ``GET /api/index/status``
 - ``corpora``       ``/api/corpus`` (not yet the agent's replies)
 - ``settings``      ``GET/PUT /api/settings``
+- ``check``         ``checked(shape, data)``: the CLI and MCP tools validate a reply before use
 """

@@ -150,6 +150,10 @@ def search(
         data = _search_locally(settings, clean)
     if team:
         data = _with_team(settings, data, clean)
+    from workbench.api_models.check import checked
+    from workbench.api_models.search import SearchReply
+
+    checked(SearchReply, data, "search")
     if as_json:
         print_json(data)
         return
@@ -286,6 +290,10 @@ def timeline(
         from workbench.team import read
 
         data = read.with_team_timeline(settings, data, project)
+    from workbench.api_models.check import checked
+    from workbench.api_models.search import Timeline
+
+    checked(Timeline, data, "timeline")
     if as_json:
         print_json(data)
         return
@@ -344,6 +352,10 @@ def show(
             found = [
                 o.model_dump() for o in observations.get_many(store.conn, wanted, order_by="id_asc")
             ]
+    from workbench.api_models.check import checked
+    from workbench.models import Observation
+
+    checked(list[Observation], found, "show")
     missing = sorted(set(wanted) - {o["id"] for o in found})
     if as_json:
         print_json(found)

@@ -18,9 +18,10 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
+from workbench.api_models.check import checked
 from workbench.locate import project_from_cwd
 from workbench.mcp_server.backend import ServiceBackend
-from workbench.models import OBSERVATION_TYPES
+from workbench.models import OBSERVATION_TYPES, Observation
 from workbench.platforms import PLATFORM_SOURCES
 
 ObsType = Literal[OBSERVATION_TYPES]  # type: ignore[valid-type]
@@ -229,7 +230,9 @@ def register(server: MCPServer, client: ServiceBackend) -> None:
         for key, value in (("orderBy", orderBy), ("limit", limit), ("project", project)):
             if value is not None:
                 body[key] = value
-        found = client.post("/api/observations/batch", body)
+        found = checked(
+            list[Observation], client.post("/api/observations/batch", body), "get_observations"
+        )
         records = [
             {k: v for k, v in obs.items() if k not in NOISE_FIELDS and v not in (None, "", [])}
             for obs in found
