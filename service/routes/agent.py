@@ -18,6 +18,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body
 
 from service.deps import KnowledgeAgentDep
+from workbench.api_models.agent import Answer, Primed
 from workbench.errors import InvalidInput
 
 router = APIRouter(prefix="/api/corpus", tags=["agent"])
@@ -25,12 +26,12 @@ router = APIRouter(prefix="/api/corpus", tags=["agent"])
 JsonObject = Annotated[dict[str, Any], Body()]
 
 
-@router.post("/{name}/prime")
+@router.post("/{name}/prime", response_model=Primed)
 def prime(name: str, agent: KnowledgeAgentDep) -> dict[str, Any]:
     return agent.prime(name)
 
 
-@router.post("/{name}/query")
+@router.post("/{name}/query", response_model=Answer)
 def query(name: str, body: JsonObject, agent: KnowledgeAgentDep) -> dict[str, Any]:
     unknown = sorted(set(body) - {"question"})
     if unknown:
@@ -40,6 +41,6 @@ def query(name: str, body: JsonObject, agent: KnowledgeAgentDep) -> dict[str, An
     return agent.query(name, body.get("question"))
 
 
-@router.post("/{name}/reprime")
+@router.post("/{name}/reprime", response_model=Primed)
 def reprime(name: str, agent: KnowledgeAgentDep) -> dict[str, Any]:
     return agent.reprime(name)

@@ -19,7 +19,9 @@ observation's ``files_read``); ``CamelModel`` accepts either spelling on input.
 - ``analytics``     ``GET /api/stats`` and the reports under it
 - ``queue``         the spool, the parked events, recompress
 - ``index``         ``POST /api/reindex``, ``GET /api/index/status``
-- ``corpora``       ``/api/corpus`` (not yet the agent's replies)
+- ``corpora``       ``/api/corpus`` (build, list, show, rebuild, delete)
+- ``agent``         ``POST /api/corpus/{name}/prime|reprime|query``
+- ``transfer``      ``GET /api/export``, ``POST /api/import``
 - ``settings``      ``GET/PUT /api/settings``
 - ``check``         ``checked(shape, data)``: the CLI and MCP tools validate a reply before use
 """
