@@ -31,8 +31,8 @@
 
 import { ask, buildCorpus, loadCorpora } from './corpus.js';
 import { $, $$ } from './dom.js';
-import { resetFeed } from './feed.js';
 import { feed } from './feed-state.js';
+import { resetFeed } from './feed.js';
 import { describeFilters } from './filters.js';
 import { relTime } from './format.js';
 import { onKey } from './keys.js';
