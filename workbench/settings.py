@@ -197,9 +197,12 @@ class Settings(BaseSettings):
     team_data: str | None = None
     team_projects: Annotated[list[str], NoDecode] = Field(default_factory=list)
     team_author: str | None = None
-    # Publish the allowlisted projects from the service each time a Stop hook's summary is
-    # stored (workbench/team/autopublish.py: one background thread, never in the hook).
+    # Publish the allowlisted projects from the service when a session ends (SessionEnd, once
+    # its last summary is stored), and ``team_publish_idle_s`` after the last stored summary
+    # for sessions that never end cleanly (0: after every summary). One background thread,
+    # never in the hook: workbench/team/autopublish.py.
     team_publish_on_stop: bool = False
+    team_publish_idle_s: float = Field(default=300.0, ge=0, le=86400)
     # Add colleagues' memories of the same project, from the lake, to SessionStart context
     # (workbench/recall/team_context.py), after the local ones; the lake gets at most
     # ``team_context_timeout_s`` before the local context is served without them.
