@@ -250,6 +250,7 @@ def publish(
         result = run(settings, project=project, since_ms=since_ms, progress=advance)
     rows: list[tuple[str, Any]] = list(result.added.items())
     rows.append(("tombstones", result.tombstoned))
+    rows.append(("superseded (rewritten locally)", result.superseded))
     rows.append(("snapshot", result.snapshot if result.snapshot is not None else "none: no change"))
     table(f"published as {result.author}", ["table", "rows added"], rows)
 
