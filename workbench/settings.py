@@ -60,6 +60,7 @@ from workbench.settings_file import (
     read_leniently,
     read_settings_file,
 )
+from workbench.team.duration import check_duration
 from workbench.team.location import (
     check_author,
     check_catalog,
@@ -203,6 +204,9 @@ class Settings(BaseSettings):
     # never in the hook: workbench/team/autopublish.py.
     team_publish_on_stop: bool = False
     team_publish_idle_s: float = Field(default=300.0, ge=0, le=86400)
+    # How long `workbench team maintain` keeps old lake snapshots (time travel) and the files
+    # only they use: a duration, 30s / 12h / 7d / 2w (workbench/team/maintain.py).
+    team_snapshot_retention: str = "7d"
     # Add colleagues' memories of the same project, from the lake, to SessionStart context
     # (workbench/recall/team_context.py), after the local ones; the lake gets at most
     # ``team_context_timeout_s`` before the local context is served without them.
@@ -306,6 +310,12 @@ class Settings(BaseSettings):
     @classmethod
     def _team_author(cls, value: str | None) -> str | None:
         return None if value is None else check_author(value)
+
+    @field_validator("team_snapshot_retention")
+    @classmethod
+    def _team_snapshot_retention(cls, value: str) -> str:
+        """A duration such as 7d (workbench/team/duration.py)."""
+        return check_duration(value)
 
     @field_validator(
         "excluded_projects", "skipped_tools", "compressor_chain", "team_projects", mode="before"
