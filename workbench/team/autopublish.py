@@ -61,7 +61,6 @@ class AutoPublisher(threading.Thread):
         self._recheck = False  # the queue moved (or a session ended): look at _ended again
         self._idle = threading.Event()  # no run under way, due, or awaited
         self.runs = 0
-        self.triggers: list[str] = []  # what started each run, in order (team status, tests)
 
     def wants(self, project: str | None) -> bool:
         """Whether an event of ``project`` should lead to a publish (it is on the allowlist)."""
@@ -124,7 +123,6 @@ class AutoPublisher(threading.Thread):
                 if trigger is not None:
                     # This run covers whatever was asked so far, the idle net's rows included.
                     self._due = self._idle_due = None
-                    self.triggers.append(trigger)
                     return trigger
                 deadlines = [d for d in (self._due, self._idle_due) if d is not None]
                 if not deadlines and not self._ended:
