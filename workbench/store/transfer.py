@@ -226,7 +226,9 @@ def export(conn: sqlite3.Connection, project: str | None = None) -> dict[str, An
         "sessions": rows("sessions"),
         "prompts": rows("user_prompts"),
         "observations": rows("observations", ("id", "session_id", "event_id", "content_hash")),
-        "summaries": rows("session_summaries"),
+        "summaries": rows(
+            "session_summaries", ("id", "session_id", "event_id", "updated_at_epoch")
+        ),
     }
 
 

@@ -8,6 +8,8 @@
 - ``publish``     one publishing run: one transaction, one snapshot, marks and tombstones
 - ``autopublish`` the service's publisher thread behind ``team_publish_on_stop``
 - ``last_publish`` the last run's outcome in ``team_publish.json``, for ``team status``
+- ``maintain``    lake upkeep: expire snapshots, rewrite/merge files, delete dead ones
+- ``duration``    ``7d``-style durations (stdlib, used by settings)
 
 Reading the lake (``--team`` on search, sql, stats…) comes later.
 """
