@@ -142,7 +142,7 @@ def without_ours(settings: dict[str, Any]) -> dict[str, Any]:
     own empty group or list stays, so a file without ours compares equal to itself and is
     never rewritten (as ``workbench.agents.flat_hooks.without_ours``).
     """
-    result = json.loads(json.dumps(settings))
+    result: dict[str, Any] = json.loads(json.dumps(settings))
     hooks = result.get("hooks")
     if not isinstance(hooks, dict):
         return result

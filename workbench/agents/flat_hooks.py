@@ -148,7 +148,7 @@ def without_ours(config: dict[str, Any]) -> dict[str, Any]:
     Only what we emptied goes: a user's own empty list or empty ``hooks`` stays, so a file
     without ours compares equal to itself and is never rewritten.
     """
-    result = json.loads(json.dumps(config))
+    result: dict[str, Any] = json.loads(json.dumps(config))
     hooks = result.get("hooks")
     if not isinstance(hooks, dict):
         return result
