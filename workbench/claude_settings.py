@@ -172,7 +172,7 @@ def without_hook_entries(
     list, then ``hooks`` itself), so a file holding nothing of ours compares equal to itself
     and is never rewritten.
     """
-    result = json.loads(json.dumps(config))
+    result: dict[str, Any] = json.loads(json.dumps(config))
     hooks = result.get("hooks")
     if not isinstance(hooks, dict):
         return result
