@@ -367,6 +367,11 @@ class Settings(BaseSettings):
         return self.data_dir / "conversations"
 
     @property
+    def team_mirror_path(self) -> Path:
+        """The local, derived copy of the team lake's live observations (``team/mirror.py``)."""
+        return self.data_dir / "team" / "mirror.sqlite"
+
+    @property
     def base_url(self) -> str:
         return f"http://{self.host}:{self.port}"
 

@@ -145,28 +145,43 @@ def search(
         "format": "json",
     }
     clean = {k: v for k, v in params.items() if v is not None}
-    data = _from_service(settings, "GET", "/api/search", params=clean)
-    if data is None:
-        data = _search_locally(settings, clean)
     if team:
-        data = _with_team(settings, data, clean)
+        data = _with_team(settings, clean)
+    else:
+        data = _from_service(settings, "GET", "/api/search", params=clean)
+        if data is None:
+            data = _search_locally(settings, clean)
     if as_json:
         print_json(data)
         return
     _print_hits(data)
 
 
-def _with_team(settings: Settings, data: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-    """``data`` with the team lake's observations fused in (workbench/team/read.py)."""
-    from workbench.team import read
+def _with_team(settings: Settings, params: dict[str, Any]) -> dict[str, Any]:
+    """One page of the fused local + team search (workbench/team/search.py); the local pages
+    come from the service, or from the store read-only when it is down (said once)."""
+    from workbench.team.search import with_team_search
 
-    return read.with_team_search(
+    service_up = True
+
+    def local_page(limit: int, offset: int) -> dict[str, Any]:
+        nonlocal service_up
+        wanted = dict(params, limit=limit, offset=offset)
+        if service_up:
+            data = _from_service(settings, "GET", "/api/search", params=wanted)
+            if data is not None:
+                return dict(data)
+            service_up = False
+        return _search_locally(settings, wanted)
+
+    return with_team_search(
         settings,
-        data,
+        local_page,
         query=params.get("query"),
         filters=_filters(params),
         types=params.get("type"),
         limit=params["limit"],
+        offset=params["offset"],
     )
 
 
@@ -210,6 +225,8 @@ def _print_hits(data: dict[str, Any]) -> None:
     out.print(f"{data['totalResults']} results for {label} [dim](mode {data.get('mode')})[/]")
     if data.get("degraded"):
         out.print(f"[yellow]{data['degraded']}[/]")
+    if data.get("teamStale"):
+        out.print(f"[yellow]{data['teamStale']}[/]")
     if data.get("vectorsBehind"):
         out.print(
             f"[yellow]vectors {data['vectorsBehind']} behind: the newest observations are "
@@ -225,7 +242,7 @@ def _print_hits(data: dict[str, Any]) -> None:
                 + (["author"] if team else []),
                 [
                     (
-                        f"{prefix}{h['id']}",
+                        h.get("ref") or f"{prefix}{h['id']}",
                         when(h["created_at_epoch"]),
                         h["type"],
                         h["title"],

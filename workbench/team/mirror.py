@@ -1,0 +1,362 @@
+"""The team mirror: a local SQLite copy of the lake's live observations, with the FTS5 index.
+
+Why: ``search --team`` used to scan the lake (ILIKE over the Parquet columns), linear in the
+team's size (0.42 s at 100k lake rows, 2.0 s at 1M on 2 shared cores) and ranked by matched
+words only. The mirror holds the same rows in ``<data>/team/mirror.sqlite``
+(``Settings.team_mirror_path``) with the store's own full-text index (``observations_fts``:
+``porter unicode61``, CamelCase parts through ``wb_split_identifiers``, the same column
+weights), so a team search is ``recall.fts.rank`` over it: BM25 in milliseconds, ranked like
+local search.
+
+**Derived.** Nothing canonical lives here: ``workbench team refresh --rebuild`` (or deleting
+the file) rebuilds it from the lake. Its tables are named like the store's (``observations``,
+``observations_fts``, ``sessions`` holding only ``content_session_id``/``platform_source`` for
+the platform filter) so ``recall.fts`` and ``SearchFilters`` run on it unchanged.
+
+**Refresh.** ``refresh`` brings it from the snapshot it last saw (``mirror_meta``) to the
+lake's newest, with DuckLake's change feed ``ducklake_table_changes(catalog, schema, table,
+from, to)`` (https://ducklake.select/docs/stable/duckdb/advanced_features/data_change_feed):
+an insert adds a live row, an update's post-image with ``deleted_at_epoch`` set (a tombstone,
+``publish._apply_tombstones``) or a delete removes it, keyed by ``content_hash``. One SQLite
+transaction per refresh, the snapshot written with the rows: a reader sees the mirror at one
+snapshot or the next, never between. It rebuilds instead when the mirror is new, points at
+another lake, or the feed cannot answer (snapshots expired, the lake re-created).
+
+**Failure.** A refresh that cannot reach the lake leaves the mirror as it was; callers serve
+it and say it is stale (``Freshness.stale``). The file uses a rollback journal, not WAL: the
+CLI and the service may both refresh it, and a rebuild is one transaction too.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from workbench.errors import WorkbenchError
+from workbench.store.identifiers import SQL_FUNCTION, split_identifiers
+from workbench.team import lake
+
+if TYPE_CHECKING:
+    from workbench.settings import Settings
+    from workbench.team.read import Reader
+
+FORMAT = "1"  # bump when the tables below change: an older mirror is rebuilt
+FTS_COLUMNS = ("title", "subtitle", "narrative", "facts", "concepts")
+COLUMNS = (
+    "content_hash", "author", "local_id", "content_session_id", "project", "platform_source",
+    "prompt_number", "type", "title", "subtitle", "narrative", "facts", "concepts",
+    "files_read", "files_modified", "discovery_tokens", "created_at", "created_at_epoch",
+    "generated_by",
+)  # fmt: skip
+LISTS = ("facts", "concepts", "files_read", "files_modified")
+_BATCH = 5000
+
+
+def _split(prefix: str, column: str) -> str:
+    return f"{SQL_FUNCTION}({prefix}.{column})"
+
+
+_FTS = ", ".join(FTS_COLUMNS)
+SCHEMA = f"""
+CREATE TABLE observations (
+    id INTEGER PRIMARY KEY,
+    content_hash TEXT NOT NULL UNIQUE,
+    author TEXT NOT NULL,
+    local_id INTEGER NOT NULL,
+    content_session_id TEXT,
+    project TEXT NOT NULL,
+    platform_source TEXT NOT NULL,
+    prompt_number INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    title TEXT NOT NULL,
+    subtitle TEXT NOT NULL,
+    narrative TEXT NOT NULL,
+    facts TEXT NOT NULL,
+    concepts TEXT NOT NULL,
+    files_read TEXT NOT NULL,
+    files_modified TEXT NOT NULL,
+    discovery_tokens INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    created_at_epoch INTEGER NOT NULL,
+    generated_by TEXT NOT NULL
+);
+CREATE INDEX observations_author_local ON observations (author, local_id);
+CREATE INDEX observations_created ON observations (created_at_epoch);
+CREATE TABLE sessions (
+    content_session_id TEXT NOT NULL,
+    platform_source TEXT NOT NULL,
+    PRIMARY KEY (content_session_id, platform_source)
+) WITHOUT ROWID;
+CREATE VIRTUAL TABLE observations_fts USING fts5 (
+    {_FTS}, content='', tokenize='porter unicode61'
+);
+CREATE TRIGGER observations_fts_ai AFTER INSERT ON observations BEGIN
+    INSERT INTO observations_fts (rowid, {_FTS})
+    VALUES (new.id, {", ".join(_split("new", c) for c in FTS_COLUMNS)});
+    INSERT OR IGNORE INTO sessions VALUES (coalesce(new.content_session_id, ''),
+                                           new.platform_source);
+END;
+CREATE TRIGGER observations_fts_ad AFTER DELETE ON observations BEGIN
+    INSERT INTO observations_fts (observations_fts, rowid, {_FTS})
+    VALUES ('delete', old.id, {", ".join(_split("old", c) for c in FTS_COLUMNS)});
+END;
+"""
+TABLES = ("observations", "sessions", "observations_fts")
+
+
+class MirrorUnavailable(WorkbenchError):
+    """No mirror yet and the lake cannot be read to make one."""
+
+    status_code = 503
+    code = "TEAM_MIRROR_UNAVAILABLE"
+
+
+@dataclass
+class Freshness:
+    """Which snapshot the mirror serves, and why it may be behind the lake."""
+
+    snapshot: int
+    mode: str  # "current" | "incremental" | "rebuild" | "stale"
+    added: int = 0
+    removed: int = 0
+    stale: str | None = None  # the lake's error when the last mirror is served as it was
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "snapshot": self.snapshot,
+            "mode": self.mode,
+            "added": self.added,
+            "removed": self.removed,
+            "stale": self.stale,
+        }
+
+
+def connect(settings: Settings) -> sqlite3.Connection:
+    """The mirror file (made when missing), ``wb_split_identifiers`` registered."""
+    path = settings.team_mirror_path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, timeout=10.0, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=DELETE")  # see the module doc: no WAL for this file
+    conn.create_function(SQL_FUNCTION, 1, split_identifiers, deterministic=True)
+    conn.execute("CREATE TABLE IF NOT EXISTS mirror_meta (key TEXT PRIMARY KEY, value TEXT)")
+    return conn
+
+
+@contextmanager
+def opened(settings: Settings) -> Iterator[sqlite3.Connection]:
+    conn = connect(settings)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
+def _meta(conn: sqlite3.Connection) -> dict[str, str]:
+    return dict(conn.execute("SELECT key, value FROM mirror_meta").fetchall())
+
+
+def identity(settings: Settings) -> str:
+    """Which lake a mirror copies: another catalog or data path means a rebuild."""
+    return json.dumps([FORMAT, settings.team_catalog, settings.team_data])
+
+
+def snapshot_of(conn: sqlite3.Connection, settings: Settings) -> int | None:
+    """The snapshot the mirror holds, or None when it holds none of this lake."""
+    meta = _meta(conn)
+    if meta.get("identity") != identity(settings) or "snapshot" not in meta:
+        return None
+    return int(meta["snapshot"])
+
+
+def refresh(settings: Settings, *, rebuild: bool = False) -> Freshness:
+    """Bring the mirror to the lake's newest snapshot; serve the last one if the lake fails.
+
+    Raises ``TeamNotConfigured`` when no lake is set, and ``MirrorUnavailable`` when the lake
+    cannot be read and there is no mirror of it yet.
+    """
+    from workbench.team import read
+
+    lake.require_configured(settings)
+    with opened(settings) as conn:
+        held = snapshot_of(conn, settings)
+        try:
+            r = read.reader(settings)
+        except (lake.LakeUnavailable, lake.TeamNotConfigured) as exc:
+            if held is None or isinstance(exc, lake.TeamNotConfigured):
+                if isinstance(exc, lake.TeamNotConfigured):
+                    raise
+                raise MirrorUnavailable(
+                    f"no team mirror yet and the lake cannot be read: {exc.message}"
+                ) from None
+            return Freshness(snapshot=held, mode="stale", stale=exc.message)
+        try:
+            return _bring_up(conn, settings, r, held, rebuild=rebuild)
+        finally:
+            r.close()
+
+
+def _bring_up(
+    conn: sqlite3.Connection, settings: Settings, r: Reader, held: int | None, *, rebuild: bool
+) -> Freshness:
+    import duckdb
+
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        # Another process may have refreshed while this one opened the lake.
+        held = snapshot_of(conn, settings)
+        if not rebuild and held == r.snapshot:
+            conn.execute("ROLLBACK")
+            return Freshness(snapshot=held, mode="current")
+        result: Freshness | None = None
+        if not rebuild and held is not None and held < r.snapshot:
+            try:
+                result = _apply_changes(conn, r, held)
+            except duckdb.Error:
+                result = None  # the feed cannot answer (expired snapshots…): rebuild
+        if result is None:
+            result = _rebuild(conn, r)
+        conn.executemany(
+            "INSERT OR REPLACE INTO mirror_meta VALUES (?, ?)",
+            [("identity", identity(settings)), ("snapshot", str(r.snapshot))],
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return result
+
+
+def _select(source: str) -> str:
+    cols = ", ".join(f"CAST(to_json({c}) AS VARCHAR)" if c in LISTS else c for c in COLUMNS)
+    return f"SELECT {cols} FROM {source}"
+
+
+def _insert(conn: sqlite3.Connection, cursor: Any) -> int:
+    marks = ", ".join("?" * len(COLUMNS))
+    sql = f"INSERT OR IGNORE INTO observations ({', '.join(COLUMNS)}) VALUES ({marks})"
+    count = 0
+    while rows := cursor.fetchmany(_BATCH):
+        count += conn.executemany(sql, rows).rowcount  # the rows' own, not the triggers'
+    return count
+
+
+def _rebuild(conn: sqlite3.Connection, r: Reader) -> Freshness:
+    for name in TABLES:
+        conn.execute(f"DROP TABLE IF EXISTS {name}")
+    for statement in _statements(SCHEMA):
+        conn.execute(statement)
+    source = f"{r.table('observations')} WHERE deleted_at_epoch IS NULL"
+    # The FTS triggers fire per row, so insert in created order: rowid order is time order,
+    # which the FTS tiers read as "newest" (recall/fts.py, bounded ranking).
+    cursor = r.con.execute(_select(source) + " ORDER BY created_at_epoch, author, local_id")
+    added = _insert(conn, cursor)
+    return Freshness(snapshot=r.snapshot, mode="rebuild", added=added)
+
+
+def _apply_changes(conn: sqlite3.Connection, r: Reader, held: int) -> Freshness:
+    """The lake's changes after ``held`` up to the reader's snapshot, applied in order."""
+    changes = (
+        f"ducklake_table_changes('{lake.LAKE}', 'main', 'observations', {held + 1}, "
+        f"{int(r.snapshot)})"
+    )
+    # The last change of each row wins; an update's pre-image says nothing new.
+    latest = (
+        f"SELECT * FROM (SELECT *, row_number() OVER (PARTITION BY content_hash ORDER BY "
+        f"snapshot_id DESC, change_type = 'insert' DESC) AS rn FROM {changes} "
+        "WHERE change_type <> 'update_preimage') WHERE rn = 1"
+    )
+    gone = r.con.execute(
+        f"SELECT content_hash FROM ({latest}) WHERE change_type = 'delete' "
+        "OR deleted_at_epoch IS NOT NULL"
+    ).fetchall()
+    removed = 0
+    for start in range(0, len(gone), _BATCH):
+        chunk = [h for (h,) in gone[start : start + _BATCH]]
+        removed += conn.execute(
+            f"DELETE FROM observations WHERE content_hash IN ({','.join('?' * len(chunk))})",
+            chunk,
+        ).rowcount
+    cursor = r.con.execute(
+        _select(f"({latest}) WHERE change_type <> 'delete' AND deleted_at_epoch IS NULL")
+        + " ORDER BY created_at_epoch, author, local_id"
+    )
+    added = _insert(conn, cursor)
+    return Freshness(snapshot=r.snapshot, mode="incremental", added=added, removed=removed)
+
+
+def _statements(script: str) -> Iterator[str]:
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            yield buffer
+            buffer = ""
+
+
+# ----- reading ---------------------------------------------------------------------------------
+HIT_COLUMNS = (
+    "author, local_id, project, platform_source, type, title, subtitle, narrative, "
+    "content_session_id, prompt_number, created_at, created_at_epoch"
+)
+
+
+def search(
+    conn: sqlite3.Connection, query: str | None, filters: Any, *, limit: int
+) -> list[dict[str, Any]]:
+    """The mirror's best ``limit`` observations for ``query`` under ``filters`` (BM25, the
+    store's ranking: ``recall.fts.rank``); newest first when there are no words."""
+    from workbench.recall import fts
+    from workbench.recall.filters import SearchFilters
+
+    filters = filters or SearchFilters()
+    if fts.query_pieces(query):
+        scored = fts.rank(conn, "observations", query, filters, limit=limit)
+        rows = _rows(conn, [i for i, _ in scored])
+        return [dict(rows[i], score=s) for i, s in scored if i in rows]
+    clauses, params = filters.observation_sql("o")
+    where = " WHERE " + " AND ".join(clauses) if clauses else ""
+    cur = conn.execute(
+        f"SELECT id, {HIT_COLUMNS} FROM observations o{where} "
+        "ORDER BY created_at_epoch DESC, id DESC LIMIT ?",
+        [*params, limit],
+    )
+    return [dict(_named(cur, row), score=1.0) for row in cur.fetchall()]
+
+
+def _rows(conn: sqlite3.Connection, ids: list[int]) -> dict[int, dict[str, Any]]:
+    if not ids:
+        return {}
+    cur = conn.execute(
+        f"SELECT id, {HIT_COLUMNS} FROM observations WHERE id IN ({','.join('?' * len(ids))})",
+        ids,
+    )
+    return {row[0]: _named(cur, row) for row in cur.fetchall()}
+
+
+def _named(cur: sqlite3.Cursor, row: tuple[Any, ...]) -> dict[str, Any]:
+    return {d[0]: v for d, v in zip(cur.description, row, strict=True) if d[0] != "id"}
+
+
+def full_observations(conn: sqlite3.Connection, author: str, local_id: int) -> list[dict[str, Any]]:
+    """The live observations ``author`` published under ``local_id`` (two machines of one
+    author may share ids), shaped like a local observation plus ``author`` and ``ref``."""
+    from workbench.team import refs
+
+    cur = conn.execute(
+        f"SELECT {', '.join(c for c in COLUMNS if c != 'content_hash')} FROM observations "
+        "WHERE author = ? AND local_id = ? ORDER BY created_at_epoch, content_session_id",
+        [author, local_id],
+    )
+    out = []
+    for row in cur.fetchall():
+        obs = {d[0]: v for d, v in zip(cur.description, row, strict=True)}
+        for name in LISTS:
+            obs[name] = json.loads(obs[name] or "[]")
+        obs["id"] = obs.pop("local_id")
+        obs["ref"] = refs.make(author, obs["id"])
+        out.append(obs)
+    return out
