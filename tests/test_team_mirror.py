@@ -119,6 +119,7 @@ def test_a_lake_that_does_not_answer_leaves_the_last_mirror_serving(
     team_lake: Lake, tmp_path: Path
 ) -> None:
     ana, _, _ = _team(team_lake, tmp_path)
+    ana.env["WORKBENCH_TEAM_MIRROR_MAX_AGE_S"] = "0"  # ask the lake on every search
     snapshot = _refresh(ana)["snapshot"]
     cluster, name = team_lake.cluster, team_lake.database
     cluster.psql(f'ALTER DATABASE "{name}" RENAME TO "{name}_away"')
@@ -146,3 +147,21 @@ def test_no_mirror_and_no_lake_is_a_clear_error(team_lake: Lake, tmp_path: Path)
 
     assert out.returncode == 1
     assert "no team mirror yet" in out.stderr
+
+
+def test_a_recently_checked_mirror_answers_without_asking_the_lake(
+    team_lake: Lake, tmp_path: Path
+) -> None:
+    ana, _, _ = _team(team_lake, tmp_path)
+    ana.env["WORKBENCH_TEAM_MIRROR_MAX_AGE_S"] = "3600"
+    snapshot = _refresh(ana)["snapshot"]
+    cluster, name = team_lake.cluster, team_lake.database
+    cluster.psql(f'ALTER DATABASE "{name}" RENAME TO "{name}_away"')
+    try:
+        data = _search(ana, "eviction")
+    finally:
+        cluster.psql(f'ALTER DATABASE "{name}_away" RENAME TO "{name}"')
+
+    assert [h["title"] for h in data["observations"]] == ["cache eviction by ttl"]
+    assert data["teamSnapshot"] == snapshot
+    assert "teamStale" not in data  # the lake was not asked: nothing failed

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -94,6 +95,10 @@ CREATE TABLE sessions (
 CREATE VIRTUAL TABLE observations_fts USING fts5 (
     {_FTS}, content='', tokenize='porter unicode61'
 );
+"""
+# Made after a rebuild's bulk insert (indexing in one pass is several times faster than a
+# trigger per row, as bench/analytics.py measured for the store): keep the copy in step after.
+TRIGGERS = f"""
 CREATE TRIGGER observations_fts_ai AFTER INSERT ON observations BEGIN
     INSERT INTO observations_fts (rowid, {_FTS})
     VALUES (new.id, {", ".join(_split("new", c) for c in FTS_COLUMNS)});
@@ -120,7 +125,7 @@ class Freshness:
     """Which snapshot the mirror serves, and why it may be behind the lake."""
 
     snapshot: int
-    mode: str  # "current" | "incremental" | "rebuild" | "stale"
+    mode: str  # "recent" (not asked) | "current" | "incremental" | "rebuild" | "stale"
     added: int = 0
     removed: int = 0
     stale: str | None = None  # the lake's error when the last mirror is served as it was
@@ -172,8 +177,14 @@ def snapshot_of(conn: sqlite3.Connection, settings: Settings) -> int | None:
     return int(meta["snapshot"])
 
 
-def refresh(settings: Settings, *, rebuild: bool = False) -> Freshness:
+def refresh(
+    settings: Settings, *, rebuild: bool = False, max_age_s: float | None = None
+) -> Freshness:
     """Bring the mirror to the lake's newest snapshot; serve the last one if the lake fails.
+
+    ``max_age_s``: when the mirror last heard from the lake less than this many seconds ago,
+    the lake is not asked at all (mode ``recent``): readers pass
+    ``team_mirror_max_age_s``, ``team refresh`` passes nothing.
 
     Raises ``TeamNotConfigured`` when no lake is set, and ``MirrorUnavailable`` when the lake
     cannot be read and there is no mirror of it yet.
@@ -183,12 +194,14 @@ def refresh(settings: Settings, *, rebuild: bool = False) -> Freshness:
     lake.require_configured(settings)
     with opened(settings) as conn:
         held = snapshot_of(conn, settings)
+        if held is not None and not rebuild and max_age_s:
+            checked = float(_meta(conn).get("checked_at") or 0)
+            if 0 <= time.time() - checked < max_age_s:
+                return Freshness(snapshot=held, mode="recent")
         try:
             r = read.reader(settings)
-        except (lake.LakeUnavailable, lake.TeamNotConfigured) as exc:
-            if held is None or isinstance(exc, lake.TeamNotConfigured):
-                if isinstance(exc, lake.TeamNotConfigured):
-                    raise
+        except lake.LakeUnavailable as exc:
+            if held is None:
                 raise MirrorUnavailable(
                     f"no team mirror yet and the lake cannot be read: {exc.message}"
                 ) from None
@@ -208,11 +221,10 @@ def _bring_up(
     try:
         # Another process may have refreshed while this one opened the lake.
         held = snapshot_of(conn, settings)
-        if not rebuild and held == r.snapshot:
-            conn.execute("ROLLBACK")
-            return Freshness(snapshot=held, mode="current")
         result: Freshness | None = None
-        if not rebuild and held is not None and held < r.snapshot:
+        if not rebuild and held == r.snapshot:
+            result = Freshness(snapshot=held, mode="current")
+        elif not rebuild and held is not None and held < r.snapshot:
             try:
                 result = _apply_changes(conn, r, held)
             except duckdb.Error:
@@ -221,7 +233,11 @@ def _bring_up(
             result = _rebuild(conn, r)
         conn.executemany(
             "INSERT OR REPLACE INTO mirror_meta VALUES (?, ?)",
-            [("identity", identity(settings)), ("snapshot", str(r.snapshot))],
+            [
+                ("identity", identity(settings)),
+                ("snapshot", str(r.snapshot)),
+                ("checked_at", repr(time.time())),
+            ],
         )
         conn.execute("COMMIT")
     except BaseException:
@@ -250,10 +266,20 @@ def _rebuild(conn: sqlite3.Connection, r: Reader) -> Freshness:
     for statement in _statements(SCHEMA):
         conn.execute(statement)
     source = f"{r.table('observations')} WHERE deleted_at_epoch IS NULL"
-    # The FTS triggers fire per row, so insert in created order: rowid order is time order,
-    # which the FTS tiers read as "newest" (recall/fts.py, bounded ranking).
+    # Inserted in created order: rowid order is time order, which the FTS tiers read as
+    # "newest" (recall/fts.py, bounded ranking).
     cursor = r.con.execute(_select(source) + " ORDER BY created_at_epoch, author, local_id")
     added = _insert(conn, cursor)
+    split = ", ".join(f"{SQL_FUNCTION}({c})" for c in FTS_COLUMNS)
+    conn.execute(
+        f"INSERT INTO observations_fts (rowid, {_FTS}) SELECT id, {split} FROM observations"
+    )
+    conn.execute(
+        "INSERT OR IGNORE INTO sessions SELECT DISTINCT coalesce(content_session_id, ''), "
+        "platform_source FROM observations"
+    )
+    for statement in _statements(TRIGGERS):
+        conn.execute(statement)
     return Freshness(snapshot=r.snapshot, mode="rebuild", added=added)
 
 

@@ -67,7 +67,22 @@ def resolve(settings: Settings, wanted: list[str]) -> tuple[list[dict[str, Any]]
     if len(wanted) > MAX_REFS:
         raise InvalidRef(f"at most {MAX_REFS} team refs at once, got {len(wanted)}")
     keys = [parse(text) for text in wanted]
-    freshness = mirror.refresh(settings)
+    freshness = mirror.refresh(settings, max_age_s=settings.team_mirror_max_age_s)
+    found, missing = _lookup(settings, keys, wanted, freshness.snapshot)
+    if missing and freshness.mode == "recent":
+        # Trigger: a ref the mirror lacks, and it did not ask the lake this time.
+        # Why: the ref may come from a colleague who published seconds ago.
+        # Outcome: ask the lake now, once, and look again.
+        freshness = mirror.refresh(settings)
+        found, missing = _lookup(settings, keys, wanted, freshness.snapshot)
+    return found, missing
+
+
+def _lookup(
+    settings: Settings, keys: list[tuple[str, int]], wanted: list[str], snapshot: int
+) -> tuple[list[dict[str, Any]], list[str]]:
+    from workbench.team import mirror
+
     found: list[dict[str, Any]] = []
     missing: list[str] = []
     with mirror.opened(settings) as conn:
@@ -75,8 +90,7 @@ def resolve(settings: Settings, wanted: list[str]) -> tuple[list[dict[str, Any]]
             rows = mirror.full_observations(conn, author, local_id)
             if not rows:
                 missing.append(text.strip())
-            for row in rows:
-                found.append(row | {"teamSnapshot": freshness.snapshot})
+            found += [row | {"teamSnapshot": snapshot} for row in rows]
     return found, missing
 
 

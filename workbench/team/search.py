@@ -2,7 +2,9 @@
 
 - **Where the team half comes from.** The team mirror (``team/mirror.py``), refreshed to the
   lake's newest snapshot first (a few ms when nothing changed, plus opening the lake), then
-  BM25 over its FTS index under the same ``SearchFilters`` as local search. When the lake
+  BM25 over its FTS index under the same ``SearchFilters`` as local search. The lake is asked
+  for a newer snapshot only when the mirror last heard from it over ``team_mirror_max_age_s``
+  ago (30 s by default: opening the lake is most of a team search's cost). When the lake
   cannot be reached the last mirror answers and the reply says so (``teamStale``);
   ``teamSnapshot`` is always the snapshot the team hits come from.
 - **Fusion.** The two lists' scores are not comparable, their ranks are: reciprocal rank
@@ -104,7 +106,7 @@ def with_team_search(
     prompts never leave a machine.
     """
     wanted = ",".join(types) if isinstance(types, list) else types or ""
-    freshness = mirror.refresh(settings)
+    freshness = mirror.refresh(settings, max_age_s=settings.team_mirror_max_age_s)
     local = local_prefix(local_page, limit, offset)
     rows: list[dict[str, Any]] = []
     if not wanted or "observation" in wanted.lower():
