@@ -110,8 +110,8 @@ def split_ids(ids: list[int | str]) -> tuple[list[int], list[str]]:
             numbers.append(int(text))
         else:
             raise ToolError(
-                f"{item[:100]!r} is not an observation id; give ids like 123 from search, or "
-                "a colleague's team:AUTHOR:ID from a team search"
+                f"ids: {item[:100]!r} is not an observation id (an integer like 123 from "
+                "search) nor a colleague's team ref (team:AUTHOR:ID from a team search)"
             )
     return numbers, team_refs
 
