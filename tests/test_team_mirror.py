@@ -165,3 +165,22 @@ def test_a_recently_checked_mirror_answers_without_asking_the_lake(
     assert [h["title"] for h in data["observations"]] == ["cache eviction by ttl"]
     assert data["teamSnapshot"] == snapshot
     assert "teamStale" not in data  # the lake was not asked: nothing failed
+
+
+def test_a_mirror_another_process_is_writing_is_served_as_it_is(
+    team_lake: Lake, tmp_path: Path
+) -> None:
+    ana, _, _ = _team(team_lake, tmp_path)
+    ana.env["WORKBENCH_TEAM_MIRROR_MAX_AGE_S"] = "0"
+    snapshot = _refresh(ana)["snapshot"]
+    writer = sqlite3.connect(ana.data_dir / "team" / "mirror.sqlite", isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # as a long rebuild in another process holds it
+    try:
+        data = _search(ana, "eviction")
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+
+    assert [h["title"] for h in data["observations"]] == ["cache eviction by ttl"]
+    assert data["teamSnapshot"] == snapshot
+    assert "another process is refreshing" in data["teamStale"]

@@ -144,7 +144,7 @@ def connect(settings: Settings) -> sqlite3.Connection:
     """The mirror file (made when missing), ``wb_split_identifiers`` registered."""
     path = settings.team_mirror_path
     path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(path, timeout=10.0, isolation_level=None, check_same_thread=False)
+    conn = sqlite3.connect(path, timeout=5.0, isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA journal_mode=DELETE")  # see the module doc: no WAL for this file
     conn.create_function(SQL_FUNCTION, 1, split_identifiers, deterministic=True)
     conn.execute("CREATE TABLE IF NOT EXISTS mirror_meta (key TEXT PRIMARY KEY, value TEXT)")
@@ -187,11 +187,22 @@ def refresh(
     ``team_mirror_max_age_s``, ``team refresh`` passes nothing.
 
     Raises ``TeamNotConfigured`` when no lake is set, and ``MirrorUnavailable`` when the lake
-    cannot be read and there is no mirror of it yet.
+    cannot be read and there is no mirror of it yet (or the mirror is locked past the busy
+    timeout by another process's rebuild).
     """
+    lake.require_configured(settings)
+    try:
+        return _refresh(settings, rebuild=rebuild, max_age_s=max_age_s)
+    except sqlite3.OperationalError as exc:
+        raise MirrorUnavailable(
+            f"the team mirror at {settings.team_mirror_path} cannot be used now ({exc}); "
+            "another process may be rebuilding it: try again in a minute"
+        ) from None
+
+
+def _refresh(settings: Settings, *, rebuild: bool, max_age_s: float | None) -> Freshness:
     from workbench.team import read
 
-    lake.require_configured(settings)
     with opened(settings) as conn:
         held = snapshot_of(conn, settings)
         if held is not None and not rebuild and max_age_s:
@@ -217,7 +228,17 @@ def _bring_up(
 ) -> Freshness:
     import duckdb
 
-    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError:
+        # Trigger: another process holds the mirror's write lock past the busy timeout.
+        # Why: it is refreshing (a rebuild of a large lake takes a while); waiting longer
+        #   would stall a search behind it.
+        # Outcome: the mirror as it is, said to be behind; none yet is a 503 to retry.
+        busy = "another process is refreshing the team mirror"
+        if held is None:
+            raise MirrorUnavailable(f"{busy}; try again in a minute") from None
+        return Freshness(snapshot=held, mode="stale", stale=busy)
     try:
         # Another process may have refreshed while this one opened the lake.
         held = snapshot_of(conn, settings)
@@ -351,6 +372,20 @@ def search(
         [*params, limit],
     )
     return [dict(_named(cur, row), score=1.0) for row in cur.fetchall()]
+
+
+def read_search(
+    settings: Settings, query: str | None, filters: Any, *, limit: int
+) -> list[dict[str, Any]]:
+    """``search`` on a connection of its own; a mirror locked by a long rebuild is a 503."""
+    try:
+        with opened(settings) as conn:
+            return search(conn, query, filters, limit=limit)
+    except sqlite3.OperationalError as exc:
+        raise MirrorUnavailable(
+            f"the team mirror cannot be read now ({exc}); another process may be rebuilding "
+            "it: try again in a minute, or run `workbench team refresh --rebuild`"
+        ) from None
 
 
 def _rows(conn: sqlite3.Connection, ids: list[int]) -> dict[int, dict[str, Any]]:

@@ -110,9 +110,10 @@ def with_team_search(
     local = local_prefix(local_page, limit, offset)
     rows: list[dict[str, Any]] = []
     if not wanted or "observation" in wanted.lower():
-        with mirror.opened(settings) as conn:
-            # Over-fetch by what local-wins may drop: this author's rows the store holds.
-            rows = mirror.search(conn, query, filters, limit=offset + limit)
+        # Twice the page's depth: local-wins may drop this author's rows the store holds.
+        # Any depth of at least offset + limit pages consistently: the rows kept from the
+        # top k are a prefix of those kept from the top k' > k.
+        rows = mirror.read_search(settings, query, filters, limit=2 * (offset + limit))
         rows = drop_local_duplicates(rows, settings.team_author_id(), settings.db_path)
     return merge_search(local, rows, limit=limit, offset=offset, freshness=freshness)
 
