@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from workbench.settings import Settings
     from workbench.team.read import Reader
 
-FORMAT = "1"  # bump when the tables below change: an older mirror is rebuilt
+FORMAT = "2"  # bump when the tables below change: an older mirror is rebuilt
 FTS_COLUMNS = ("title", "subtitle", "narrative", "facts", "concepts")
 COLUMNS = (
     "content_hash", "author", "local_id", "content_session_id", "project", "platform_source",
@@ -96,15 +96,10 @@ CREATE VIRTUAL TABLE observations_fts USING fts5 (
     {_FTS}, content='', tokenize='porter unicode61'
 );
 """
-# Made after a rebuild's bulk insert (indexing in one pass is several times faster than a
-# trigger per row, as bench/analytics.py measured for the store): keep the copy in step after.
+# Rows are indexed in one statement after each bulk insert (``_index_new``: several times
+# faster than a trigger per row, as bench/analytics.py measured for the store); only deletes
+# go through a trigger, which hands FTS5 the old values a contentless index needs.
 TRIGGERS = f"""
-CREATE TRIGGER observations_fts_ai AFTER INSERT ON observations BEGIN
-    INSERT INTO observations_fts (rowid, {_FTS})
-    VALUES (new.id, {", ".join(_split("new", c) for c in FTS_COLUMNS)});
-    INSERT OR IGNORE INTO sessions VALUES (coalesce(new.content_session_id, ''),
-                                           new.platform_source);
-END;
 CREATE TRIGGER observations_fts_ad AFTER DELETE ON observations BEGIN
     INSERT INTO observations_fts (observations_fts, rowid, {_FTS})
     VALUES ('delete', old.id, {", ".join(_split("old", c) for c in FTS_COLUMNS)});
@@ -291,17 +286,25 @@ def _rebuild(conn: sqlite3.Connection, r: Reader) -> Freshness:
     # "newest" (recall/fts.py, bounded ranking).
     cursor = r.con.execute(_select(source) + " ORDER BY created_at_epoch, author, local_id")
     added = _insert(conn, cursor)
-    split = ", ".join(f"{SQL_FUNCTION}({c})" for c in FTS_COLUMNS)
-    conn.execute(
-        f"INSERT INTO observations_fts (rowid, {_FTS}) SELECT id, {split} FROM observations"
-    )
-    conn.execute(
-        "INSERT OR IGNORE INTO sessions SELECT DISTINCT coalesce(content_session_id, ''), "
-        "platform_source FROM observations"
-    )
+    _index_new(conn, 0)
     for statement in _statements(TRIGGERS):
         conn.execute(statement)
     return Freshness(snapshot=r.snapshot, mode="rebuild", added=added)
+
+
+def _index_new(conn: sqlite3.Connection, base: int) -> None:
+    """Index the rows inserted after id ``base`` (new ids are above every id left)."""
+    split = ", ".join(f"{SQL_FUNCTION}({c})" for c in FTS_COLUMNS)
+    conn.execute(
+        f"INSERT INTO observations_fts (rowid, {_FTS}) SELECT id, {split} FROM observations "
+        "WHERE id > ?",
+        [base],
+    )
+    conn.execute(
+        "INSERT OR IGNORE INTO sessions SELECT DISTINCT coalesce(content_session_id, ''), "
+        "platform_source FROM observations WHERE id > ?",
+        [base],
+    )
 
 
 def _apply_changes(conn: sqlite3.Connection, r: Reader, held: int) -> Freshness:
@@ -331,7 +334,9 @@ def _apply_changes(conn: sqlite3.Connection, r: Reader, held: int) -> Freshness:
         _select(f"({latest}) WHERE change_type <> 'delete' AND deleted_at_epoch IS NULL")
         + " ORDER BY created_at_epoch, author, local_id"
     )
+    base = conn.execute("SELECT coalesce(max(id), 0) FROM observations").fetchone()[0]
     added = _insert(conn, cursor)
+    _index_new(conn, base)
     return Freshness(snapshot=r.snapshot, mode="incremental", added=added, removed=removed)
 
 
