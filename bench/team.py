@@ -153,7 +153,7 @@ def measure_team_search(settings: Any, runs: int) -> dict[str, float]:
     - after: ``mirror.refresh`` when current (opens the lake to read its snapshot) plus
       ``mirror.search`` (BM25 over the mirror's FTS5), and the mirror search alone.
     """
-    from workbench.team import mirror, read
+    from workbench.team import mirror, mirror_read, read
 
     rng = random.Random(11)
 
@@ -175,11 +175,11 @@ def measure_team_search(settings: Any, runs: int) -> dict[str, float]:
 
         def after() -> None:
             mirror.refresh(settings)  # asks the lake every time (max_age_s unset)
-            mirror.search(conn, query(), None, limit=20)
+            mirror_read.search(conn, query(), None, limit=20)
 
         old = timed(before, runs)
         new = timed(after, runs)
-        alone = timed(lambda: mirror.search(conn, query(), None, limit=20), runs)
+        alone = timed(lambda: mirror_read.search(conn, query(), None, limit=20), runs)
     finally:
         conn.close()
     return {

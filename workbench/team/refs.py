@@ -81,13 +81,13 @@ def resolve(settings: Settings, wanted: list[str]) -> tuple[list[dict[str, Any]]
 def _lookup(
     settings: Settings, keys: list[tuple[str, int]], wanted: list[str], snapshot: int
 ) -> tuple[list[dict[str, Any]], list[str]]:
-    from workbench.team import mirror
+    from workbench.team import mirror, mirror_read
 
     found: list[dict[str, Any]] = []
     missing: list[str] = []
     with mirror.opened(settings) as conn:
         for (author, local_id), text in zip(keys, wanted, strict=True):
-            rows = mirror.full_observations(conn, author, local_id)
+            rows = mirror_read.full_observations(conn, author, local_id)
             if not rows:
                 missing.append(text.strip())
             found += [row | {"teamSnapshot": snapshot} for row in rows]

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from workbench.team import mirror
+from workbench.team import mirror, mirror_read
 from workbench.team.read import ME, drop_local_duplicates, index_line, team_hit
 
 if TYPE_CHECKING:
@@ -113,7 +113,7 @@ def with_team_search(
         # Twice the page's depth: local-wins may drop this author's rows the store holds.
         # Any depth of at least offset + limit pages consistently: the rows kept from the
         # top k are a prefix of those kept from the top k' > k.
-        rows = mirror.read_search(settings, query, filters, limit=2 * (offset + limit))
+        rows = mirror_read.read_search(settings, query, filters, limit=2 * (offset + limit))
         rows = drop_local_duplicates(rows, settings.team_author_id(), settings.db_path)
     return merge_search(local, rows, limit=limit, offset=offset, freshness=freshness)
 
