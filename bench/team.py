@@ -24,6 +24,16 @@ compacts them
 Reads at 100k → 1M rows: search with author filter p50 107 → 63 ms, whole-team search p50
 95 → 197 ms, team GROUP BY p50 22 → 42 ms.
 
+``search --team``'s team half, before (open a reader, scan the lake: ``read.search_observations``)
+and after (the team mirror, ``team/mirror.py``), measured 2026-12-03 in one run each, the machine
+shared with 5 other jobs (load 7-8 on 2 cores, so every figure is inflated and noisy; compare
+within a row). 2 × 100k: lake scan p50 2,841 / 2,588 ms at 100k / 200k rows; mirror search
+alone p50 75 / 26 ms; mirror refresh (opening the lake to read its snapshot, which
+``team_mirror_max_age_s`` skips for 30 s) + search p50 1,116 / 475 ms; catch-up: rebuild of
+100k 27.6 s, the next 100k by the change feed 12.1 s. 10 × 100k (before new rows were indexed
+in one statement): lake scan p50 4,687 / 4,851 / 2,676 ms at 100k / 500k / 1M; mirror search
+alone p50 120 / 26 / 42 ms; refresh + search 1,406 / 744 / 172 ms.
+
 Prints a table; no pass/fail. ``--quick`` (2 authors × 10,000) is what
 tests/test_bench_team.py runs to keep this script working (no timing asserted there).
 Usage: python bench/team.py [--quick] [--authors 10] [--rows 100000] [--batch-rows N]
