@@ -212,6 +212,10 @@ class Settings(BaseSettings):
     # ``team_context_timeout_s`` before the local context is served without them.
     team_context: bool = False
     team_context_timeout_s: float = Field(default=2.0, gt=0, le=30)
+    # ``search --team`` and team refs read the local team mirror (workbench/team/mirror.py);
+    # they ask the lake for newer snapshots only when the mirror's last check is older than
+    # this (opening the lake costs ~0.2-0.5 s; 0: ask on every search). `team refresh` always asks.
+    team_mirror_max_age_s: float = Field(default=30.0, ge=0, le=86_400)
 
     _load_warnings: list[str] = PrivateAttr(default_factory=list)
     _capture_paused: str | None = PrivateAttr(default=None)
@@ -378,6 +382,11 @@ class Settings(BaseSettings):
     @property
     def conversations_dir(self) -> Path:
         return self.data_dir / "conversations"
+
+    @property
+    def team_mirror_path(self) -> Path:
+        """The local, derived copy of the team lake's live observations (``team/mirror.py``)."""
+        return self.data_dir / "team" / "mirror.sqlite"
 
     @property
     def base_url(self) -> str:

@@ -119,29 +119,35 @@ def search(
     runtime: RuntimeDep, params: Annotated[SearchParams, Depends(search_params)]
 ) -> Response:
     """Search observations, session summaries and prompts (BM25 + vectors, fused)."""
-    result = engine_for(runtime).search(
-        params.query,
-        params.filters,
-        types=params.types,
-        mode=params.mode,
-        order_by=params.order_by,
-        limit=params.limit,
-        offset=params.offset,
-    )
-    if params.team:
-        from workbench.team import read
+    engine = engine_for(runtime)
 
-        data = read.with_team_search(
+    def page(limit: int, offset: int) -> Any:
+        return engine.search(
+            params.query,
+            params.filters,
+            types=params.types,
+            mode=params.mode,
+            order_by=params.order_by,
+            limit=limit,
+            offset=offset,
+        )
+
+    if params.team:
+        from workbench.team import search as team_search
+
+        data = team_search.with_team_search(
             runtime.settings,
-            result.to_json(),
+            lambda limit, offset: page(limit, offset).to_json(),
             query=params.query,
             filters=params.filters,
             types=params.types,
             limit=params.limit,
+            offset=params.offset,
         )
         if params.fmt == "json":
             return JSONResponse(data)
-        return PlainTextResponse(read.search_text(data))
+        return PlainTextResponse(team_search.search_text(data))
+    result = page(params.limit, params.offset)
     if params.fmt == "json":
         return JSONResponse(result.to_json())
     return PlainTextResponse(compact.search_index(result))

@@ -10,6 +10,10 @@
 - ``last_publish`` the last run's outcome in ``team_publish.json``, for ``team status``
 - ``maintain``    lake upkeep: expire snapshots, rewrite/merge files, delete dead ones
 - ``duration``    ``7d``-style durations (stdlib, used by settings)
-
-Reading the lake (``--team`` on search, sql, stats…) comes later.
+- ``read``        a reader pinned to one snapshot; team tables, timeline, corpus rows
+- ``combined``    the local store and the lake as one set of views (``stats --team``)
+- ``mirror``      the local, derived FTS5 copy of the lake's live observations (team search)
+- ``mirror_read`` BM25 search over the mirror and observations by team ref
+- ``search``      ``search --team``: local and mirror hits fused by rank, paged as one list
+- ``refs``        citable team ids ``team:<author>:<id>`` and the observations they name
 """
