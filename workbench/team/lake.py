@@ -13,12 +13,9 @@ database and user only; libpq reads the password from ``PGPASSWORD`` or ``~/.pgp
 database instead of Parquet files; team rows always go to Parquet, which any engine can read
 and which the privacy test scans byte by byte.
 
-S3 (written, documented, not tested in this step): a data path ``s3://bucket/prefix/`` needs
-DuckDB's ``httpfs`` extension, loaded the same way from the ``duckdb-extension-httpfs`` package
-(on PyPI for 1.5.5, not a dependency: ``pip install 'duckdb-extension-httpfs==1.5.5'`` to use
-S3; without it ``MissingDependency`` says so), and a temporary secret built from the
-environment (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, optional ``AWS_SESSION_TOKEN``,
-``AWS_REGION``, ``AWS_ENDPOINT_URL`` for MinIO and the like); no credential is written to disk.
+S3: a data path ``s3://bucket/prefix`` goes through DuckDB's ``httpfs`` extension (from the
+``duckdb-extension-httpfs`` package, loaded the same way) with a temporary secret built from the
+standard ``AWS_*`` variables: see ``workbench/team/s3.py``. Nothing secret is written to disk.
 
 Tables (``TABLES``): every row names its ``author`` and carries a ``content_hash`` (sha256 of the
 author and the published fields: publishing twice adds nothing) and its ``platform_source``.
@@ -34,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import MissingDependency, WorkbenchError
+from workbench.team import s3
 from workbench.team.location import conninfo
 
 if TYPE_CHECKING:
@@ -153,7 +151,9 @@ def connect(
         ):
             con.execute(f"LOAD {_quote(str(extension_file(package, name)))}")
         if data.startswith("s3://"):
-            _setup_s3(con)
+            s3.setup(
+                con, data, os.environ, str(extension_file("duckdb_extension_httpfs", "httpfs"))
+            )
         else:
             Path(data).mkdir(parents=True, exist_ok=True)
         target = "ducklake:postgres:" + conninfo(catalog)
@@ -205,20 +205,6 @@ def _create_missing_tables(con: Any) -> None:
             con.execute("ROLLBACK")
         except duckdb.Error:  # the failed commit already rolled back
             pass
-
-
-def _setup_s3(con: Any) -> None:
-    """httpfs from its PyPI package and an S3 secret from the environment (see module doc)."""
-    con.execute(f"LOAD {_quote(str(extension_file('duckdb_extension_httpfs', 'httpfs')))}")
-    options = {
-        "KEY_ID": os.environ.get("AWS_ACCESS_KEY_ID"),
-        "SECRET": os.environ.get("AWS_SECRET_ACCESS_KEY"),
-        "SESSION_TOKEN": os.environ.get("AWS_SESSION_TOKEN"),
-        "REGION": os.environ.get("AWS_REGION"),
-        "ENDPOINT": (os.environ.get("AWS_ENDPOINT_URL") or "").split("://")[-1] or None,
-    }
-    body = ", ".join(f"{k} {_quote(v)}" for k, v in options.items() if v)
-    con.execute(f"CREATE TEMPORARY SECRET team_s3 (TYPE s3{', ' + body if body else ''})")
 
 
 def current_snapshot(con: Any) -> int:
