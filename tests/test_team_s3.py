@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import free_port
 from tests.s3_server import S3Server, running_server, unavailable_reason
 from tests.team_harness import Machine, forget, machine, seed
 
@@ -212,3 +213,31 @@ def test_maintain_on_s3_deletes_a_forgotten_observations_files(
     travel = ana.run("sql", "--team", "--at-snapshot", str(first), "SELECT 1")
     assert travel.returncode == 1
     assert "expired by `workbench team maintain`" in travel.stderr
+
+
+def test_a_missing_bucket_or_an_unreachable_server_is_a_clear_error_not_a_traceback(
+    s3_server: S3Server, team_lake: Any, bucket: str, tmp_path: Path
+) -> None:
+    ana, ana_init = _author(tmp_path, s3_server, team_lake, bucket, "ana")
+    seed(ana.data_dir, "api", "a1", ["cache layer"])
+    missing = f"{bucket}-missing"
+
+    refused = ana.run(
+        "team", "init", "--catalog", team_lake.dsn, "--data", f"s3://{missing}/{PREFIX}"
+    )
+
+    assert refused.returncode == 1
+    assert f"s3://{missing}/{PREFIX}" in refused.stderr
+    assert "bucket exists" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert not (ana.data_dir / "settings.json").exists()
+
+    _ok(ana_init())
+    down = Machine(ana.data_dir, {**ana.env, "AWS_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}"})
+    for args in (("publish",), ("team", "maintain", "--older-than", "0s")):
+        out = down.run(*args)
+        assert out.returncode == 1, out.stdout
+        assert f"team data path s3://{bucket}/{PREFIX}" in out.stderr
+        assert "AWS_ENDPOINT_URL" in out.stderr
+        assert "Traceback" not in out.stderr
+    assert _json(ana, "publish")["added"]["observations"] == 1  # nothing half-done to redo

@@ -100,7 +100,9 @@ def init(
     if author is not None:
         updates["team_author"] = author
     # The lake must answer before anything is stored: a mistyped host is refused, not kept.
-    con = lake.connect(_candidate(settings, updates))  # creates the tables
+    candidate = _candidate(settings, updates)
+    lake.check_data_path(candidate)
+    con = lake.connect(candidate)  # creates the tables
     try:
         snapshot = lake.current_snapshot(con)
     finally:

@@ -136,14 +136,7 @@ def connect(
     import duckdb
 
     catalog, data = require_configured(settings)
-    con = duckdb.connect(
-        ":memory:",
-        config={
-            "autoinstall_known_extensions": False,
-            "autoload_known_extensions": False,
-            "allow_unsigned_extensions": True,  # files pip installed and hash-checked
-        },
-    )
+    con = _duckdb()
     try:
         for package, name in (
             ("duckdb_extension_postgres_scanner", "postgres_scanner"),
@@ -151,9 +144,7 @@ def connect(
         ):
             con.execute(f"LOAD {_quote(str(extension_file(package, name)))}")
         if data.startswith("s3://"):
-            s3.setup(
-                con, data, os.environ, str(extension_file("duckdb_extension_httpfs", "httpfs"))
-            )
+            _setup_s3(con, data)
         else:
             Path(data).mkdir(parents=True, exist_ok=True)
         target = "ducklake:postgres:" + conninfo(catalog)
@@ -176,6 +167,24 @@ def connect(
         con.close()
         raise
     return con
+
+
+def _duckdb() -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB that loads extensions only from the files we name."""
+    import duckdb
+
+    return duckdb.connect(
+        ":memory:",
+        config={
+            "autoinstall_known_extensions": False,
+            "autoload_known_extensions": False,
+            "allow_unsigned_extensions": True,  # files pip installed and hash-checked
+        },
+    )
+
+
+def _setup_s3(con: Any, data: str) -> None:
+    s3.setup(con, data, os.environ, str(extension_file("duckdb_extension_httpfs", "httpfs")))
 
 
 def _create_missing_tables(con: Any) -> None:
@@ -205,6 +214,53 @@ def _create_missing_tables(con: Any) -> None:
             con.execute("ROLLBACK")
         except duckdb.Error:  # the failed commit already rolled back
             pass
+
+
+def storage_error(data: str, exc: BaseException) -> LakeUnavailable:
+    """A failure reading or writing the data path (no such bucket, server down, disk full).
+
+    DuckDB's message ends in SQL context lines (``LINE 1: …``) that say nothing to a user: the
+    lines before them are kept (for S3 they include the server's error code, e.g.
+    ``NoSuchBucket``).
+    """
+    lines = []
+    for line in str(exc).strip().splitlines():
+        if line.startswith("LINE "):
+            break
+        if line.strip():
+            lines.append(line.strip())
+    hint = (
+        "check that the bucket exists, AWS_ENDPOINT_URL (a server other than AWS) and the "
+        "AWS_* credentials"
+        if data.startswith("s3://")
+        else "check that the directory is mounted and writable"
+    )
+    return LakeUnavailable(
+        f"cannot use the team data path {data} ({' '.join(lines) or type(exc).__name__}); "
+        f"{hint}, then run the command again"
+    )
+
+
+def check_data_path(settings: Settings) -> None:
+    """List an S3 data path once, before ``team init`` attaches (and so records) it.
+
+    A missing bucket or an unreachable server is refused with ``storage_error`` instead of
+    being stored in the settings and in the catalog. A directory needs no check (made by
+    ``connect``).
+    """
+    import duckdb
+
+    _, data = require_configured(settings)
+    if not data.startswith("s3://"):
+        return
+    con = _duckdb()
+    try:
+        _setup_s3(con, data)
+        con.execute("SELECT count(*) FROM glob(?)", [data.rstrip("/") + "/**"]).fetchone()
+    except duckdb.IOException as exc:
+        raise storage_error(data, exc) from None
+    finally:
+        con.close()
 
 
 def current_snapshot(con: Any) -> int:

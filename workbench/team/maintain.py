@@ -112,6 +112,8 @@ def maintain(settings: Settings, *, older_than_s: float, dry_run: bool = False) 
     try:
         try:
             _steps(con, report, older_than_s, dry_run)
+        except duckdb.IOException as exc:  # the data path: S3 down, no bucket, disk full
+            raise lake.storage_error(data, exc) from None
         except duckdb.TransactionException as exc:
             raise MaintenanceConflict(
                 f"a publish changed the lake during maintenance ({_last_line(exc)}); run "
