@@ -198,7 +198,8 @@ def test_maintain_on_s3_deletes_a_forgotten_observations_files(
     first = _json(ana, "publish")["snapshot"]
     forget(ana.data_dir, gone)
     assert _json(ana, "publish")["tombstoned"] == 1
-    holding = [k for k, raw in _objects(s3_server, bucket).items() if FORGOTTEN.encode() in raw]
+    before = _objects(s3_server, bucket)
+    holding = [k for k, raw in before.items() if FORGOTTEN.encode() in raw]
     assert holding  # the old snapshot's file still has the text until maintenance
 
     report = _json(ana, "team", "maintain", "--older-than", "0s")
@@ -208,6 +209,8 @@ def test_maintain_on_s3_deletes_a_forgotten_observations_files(
     assert after
     assert [k for k, raw in after.items() if FORGOTTEN.encode() in raw] == []
     assert set(holding).isdisjoint(after)
+    for side, objects in (("parquetBefore", before), ("parquetAfter", after)):
+        assert report[side] == {"files": len(objects), "bytes": sum(map(len, objects.values()))}
     rows = _json(ana, "sql", "--team", "SELECT title FROM team_observations ORDER BY title")
     assert rows == [{"title": "kept"}]
     travel = ana.run("sql", "--team", "--at-snapshot", str(first), "SELECT 1")

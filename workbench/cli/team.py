@@ -237,7 +237,7 @@ def maintain(
     verb = "would remove" if dry_run else "removed"
 
     def usage(pair: tuple[int, int] | None) -> str:
-        return "not listed (s3)" if pair is None else f"{pair[0]} files, {pair[1]:,} bytes"
+        return "unknown" if pair is None else f"{pair[0]} files, {pair[1]:,} bytes"
 
     expired = report.expired_snapshots
     rows: list[tuple[str, Any]] = [
