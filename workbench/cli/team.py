@@ -100,7 +100,9 @@ def init(
     if author is not None:
         updates["team_author"] = author
     # The lake must answer before anything is stored: a mistyped host is refused, not kept.
-    con = lake.connect(_candidate(settings, updates))  # creates the tables
+    candidate = _candidate(settings, updates)
+    lake.check_data_path(candidate)
+    con = lake.connect(candidate)  # creates the tables
     try:
         snapshot = lake.current_snapshot(con)
     finally:
@@ -235,7 +237,7 @@ def maintain(
     verb = "would remove" if dry_run else "removed"
 
     def usage(pair: tuple[int, int] | None) -> str:
-        return "not listed (s3)" if pair is None else f"{pair[0]} files, {pair[1]:,} bytes"
+        return "unknown" if pair is None else f"{pair[0]} files, {pair[1]:,} bytes"
 
     expired = report.expired_snapshots
     rows: list[tuple[str, Any]] = [

@@ -65,7 +65,7 @@ class MaintainReport:
     orphaned_files: list[str] = field(default_factory=list)
     oldest_snapshot: int | None = None  # after the run: how far time travel reaches
     newest_snapshot: int | None = None
-    parquet_before: tuple[int, int] | None = None  # (files, bytes) on a local data path
+    parquet_before: tuple[int, int] | None = None  # (files, bytes) under the data path
     parquet_after: tuple[int, int] | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -93,12 +93,21 @@ def retention_seconds(settings: Settings, older_than: str | None) -> float:
     return parse_seconds(older_than if older_than is not None else settings.team_snapshot_retention)
 
 
-def parquet_usage(data: str) -> tuple[int, int] | None:
-    """(Parquet files, bytes) under a local data path; None for s3:// (not listed here)."""
-    if data.startswith("s3://"):
-        return None
-    files = [p for p in Path(data).rglob("*.parquet") if p.is_file()]
-    return len(files), sum(p.stat().st_size for p in files)
+def parquet_usage(data: str, con: Any) -> tuple[int, int]:
+    """(Parquet files, bytes) under the data path (``con``: a lake connection, for S3).
+
+    A directory is walked; an S3 prefix is listed through ``con``'s httpfs (``read_blob``
+    reads the sizes from the listing and fetches no file content when ``content`` is not
+    selected).
+    """
+    if not data.startswith("s3://"):
+        files = [p for p in Path(data).rglob("*.parquet") if p.is_file()]
+        return len(files), sum(p.stat().st_size for p in files)
+    pattern = data.rstrip("/") + "/**/*.parquet"
+    count, size = con.execute(
+        "SELECT count(*), coalesce(sum(size), 0) FROM read_blob(?)", [pattern]
+    ).fetchone()
+    return int(count), int(size)
 
 
 def maintain(settings: Settings, *, older_than_s: float, dry_run: bool = False) -> MaintainReport:
@@ -107,11 +116,14 @@ def maintain(settings: Settings, *, older_than_s: float, dry_run: bool = False) 
 
     _, data = lake.require_configured(settings)
     report = MaintainReport(older_than_s=older_than_s, dry_run=dry_run)
-    report.parquet_before = parquet_usage(data)
     con = lake.connect(settings, create_tables=False)
     try:
         try:
+            report.parquet_before = parquet_usage(data, con)
             _steps(con, report, older_than_s, dry_run)
+            report.parquet_after = parquet_usage(data, con)
+        except duckdb.IOException as exc:  # the data path: S3 down, no bucket, disk full
+            raise lake.storage_error(data, exc) from None
         except duckdb.TransactionException as exc:
             raise MaintenanceConflict(
                 f"a publish changed the lake during maintenance ({_last_line(exc)}); run "
@@ -123,7 +135,6 @@ def maintain(settings: Settings, *, older_than_s: float, dry_run: bool = False) 
         report.oldest_snapshot, report.newest_snapshot = int(low), int(high)
     finally:
         con.close()
-    report.parquet_after = parquet_usage(data)
     return report
 
 

@@ -143,6 +143,9 @@ def publish(
                         f"({str(exc).splitlines()[-1]}); run workbench publish again"
                     ) from None
                 time.sleep(random.uniform(0.05, 0.3) * attempt)  # let the other commit land
+            except duckdb.IOException as exc:  # the data path: S3 down, no bucket, disk full
+                _rollback(con)
+                raise lake.storage_error(settings.team_data or "", exc) from None
     finally:
         store.close()
         con.close()

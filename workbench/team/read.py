@@ -88,7 +88,9 @@ def reader(settings: Settings, at_snapshot: int | None = None) -> Reader:
             }
             if at_snapshot not in ids:
                 raise UnknownSnapshot(
-                    f"the team lake has no snapshot {at_snapshot}; it has snapshots "
+                    f"the team lake has no snapshot {at_snapshot}"
+                    + (" (expired by `workbench team maintain`)" if 0 <= at_snapshot < high else "")
+                    + "; it has snapshots "
                     f'{low} to {high} (`workbench sql --team "SELECT 1"` reads the newest)'
                 )
             snapshot = at_snapshot
