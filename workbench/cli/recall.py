@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from workbench.cli import query_options as opt
 from workbench.cli.output import (
     DataDirOption,
     JsonOption,
@@ -27,9 +28,9 @@ from workbench.cli.output import (
     table,
 )
 from workbench.errors import ServiceUnavailable
-from workbench.platforms import PLATFORM_SOURCES
 
 if TYPE_CHECKING:
+    from workbench.recall.search_query import SearchQuery
     from workbench.settings import Settings
 
 
@@ -77,35 +78,25 @@ def _readonly_store(settings: Settings) -> Iterator[Any]:
         yield store
 
 
-def _csv(values: list[str] | None) -> str | None:
-    return ",".join(values) if values else None
-
-
 @handle_errors
 def search(
     query: Annotated[
         str | None, typer.Argument(help="Words to search (optional with filters).")
     ] = None,
-    project: Annotated[str | None, typer.Option(help="Only this project.")] = None,
-    platform: Annotated[
-        str | None,
-        typer.Option(help=f"Only this agent platform: {' | '.join(PLATFORM_SOURCES)}."),
+    project: opt.Project = None,
+    projects: Annotated[
+        list[str] | None, typer.Option(help="Any of these projects (repeat or csv).")
     ] = None,
-    kind: Annotated[
+    kinds: Annotated[
         list[str] | None,
-        typer.Option("--type", help="observations | sessions | prompts (repeat or csv)."),
+        typer.Option(help="observations | sessions | prompts (repeat or csv); all if omitted."),
     ] = None,
-    obs_type: Annotated[
-        list[str] | None, typer.Option("--obs-type", help="Observation types (repeat or csv).")
-    ] = None,
-    concepts: Annotated[list[str] | None, typer.Option(help="Concepts (repeat or csv).")] = None,
-    files: Annotated[
-        list[str] | None, typer.Option(help="File path prefixes read or modified (repeat or csv).")
-    ] = None,
-    since: Annotated[str | None, typer.Option(help="From this ISO date/time (UTC).")] = None,
-    until: Annotated[
-        str | None, typer.Option(help="Up to this ISO date (inclusive) or time.")
-    ] = None,
+    types: opt.Types = None,
+    concepts: opt.Concepts = None,
+    files: opt.Files = None,
+    since: opt.Since = None,
+    until: opt.Until = None,
+    platform_source: opt.PlatformSource = None,
     mode: Annotated[str, typer.Option(help="hybrid | fts | vector.")] = "hybrid",
     order_by: Annotated[
         str, typer.Option("--order-by", help="relevance | date_desc | date_asc.")
@@ -119,83 +110,72 @@ def search(
             help="Also search the team lake (workbench team init); local hits win on duplicates.",
         ),
     ] = False,
+    obs_type: opt.OldObsType = None,
+    old_type: opt.OldType = None,
+    platform: opt.OldPlatform = None,
     data_dir: DataDirOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Search your memory: observations, session summaries and prompts (layer 1)."""
+    from workbench.recall.search_query import SearchQuery
+
+    fields = opt.merge_old_options(
+        {
+            "query": query,
+            "project": project,
+            "projects": projects,
+            "kinds": kinds,
+            "types": types,
+            "concepts": concepts,
+            "files": files,
+            "since": since,
+            "until": until,
+            "platform_source": platform_source,
+            "mode": mode,
+            "order_by": order_by,
+            "limit": limit,
+            "offset": offset,
+            "team": team,
+        },
+        {"--obs-type": obs_type, "--type": old_type, "--platform": platform},
+    )
+    wanted = SearchQuery.parse({k: v for k, v in fields.items() if v is not None})
     settings = load_settings(data_dir)
-    if team:
+    if wanted.team:
         from workbench.team.lake import require_configured
 
         require_configured(settings)  # before any search: the error says `workbench team init`
-    params = {
-        "query": query,
-        "project": project,
-        "platform_source": platform,
-        "type": _csv(kind),
-        "obs_type": _csv(obs_type),
-        "concepts": _csv(concepts),
-        "files": _csv(files),
-        "dateStart": since,
-        "dateEnd": until,
-        "mode": mode,
-        "orderBy": order_by,
-        "limit": limit,
-        "offset": offset,
-        "format": "json",
-    }
-    clean = {k: v for k, v in params.items() if v is not None}
-    data = _from_service(settings, "GET", "/api/search", params=clean)
+    params = {**wanted.model_copy(update={"team": False}).wire(), "format": "json"}
+    data = _from_service(settings, "GET", "/api/search", params=params)
     if data is None:
-        data = _search_locally(settings, clean)
-    if team:
-        data = _with_team(settings, data, clean)
+        data = _search_locally(settings, wanted)
+    if wanted.team:
+        from workbench.team import read
+
+        data = read.with_team_search(
+            settings,
+            data,
+            query=wanted.query,
+            filters=wanted.filters(),
+            types=wanted.kinds,
+            limit=wanted.limit,
+        )
     if as_json:
         print_json(data)
         return
     _print_hits(data)
 
 
-def _with_team(settings: Settings, data: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-    """``data`` with the team lake's observations fused in (workbench/team/read.py)."""
-    from workbench.team import read
-
-    return read.with_team_search(
-        settings,
-        data,
-        query=params.get("query"),
-        filters=_filters(params),
-        types=params.get("type"),
-        limit=params["limit"],
-    )
-
-
-def _filters(params: dict[str, Any]) -> Any:
-    """The ``SearchFilters`` the CLI's wire params mean (local search and the lake's)."""
-    from workbench.recall.filters import SearchFilters
-
-    return SearchFilters(
-        project=params.get("project"),
-        platform_source=params.get("platform_source"),
-        obs_types=params.get("obs_type"),
-        concepts=params.get("concepts"),
-        files=params.get("files"),
-        date_start=params.get("dateStart"),
-        date_end=params.get("dateEnd"),
-    )
-
-
-def _search_locally(settings: Settings, params: dict[str, Any]) -> dict[str, Any]:
-    filters = _filters(params)
+def _search_locally(settings: Settings, wanted: SearchQuery) -> dict[str, Any]:
     with _local_engine(settings) as engine:
         result = engine.search(
-            params.get("query"),
-            filters,
-            types=params.get("type"),
-            mode=params["mode"],
-            order_by=params["orderBy"],
-            limit=params["limit"],
-            offset=params["offset"],
+            wanted.query,
+            wanted.filters(),
+            types=wanted.kinds,
+            mode=wanted.mode,
+            order_by=wanted.order_by,
+            limit=wanted.limit,
+            offset=wanted.offset,
         )
     data: dict[str, Any] = result.to_json()
     return data

@@ -208,8 +208,8 @@ class SearchEngine:
         if query is None and filters.is_empty():
             raise InvalidInput(
                 "give a query or at least one filter, e.g. query=refund charged twice, or "
-                "project=payments-api, obs_type=bugfix, concepts=…, files=src/…, "
-                "dateStart=2026-12-01"
+                "project=payments-api, types=bugfix, concepts=…, files=src/…, "
+                "since=2026-12-01"
             )
         if query is None:
             # Trigger: filters but no words. Why: "what happened in project X last week" is a
