@@ -197,7 +197,7 @@ class SearchEngine:
         self.reranked = {}  # this search's second stage only (an engine may be reused)
         kinds = parse_types(types)
         mode = _choice(mode or "hybrid", "mode", MODES, "mode=fts")
-        order_by = _choice(order_by or "relevance", "orderBy", ORDERS, "orderBy=date_desc")
+        order_by = _choice(order_by or "relevance", "order_by", ORDERS, "order_by=date_desc")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
             raise InvalidInput(f"limit must be an integer from 1 to {MAX_LIMIT}, e.g. limit=20")
         if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_OFFSET:

@@ -94,6 +94,11 @@ def _same(field: str, a: Any, b: Any) -> bool:
     return str(a).strip() == str(b).strip()
 
 
+def _shown(value: Any) -> Any:
+    """A list as the csv a query string would carry; anything else as is."""
+    return ",".join(map(str, value)) if isinstance(value, list | tuple) else value
+
+
 def rename_legacy(data: dict[str, Any], fields: set[str]) -> tuple[dict[str, Any], list[str]]:
     """``data`` with every old spelling (of a field in ``fields``) under its new name.
 
@@ -102,6 +107,7 @@ def rename_legacy(data: dict[str, Any], fields: set[str]) -> tuple[dict[str, Any
     """
     out = dict(data)
     met: list[str] = []
+    sent_as = {name: name for name in out}  # field -> the spelling its value came under
     for old, new in LEGACY_NAMES.items():
         if old not in out or new not in fields:
             continue
@@ -110,12 +116,15 @@ def rename_legacy(data: dict[str, Any], fields: set[str]) -> tuple[dict[str, Any
         if value is None:
             continue
         if out.get(new) is not None and not _same(new, out[new], value):
+            other = sent_as[new]
             raise SpellingConflict(
-                f"{old}={value!r} and {new}={out[new]!r} disagree; {old} is the old spelling "
-                f"of {new}: send only {new}",
-                fields=[old, new],
+                f"{old}={_shown(value)!r} and {other}={_shown(out[new])!r} disagree; both "
+                f"spell {new} ({', '.join(n for n in (old, other) if n != new)} the old way): "
+                f"send only {new}",
+                fields=[old, other],
             )
         out[new] = value
+        sent_as[new] = old
     return out, met
 
 
@@ -221,7 +230,7 @@ class RecallFilter(BaseModel):
     @field_validator("types", mode="before")
     @classmethod
     def _types(cls, value: Any) -> list[str]:
-        return observation_types(value, "types", "bugfix,feature")
+        return list(dict.fromkeys(observation_types(value, "types", "bugfix,feature")))
 
     @field_validator("concepts", "files", mode="before")
     @classmethod
@@ -342,7 +351,8 @@ class SearchQuery(RecallFilter):
         try:
             return list(parse_types(items)) if items else []
         except InvalidInput as exc:  # the engine's message says type=; this field is kinds
-            raise InvalidInput(re.sub(r"\btype\b", "kinds", exc.message)) from None
+            message = re.sub(r"^type ", "kinds ", exc.message).replace("type=", "kinds=")
+            raise InvalidInput(message) from None
 
     @field_validator("mode", "order_by", mode="before")
     @classmethod
