@@ -159,5 +159,5 @@ def test_the_corpus_notebook_filters_by_platform(live: Service) -> None:
 
     args = corpus_builder.parse_args(["--data-dir", str(live.data_dir), "--platform", "codex-cli"])
     _, defs = corpus_builder.app.run(defs={"args": args})
-    assert defs["wire"]["platformSource"] == "codex-cli"
+    assert defs["wire"]["platform_source"] == "codex-cli"
     assert [o.title for o in defs["preview"].observations] == [TITLES["shop-codex"]]

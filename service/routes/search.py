@@ -49,6 +49,7 @@ class SearchRequest(SearchQuery):
     """``SearchQuery`` plus how to answer (``format``): the HTTP edge's query parameters."""
 
     example: ClassVar[str] = "query=refund&types=bugfix&format=json"
+    ignore_unknown: ClassVar[bool] = True  # other query parameters are ignored, as always
 
     format: Annotated[
         Literal["text", "json"], Field(description="text (a compact index, default) | json")

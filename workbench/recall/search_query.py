@@ -133,6 +133,8 @@ class RecallFilter(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     example: ClassVar[str] = "project=api&types=bugfix"
+    # True where unknown keys were always ignored (a query string: HTTP keeps doing so).
+    ignore_unknown: ClassVar[bool] = False
 
     query: Annotated[
         str | None,
@@ -192,7 +194,9 @@ class RecallFilter(BaseModel):
         if isinstance(data, dict):
             data, met = rename_legacy(data, set(cls.model_fields))
             unknown = [k for k in data if k not in cls.model_fields]
-            if unknown:
+            if unknown and cls.ignore_unknown:
+                data = {k: v for k, v in data.items() if k in cls.model_fields}
+            elif unknown:
                 raise InvalidInput(
                     f"unknown parameter {', '.join(repr(k) for k in unknown)}; the parameters "
                     f"are {', '.join(cls.model_fields)} (e.g. {cls.example})"
