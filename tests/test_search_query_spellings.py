@@ -126,6 +126,7 @@ def test_corpus_build_old_spellings_work_with_deprecation_headers(svc: Service) 
 
 
 COMMON = {"--data-dir", "-d", "--json"}
+KINDS = ("observations", "sessions", "prompts")
 
 
 @pytest.mark.parametrize(
@@ -188,6 +189,36 @@ def test_cli_gives_the_http_hits_and_notes_old_options(svc: Service) -> None:
     assert old.exit_code == 0, old.output
     assert ids(json.loads(old.stdout)) == ids(want)
     assert "note: --obs-type is deprecated, use --types" in old.stderr
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "value"),
+    [
+        ("--obs-type", "--types", "bugfix"),
+        ("--type", "--kinds", "prompts"),
+        ("--platform", "--platform-source", "cursor"),
+    ],
+)
+def test_cli_each_old_search_option_still_filters_with_a_note(
+    svc: Service, old: str, new: str, value: str
+) -> None:
+    base = ("search", "the", "--mode", "fts", "--limit", "100", "--json")
+    want = cli(svc, *base, new, value)
+    got = cli(svc, *base, old, value)
+    assert want.exit_code == 0, want.output
+    assert got.exit_code == 0, got.output
+    hits = [
+        {kind: [h["id"] for h in json.loads(r.stdout)[kind]] for kind in KINDS} for r in (got, want)
+    ]
+    assert hits[0] == hits[1]
+    assert f"note: {old} is deprecated, use {new}" in got.stderr
+
+
+def test_cli_corpus_build_old_platform_option_still_works_with_a_note(svc: Service) -> None:
+    result = cli(svc, "corpus", "build", "old-cli", "--platform", "cursor", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["filter"]["platform_source"] == "cursor"
+    assert "note: --platform is deprecated, use --platform-source" in result.stderr
 
 
 def test_cli_old_and_new_option_disagreeing_is_refused_naming_both(svc: Service) -> None:
