@@ -21,9 +21,9 @@ from tests.conftest import ROOT, Service, seeded_service
 from tests.relevance_set import seed
 from tests.test_mcp import params, run_session, text_of
 from workbench.cli.main import app
-from workbench.cli.query_options import option_of
+from workbench.cli.query_options import LEGACY_OPTIONS, option_of
 from workbench.knowledge.corpus_filter import CorpusFilter
-from workbench.recall.search_query import LEGACY_NAMES, LEGACY_OPTIONS, SearchQuery
+from workbench.recall.search_query import LEGACY_NAMES, SearchQuery
 
 FILTER = {"types": "bugfix,decision", "since": "2026-11-01", "order_by": "date_desc", "limit": 50}
 OLD_FILTER = {"obs_type": "bugfix,decision", "dateStart": "2026-11-01", "orderBy": "date_desc"}

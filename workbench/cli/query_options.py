@@ -15,7 +15,14 @@ from typing import Annotated, Any
 import typer
 
 from workbench.platforms import PLATFORM_SOURCES
-from workbench.recall.search_query import LEGACY_OPTIONS, SpellingConflict, deprecation_notice
+
+# The old option names -> the field each means (hidden from --help; removed next release).
+# (The model module is imported only when a search runs: pydantic costs ``--help`` ~0.5 s.)
+LEGACY_OPTIONS: dict[str, str] = {
+    "--obs-type": "types",
+    "--type": "kinds",
+    "--platform": "platform_source",
+}
 
 ListOption = list[str] | None
 
@@ -57,6 +64,8 @@ def merge_old_options(fields: dict[str, Any], old: dict[str, Any]) -> dict[str, 
     Prints one deprecation note on stderr per old option used; an old and a new option that
     both carry a value and disagree raise ``SpellingConflict`` naming both options.
     """
+    from workbench.recall.search_query import SpellingConflict, deprecation_notice
+
     out = dict(fields)
     for option, value in old.items():
         if value in (None, []):

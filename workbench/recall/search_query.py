@@ -6,23 +6,19 @@
 ``CorpusFilter`` (``workbench.knowledge.corpus_filter``) is built on the same base, so a
 corpus is selected with the same names and the same rules.
 
-The names, and the old spellings still accepted for one release (each produces a
+The fields with an old spelling still accepted for one release (each produces a
 deprecation notice; both spellings at once with different values are refused, naming both):
 
-=================  ==========================================
-field              old spellings (removed in the next release)
-=================  ==========================================
-``types``          ``obs_type``, ``obsType`` (CLI ``--obs-type``)
-``kinds``          ``type`` (CLI ``--type``)
-``since``          ``dateStart``, ``date_start``
-``until``          ``dateEnd``, ``date_end``
-``platform_source`` ``platformSource`` (CLI ``--platform``)
-``order_by``       ``orderBy``
-=================  ==========================================
+- ``types``: ``obs_type``, ``obsType`` (CLI ``--obs-type``)
+- ``kinds``: ``type`` (CLI ``--type``)
+- ``since``: ``dateStart``, ``date_start``
+- ``until``: ``dateEnd``, ``date_end``
+- ``platform_source``: ``platformSource`` (CLI ``--platform``)
+- ``order_by``: ``orderBy``
 
 Every rule is checked here, so a bad value is an ``InvalidInput`` (HTTP 400) whose message
 names the field and gives an example, or a pydantic error (HTTP 422) for a wrong type or
-bound. Constructing a model never raises anything else.
+bound; ``parse`` turns the latter into an ``InvalidInput`` too, for callers outside HTTP.
 """
 
 from __future__ import annotations
@@ -63,12 +59,6 @@ LEGACY_NAMES: dict[str, str] = {
     "date_end": "until",
     "platformSource": "platform_source",
     "orderBy": "order_by",
-}
-# The CLI's old option names (``workbench search``, ``workbench corpus build``).
-LEGACY_OPTIONS: dict[str, str] = {
-    "--obs-type": "types",
-    "--type": "kinds",
-    "--platform": "platform_source",
 }
 REMOVAL = "it goes away in the next release"
 _LIST_FIELDS = {"types", "kinds", "concepts", "files", "projects"}
