@@ -386,7 +386,7 @@ def test_a_corpus_platform_is_a_known_platform_or_a_precise_refusal(
         assert status == 200, (source, status, reply)
         return
     assert status == (422 if isinstance(source, str) else 400), (source, status, reply)
-    assert "platformSource" in reply["message"], reply
+    assert name in reply["message"], reply  # the spelling sent (issue 13: platform_source)
 
 
 @settings(max_examples=budget(40), **FUZZ_SETTINGS)
