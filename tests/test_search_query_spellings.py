@@ -100,6 +100,29 @@ def test_http_both_spellings_disagreeing_is_a_422_naming_both(svc: Service) -> N
     assert "types='feature'" in body["message"]
 
 
+def test_timeline_old_depth_spellings_work_with_headers_and_must_agree(svc: Service) -> None:
+    def timeline(query: dict[str, Any]) -> tuple[int, dict[str, str], Any]:
+        url = f"{svc.url}/api/timeline?{urllib.parse.urlencode({'anchor': '2026-11-15', **query})}"
+        try:
+            with urllib.request.urlopen(url, timeout=30) as reply:
+                warnings = "\n".join(reply.headers.get_all("Warning") or [])
+                return reply.status, {**reply.headers, "warning": warnings}, json.load(reply)
+        except urllib.error.HTTPError as err:
+            return err.code, {}, json.load(err)
+
+    status, headers, new = timeline({"depth_before": 2, "depth_after": 1})
+    assert status == 200, new
+    assert "deprecation" not in {k.lower() for k in headers}
+    status, headers, old = timeline({"depthBefore": 2, "depthAfter": 1})
+    assert status == 200, old
+    assert old == new
+    assert "depthBefore is deprecated, use depth_before" in headers["warning"]
+    assert "depthAfter is deprecated, use depth_after" in headers["warning"]
+    status, _, body = timeline({"depthBefore": 2, "depth_before": 3})
+    assert status == 422, body
+    assert "depthBefore=2 and depth_before=3 disagree" in body["message"]
+
+
 def test_openapi_documents_each_search_field_once(svc: Service) -> None:
     _, spec = svc.get("/openapi.json")
     names = [p["name"] for p in spec["paths"]["/api/search"]["get"]["parameters"]]

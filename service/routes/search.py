@@ -15,8 +15,8 @@ the same names. Array parameters accept csv or repeated keys (``types=bugfix,fea
 ``types=bugfix&types=feature``). The old spellings (``obs_type``, ``obsType``, ``type``,
 ``dateStart``/``date_start``, ``dateEnd``/``date_end``, ``platformSource``, ``orderBy``) still
 work for one release: the answer then carries deprecation headers (``service.deprecation``);
-an old and a new spelling with different values is a 422 naming both. ``/api/timeline`` still
-accepts ``depthBefore``/``depthAfter`` beside ``depth_before``/``depth_after``.
+an old and a new spelling with different values is a 422 naming both. ``/api/timeline``'s old
+``depthBefore``/``depthAfter`` (for ``depth_before``/``depth_after``) are handled the same way.
 Every rule is checked by the model or the engine, so a bad value is a 400 (or a 422 for a
 wrong type or bound) whose message says what to send.
 The routes are plain ``def``: FastAPI runs them in its thread pool, and each thread uses its
@@ -36,7 +36,7 @@ from service.deps import RuntimeDep
 from workbench.errors import InvalidInput
 from workbench.recall import compact
 from workbench.recall.search import SearchEngine
-from workbench.recall.search_query import SearchQuery
+from workbench.recall.search_query import SearchQuery, SpellingConflict, deprecation_notice
 
 router = APIRouter(prefix="/api", tags=["search"])
 
@@ -118,9 +118,13 @@ def timeline(
     ] = None,
     query: Text = None,
     depth_before: Annotated[int | None, Query()] = None,
-    depthBefore: Annotated[int | None, Query()] = None,
+    depthBefore: Annotated[
+        int | None, Query(deprecated=True, description="old spelling of depth_before")
+    ] = None,
     depth_after: Annotated[int | None, Query()] = None,
-    depthAfter: Annotated[int | None, Query()] = None,
+    depthAfter: Annotated[
+        int | None, Query(deprecated=True, description="old spelling of depth_after")
+    ] = None,
     project: Annotated[str | None, Query(max_length=200)] = None,
     fmt: Annotated[str, Query(alias="format", description="json | text")] = "json",
     team: Annotated[bool, Query(description=TEAM_HELP)] = False,
@@ -129,8 +133,16 @@ def timeline(
     fmt = fmt.strip().lower() or "json"
     if fmt not in FORMATS:
         raise InvalidInput(f"format={fmt!r} is not allowed; use format=json or format=text")
-    before = depth_before if depth_before is not None else depthBefore
-    after = depth_after if depth_after is not None else depthAfter
+    before = one_depth(depth_before, depthBefore, "depth_before", "depthBefore")
+    after = one_depth(depth_after, depthAfter, "depth_after", "depthAfter")
+    notices = [
+        deprecation_notice(old, new)
+        for old, new, value in (
+            ("depthBefore", "depth_before", depthBefore),
+            ("depthAfter", "depth_after", depthAfter),
+        )
+        if value is not None
+    ]
     result = engine_for(runtime).timeline(
         anchor=anchor,
         query=query,
@@ -138,13 +150,29 @@ def timeline(
         depth_after=5 if after is None else after,
         project=project,
     )
+    answer: Response
     if team:
         from workbench.team import read
 
         data = read.with_team_timeline(runtime.settings, result.to_json(), project)
         if fmt == "text":
-            return PlainTextResponse(read.timeline_text(data))
-        return JSONResponse(data)
-    if fmt == "text":
-        return PlainTextResponse(compact.timeline_text(result))
-    return JSONResponse(result.to_json())
+            answer = PlainTextResponse(read.timeline_text(data))
+        else:
+            answer = JSONResponse(data)
+    elif fmt == "text":
+        answer = PlainTextResponse(compact.timeline_text(result))
+    else:
+        answer = JSONResponse(result.to_json())
+    mark_deprecated(answer, notices)
+    return answer
+
+
+def one_depth(value: int | None, old: int | None, name: str, old_name: str) -> int | None:
+    """A timeline depth sent under its name or its old camelCase one; both must agree."""
+    if value is not None and old is not None and value != old:
+        raise SpellingConflict(
+            f"{old_name}={old} and {name}={value} disagree; {old_name} is the old spelling of "
+            f"{name}: send only {name}",
+            fields=[old_name, name],
+        )
+    return value if value is not None else old
