@@ -77,35 +77,42 @@ def engine_for(runtime: Any) -> SearchEngine:
 def search(runtime: RuntimeDep, params: Annotated[SearchRequest, Query()]) -> Response:
     """Search observations, session summaries and prompts (BM25 + vectors, fused)."""
     filters = params.filters()
-    result = engine_for(runtime).search(
-        params.query,
-        filters,
-        types=params.kinds,
-        mode=params.mode,
-        order_by=params.order_by,
-        limit=params.limit,
-        offset=params.offset,
-    )
+    engine = engine_for(runtime)
+
+    def page(limit: int, offset: int) -> Any:
+        return engine.search(
+            params.query,
+            filters,
+            types=params.kinds,
+            mode=params.mode,
+            order_by=params.order_by,
+            limit=limit,
+            offset=offset,
+        )
+
     answer: Response
     if params.team:
-        from workbench.team import read
+        from workbench.team import search as team_search
 
-        data = read.with_team_search(
+        data = team_search.with_team_search(
             runtime.settings,
-            result.to_json(),
+            lambda limit, offset: page(limit, offset).to_json(),
             query=params.query,
             filters=filters,
             types=params.kinds,
             limit=params.limit,
+            offset=params.offset,
         )
         if params.format == "json":
             answer = JSONResponse(data)
         else:
-            answer = PlainTextResponse(read.search_text(data))
-    elif params.format == "json":
-        answer = JSONResponse(result.to_json())
+            answer = PlainTextResponse(team_search.search_text(data))
     else:
-        answer = PlainTextResponse(compact.search_index(result))
+        result = page(params.limit, params.offset)
+        if params.format == "json":
+            answer = JSONResponse(result.to_json())
+        else:
+            answer = PlainTextResponse(compact.search_index(result))
     mark_deprecated(answer, params.deprecations())
     return answer
 

@@ -145,25 +145,46 @@ def search(
         from workbench.team.lake import require_configured
 
         require_configured(settings)  # before any search: the error says `workbench team init`
-    params = {**wanted.model_copy(update={"team": False}).wire(), "format": "json"}
-    data = _from_service(settings, "GET", "/api/search", params=params)
-    if data is None:
-        data = _search_locally(settings, wanted)
+    data: dict[str, Any]
     if wanted.team:
-        from workbench.team import read
-
-        data = read.with_team_search(
-            settings,
-            data,
-            query=wanted.query,
-            filters=wanted.filters(),
-            types=wanted.kinds,
-            limit=wanted.limit,
-        )
+        data = _with_team(settings, wanted)
+    else:
+        params = {**wanted.model_copy(update={"team": False}).wire(), "format": "json"}
+        served = _from_service(settings, "GET", "/api/search", params=params)
+        data = served if served is not None else _search_locally(settings, wanted)
     if as_json:
         print_json(data)
         return
     _print_hits(data)
+
+
+def _with_team(settings: Settings, wanted: SearchQuery) -> dict[str, Any]:
+    """One page of the fused local + team search (workbench/team/search.py); the local pages
+    come from the service, or from the store read-only when it is down (said once)."""
+    from workbench.team.search import with_team_search
+
+    service_up = True
+
+    def local_page(limit: int, offset: int) -> dict[str, Any]:
+        nonlocal service_up
+        page = wanted.model_copy(update={"team": False, "limit": limit, "offset": offset})
+        if service_up:
+            params = {**page.wire(), "format": "json"}
+            data = _from_service(settings, "GET", "/api/search", params=params)
+            if data is not None:
+                return dict(data)
+            service_up = False
+        return _search_locally(settings, page)
+
+    return with_team_search(
+        settings,
+        local_page,
+        query=wanted.query,
+        filters=wanted.filters(),
+        types=wanted.kinds,
+        limit=wanted.limit,
+        offset=wanted.offset,
+    )
 
 
 def _search_locally(settings: Settings, wanted: SearchQuery) -> dict[str, Any]:
@@ -190,6 +211,8 @@ def _print_hits(data: dict[str, Any]) -> None:
     out.print(f"{data['totalResults']} results for {label} [dim](mode {data.get('mode')})[/]")
     if data.get("degraded"):
         out.print(f"[yellow]{data['degraded']}[/]")
+    if data.get("teamStale"):
+        out.print(f"[yellow]{data['teamStale']}[/]")
     if data.get("vectorsBehind"):
         out.print(
             f"[yellow]vectors {data['vectorsBehind']} behind: the newest observations are "
@@ -205,7 +228,7 @@ def _print_hits(data: dict[str, Any]) -> None:
                 + (["author"] if team else []),
                 [
                     (
-                        f"{prefix}{h['id']}",
+                        h.get("ref") or f"{prefix}{h['id']}",
                         when(h["created_at_epoch"]),
                         h["type"],
                         h["title"],
@@ -295,27 +318,62 @@ def timeline(
 
 @handle_errors
 def show(
-    ids: Annotated[list[str], typer.Argument(help="Observation ids (12, #12 or 12,13).")],
+    ids: Annotated[
+        list[str],
+        typer.Argument(
+            help="Observation ids (12, #12 or 12,13) or a colleague's team:AUTHOR:ID refs."
+        ),
+    ],
     data_dir: DataDirOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Print full observations by id (layer 3: fetch only what you need)."""
+    """Print full observations by id or team ref (layer 3: fetch only what you need)."""
     from workbench.errors import InvalidInput
+    from workbench.team import refs
 
     wanted: list[int] = []
+    team_refs: list[str] = []
     for raw in ids:
         for part in raw.split(","):
             text = part.strip().lstrip("#")
             if not text:
                 continue
+            if refs.is_ref(text):
+                refs.parse(text)  # a malformed ref is refused before anything is read
+                team_refs.append(text)
+                continue
             if not (text.isascii() and text.isdigit()):  # "¹" passes isdigit(), not int()
                 raise InvalidInput(
-                    f"{part.strip()!r} is not an observation id; give numbers like 12 or #12"
+                    f"{part.strip()!r} is not an observation id; give numbers like 12 or #12, "
+                    "or a colleague's team:AUTHOR:ID from `workbench search --team`"
                 )
             wanted.append(int(text))
-    if not wanted:
+    if not wanted and not team_refs:
         raise InvalidInput("give at least one observation id, e.g. `workbench show 12 14`")
     settings = load_settings(data_dir)
+    found: list[dict[str, Any]] = []
+    missing: list[str] = []
+    if team_refs:
+        from workbench.team import lake
+
+        lake.require_configured(settings)
+        found, missing = refs.resolve(settings, team_refs)
+    if wanted:
+        mine = _fetch_mine(settings, wanted)
+        missing = [str(i) for i in sorted(set(wanted) - {o["id"] for o in mine})] + missing
+        found = mine + found
+    if as_json:
+        print_json(found)
+    else:
+        for obs in found:
+            _print_observation(obs)
+    if missing:
+        typer.echo(f"not found: {', '.join(missing)}", err=True)
+        if not found:
+            raise typer.Exit(1)
+
+
+def _fetch_mine(settings: Settings, wanted: list[int]) -> list[dict[str, Any]]:
     found = _from_service(settings, "POST", "/api/observations/batch", json={"ids": wanted})
     if found is None:
         from workbench.store import observations
@@ -324,16 +382,7 @@ def show(
             found = [
                 o.model_dump() for o in observations.get_many(store.conn, wanted, order_by="id_asc")
             ]
-    missing = sorted(set(wanted) - {o["id"] for o in found})
-    if as_json:
-        print_json(found)
-    else:
-        for obs in found:
-            _print_observation(obs)
-    if missing:
-        typer.echo(f"not found: {', '.join(str(i) for i in missing)}", err=True)
-        if not found:
-            raise typer.Exit(1)
+    return list(found)
 
 
 def _print_observation(obs: dict[str, Any]) -> None:
@@ -349,4 +398,7 @@ def _print_observation(obs: dict[str, Any]) -> None:
     for name in ("facts", "concepts", "files_read", "files_modified"):
         if obs.get(name):
             rows.append((name.replace("_", " "), "\n".join(obs[name])))
-    table(f"#{obs['id']}  {obs['title']}", ["", ""], rows)
+    if obs.get("ref"):
+        rows.insert(0, ("author", obs["author"]))
+    label = obs.get("ref") or f"#{obs['id']}"
+    table(f"{label}  {obs['title']}", ["", ""], rows)

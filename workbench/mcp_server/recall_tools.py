@@ -100,6 +100,34 @@ def for_tools(text: str) -> str:
     return text
 
 
+def split_ids(ids: list[int | str]) -> tuple[list[int], list[str]]:
+    """Local ids (``12``, ``"#12"``) and team refs (``team:AUTHOR:ID``), or a ``ToolError``."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    numbers: list[int] = []
+    team_refs: list[str] = []
+    for item in ids:
+        if isinstance(item, int):
+            numbers.append(item)
+            continue
+        text = item.strip().removeprefix("#")
+        if text.lower().startswith("team:"):
+            team_refs.append(text)
+        elif text.isascii() and text.isdigit() and int(text) >= 1:
+            numbers.append(int(text))
+        else:
+            raise ToolError(
+                f"ids: {item[:100]!r} is not an observation id (an integer like 123 from "
+                "search) nor a colleague's team ref (team:AUTHOR:ID from a team search)"
+            )
+    return numbers, team_refs
+
+
+def trim(obs: dict[str, Any]) -> dict[str, Any]:
+    """An observation without the fields an agent never needs, nor empty ones."""
+    return {k: v for k, v in obs.items() if k not in NOISE_FIELDS and v not in (None, "", [])}
+
+
 def register(server: MCPServer, client: ServiceBackend) -> None:
     """Add the five recall tools to ``server``; they call the service through ``client``."""
     here = current_project()  # named in save_memory's schema (annotations run at def time)
@@ -155,8 +183,13 @@ def register(server: MCPServer, client: ServiceBackend) -> None:
 
     def get_observations(
         ids: Annotated[
-            list[Annotated[int, Field(ge=1)]],
-            Field(min_length=1, max_length=100, description="Observation ids from search."),
+            list[Annotated[int, Field(ge=1)] | Annotated[str, Field(max_length=300)]],
+            Field(
+                min_length=1,
+                max_length=100,
+                description="Observation ids from search (123), or a colleague's team ref "
+                "from a team search (team:AUTHOR:ID).",
+            ),
         ],
         orderBy: Annotated[
             Literal["date_desc", "date_asc", "id_asc", "id_desc"] | None,
@@ -165,18 +198,24 @@ def register(server: MCPServer, client: ServiceBackend) -> None:
         limit: Annotated[Limit | None, Field(description="At most this many.")] = None,
         project: Project = None,
     ) -> str:
-        body: dict[str, Any] = {"ids": ids, "source": "mcp"}
-        for key, value in (("orderBy", orderBy), ("limit", limit), ("project", project)):
-            if value is not None:
-                body[key] = value
-        found = client.post("/api/observations/batch", body)
-        records = [
-            {k: v for k, v in obs.items() if k not in NOISE_FIELDS and v not in (None, "", [])}
-            for obs in found
-        ]
+        numbers, team_refs = split_ids(ids)
+        records: list[dict[str, Any]] = []
+        missing: list[Any] = []
+        if numbers:
+            body: dict[str, Any] = {"ids": numbers, "source": "mcp"}
+            for key, value in (("orderBy", orderBy), ("limit", limit), ("project", project)):
+                if value is not None:
+                    body[key] = value
+            found = client.post("/api/observations/batch", body)
+            records = [trim(obs) for obs in found]
+            if limit is None:  # with a limit, an absent id may just be cut off
+                missing = sorted(set(numbers) - {obs["id"] for obs in found})
+        if team_refs:
+            team = client.post("/api/team/observations/batch", {"refs": team_refs})
+            records += [trim(obs) for obs in team["observations"]]
+            missing += team["missing"]
         answer: dict[str, Any] = {"observations": records}
-        missing = sorted(set(ids) - {obs["id"] for obs in found})
-        if missing and limit is None:  # with a limit, an absent id may just be cut off
+        if missing:
             answer["missing"] = missing
         return as_text(answer)
 
@@ -221,7 +260,8 @@ def register(server: MCPServer, client: ServiceBackend) -> None:
         (
             get_observations,
             "Layer 3 of 3: the full observations (narrative, facts, concepts, files) for the "
-            "given ids (#123 in the index is id 123), as JSON: {observations, missing}. "
+            "given ids (#123 in the index is id 123; a colleague's hit in a team search is "
+            "its team:AUTHOR:ID ref), as JSON: {observations, missing}. "
             "Several hundred tokens each: fetch only the ids you chose from search/timeline, "
             "not every hit.",
             READ_ONLY,

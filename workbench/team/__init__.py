@@ -8,6 +8,12 @@
 - ``publish``     one publishing run: one transaction, one snapshot, marks and tombstones
 - ``autopublish`` the service's publisher thread behind ``team_publish_on_stop``
 - ``last_publish`` the last run's outcome in ``team_publish.json``, for ``team status``
-
-Reading the lake (``--team`` on search, sql, stats…) comes later.
+- ``maintain``    lake upkeep: expire snapshots, rewrite/merge files, delete dead ones
+- ``duration``    ``7d``-style durations (stdlib, used by settings)
+- ``read``        a reader pinned to one snapshot; team tables, timeline, corpus rows
+- ``combined``    the local store and the lake as one set of views (``stats --team``)
+- ``mirror``      the local, derived FTS5 copy of the lake's live observations (team search)
+- ``mirror_read`` BM25 search over the mirror and observations by team ref
+- ``search``      ``search --team``: local and mirror hits fused by rank, paged as one list
+- ``refs``        citable team ids ``team:<author>:<id>`` and the observations they name
 """
