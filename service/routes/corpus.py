@@ -1,7 +1,9 @@
 """Corpora and the knowledge agent over HTTP (paths and methods are the contract).
 
 - ``POST /api/corpus`` builds (or replaces) a corpus from ``{name, description?, project?,
-  types?, concepts?, files?, query?, dateStart?, dateEnd?, platformSource?, limit?}``;
+  types?, concepts?, files?, query?, since?, until?, platform_source?, limit?, team?}`` (the
+  ``CorpusFilter`` fields; the old ``dateStart``/``dateEnd``/``platformSource`` still work for
+  one release and add deprecation headers, ``service.deprecation``);
   ``GET /api/corpus`` lists them with stats and primed state; ``GET /api/corpus/{name}`` is
   one corpus's metadata (no observations); ``DELETE`` removes it; ``POST …/rebuild`` re-runs
   its stored filter (clearing the session, without re-priming).
@@ -24,8 +26,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Request
+from fastapi import APIRouter, Body, Request, Response
 
+from service.deprecation import mark_deprecated
 from service.deps import RuntimeDep
 from workbench.errors import InvalidInput
 from workbench.knowledge import corpus
@@ -51,12 +54,15 @@ def _agent(request: Request, runtime: Any) -> KnowledgeAgent:
 
 
 @router.post("")
-def build(body: JsonObject, request: Request, runtime: RuntimeDep) -> dict[str, Any]:
+def build(
+    body: JsonObject, request: Request, response: Response, runtime: RuntimeDep
+) -> dict[str, Any]:
     fields = dict(body)
     name = fields.pop("name", None)
     description = fields.pop("description", "")
     corpus.validate_name(name)  # before the filter: the name error is the one to fix first
     flt = parse_filter(fields)
+    mark_deprecated(response, flt.deprecations())  # old spellings: dateStart, platformSource…
     agent = _agent(request, runtime)
     built, replaced = corpus.build(
         runtime.store.conn,

@@ -19,9 +19,9 @@ async function fetchPage(source, offset) {
   }
   // Type and date filters: the search API lists by date with filters alone.
   const data = await api(`/api/search?${qs({
-    format: 'json', type: SEARCH_TYPE[source.kind], orderBy: 'date_desc', limit: PAGE, offset,
-    project: f.project, obs_type: source.kind === 'observation' ? obsTypeOf(f.type) : '',
-    dateStart: f.from, dateEnd: f.to, platform_source: f.platform,
+    format: 'json', kinds: SEARCH_TYPE[source.kind], order_by: 'date_desc', limit: PAGE, offset,
+    project: f.project, types: source.kind === 'observation' ? obsTypeOf(f.type) : '',
+    since: f.from, until: f.to, platform_source: f.platform,
   })}`);
   const hits = data[SEARCH_TYPE[source.kind]] || [];
   return { items: hits.map(fromHit), hasMore: hits.length === PAGE };

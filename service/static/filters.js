@@ -47,10 +47,10 @@ export function corpusFilter() {
   const f = feed.filters;
   const body = {};
   if (f.project) body.project = f.project;
-  if (f.platform) body.platformSource = f.platform;
+  if (f.platform) body.platform_source = f.platform;
   if (obsTypeOf(f.type)) body.types = [obsTypeOf(f.type)];
-  if (f.from) body.dateStart = f.from;
-  if (f.to) body.dateEnd = f.to;
+  if (f.from) body.since = f.from;
+  if (f.to) body.until = f.to;
   return body;
 }
 

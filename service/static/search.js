@@ -32,8 +32,8 @@ async function loadSearchPage() {
   try {
     const data = await api(`/api/search?${qs({
       format: 'json', query: s.q, mode: s.mode, limit: PAGE, offset: s.offset,
-      type: kindsFor(f.type).map((k) => SEARCH_TYPE[k]).join(','),
-      project: f.project, obs_type: obsTypeOf(f.type), dateStart: f.from, dateEnd: f.to,
+      kinds: kindsFor(f.type).map((k) => SEARCH_TYPE[k]).join(','),
+      project: f.project, types: obsTypeOf(f.type), since: f.from, until: f.to,
       platform_source: f.platform,
     })}`);
     if (generation !== feed.generation) return;

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from workbench.cli import query_options as opt
 from workbench.cli.output import (
     DataDirOption,
     JsonOption,
@@ -27,9 +28,9 @@ from workbench.cli.output import (
     table,
 )
 from workbench.errors import ServiceUnavailable
-from workbench.platforms import PLATFORM_SOURCES
 
 if TYPE_CHECKING:
+    from workbench.recall.search_query import SearchQuery
     from workbench.settings import Settings
 
 
@@ -77,35 +78,25 @@ def _readonly_store(settings: Settings) -> Iterator[Any]:
         yield store
 
 
-def _csv(values: list[str] | None) -> str | None:
-    return ",".join(values) if values else None
-
-
 @handle_errors
 def search(
     query: Annotated[
         str | None, typer.Argument(help="Words to search (optional with filters).")
     ] = None,
-    project: Annotated[str | None, typer.Option(help="Only this project.")] = None,
-    platform: Annotated[
-        str | None,
-        typer.Option(help=f"Only this agent platform: {' | '.join(PLATFORM_SOURCES)}."),
+    project: opt.Project = None,
+    projects: Annotated[
+        list[str] | None, typer.Option(help="Any of these projects (repeat or csv).")
     ] = None,
-    kind: Annotated[
+    kinds: Annotated[
         list[str] | None,
-        typer.Option("--type", help="observations | sessions | prompts (repeat or csv)."),
+        typer.Option(help="observations | sessions | prompts (repeat or csv); all if omitted."),
     ] = None,
-    obs_type: Annotated[
-        list[str] | None, typer.Option("--obs-type", help="Observation types (repeat or csv).")
-    ] = None,
-    concepts: Annotated[list[str] | None, typer.Option(help="Concepts (repeat or csv).")] = None,
-    files: Annotated[
-        list[str] | None, typer.Option(help="File path prefixes read or modified (repeat or csv).")
-    ] = None,
-    since: Annotated[str | None, typer.Option(help="From this ISO date/time (UTC).")] = None,
-    until: Annotated[
-        str | None, typer.Option(help="Up to this ISO date (inclusive) or time.")
-    ] = None,
+    types: opt.Types = None,
+    concepts: opt.Concepts = None,
+    files: opt.Files = None,
+    since: opt.Since = None,
+    until: opt.Until = None,
+    platform_source: opt.PlatformSource = None,
     mode: Annotated[str, typer.Option(help="hybrid | fts | vector.")] = "hybrid",
     order_by: Annotated[
         str, typer.Option("--order-by", help="relevance | date_desc | date_asc.")
@@ -119,45 +110,55 @@ def search(
             help="Also search the team lake (workbench team init); local hits win on duplicates.",
         ),
     ] = False,
+    obs_type: opt.OldObsType = None,
+    old_type: opt.OldType = None,
+    platform: opt.OldPlatform = None,
     data_dir: DataDirOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Search your memory: observations, session summaries and prompts (layer 1)."""
+    from workbench.recall.search_query import SearchQuery
+
+    fields = opt.merge_old_options(
+        {
+            "query": query,
+            "project": project,
+            "projects": projects,
+            "kinds": kinds,
+            "types": types,
+            "concepts": concepts,
+            "files": files,
+            "since": since,
+            "until": until,
+            "platform_source": platform_source,
+            "mode": mode,
+            "order_by": order_by,
+            "limit": limit,
+            "offset": offset,
+            "team": team,
+        },
+        {"--obs-type": obs_type, "--type": old_type, "--platform": platform},
+    )
+    wanted = SearchQuery.parse({k: v for k, v in fields.items() if v is not None})
     settings = load_settings(data_dir)
-    if team:
+    if wanted.team:
         from workbench.team.lake import require_configured
 
         require_configured(settings)  # before any search: the error says `workbench team init`
-    params = {
-        "query": query,
-        "project": project,
-        "platform_source": platform,
-        "type": _csv(kind),
-        "obs_type": _csv(obs_type),
-        "concepts": _csv(concepts),
-        "files": _csv(files),
-        "dateStart": since,
-        "dateEnd": until,
-        "mode": mode,
-        "orderBy": order_by,
-        "limit": limit,
-        "offset": offset,
-        "format": "json",
-    }
-    clean = {k: v for k, v in params.items() if v is not None}
     data: dict[str, Any]
-    if team:
-        data = _with_team(settings, clean)
+    if wanted.team:
+        data = _with_team(settings, wanted)
     else:
-        served = _from_service(settings, "GET", "/api/search", params=clean)
-        data = served if served is not None else _search_locally(settings, clean)
+        params = {**wanted.model_copy(update={"team": False}).wire(), "format": "json"}
+        served = _from_service(settings, "GET", "/api/search", params=params)
+        data = served if served is not None else _search_locally(settings, wanted)
     if as_json:
         print_json(data)
         return
     _print_hits(data)
 
 
-def _with_team(settings: Settings, params: dict[str, Any]) -> dict[str, Any]:
+def _with_team(settings: Settings, wanted: SearchQuery) -> dict[str, Any]:
     """One page of the fused local + team search (workbench/team/search.py); the local pages
     come from the service, or from the store read-only when it is down (said once)."""
     from workbench.team.search import with_team_search
@@ -166,51 +167,36 @@ def _with_team(settings: Settings, params: dict[str, Any]) -> dict[str, Any]:
 
     def local_page(limit: int, offset: int) -> dict[str, Any]:
         nonlocal service_up
-        wanted = dict(params, limit=limit, offset=offset)
+        page = wanted.model_copy(update={"team": False, "limit": limit, "offset": offset})
         if service_up:
-            data = _from_service(settings, "GET", "/api/search", params=wanted)
+            params = {**page.wire(), "format": "json"}
+            data = _from_service(settings, "GET", "/api/search", params=params)
             if data is not None:
                 return dict(data)
             service_up = False
-        return _search_locally(settings, wanted)
+        return _search_locally(settings, page)
 
     return with_team_search(
         settings,
         local_page,
-        query=params.get("query"),
-        filters=_filters(params),
-        types=params.get("type"),
-        limit=params["limit"],
-        offset=params["offset"],
+        query=wanted.query,
+        filters=wanted.filters(),
+        types=wanted.kinds,
+        limit=wanted.limit,
+        offset=wanted.offset,
     )
 
 
-def _filters(params: dict[str, Any]) -> Any:
-    """The ``SearchFilters`` the CLI's wire params mean (local search and the lake's)."""
-    from workbench.recall.filters import SearchFilters
-
-    return SearchFilters(
-        project=params.get("project"),
-        platform_source=params.get("platform_source"),
-        obs_types=params.get("obs_type"),
-        concepts=params.get("concepts"),
-        files=params.get("files"),
-        date_start=params.get("dateStart"),
-        date_end=params.get("dateEnd"),
-    )
-
-
-def _search_locally(settings: Settings, params: dict[str, Any]) -> dict[str, Any]:
-    filters = _filters(params)
+def _search_locally(settings: Settings, wanted: SearchQuery) -> dict[str, Any]:
     with _local_engine(settings) as engine:
         result = engine.search(
-            params.get("query"),
-            filters,
-            types=params.get("type"),
-            mode=params["mode"],
-            order_by=params["orderBy"],
-            limit=params["limit"],
-            offset=params["offset"],
+            wanted.query,
+            wanted.filters(),
+            types=wanted.kinds,
+            mode=wanted.mode,
+            order_by=wanted.order_by,
+            limit=wanted.limit,
+            offset=wanted.offset,
         )
     data: dict[str, Any] = result.to_json()
     return data

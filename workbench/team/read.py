@@ -344,7 +344,7 @@ def timeline_text(data: dict[str, Any]) -> str:
 def corpus_rows(settings: Settings, flt: Any) -> list[dict[str, Any]]:
     """The team's live observations a corpus filter selects, as corpus rows with ``author``.
 
-    ``project``, ``types``, ``platformSource`` and the dates filter in the lake; ``query``
+    ``project``, ``types``, ``platform_source`` and the dates filter in the lake; ``query``
     ranks by matched words (``search_observations``'s scoring) and keeps the matches;
     ``concepts`` (any, case-insensitive) and ``files`` (path prefixes) filter the rows read.
     This machine's own published rows still in its store are left out (local wins).
@@ -353,15 +353,15 @@ def corpus_rows(settings: Settings, flt: Any) -> list[dict[str, Any]]:
 
     where = ["deleted_at_epoch IS NULL"]
     params: list[Any] = []
-    for column, value in (("project", flt.project), ("platform_source", flt.platformSource)):
+    for column, value in (("project", flt.project), ("platform_source", flt.platform_source)):
         if value:
             where.append(f"{column} = ?")
             params.append(value)
     if flt.types:
         where.append(f"type IN ({','.join('?' * len(flt.types))})")
         params.extend(flt.types)
-    start = parse_time(flt.dateStart, "dateStart")
-    end = parse_time(flt.dateEnd, "dateEnd", end_of_day=True)
+    start = parse_time(flt.since, "since")
+    end = parse_time(flt.until, "until", end_of_day=True)
     if start is not None:
         where.append("created_at_epoch >= ?")
         params.append(start)
