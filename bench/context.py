@@ -23,11 +23,8 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
-import os
 import random
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -37,6 +34,7 @@ from urllib.parse import quote
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.harness import free_port, start_service, stop_service  # noqa: E402
 from workbench.models import OBSERVATION_TYPES, ObservationDraft, SummaryDraft  # noqa: E402
 from workbench.recall.context import ContextLimits, build_session_context  # noqa: E402
 from workbench.store import observations, summaries  # noqa: E402
@@ -55,12 +53,9 @@ FILE_TABLE_DDL = (
     " json_each(o.files_read) UNION ALL SELECT value, o.id, 1 FROM observations o,"
     " json_each(o.files_modified)",
 )
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+# No background embedding: catching up on a freshly seeded 100k store would keep both cores
+# busy for minutes and measure that instead (steady state embeds only new rows).
+SERVICE_ENV = {"WORKBENCH_COMPRESSOR": "offline", "WORKBENCH_EMBEDDER": "none"}
 
 
 def seed(db: Path, count: int) -> None:
@@ -120,44 +115,6 @@ def busiest_file(db: Path) -> tuple[str, int]:
     return name, int(total)
 
 
-def start(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
-    env.update(
-        WORKBENCH_DATA_DIR=str(data_dir),
-        WORKBENCH_PORT=str(port),
-        WORKBENCH_COMPRESSOR="offline",
-        # No background embedding: catching up on a freshly seeded 100k store would keep both
-        # cores busy for minutes and measure that instead (steady state embeds only new rows).
-        WORKBENCH_EMBEDDER="none",
-        HF_HUB_OFFLINE="1",
-        TRANSFORMERS_OFFLINE="1",
-    )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "service"],
-        env=env,
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    for _ in range(600):
-        try:
-            if get(port, "/api/health")[0] == 200:
-                return proc
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("service did not start")
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
 def get(port: int, target: str) -> tuple[int, bytes]:
     """One GET on a fresh connection, as a hook makes it."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
@@ -211,20 +168,20 @@ def measure(size: int, requests: int, tmp: Path) -> dict[str, object]:
         "&mtime=0&contentSessionId=bench"
     )
     port = free_port()
-    proc = start(data_dir, port)
+    proc = start_service(data_dir, port, **SERVICE_ENV)
     try:
         inject = timed(port, f"/api/context/inject?projects={PROJECT}&contentSessionId=b", requests)
         scan = timed(port, file_target, max(requests // 4, 20))
     finally:
-        stop(proc)
+        stop_service(proc)
     with Store(db) as store, atomic(store.conn):
         for statement in FILE_TABLE_DDL:
             store.conn.execute(statement)
-    proc = start(data_dir, port)
+    proc = start_service(data_dir, port, **SERVICE_ENV)
     try:
         indexed = timed(port, file_target, requests)
     finally:
-        stop(proc)
+        stop_service(proc)
     return {
         "size": size,
         "seed_s": seeded_s,

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import socket
 import sqlite3
 import subprocess
@@ -38,39 +37,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HERE))
 
+from bench.harness import free_port, start_service, stop_service  # noqa: E402
 from bench.ingest import raw_request, read_response, request, tool_event  # noqa: E402
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def start(root: Path, data: Path, port: int, extra: dict[str, str]) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
-    env.update(
-        WORKBENCH_DATA_DIR=str(data),
-        WORKBENCH_PORT=str(port),
-        WORKBENCH_EMBEDDER="minilm",
-        WORKBENCH_COMPRESSOR="offline",
-        HF_HUB_OFFLINE="1",
-        TRANSFORMERS_OFFLINE="1",
-        PYTHONPATH=str(root),
-        **extra,
-    )
-    log = (data.parent / f"service-{port}.log").open("wb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "service"], cwd=root, env=env, stdout=log, stderr=log
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if request(port, "GET", "/api/health")[0] == 200:
-                return proc
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"service on {root} did not start; see {log.name}")
 
 
 def health(port: int) -> dict[str, Any]:
@@ -202,7 +170,15 @@ def start_and_import(
 ) -> subprocess.Popen[bytes]:
     """A fresh service on ``data`` whose embedder has loaded, given ``observations`` to embed."""
     data.mkdir()
-    proc = start(root, data, port, extra)
+    proc = start_service(
+        data,
+        port,
+        root=root,
+        log=data.parent / f"service-{port}.log",
+        WORKBENCH_EMBEDDER="minilm",
+        WORKBENCH_COMPRESSOR="offline",
+        **extra,
+    )
     try:
         load_until = time.monotonic() + 120
         while behind(health(port)) is None and time.monotonic() < load_until:
@@ -210,8 +186,7 @@ def start_and_import(
         status, body = request(port, "POST", "/api/import", document(observations))
         assert status == 200, body
     except BaseException:
-        proc.terminate()
-        proc.wait(30)
+        stop_service(proc, 30)
         raise
     return proc
 
@@ -239,8 +214,7 @@ def measure(root: Path, args: argparse.Namespace, extra: dict[str, str]) -> dict
             h = health(port)
             out["embedder"] = h["embeddings"].get("embedder")
         finally:
-            proc.terminate()
-            proc.wait(30)
+            stop_service(proc, 30)
         # 2. busy backfill + 3. burst, on a second store
         data, port = Path(tmp) / "busy", free_port()
         proc = start_and_import(root, data, port, extra, args.observations)
@@ -289,8 +263,7 @@ def measure(root: Path, args: argparse.Namespace, extra: dict[str, str]) -> dict
             }
             out["rss_after_burst"] = rss(port)
         finally:
-            proc.terminate()
-            proc.wait(30)
+            stop_service(proc, 30)
     return out
 
 

@@ -18,17 +18,13 @@ Usage: ``.venv/bin/python bench/hooks.py [--runs 30] [--cold 3] [--shell]``
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
-import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +32,15 @@ ROOT = Path(__file__).resolve().parent.parent
 HOOKS = ROOT / "hooks"
 FIXTURES = ROOT / "tests" / "fixtures" / "hooks"
 PYTHON = sys.executable  # run this script with the venv's interpreter, by absolute path
+sys.path.insert(0, str(ROOT))
+
+from bench.harness import (  # noqa: E402
+    free_port,
+    hook_env,
+    start_service,
+    stop_detached,
+    stop_service,
+)
 
 
 @dataclass
@@ -53,94 +58,6 @@ class Row:
     def p95(self) -> float:
         ordered = sorted(self.times_ms)
         return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def env_for(data_dir: Path, port: int) -> dict[str, str]:
-    # PYTHONDONTWRITEBYTECODE would make every run recompile the hook modules from source,
-    # which is not how an installed hook runs (pip compiles at install, a checkout caches).
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("WORKBENCH_") and k != "PYTHONDONTWRITEBYTECODE"
-    }
-    env.update(
-        WORKBENCH_DATA_DIR=str(data_dir),
-        WORKBENCH_PORT=str(port),
-        HF_HUB_OFFLINE="1",
-        TRANSFORMERS_OFFLINE="1",
-    )
-    return env
-
-
-def health(port: int) -> dict[str, object] | None:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/health", timeout=1) as resp:
-            body = json.loads(resp.read())
-    except (OSError, ValueError):
-        return None
-    return body if isinstance(body, dict) and body.get("service") == "workbench" else None
-
-
-def wait_health(port: int, timeout: float) -> dict[str, object]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        body = health(port)
-        if body is not None:
-            return body
-        time.sleep(0.05)
-    raise RuntimeError(f"the service did not answer on port {port} within {timeout}s")
-
-
-def start_service(data_dir: Path, port: int, log: Path) -> subprocess.Popen[bytes]:
-    with log.open("ab") as out:
-        proc = subprocess.Popen(
-            [PYTHON, "-m", "service"],
-            cwd=ROOT,
-            env=env_for(data_dir, port),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
-    try:
-        wait_health(port, 60)
-    except RuntimeError as exc:
-        proc.kill()
-        text = log.read_text(encoding="utf-8", errors="replace")
-        raise RuntimeError(f"service failed to start:\n{text}") from exc
-    return proc
-
-
-def stop_service(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
-def stop_detached(data_dir: Path, port: int) -> None:
-    """Stop a service spawned by the SessionStart hook (not our child): by its PID file."""
-    try:
-        pid = int((data_dir / "service.pid").read_text(encoding="utf-8").strip())
-    except (OSError, ValueError):
-        return
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.kill(pid, sig)
-        except ProcessLookupError:
-            return
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and health(port) is not None:
-            time.sleep(0.05)
-        if health(port) is None:
-            return
 
 
 def argv_for(script: str, shell: bool, flags: tuple[str, ...]) -> list[str]:
@@ -190,9 +107,9 @@ def measure(runs: int, cold: int, shell: bool, tmp: Path) -> list[Row]:
     ]
 
     up_dir, up_port = tmp / "up", free_port()
-    proc = start_service(up_dir, up_port, tmp / "service-up.log")
+    proc = start_service(up_dir, up_port, log=tmp / "service-up.log")
     try:
-        env = env_for(up_dir, up_port)
+        env = hook_env(up_dir, up_port)
         for label, script, fixture, flags in [*HOT, SESSION_START]:
             times = time_runs(argv_for(script, shell, flags), payload(fixture), env, runs)
             rows.append(Row(label, "up", times))
@@ -202,7 +119,7 @@ def measure(runs: int, cold: int, shell: bool, tmp: Path) -> list[Row]:
 
     for n, (label, script, fixture, flags) in enumerate(HOT):
         down_dir, down_port = tmp / f"down-{n}", free_port()
-        env = env_for(down_dir, down_port)
+        env = hook_env(down_dir, down_port)
         times = time_runs(argv_for(script, shell, flags), payload(fixture), env, runs)
         rows.append(Row(label, "down", times, f"{spool_count(down_dir)} spool files"))
 
@@ -214,7 +131,7 @@ def measure(runs: int, cold: int, shell: bool, tmp: Path) -> list[Row]:
                 times += time_runs(
                     argv_for("session_start", shell, ("-S",)),
                     payload("session_start_startup"),
-                    env_for(cold_dir, cold_port),
+                    hook_env(cold_dir, cold_port),
                     1,
                     warmup=0,
                 )

@@ -17,14 +17,17 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.harness import free_port, hook_env, start_service, stop_service  # noqa: E402
 
 PYTHON = sys.executable
 CASES = (
@@ -34,12 +37,6 @@ CASES = (
 )
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 class Checkout:
     """One checkout's service (started here) and the environment its hooks run with."""
 
@@ -47,36 +44,15 @@ class Checkout:
         self.root = root.resolve()
         self.data_dir = Path(tempfile.mkdtemp(prefix="wb-hooks-ab-"))
         self.port = free_port()
-        self.env = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith("WORKBENCH_") and k != "PYTHONDONTWRITEBYTECODE"
-        }
-        self.env.update(
-            WORKBENCH_DATA_DIR=str(self.data_dir),
-            WORKBENCH_PORT=str(self.port),
-            WORKBENCH_EMBEDDER=embedder,
-            PYTHONPATH=str(self.root),
-            HF_HUB_OFFLINE="1",
-            TRANSFORMERS_OFFLINE="1",
-        )
-        self.proc = subprocess.Popen(
-            [PYTHON, "-m", "service"],
-            cwd=self.root,
-            env=self.env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        self.env = hook_env(self.data_dir, self.port, WORKBENCH_EMBEDDER=embedder)
+        self.embedder = embedder
+        self.proc: subprocess.Popen[bytes] | None = None
 
-    def wait_ready(self, timeout: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{self.port}/api/health", timeout=1)
-                return
-            except OSError:
-                time.sleep(0.05)
-        raise SystemExit(f"the service of {self.root} did not answer in {timeout:.0f} s")
+    def start(self) -> None:
+        """This checkout's service, once its health answers."""
+        self.proc = start_service(
+            self.data_dir, self.port, root=self.root, WORKBENCH_EMBEDDER=self.embedder
+        )
 
     def run_hook(self, script: str, fixture: str) -> float:
         payload = (self.root / "tests" / "fixtures" / "hooks" / fixture).read_bytes()
@@ -95,8 +71,8 @@ class Checkout:
         return len(list(spool.glob("*.json"))) if spool.is_dir() else 0
 
     def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(timeout=20)
+        if self.proc is not None:
+            stop_service(self.proc)
 
 
 def main() -> None:
@@ -112,7 +88,7 @@ def main() -> None:
     sides["after"] = Checkout(args.after, args.embedder)
     try:
         for side in sides.values():
-            side.wait_ready()
+            side.start()
         time.sleep(args.settle)  # e.g. let MiniLM finish loading (--embedder minilm --settle 15)
         times: dict[tuple[str, str], list[float]] = {}
         for case, script, fixture in CASES:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -27,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.search import free_port, start_service  # noqa: E402
+from bench.harness import free_port, hook_env, start_service, stop_service  # noqa: E402
 from hooks.adapters import PLATFORMS  # noqa: E402
 from workbench.claude_settings import HOOK_SCRIPTS  # noqa: E402
 
@@ -68,13 +67,8 @@ def main() -> None:
     args = parser.parse_args()
     data_dir = Path(tempfile.mkdtemp(prefix="wb-hooks-platforms-"))
     port = free_port()
-    proc = start_service(data_dir, port, "none")
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("WORKBENCH_") and k != "PYTHONDONTWRITEBYTECODE"
-    }
-    env.update(WORKBENCH_DATA_DIR=str(data_dir), WORKBENCH_PORT=str(port))
+    proc = start_service(data_dir, port, WORKBENCH_COMPRESSOR="offline", WORKBENCH_EMBEDDER="none")
+    env = hook_env(data_dir, port)
     plan = [(p, *case) for p in PLATFORMS for case in cases(p)]
     times: dict[tuple[str, str], list[float]] = {(p, name): [] for p, name, _, _ in plan}
     try:
@@ -84,8 +78,7 @@ def main() -> None:
             for p, name, script, stdin in plan:
                 times[(p, name)].append(run_once(script, stdin, p, env))
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        stop_service(proc)
     print(f"hook latency, ms ({args.runs} runs per fixture, one live service, interleaved)")
     print(f"{'platform':<10} {'fixture':<34} {'p50':>7} {'p95':>7}")
     for p in PLATFORMS:

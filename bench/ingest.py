@@ -14,47 +14,16 @@ import argparse
 import http.client
 import json
 import multiprocessing as mp
-import os
 import socket
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def start_service(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
-    env.update(
-        WORKBENCH_DATA_DIR=str(data_dir),
-        WORKBENCH_PORT=str(port),
-        WORKBENCH_COMPRESSOR="offline",
-        WORKBENCH_MAX_BODY_BYTES=str(512 * 1024 * 1024),
-    )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "service"],
-        env=env,
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    for _ in range(600):
-        try:
-            status, _ = request(port, "GET", "/api/health")
-            if status == 200:
-                return proc
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("service did not start")
+from bench.harness import free_port, start_service, stop_service  # noqa: E402
 
 
 def request(
@@ -182,7 +151,12 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         port = free_port()
-        proc = start_service(Path(tmp) / "data", port)
+        proc = start_service(
+            Path(tmp) / "data",
+            port,
+            WORKBENCH_COMPRESSOR="offline",
+            WORKBENCH_MAX_BODY_BYTES=str(512 * 1024 * 1024),
+        )
         try:
             out: mp.Queue = mp.Queue()  # type: ignore[type-arg]
             workers = [
@@ -207,8 +181,7 @@ def main() -> None:
             import_s = time.perf_counter() - t0
             assert status == 200, report
         finally:
-            proc.terminate()
-            proc.wait()
+            stop_service(proc)
     rows = [
         (
             f"single enqueues (HTTP, {args.clients} clients)",

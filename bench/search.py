@@ -25,9 +25,7 @@ import json
 import os
 import random
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,6 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.harness import free_port, progress, start_service, stop_service  # noqa: E402
 from workbench.clock import iso_from_ms, now_ms  # noqa: E402
 from workbench.models import OBSERVATION_TYPES  # noqa: E402
 from workbench.recall.filters import SearchFilters  # noqa: E402
@@ -209,47 +208,6 @@ def queries(count: int, rng: random.Random) -> list[str]:
     ]
 
 
-# -- the service ---------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def start_service(
-    data_dir: Path, port: int, embedder: str, *, root: Path = ROOT, wait_s: float = 120.0
-) -> subprocess.Popen[bytes]:
-    """The real service of the checkout ``root`` on ``data_dir``, once its health answers."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
-    env.update(
-        WORKBENCH_DATA_DIR=str(data_dir),
-        WORKBENCH_PORT=str(port),
-        WORKBENCH_COMPRESSOR="offline",
-        WORKBENCH_EMBEDDER=embedder,
-        HF_HUB_OFFLINE="1",
-        TRANSFORMERS_OFFLINE="1",
-        PYTHONPATH=str(root),
-    )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "service"],
-        env=env,
-        cwd=root,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + wait_s
-    while time.monotonic() < deadline:
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            conn.request("GET", "/api/health")
-            if conn.getresponse().status == 200:
-                return proc
-        except OSError:
-            time.sleep(0.05)
-    proc.kill()
-    raise SystemExit("service did not start")
-
-
 @dataclass
 class Figure:
     scenario: str
@@ -259,11 +217,6 @@ class Figure:
     note: str = ""
     cpu_p50_ms: float | None = None  # in-process only: CPU time, immune to other load
     cpu_p95_ms: float | None = None
-
-
-def progress(message: str) -> None:
-    sys.stderr.write(f"[{time.strftime('%H:%M:%S')}] {message}\n")
-    sys.stderr.flush()
 
 
 def timed(
@@ -425,12 +378,17 @@ def main(argv: list[str] | None = None) -> int:
         qs = queries(args.queries, rng)
         port = free_port()
         progress("starting the service")
-        proc = start_service(data_dir, port, args.embedder)
+        proc = start_service(
+            data_dir,
+            port,
+            wait_s=120.0,
+            WORKBENCH_COMPRESSOR="offline",
+            WORKBENCH_EMBEDDER=args.embedder,
+        )
         try:
             figures += http_figures(port, n, qs, PROJECTS[1])
         finally:
-            proc.terminate()
-            proc.wait(timeout=30)
+            stop_service(proc)
         figures += inprocess_figures(data_dir / "workbench.db", n, qs, PROJECTS[1])
         if not args.skip_vectors:
             figures += vector_figures(data_dir, n, qs)

@@ -44,6 +44,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.harness import free_port, progress, start_service, stop_service  # noqa: E402
 from workbench.recall import vectors  # noqa: E402
 from workbench.store.connection import atomic  # noqa: E402
 from workbench.store.database import Store  # noqa: E402
@@ -271,11 +272,6 @@ def growth(
     return figures
 
 
-def progress(message: str) -> None:
-    sys.stderr.write(f"[{time.strftime('%H:%M:%S')}] {message}\n")
-    sys.stderr.flush()
-
-
 # ----- 2. through HTTP ------------------------------------------------------------------------
 def _http(port: int) -> Any:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
@@ -290,7 +286,7 @@ def _http(port: int) -> Any:
     return get
 
 
-def start_service(root: Path, data_dir: Path, port: int, kind: str) -> Any:
+def start_indexed_service(root: Path, data_dir: Path, port: int, kind: str) -> Any:
     """The real service from ``root`` (this tree, or main's extracted by ``git archive``)."""
     settings = data_dir / "settings.json"
     current = json.loads(settings.read_text(encoding="utf-8")) if settings.exists() else {}
@@ -298,20 +294,25 @@ def start_service(root: Path, data_dir: Path, port: int, kind: str) -> Any:
     settings.write_text(json.dumps(current), encoding="utf-8")
     for stale in data_dir.glob("index/*"):  # each run builds its index from the cache
         stale.unlink()
-    from bench.search import start_service as start
-
-    return start(data_dir, port, "minilm", root=root, wait_s=180.0)
+    return start_service(
+        data_dir,
+        port,
+        root=root,
+        wait_s=180.0,
+        WORKBENCH_COMPRESSOR="offline",
+        WORKBENCH_EMBEDDER="minilm",
+    )
 
 
 def through_http(
     root: Path, label: str, data_dir: Path, n: int, qs: list[str], kind: str, fig: Any
 ) -> list[Any]:
-    from bench.search import PROJECTS, free_port
+    from bench.search import PROJECTS
 
     port = free_port()
     started = time.perf_counter()
     progress(f"http: {label} at {n:,}")
-    proc = start_service(root, data_dir, port, kind)
+    proc = start_indexed_service(root, data_dir, port, kind)
     get = _http(port)
     try:
         while True:
@@ -346,8 +347,7 @@ def through_http(
         probe = get("/api/search", query=distinct[0], format="json")
         assert probe["mode"] == "hybrid", probe
     finally:
-        proc.terminate()
-        proc.wait(timeout=60)
+        stop_service(proc, timeout=60)
     return figures
 
 

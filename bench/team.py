@@ -24,6 +24,16 @@ compacts them
 Reads at 100k → 1M rows: search with author filter p50 107 → 63 ms, whole-team search p50
 95 → 197 ms, team GROUP BY p50 22 → 42 ms.
 
+``search --team``'s team half, before (open a reader, scan the lake: ``read.search_observations``)
+and after (the team mirror, ``team/mirror.py``), measured 2026-12-03 in one run each, the machine
+shared with 5 other jobs (load 7-8 on 2 cores, so every figure is inflated and noisy; compare
+within a row). 2 × 100k: lake scan p50 2,841 / 2,588 ms at 100k / 200k rows; mirror search
+alone p50 75 / 26 ms; mirror refresh (opening the lake to read its snapshot, which
+``team_mirror_max_age_s`` skips for 30 s) + search p50 1,116 / 475 ms; catch-up: rebuild of
+100k 27.6 s, the next 100k by the change feed 12.1 s. 10 × 100k (before new rows were indexed
+in one statement): lake scan p50 4,687 / 4,851 / 2,676 ms at 100k / 500k / 1M; mirror search
+alone p50 120 / 26 / 42 ms; refresh + search 1,406 / 744 / 172 ms.
+
 Prints a table; no pass/fail. ``--quick`` (2 authors × 10,000) is what
 tests/test_bench_team.py runs to keep this script working (no timing asserted there).
 Usage: python bench/team.py [--quick] [--authors 10] [--rows 100000] [--batch-rows N]
@@ -143,6 +153,57 @@ def measure_reads(settings: Any, authors: list[str], runs: int) -> dict[str, flo
     }
 
 
+def measure_team_search(settings: Any, runs: int) -> dict[str, float]:
+    """What ``search --team`` pays for its team half, before and after the mirror.
+
+    - before: open a reader at the newest snapshot and scan the lake
+      (``read.search_observations``, the ILIKE ranking), as ``search --team`` did;
+    - the mirror's catch-up to this checkpoint (``mirror.refresh``: a rebuild the first time,
+      then the change feed for the authors published since), seconds;
+    - after: ``mirror.refresh`` when current (opens the lake to read its snapshot) plus
+      ``mirror.search`` (BM25 over the mirror's FTS5), and the mirror search alone.
+    """
+    from workbench.team import mirror, mirror_read, read
+
+    rng = random.Random(11)
+
+    def query() -> str:
+        return f"changed module {rng.randrange(300)}"
+
+    def before() -> None:
+        r = read.reader(settings)
+        try:
+            read.search_observations(r, query(), limit=20)
+        finally:
+            r.close()
+
+    started = time.perf_counter()
+    caught_up = mirror.refresh(settings)
+    catch_up_s = time.perf_counter() - started
+    conn = mirror.connect(settings)
+    try:
+
+        def after() -> None:
+            mirror.refresh(settings)  # asks the lake every time (max_age_s unset)
+            mirror_read.search(conn, query(), None, limit=20)
+
+        old = timed(before, runs)
+        new = timed(after, runs)
+        alone = timed(lambda: mirror_read.search(conn, query(), None, limit=20), runs)
+    finally:
+        conn.close()
+    return {
+        "old_p50": statistics.median(old),
+        "old_p95": pct(old, 0.95),
+        "catch_up_s": catch_up_s,
+        "catch_up_mode": caught_up.mode,
+        "new_p50": statistics.median(new),
+        "new_p95": pct(new, 0.95),
+        "alone_p50": statistics.median(alone),
+        "alone_p95": pct(alone, 0.95),
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--authors", type=int, default=10)
@@ -168,6 +229,7 @@ def main(argv: list[str] | None = None) -> None:
     checkpoints = sorted({0, args.authors // 2 - 1, args.authors - 1} - {-1})
     publishes: list[tuple[str, ...]] = []
     reads: list[tuple[str, ...]] = []
+    searches: list[tuple[str, ...]] = []
     with tempfile.TemporaryDirectory(prefix="wb-bench-team-") as tmp, catalog(args.catalog) as dsn:
         root = Path(tmp)
         lake_dir = root / "lake"
@@ -206,6 +268,24 @@ def main(argv: list[str] | None = None) -> None:
                         f"{figures['group_p50']:.1f}",
                     )
                 )
+                # One reader's data dir for the whole run, so its mirror catches up by the
+                # change feed between checkpoints (rebuilt only at the first).
+                reader_dir = root / "reader"
+                reader_dir.mkdir(exist_ok=True)
+                reader = settings_for(reader_dir, dsn, lake_dir, "reader")
+                team = measure_team_search(reader, args.runs)
+                searches.append(
+                    (
+                        f"{figures['rows']:,}",
+                        f"{team['old_p50']:.1f}",
+                        f"{team['old_p95']:.1f}",
+                        f"{team['catch_up_s']:.1f} ({team['catch_up_mode']})",
+                        f"{team['new_p50']:.1f}",
+                        f"{team['new_p95']:.1f}",
+                        f"{team['alone_p50']:.2f}",
+                        f"{team['alone_p95']:.2f}",
+                    )
+                )
         assert settings is not None
 
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
@@ -230,6 +310,23 @@ def main(argv: list[str] | None = None) -> None:
     ):
         grid.add_column(column)
     for row in reads:
+        grid.add_row(*row)
+    console.print(grid)
+    grid = Table(
+        title="search --team, the team half (ms): lake scan vs mirror", title_justify="left"
+    )
+    for column in (
+        "observations in lake",
+        "lake scan p50",
+        "p95",
+        "mirror catch-up s",
+        "mirror refresh+search p50",
+        "p95",
+        "mirror search p50",
+        "p95",
+    ):
+        grid.add_column(column)
+    for row in searches:
         grid.add_row(*row)
     console.print(grid)
 

@@ -49,6 +49,7 @@ from workbench import locate, redact, spool
 # below are plain slotted classes, and type checkers treat this name as true.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from types import FrameType
     from typing import Any
 
 HOST = "127.0.0.1"
@@ -186,7 +187,8 @@ def _loads(raw: bytes) -> Any:
     test runner's deeper stack. So the limit is set, for this call, to the frames in use plus
     ``LOADS_DEPTH``. Invalid UTF-8 is decoded with U+FFFD for the bad bytes.
     """
-    frame, used = sys._getframe(), 0
+    frame: FrameType | None = sys._getframe()
+    used = 0
     while frame is not None:
         frame, used = frame.f_back, used + 1
     limit = sys.getrecursionlimit()

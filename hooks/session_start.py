@@ -3,8 +3,8 @@
 Steps, each bounded so a session never waits long on its memory:
 
 1. ``GET /api/health``: the service is up when the JSON says ``"service": "workbench"``.
-2. When nothing answers, spawn ``python -m service`` detached (own session, stdin from
-   /dev/null, output appended to ``<data_dir>/logs/service.log``, environment inherited) and
+2. When nothing answers, spawn ``python -m service`` detached with ``workbench.spawn`` (the
+   CLI's spawner too: cwd the data dir, output appended to ``<data_dir>/logs/service.log``) and
    poll health for at most ``SPAWN_BUDGET_S``. The spawn happens under an exclusive,
    non-blocking ``flock`` on ``<data_dir>/spawn.lock``: when it is held, another session is
    spawning right now, so this one only waits. When something that is *not* workbench answers
@@ -18,9 +18,8 @@ Steps, each bounded so a session never waits long on its memory:
    and Codex CLI take the same shape (with their event name). Cursor and Windsurf cannot take
    context from a hook: ``hooks/context_file.py`` writes it to their rules file instead.
 
-The child is started with ``cwd`` at the folder that holds ``hooks/`` and ``workbench/``, so
-``-m service`` resolves both in a dev checkout and in site-packages. Its stdout/stderr never
-point at this hook's pipes: Claude Code waits for those to close, and the service outlives us.
+The child's stdout/stderr never point at this hook's pipes: Claude Code waits for those to
+close, and the service outlives us (``workbench/spawn.py`` says how it is started, and why).
 
 Fail-open: see ``hooks/_runtime.py``; exits 0 whatever happens.
 """
@@ -42,7 +41,7 @@ if _ROOT not in sys.path:  # the dev checkout, ``python -S``, or a non-editable 
     sys.path.insert(0, _ROOT)
 
 from hooks import _runtime  # noqa: E402
-from workbench import locate  # noqa: E402
+from workbench import locate, spawn  # noqa: E402
 
 HOOK = "SessionStart"
 SPAWN_BUDGET_S = 5.0
@@ -64,27 +63,6 @@ def probe(port: int) -> str:
     if reply.ok and isinstance(data, dict) and data.get("service") == "workbench":
         return UP
     return FOREIGN
-
-
-def spawn_service(root: Path) -> subprocess.Popen[bytes]:
-    """Start ``python -m service`` detached from this hook, logging to ``logs/service.log``."""
-    import subprocess  # only when spawning: most session starts find the service up
-
-    logs = root / "logs"
-    logs.mkdir(parents=True, exist_ok=True, mode=0o700)
-    log_fd = os.open(logs / "service.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        return subprocess.Popen(
-            [sys.executable, "-m", "service"],
-            cwd=_ROOT,
-            stdin=subprocess.DEVNULL,
-            stdout=log_fd,
-            stderr=log_fd,
-            start_new_session=True,
-            close_fds=True,
-        )
-    finally:
-        os.close(log_fd)  # the child holds its own copy
 
 
 def wait_until_up(port: int, deadline: float, proc: subprocess.Popen[bytes] | None = None) -> bool:
@@ -116,7 +94,7 @@ def ensure_service(root: Path, port: int, budget_s: float = SPAWN_BUDGET_S) -> b
             return wait_until_up(port, deadline)
         if probe(port) == UP:  # the previous lock holder's service came up meanwhile
             return True
-        return wait_until_up(port, deadline, spawn_service(root))
+        return wait_until_up(port, deadline, spawn.spawn_service(root, port))
     finally:
         os.close(lock_fd)  # closing the descriptor releases the lock
 

@@ -148,7 +148,7 @@ def build_body(event: _runtime.HookInput) -> dict[str, Any] | None:
 def main() -> None:
     event = _runtime.read_input()
     body = build_body(event) if event is not None else None
-    if body is not None:
+    if event is not None and body is not None:
         _runtime.deliver(HOOK, ROUTE, body, cwd=event.cwd)
     _runtime.emit()
 

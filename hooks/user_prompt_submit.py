@@ -96,7 +96,7 @@ def main() -> None:
     event = _runtime.read_input()
     body = build_body(event) if event is not None else None
     context = ""
-    if body is not None:
+    if event is not None and body is not None:
         root = _runtime.data_dir()
         outcome = _runtime.deliver(HOOK, ROUTE, body, root)
         # Trigger: the prompt reached the service and injection is on. / Why: a spooled

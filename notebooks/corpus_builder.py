@@ -68,7 +68,7 @@ def wire_filter(
 ) -> dict[str, Any]:
     """The corpus filter as the API takes it.
 
-    Dates are included only when the range was narrowed: a stored ``dateEnd`` equal to today's
+    Dates are included only when the range was narrowed: a stored ``until`` equal to today's
     last day would stop ``rebuild`` from ever picking up newer work.
     """
     wire: dict[str, Any] = {"limit": int(limit)}
@@ -83,13 +83,13 @@ def wire_filter(
     if query.strip():
         wire["query"] = query.strip()
     if platform:
-        wire["platformSource"] = platform
+        wire["platform_source"] = platform
     if days is not None:
         start, end = days
         if bounds[0] is not None and start > bounds[0]:
-            wire["dateStart"] = start.isoformat()
+            wire["since"] = start.isoformat()
         if bounds[1] is not None and end < bounds[1]:
-            wire["dateEnd"] = end.isoformat()
+            wire["until"] = end.isoformat()
     return wire
 
 
@@ -100,15 +100,15 @@ def service_search(client: Any) -> SearchFn:
     def run(query: str, filters: SearchFilters, limit: int) -> list[int]:
         params: dict[str, Any] = {
             "query": query,
-            "type": "observations",
+            "kinds": "observations",
             "mode": "hybrid",
             "format": "json",
             "project": filters.project,
-            "obs_type": ",".join(filters.obs_types) or None,
+            "types": ",".join(filters.obs_types) or None,
             "concepts": ",".join(filters.concepts) or None,
             "files": ",".join(filters.files) or None,
-            "dateStart": filters.date_start,
-            "dateEnd": filters.date_end,
+            "since": filters.date_start,
+            "until": filters.date_end,
             "platform_source": filters.platform_source,
         }
         ids: list[int] = []

@@ -48,6 +48,7 @@ from service.routes import (
     sessions,
     stream,
     summaries,
+    team,
     transfer,
     viewer,
 )
@@ -81,6 +82,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     queue.router,
     transfer.router,
     settings_routes.router,
+    team.router,
     stream.router,
     viewer.router,
 )

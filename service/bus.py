@@ -45,7 +45,8 @@ class Bus:
 
     def subscribe(self) -> tuple[asyncio.AbstractEventLoop, asyncio.Queue[dict[str, Any]]]:
         """A new subscriber on the running loop."""
-        entry = (asyncio.get_running_loop(), asyncio.Queue(maxsize=QUEUE_SIZE))
+        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=QUEUE_SIZE)
+        entry = (asyncio.get_running_loop(), queue)
         with self._lock:
             self._subscribers.add(entry)
         return entry

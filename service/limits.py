@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -159,7 +158,7 @@ class HtmlSecurityHeaders:
         await self.app(scope, receive, secured_send)
 
 
-def _header(scope: dict[str, Any], name: bytes) -> str | None:
+def _header(scope: Scope, name: bytes) -> str | None:
     for key, value in scope.get("headers", []):
         if key == name:
             return bytes(value).decode("latin-1")

@@ -14,6 +14,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 from service.bus import Bus
 from service.replay import ReplayReport, replay
@@ -53,7 +54,7 @@ class Runtime:
     _last_status: float = 0.0
     # The background embedding pipeline (workbench/recall/indexer.py); it owns the model.
     indexer: Indexer | None = None
-    # Publishes to the team lake after a summary is stored (``team_publish_on_stop``).
+    # Publishes to the team lake when a session ends (``team_publish_on_stop``).
     team_publisher: AutoPublisher | None = None
     # The hook routes' writes run here, off the event loop (service/routes/sessions.py). A
     # few threads, not one: a write stalled on a lock must not queue every other hook
@@ -108,6 +109,7 @@ class Runtime:
         if settings.team_publish_on_stop and settings.team_catalog and settings.team_data:
             runtime.team_publisher = AutoPublisher(settings)
             worker.listeners.append(runtime._publish_to_team)
+            ingestor.listener = runtime._ingested
         if requeued:
             log.info("re-queued %d events claimed by a previous process", requeued)
         worker.start()
@@ -145,14 +147,28 @@ class Runtime:
             self.bus.publish("processing_status", {"queue": queue})
 
     def _publish_to_team(self, event: EventRow, derived: Derived) -> None:
-        """After a summary of an allowlisted project is stored, ask for a team publish."""
+        """Tell the team publisher what the worker stored (runs on the worker thread).
+
+        Every stored event may be the last queued one of a session that has ended; a summary
+        of an allowlisted project also arms the idle safety net (workbench/team/autopublish.py).
+        """
+        publisher = self.team_publisher
+        if publisher is None:
+            return
+        publisher.queue_moved()
+        if derived.summary_id is not None and publisher.wants(event.project):
+            publisher.summary_stored()
+
+    def _ingested(self, kind: str, data: dict[str, Any]) -> None:
+        """The ingestor's listener when publishing is on: the bus, then session ends."""
+        self.bus.publish(kind, data)
         publisher = self.team_publisher
         if (
-            publisher is not None
-            and derived.summary_id is not None
-            and publisher.wants(event.project)
+            kind == "session_completed"
+            and publisher is not None
+            and publisher.wants(data.get("project"))
         ):
-            publisher.request()
+            publisher.session_ended(str(data["contentSessionId"]))
 
     def replay_spool(self) -> ReplayReport:
         self.last_replay = replay(self.ingestor, self.settings.spool_retention_days)

@@ -34,7 +34,12 @@ ROOT = Path(__file__).resolve().parent.parent
 HOOKS_DIR = ROOT / "hooks"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
-pytest_plugins = ["tests.fake_anthropic", "tests.fake_openai", "tests.onnx_model"]
+pytest_plugins = [
+    "tests.fake_anthropic",
+    "tests.fake_openai",
+    "tests.onnx_model",
+    "tests.hook_harness",
+]
 
 # Variables that would let the developer's shell leak into a test.
 LEAKY_ENV = [k for k in os.environ if k.startswith("WORKBENCH_")] + [

@@ -1,10 +1,10 @@
 """Import boundaries, checked by parsing the source with ``ast`` (nothing is imported to check).
 
 - ``workbench/`` never imports ``service/`` or ``hooks/``: the library sits below both.
-- ``hooks/`` import only the standard library and ``workbench.locate``/``spool``/``redact``,
-  checked transitively, including the package ``__init__`` files a submodule import runs:
+- ``hooks/`` import only the standard library and ``workbench.locate``/``spool``/``redact``/
+  ``spawn``, checked transitively, including the package ``__init__`` files a submodule import runs:
   a hook pays for every module it loads, on every tool call.
-- Those three workbench modules (and ``workbench/__init__.py``) are stdlib-only.
+- Those four workbench modules (and ``workbench/__init__.py``) are stdlib-only.
 - Heavy libraries are imported at module level only by the one module that wraps each
   (``HEAVY_ALLOWLIST``); everywhere else they are imported inside the function that needs them,
   so hooks and ``workbench --help`` stay fast.
@@ -23,7 +23,7 @@ import pytest
 from tests.conftest import ROOT
 
 PACKAGES = ("workbench", "service", "hooks")
-HOOK_ALLOWED = {"workbench.locate", "workbench.spool", "workbench.redact"}
+HOOK_ALLOWED = {"workbench.locate", "workbench.spool", "workbench.redact", "workbench.spawn"}
 HEAVY = {
     "faiss",
     "sentence_transformers",
@@ -203,7 +203,7 @@ def test_workbench_never_imports_service_or_hooks() -> None:
     assert bad == []
 
 
-def test_hooks_import_only_the_stdlib_and_three_workbench_modules() -> None:
+def test_hooks_import_only_the_stdlib_and_the_allowed_workbench_modules() -> None:
     files = source_files("hooks")
     assert files, "hooks/ has no modules"
     bad = [

@@ -17,7 +17,7 @@ from pathlib import Path
 from hooks import context_file
 from hooks.adapters import cursor as cursor_adapter
 from tests.conftest import base_env
-from tests.test_hooks import Recorder
+from tests.hook_harness import Recorder
 from tests.test_hooks_cursor import CONTEXT, RULES, load, run
 
 

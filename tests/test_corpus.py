@@ -247,9 +247,9 @@ def test_file_format_has_exactly_the_contract_keys(store: Store, settings: Setti
         "concepts": [],
         "files": [],
         "query": None,
-        "dateStart": None,
-        "dateEnd": None,
-        "platformSource": None,
+        "since": None,
+        "until": None,
+        "platform_source": None,
         "limit": 500,
         "team": False,  # issue 12: colleagues' observations from the team lake too
     }

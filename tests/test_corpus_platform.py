@@ -46,8 +46,8 @@ def test_a_corpus_keeps_one_platform_and_stores_it_in_its_filter(
     response = client.post("/api/corpus", json={"name": "gem", key: "gemini-cli"})
     assert response.status_code == 200, response.text
     body = response.json()
-    assert body["filter"]["platformSource"] == "gemini-cli"
-    assert "platform_source" not in body["filter"]
+    assert body["filter"]["platform_source"] == "gemini-cli"
+    assert "platformSource" not in body["filter"]
     assert body["stats"]["observation_count"] == 2
     assert titles(data_dir, "gem") == {TITLES["shop-gemini"], TITLES["blog-gemini"]}
 
@@ -80,7 +80,7 @@ def test_rebuild_honours_the_stored_platform(client: TestClient, data_dir: Path)
     response = client.post("/api/corpus/gem/rebuild")
     assert response.status_code == 200, response.text
     assert response.json()["added"] == 1
-    assert response.json()["filter"]["platformSource"] == "gemini-cli"
+    assert response.json()["filter"]["platform_source"] == "gemini-cli"
     assert "Gemini cached the feed" in titles(data_dir, "gem")
     assert "Claude too" not in titles(data_dir, "gem")
 
@@ -106,12 +106,14 @@ def test_a_platform_that_is_not_text_is_a_400(client: TestClient, value: Any) ->
 
 def test_both_spellings_must_agree() -> None:
     assert parse_filter({"platform_source": "codex-cli", "platformSource": "codex-cli"})
-    with pytest.raises(Exception, match="disagree; send only platformSource"):
+    with pytest.raises(
+        Exception, match="platformSource='gemini-cli' and platform_source='codex-cli' disagree"
+    ):
         parse_filter({"platform_source": "codex-cli", "platformSource": "gemini-cli"})
 
 
 def test_the_description_names_the_platform() -> None:
-    assert "platformSource=gemini-cli" in parse_filter({"platformSource": "gemini-cli"}).describe()
+    assert "platform_source=gemini-cli" in parse_filter({"platformSource": "gemini-cli"}).describe()
 
 
 @pytest.fixture(scope="module")
@@ -128,7 +130,7 @@ def test_cli_corpus_build_takes_a_platform(live: Service) -> None:
     result = CliRunner().invoke(app, args, env=env, catch_exceptions=False)
     assert result.exit_code == 0, result.output
     built = json.loads(result.stdout)
-    assert built["filter"]["platformSource"] == "codex-cli"
+    assert built["filter"]["platform_source"] == "codex-cli"
     assert built["stats"]["observation_count"] == 1
     bad = CliRunner().invoke(app, [*args[:3], "--platform", "codex"], env=env)
     assert bad.exit_code == 1
@@ -148,7 +150,7 @@ def test_mcp_build_corpus_takes_a_platform(live: Service) -> None:
 
     server = params(live.data_dir, live.port)
     text = run_session(server, script, live.data_dir.parent / "mcp-stderr.log")
-    assert json.loads(text)["filter"]["platformSource"] == "gemini-cli"
+    assert json.loads(text)["filter"]["platform_source"] == "gemini-cli"
     assert titles(live.data_dir, "mcp-gem") == {TITLES["shop-gemini"], TITLES["blog-gemini"]}
 
 
@@ -157,5 +159,5 @@ def test_the_corpus_notebook_filters_by_platform(live: Service) -> None:
 
     args = corpus_builder.parse_args(["--data-dir", str(live.data_dir), "--platform", "codex-cli"])
     _, defs = corpus_builder.app.run(defs={"args": args})
-    assert defs["wire"]["platformSource"] == "codex-cli"
+    assert defs["wire"]["platform_source"] == "codex-cli"
     assert [o.title for o in defs["preview"].observations] == [TITLES["shop-codex"]]

@@ -58,6 +58,7 @@ from tests.fuzz_strategies import (
     texts,
 )
 from workbench.platforms import PLATFORM_SOURCES
+from workbench.recall.search_query import LEGACY_NAMES, SearchQuery
 from workbench.redact import redact_value
 from workbench.store import transfer
 
@@ -385,7 +386,7 @@ def test_a_corpus_platform_is_a_known_platform_or_a_precise_refusal(
         assert status == 200, (source, status, reply)
         return
     assert status == (422 if isinstance(source, str) else 400), (source, status, reply)
-    assert "platformSource" in reply["message"], reply
+    assert name in reply["message"], reply  # the spelling sent (issue 13: platform_source)
 
 
 @settings(max_examples=budget(40), **FUZZ_SETTINGS)
@@ -479,3 +480,40 @@ def test_a_corpus_team_flag_is_a_boolean_or_a_precise_400(shared: Service, value
     else:
         assert status == 400, (value, status, reply)
         assert "team must be true or false" in reply["message"], reply
+
+
+# ----- issue 13: the search query model, new and old spellings mixed --------------------------
+
+SEARCH_NAMES = sorted({*SearchQuery.model_fields, *LEGACY_NAMES})
+SEARCH_VALUES = st.one_of(
+    texts,
+    st.sampled_from(
+        ["bugfix", "feature,decision", "2026-11-01", "cursor", "date_desc", "prompts", "fts", "5"]
+    ),
+)
+
+
+@settings(max_examples=budget(60), **FUZZ_SETTINGS)
+@given(query=st.dictionaries(st.sampled_from(SEARCH_NAMES), SEARCH_VALUES, min_size=1, max_size=4))
+@example(query={"obs_type": "bugfix", "types": "feature"})
+@example(query={"dateStart": "2026-12-02", "until": "2026-12-01"})
+@example(query={"type": "events", "query": "x"})
+def test_search_query_answers_or_names_a_parameter_it_was_sent(
+    shared: Service, query: dict[str, str]
+) -> None:
+    """Any mix of the fields and their old spellings: an answer, or a 4xx whose message names
+    one of the parameters sent (an old one as sent); an old and a new spelling that disagree
+    is a 422 naming both. Never a 5xx."""
+    pairs = "&".join(
+        f"{k}={urllib.parse.quote(v, safe='', errors='surrogatepass')}" for k, v in query.items()
+    )
+    status, reply = shared.get(f"/api/search?format=json&{pairs}")
+    assert status in (200, 400, 409, 422), (query, status, reply)
+    if status == 200:
+        return
+    message = json.dumps(reply)
+    assert any(name in message for name in query) or "give a query" in message, (query, reply)
+    if reply.get("error") == "CONFLICTING_PARAMETERS":
+        assert status == 422
+        named = [k for k in query if re.search(rf"(?<![\w-]){k}=", reply["message"])]
+        assert len(named) == 2, reply  # both spellings sent, each by the name it was sent as

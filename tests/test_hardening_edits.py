@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import FIXTURES
-from tests.test_hooks import run_hook
+from tests.hook_harness import run_hook
 from workbench.compress.offline import OfflineCompressor
 from workbench.models import ObservationDraft, ToolEvent
 

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT, Service, http_json
-from tests.test_hooks import load_payload, run_hook
+from tests.hook_harness import load_payload, run_hook
 from workbench import forget
 from workbench.derive import store_result
 from workbench.models import CompressionResult, ObservationDraft

@@ -35,7 +35,7 @@ from typer.testing import CliRunner
 from hooks import _runtime
 from service.routes.stream import parse_last_event_id
 from tests.conftest import Service, base_env, free_port, http_json
-from tests.test_hooks import load_payload, run_hook
+from tests.hook_harness import load_payload, run_hook
 from workbench import spool
 from workbench.cli.main import app
 from workbench.errors import InvalidInput

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import Service, base_env, free_port
+from tests.hook_harness import TRANSCRIPT, load_payload, run_hook
 from tests.test_hardening_text import raw_post
-from tests.test_hooks import TRANSCRIPT, load_payload, run_hook
 from workbench import spool
 from workbench.store import transfer
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import base_env, free_port, http_json, run_workbench
-from tests.test_hooks import load_payload, run_hook
+from tests.hook_harness import load_payload, run_hook
 from workbench.settings import load_settings
 
 EXCLUDING = '{"excluded_projects": ["acme-*"], "context_observations": 9'  # cut mid-write

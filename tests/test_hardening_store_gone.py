@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from tests.conftest import base_env, run_workbench
+from tests.hook_harness import load_payload, run_hook, spooled
 from tests.test_crash import query
 from tests.test_hardening_store_lock import read_payload
-from tests.test_hooks import load_payload, run_hook, spooled
 
 
 def _backup(db: Path, to: Path) -> None:

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import base_env, run_workbench
+from tests.hook_harness import load_payload, run_hook, spooled
 from tests.test_crash import query
-from tests.test_hooks import load_payload, run_hook, spooled
 
 LOCKER = """
 import sqlite3, sys

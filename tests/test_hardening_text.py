@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import HOOKS_DIR, ROOT, Service, base_env, free_port
-from tests.test_hooks import load_payload, run_hook
+from tests.hook_harness import load_payload, run_hook
 from workbench import redact, spool
 
 CUT_EMOJI = b'"x \\ud83d"'  # JSON text of a string cut after the high half of an emoji

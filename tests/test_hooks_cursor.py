@@ -22,7 +22,7 @@ from hooks import _runtime, context_file
 from hooks.adapters import cursor as cursor_adapter
 from tests.agent_hooks import db_rows, run_as_agent, script_argv, spooled
 from tests.conftest import FIXTURES, HOOKS_DIR, Service, base_env, free_port, http_json
-from tests.test_hooks import Recorder, _stop_detached, _wait_for_health, needs_service
+from tests.hook_harness import Recorder, _stop_detached, _wait_for_health, needs_service
 
 FOLDER = FIXTURES / "hooks" / "cursor"
 # Cursor event -> the scripts registered for it, in order (workbench/agents/cursor.py).

@@ -20,7 +20,7 @@ import pytest
 
 from tests.agent_hooks import db_rows, spooled
 from tests.conftest import FIXTURES, ROOT, base_env, free_port
-from tests.test_hooks import Recorder
+from tests.hook_harness import Recorder
 
 NODE = shutil.which("node")
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed (the plugin's host)")

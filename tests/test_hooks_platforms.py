@@ -3,7 +3,7 @@
 Every fixture in ``tests/fixtures/hooks/<platform>/`` (real-shaped, sources in each README) is
 fed to the real script, as a subprocess run with ``--platform <name>``, the way the agent's
 hook command runs it. Peers are real: nothing listening (the spool), or the real service
-(``make_service``). The Claude Code path is covered, unchanged, by tests/test_hooks.py.
+(``make_service``). The Claude Code path is covered, unchanged, by tests/test_hooks*.py.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from hooks.adapters import opencode as opencode_adapter
 from hooks.adapters import windsurf as windsurf_adapter
 from tests.agent_hooks import assert_carries_memory, db_rows, run_as_agent, script_argv, spooled
 from tests.conftest import FIXTURES, base_env, free_port
-from tests.test_hooks import Recorder
+from tests.hook_harness import Recorder
 from workbench.platforms import PLATFORM_SOURCES
 
 SCRIPT_FOR_EVENT = {
@@ -75,7 +75,7 @@ def run(platform: str, payload: dict[str, Any], env: dict[str, str]) -> dict[str
 
 
 ALL = [(platform, name) for platform in SESSION for name in fixture_names(platform)]
-# SessionStart with the service down spawns it (tests/test_hooks.py covers that path).
+# SessionStart with the service down spawns it (tests/test_hooks_session_start.py covers that path).
 DELIVERING = [(pl, n) for pl, n in ALL if load(pl, n)["hook_event_name"] != "SessionStart"]
 
 

@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from hooks import pre_tool_use_read, user_prompt_submit
 from tests.conftest import Service, base_env, free_port, http_json
-from tests.test_hooks import SECRET, Recorder, load_payload, run_hook, spooled
+from tests.hook_harness import SECRET, Recorder, load_payload, run_hook, spooled
 from workbench import locate
 from workbench.clock import now_ms
 from workbench.models import ObservationDraft

@@ -20,7 +20,7 @@ from hooks.adapters import PLATFORMS
 from hooks.adapters import windsurf as adapter
 from tests.agent_hooks import db_rows, run_as_agent, script_argv, spooled
 from tests.conftest import FIXTURES, base_env, free_port
-from tests.test_hooks import Recorder
+from tests.hook_harness import Recorder
 from workbench.platforms import PLATFORM_SOURCES
 
 HERE = FIXTURES / "hooks" / "windsurf"

@@ -112,7 +112,8 @@ def test_lists_the_recall_tools_with_valid_json_schemas(session_log: dict[str, A
         assert schema["type"] == "object"
     ids = tools["get_observations"].input_schema["properties"]["ids"]
     assert ids["type"] == "array"
-    assert ids["items"]["type"] == "integer"
+    # an observation id, or (issue 12) a colleague's team:AUTHOR:ID ref
+    assert [t["type"] for t in ids["items"]["anyOf"]] == ["integer", "string"]
     assert tools["get_observations"].input_schema["required"] == ["ids"]
     assert "50-100 tokens per hit" in tools["search"].description
     for step in ("search", "timeline", "get_observations"):

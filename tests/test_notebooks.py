@@ -100,8 +100,8 @@ def test_corpus_builder_filter_widgets_match_sql(demo: Service) -> None:
     assert expected > 0
     assert preview.stats.observation_count == expected
     # Only the narrowed end of the date range is stored, so a rebuild still picks up new work.
-    assert "dateStart" in defs["wire"]
-    assert "dateEnd" not in defs["wire"]
+    assert "since" in defs["wire"]
+    assert "until" not in defs["wire"]
     assert sum(preview.stats.type_breakdown.values()) == expected
     assert defs.get("saved") is None  # nothing is saved without --save or the button
 

@@ -44,6 +44,7 @@ from workbench.api_models.projects import Projects
 from workbench.api_models.queue import FailedEvents, Recompressed, Requeued, SpoolReplay
 from workbench.api_models.search import SearchReply, Timeline
 from workbench.api_models.settings import SettingsChanged, SettingsView
+from workbench.api_models.team import TeamObservationReply, TeamObservationsBatch
 from workbench.api_models.transfer import ExportDocument, Imported
 from workbench.models import Observation, Prompt, Session, Summary
 
@@ -93,6 +94,8 @@ MODELLED: dict[tuple[str, str], Any] = {
     ("POST", "/api/import"): Imported,
     ("GET", "/api/settings"): SettingsView,
     ("PUT", "/api/settings"): SettingsChanged,
+    ("GET", "/api/team/observation/{ref}"): TeamObservationReply,
+    ("POST", "/api/team/observations/batch"): TeamObservationsBatch,
 }
 TEXT_OR_STREAM = {
     ("GET", "/api/context/inject"): "text/plain",

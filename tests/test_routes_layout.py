@@ -41,6 +41,7 @@ OWNERS: list[tuple[str, str]] = [
     (r"^/api/(reindex|index/status)$", "index"),
     (r"^/api/(export|import)$", "transfer"),
     (r"^/api/memory/", "memory"),
+    (r"^/api/team/", "team"),
 ]
 HOT = ["sessions", "health", "context", "search"]
 UNDOCUMENTED = {("GET", "/"), ("GET", "/static/{name}"), ("GET", "/favicon.ico")}

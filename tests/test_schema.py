@@ -109,6 +109,7 @@ EXPECTED_COLUMNS = {
         "created_at": "TEXT",
         "created_at_epoch": "INTEGER",
         "generated_by": "TEXT",
+        "updated_at_epoch": "INTEGER",
     },
     "deleted_observations": {
         "content_hash": "TEXT",
@@ -153,6 +154,7 @@ FTS_TRIGGERS = {
 }
 APPEND_ONLY_TRIGGERS = {"events_append_only_update", "events_append_only_delete"}
 FILE_INDEX_TRIGGERS = {"observation_files_ai", "observation_files_ad", "observation_files_au"}
+SUMMARY_UPDATED_TRIGGERS = {"summaries_updated_ai", "summaries_updated_au"}
 
 
 # ----- helpers --------------------------------------------------------------------------------
@@ -253,7 +255,9 @@ def test_blank_database_gets_exact_foreign_keys(migrated: sqlite3.Connection) ->
 
 
 def test_blank_database_gets_exact_triggers(migrated: sqlite3.Connection) -> None:
-    assert triggers(migrated) == FTS_TRIGGERS | APPEND_ONLY_TRIGGERS | FILE_INDEX_TRIGGERS
+    assert triggers(migrated) == (
+        FTS_TRIGGERS | APPEND_ONLY_TRIGGERS | FILE_INDEX_TRIGGERS | SUMMARY_UPDATED_TRIGGERS
+    )
 
 
 # The FTS tables as m008 leaves them: contentless, porter-stemmed, fed through the splitter.

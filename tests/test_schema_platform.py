@@ -31,7 +31,7 @@ def test_m010_gives_existing_observations_their_sessions_platform(tmp_path: Path
     cc = _legacy_observation(conn, "cc", 2)
     orphan = _legacy_observation(conn, None, 3)
 
-    assert schema.apply(conn, "w.db") == ["m010_observation_platform"]
+    assert schema.apply(conn, "w.db")[0] == "m010_observation_platform"
 
     rows = dict(conn.execute("SELECT id, platform_source FROM observations").fetchall())
     assert rows == {gem: "gemini-cli", cc: "claude-code", orphan: "claude-code"}

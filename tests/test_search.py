@@ -255,7 +255,7 @@ def test_pagination_is_disjoint_and_ordered(engine: SearchEngine) -> None:
     ("kw", "message"),
     [
         ({"mode": "semantic"}, "mode='semantic' is not allowed; use hybrid | fts | vector"),
-        ({"order_by": "newest"}, "orderBy='newest' is not allowed"),
+        ({"order_by": "newest"}, "order_by='newest' is not allowed"),
         ({"limit": 0}, "limit must be an integer from 1 to 100"),
         ({"limit": 101}, "limit must be an integer from 1 to 100"),
         ({"offset": -1}, "offset must be an integer"),

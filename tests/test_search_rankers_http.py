@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Service, api_search, base_env, free_port
-from tests.test_hooks import load_payload, run_hook
+from tests.hook_harness import load_payload, run_hook
 from workbench.settings import Settings
 
 PROJECT = "acme-api"  # the project of the user_prompt_submit fixture's cwd

@@ -18,8 +18,8 @@ import pytest
 from tests.conftest import Service, run_workbench
 from tests.fake_anthropic import FakeAnthropic
 from tests.fake_openai import FakeOpenAI
+from tests.hook_harness import load_payload, run_hook
 from tests.test_compress_claude import GOOD_REPLY
-from tests.test_hooks import load_payload, run_hook
 
 LOCAL_MODEL = "qwen2.5:7b"
 

@@ -56,7 +56,9 @@ def wait_for_publish(data_dir: Path, timeout: float = 90.0) -> dict[str, Any]:
 def test_a_session_that_ends_is_published_by_the_service(
     team_lake: Any, make_service: Any, tmp_path: Path
 ) -> None:
-    svc = make_service(**team_env(team_lake, WORKBENCH_TEAM_PUBLISH_ON_STOP="1"))
+    svc = make_service(
+        **team_env(team_lake, WORKBENCH_TEAM_PUBLISH_ON_STOP="1", WORKBENCH_TEAM_PUBLISH_IDLE_S="0")
+    )
 
     session_id = run_session(svc)
     entry = wait_for_publish(svc.data_dir)
@@ -108,6 +110,7 @@ def test_an_unreachable_lake_is_recorded_and_shown_by_team_status(
         WORKBENCH_TEAM_DATA=str(tmp_path / "lake"),
         WORKBENCH_TEAM_PROJECTS=PROJECT,
         WORKBENCH_TEAM_PUBLISH_ON_STOP="1",
+        WORKBENCH_TEAM_PUBLISH_IDLE_S="0",
     )
 
     session_id = run_session(svc)

@@ -5,12 +5,15 @@ gets a fresh page. No browser is downloaded: Playwright drives ``/usr/bin/chromi
 ``.ci/run`` installs from Debian when it is missing. Every test also asserts the page raised
 no script error and broke no Content-Security-Policy rule.
 
-The module ends with the restart test (it replaces the service), and saves a screenshot of
-the page with the demo data to ``docs/screenshot.png`` for the README.
+The module ends with the restart test (it replaces the service). The first test screenshots
+the page with the demo data into its temporary folder, or to ``VIEWER_SCREENSHOT`` when that
+names a file: ``make screenshot`` refreshes the README's ``docs/screenshot.png`` that way, so a
+test run never rewrites a tracked file.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,14 +21,13 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT, Service, base_env, free_port
+from tests.conftest import Service, base_env, free_port
 from tests.viewer_page import CHROMIUM, MISSING, launch_browser, live_page
 from tests.viewer_seed import seed_demo
 
 if not CHROMIUM.exists():
     pytest.skip(MISSING, allow_module_level=True)
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-SCREENSHOT = ROOT / "docs" / "screenshot.png"
 TEST_PROJECT = "viewer-tests"  # kept apart from the demo projects shown in the screenshot
 XSS = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2">'
 
@@ -80,7 +82,7 @@ def card(page: Any, key: str) -> Any:
     return page.locator(f'#feed .card[data-key="{key}"]')
 
 
-def test_screenshot_of_the_feed_with_demo_data(page: Any, viewer: Viewer):
+def test_screenshot_of_the_feed_with_demo_data(page: Any, viewer: Viewer, tmp_path: Path):
     viewer.svc.get("/api/context/inject?projects=payments-api&contentSessionId=demo-a")
     viewer.svc.get("/api/context/inject?projects=payments-api&contentSessionId=demo-b")
     page.select_option("#f-project", "payments-api")
@@ -92,9 +94,10 @@ def test_screenshot_of_the_feed_with_demo_data(page: Any, viewer: Viewer):
     page.wait_for_selector("#detail .numbers")
     page.evaluate("window.scrollTo(0, 0)")
     page.mouse.move(0, 0)
-    SCREENSHOT.parent.mkdir(exist_ok=True)
-    page.screenshot(path=str(SCREENSHOT))
-    assert SCREENSHOT.stat().st_size > 20_000
+    screenshot = Path(os.environ.get("VIEWER_SCREENSHOT") or tmp_path / "screenshot.png")
+    screenshot.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(screenshot))
+    assert screenshot.stat().st_size > 20_000
     # The detail shows what the ledger recorded.
     assert page.locator("#detail .number b").first.inner_text() == "2"
 

@@ -17,6 +17,7 @@ Modules:
 - ``compress/`` turning events into observations and summaries (offline rules or Claude)
 - ``client``    the small HTTP client the CLI uses to talk to the service
 - ``launch``    stdlib-only: find the running service or start it detached
+- ``spawn``     stdlib-only: how the service is started (command, cwd, env), CLI and hooks alike
 - ``pidfile``   the PID file held with a lock: one service per data dir
 - ``cli/``      the Typer app, one module per command group
 

@@ -24,6 +24,7 @@ import shlex
 import stat
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -136,31 +137,51 @@ def _is_ours(entry: Any) -> bool:
 
 
 def without_ours(settings: dict[str, Any]) -> dict[str, Any]:
-    """A copy of ``settings`` with every workbench hook removed.
+    """A copy of ``settings`` with every workbench hook removed (Claude-shaped groups).
 
     Only what our removal emptied is dropped (a group, an event's list, ``hooks``): a user's
     own empty group or list stays, so a file without ours compares equal to itself and is
-    never rewritten (as ``workbench.agents.flat_hooks.without_ours``).
+    never rewritten.
     """
-    result = json.loads(json.dumps(settings))
+    return without_hook_entries(settings, _without_ours_in_groups)
+
+
+def _without_ours_in_groups(groups: list[Any]) -> tuple[list[Any], bool]:
+    """One event's groups without our hooks; a group we emptied goes, a user's empty one stays."""
+    kept, removed = [], False
+    for group in groups:
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+            mine = [h for h in group["hooks"] if not _is_ours(h)]
+            if len(mine) < len(group["hooks"]):
+                removed = True
+                if not mine:
+                    continue
+                group = {**group, "hooks": mine}
+        kept.append(group)
+    return kept, removed
+
+
+def without_hook_entries(
+    config: dict[str, Any], prune: Callable[[list[Any]], tuple[list[Any], bool]]
+) -> dict[str, Any]:
+    """A copy of ``config`` whose ``hooks`` event lists went through ``prune``.
+
+    ``prune(entries)`` returns the kept entries and whether it removed any. Shared by every
+    hooks-file shape (Claude's groups here, Cursor's and Windsurf's flat lists in
+    ``workbench.agents.flat_hooks``): only what the removal emptied is dropped (an event's
+    list, then ``hooks`` itself), so a file holding nothing of ours compares equal to itself
+    and is never rewritten.
+    """
+    result: dict[str, Any] = json.loads(json.dumps(config))
     hooks = result.get("hooks")
     if not isinstance(hooks, dict):
         return result
     emptied = False
     for event in list(hooks):
-        groups = hooks[event]
-        if not isinstance(groups, list):
+        entries = hooks[event]
+        if not isinstance(entries, list):
             continue
-        kept, removed = [], False
-        for group in groups:
-            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-                mine = [h for h in group["hooks"] if not _is_ours(h)]
-                if len(mine) < len(group["hooks"]):
-                    removed = True
-                    if not mine:
-                        continue
-                    group = {**group, "hooks": mine}
-            kept.append(group)
+        kept, removed = prune(entries)
         if not removed:
             continue
         if kept:

@@ -1,12 +1,14 @@
 """Find the running service, or start it detached. Standard library only.
 
-Shared by the SessionStart hook (which must stay stdlib-only and fast) and by
-``workbench serve --detach``. The service proves it is *ours* by answering ``/api/health``
-with ``"service": "workbench"``; anything else on the port counts as not running.
+Used by ``workbench serve --detach``, the CLI's and MCP server's auto-start and the demo.
+The service proves it is *ours* by answering ``/api/health`` with ``"service": "workbench"``;
+anything else on the port counts as not running.
 
 Spawning is guarded by an exclusive ``flock`` on ``<data_dir>/spawn.lock`` so that several
-hooks firing at once start one service, and the wait for it is bounded so a hook never hangs.
-The service itself takes the PID-file lock, which is what makes a second one exit.
+callers at once start one service (the SessionStart hook takes the same lock in
+``hooks/session_start.py``, over its raw-socket client), and the wait for it is bounded.
+The service itself takes the PID-file lock, which is what makes a second one exit. How the
+service is started (command, cwd, environment) is ``workbench.spawn``'s, shared with the hook.
 """
 
 from __future__ import annotations
@@ -14,12 +16,11 @@ from __future__ import annotations
 import fcntl
 import http.client
 import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from workbench import spawn
 
 HOST = "127.0.0.1"
 
@@ -42,26 +43,6 @@ def health(port: int, timeout: float = 0.5) -> dict[str, Any] | None:
     return None
 
 
-def spawn(data_dir: Path, port: int, python: str | None = None) -> subprocess.Popen[bytes]:
-    """Start ``python -m service`` detached from the caller, logging to the data dir."""
-    logs = data_dir / "logs"
-    logs.mkdir(parents=True, exist_ok=True, mode=0o700)
-    env = dict(os.environ, WORKBENCH_DATA_DIR=str(data_dir), WORKBENCH_PORT=str(port))
-    env.setdefault("HF_HUB_OFFLINE", "1")
-    env.setdefault("TRANSFORMERS_OFFLINE", "1")
-    with (logs / "service.log").open("ab") as log:
-        return subprocess.Popen(
-            [python or sys.executable, "-m", "service"],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env,
-            cwd=str(data_dir),
-            start_new_session=True,  # survives the hook or CLI that started it
-            close_fds=True,
-        )
-
-
 def ensure_running(
     data_dir: Path, port: int, wait_s: float = 5.0, python: str | None = None
 ) -> dict[str, Any] | None:
@@ -79,7 +60,7 @@ def ensure_running(
             we_spawn = False  # someone else is starting it: just wait for it below
         try:
             if we_spawn and health(port) is None:
-                proc = spawn(data_dir, port, python)
+                proc = spawn.spawn_service(data_dir, port, python)
             else:
                 proc = None
             while time.monotonic() < deadline:

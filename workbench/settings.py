@@ -60,6 +60,7 @@ from workbench.settings_file import (
     read_leniently,
     read_settings_file,
 )
+from workbench.team.duration import check_duration
 from workbench.team.location import (
     check_author,
     check_catalog,
@@ -197,14 +198,24 @@ class Settings(BaseSettings):
     team_data: str | None = None
     team_projects: Annotated[list[str], NoDecode] = Field(default_factory=list)
     team_author: str | None = None
-    # Publish the allowlisted projects from the service each time a Stop hook's summary is
-    # stored (workbench/team/autopublish.py: one background thread, never in the hook).
+    # Publish the allowlisted projects from the service when a session ends (SessionEnd, once
+    # its last summary is stored), and ``team_publish_idle_s`` after the last stored summary
+    # for sessions that never end cleanly (0: after every summary). One background thread,
+    # never in the hook: workbench/team/autopublish.py.
     team_publish_on_stop: bool = False
+    team_publish_idle_s: float = Field(default=300.0, ge=0, le=86400)
+    # How long `workbench team maintain` keeps old lake snapshots (time travel) and the files
+    # only they use: a duration, 30s / 12h / 7d / 2w (workbench/team/maintain.py).
+    team_snapshot_retention: str = "7d"
     # Add colleagues' memories of the same project, from the lake, to SessionStart context
     # (workbench/recall/team_context.py), after the local ones; the lake gets at most
     # ``team_context_timeout_s`` before the local context is served without them.
     team_context: bool = False
     team_context_timeout_s: float = Field(default=2.0, gt=0, le=30)
+    # ``search --team`` and team refs read the local team mirror (workbench/team/mirror.py);
+    # they ask the lake for newer snapshots only when the mirror's last check is older than
+    # this (opening the lake costs ~0.2-0.5 s; 0: ask on every search). `team refresh` always asks.
+    team_mirror_max_age_s: float = Field(default=30.0, ge=0, le=86_400)
 
     _load_warnings: list[str] = PrivateAttr(default_factory=list)
     _capture_paused: str | None = PrivateAttr(default=None)
@@ -304,6 +315,12 @@ class Settings(BaseSettings):
     def _team_author(cls, value: str | None) -> str | None:
         return None if value is None else check_author(value)
 
+    @field_validator("team_snapshot_retention")
+    @classmethod
+    def _team_snapshot_retention(cls, value: str) -> str:
+        """A duration such as 7d (workbench/team/duration.py)."""
+        return check_duration(value)
+
     @field_validator(
         "excluded_projects", "skipped_tools", "compressor_chain", "team_projects", mode="before"
     )
@@ -365,6 +382,11 @@ class Settings(BaseSettings):
     @property
     def conversations_dir(self) -> Path:
         return self.data_dir / "conversations"
+
+    @property
+    def team_mirror_path(self) -> Path:
+        """The local, derived copy of the team lake's live observations (``team/mirror.py``)."""
+        return self.data_dir / "team" / "mirror.sqlite"
 
     @property
     def base_url(self) -> str:

@@ -22,6 +22,8 @@
                     POST /api/recompress
 - ``transfer``      GET /api/export, POST /api/import
 - ``settings``      GET/PUT /api/settings
+- ``team``          GET /api/team/observation/{ref}, POST /api/team/observations/batch
+                    (colleagues' observations by team ref)
 - ``stream``        GET /stream (Server-Sent Events for the live page, Last-Event-ID replay)
 - ``viewer``        GET / and /static/* (the viewer page, strict CSP)
 """

@@ -1,7 +1,9 @@
 """Corpora over HTTP (paths and methods are the contract); the agent's routes are ``agent.py``.
 
 - ``POST /api/corpus`` builds (or replaces) a corpus from ``{name, description?, project?,
-  types?, concepts?, files?, query?, dateStart?, dateEnd?, platformSource?, limit?}``;
+  types?, concepts?, files?, query?, since?, until?, platform_source?, limit?, team?}`` (the
+  ``CorpusFilter`` fields; the old ``dateStart``/``dateEnd``/``platformSource`` still work for
+  one release and add deprecation headers, ``service.deprecation``);
   ``GET /api/corpus`` lists them with stats and primed state; ``GET /api/corpus/{name}`` is
   one corpus's metadata (no observations); ``DELETE`` removes it; ``POST …/rebuild`` re-runs
   its stored filter (clearing the session, without re-priming).
@@ -21,8 +23,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body
+from fastapi import APIRouter, Body, Response
 
+from service.deprecation import mark_deprecated
 from service.deps import KnowledgeAgentDep, RuntimeDep
 from workbench.api_models.corpora import (
     CorpusBuilt,
@@ -40,12 +43,15 @@ JsonObject = Annotated[dict[str, Any], Body()]
 
 
 @router.post("", response_model=CorpusBuilt)
-def build(body: JsonObject, runtime: RuntimeDep, agent: KnowledgeAgentDep) -> dict[str, Any]:
+def build(
+    body: JsonObject, response: Response, runtime: RuntimeDep, agent: KnowledgeAgentDep
+) -> dict[str, Any]:
     fields = dict(body)
     name = fields.pop("name", None)
     description = fields.pop("description", "")
     corpus.validate_name(name)  # before the filter: the name error is the one to fix first
     flt = parse_filter(fields)
+    mark_deprecated(response, flt.deprecations())  # old spellings: dateStart, platformSource…
     built, replaced = corpus.build(
         runtime.store.conn,
         runtime.settings,

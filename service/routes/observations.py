@@ -116,8 +116,8 @@ def by_file(
         project=cands.project,
         count=len(hits),
         observations=[
-            FileObservation(
-                **h.observation.model_dump(), file_action="modified" if h.modified else "read"
+            FileObservation.model_validate(
+                {**h.observation.model_dump(), "file_action": "modified" if h.modified else "read"}
             )
             for h in hits
         ],

@@ -9,104 +9,63 @@
   there or a vector ranker added hits.
 - ``GET /api/timeline`` answers ``{"anchor", "items"}`` (JSON by default; ``format=text``).
 
-Array parameters accept csv or repeated keys (``obs_type=bugfix,feature`` is
-``obs_type=bugfix&obs_type=feature``). camelCase and snake_case spellings are both accepted
-where clients differ (``dateStart``/``date_start``, ``depth_before``/``depthBefore``).
-Every rule is checked by the engine, so a bad value is a 400 whose message says what to send.
+``/api/search`` takes one query-parameter model, ``workbench.recall.search_query.SearchQuery``
+(plus ``format``), so ``/openapi.json`` documents each field once and the CLI and MCP tools use
+the same names. Array parameters accept csv or repeated keys (``types=bugfix,feature`` is
+``types=bugfix&types=feature``). The old spellings (``obs_type``, ``obsType``, ``type``,
+``dateStart``/``date_start``, ``dateEnd``/``date_end``, ``platformSource``, ``orderBy``) still
+work for one release: the answer then carries deprecation headers (``service.deprecation``);
+an old and a new spelling with different values is a 422 naming both. ``/api/timeline``'s old
+``depthBefore``/``depthAfter`` (for ``depth_before``/``depth_after``) are handled the same way.
+Every rule is checked by the model or the engine, so a bad value is a 400 (or a 422 for a
+wrong type or bound) whose message says what to send.
 The routes are plain ``def``: FastAPI runs them in its thread pool, and each thread uses its
 own connection (``runtime.store.conn``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any, ClassVar, Literal
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Query
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from pydantic import Field, field_validator
 
+from service.deprecation import mark_deprecated
 from service.deps import RuntimeDep
 from service.runtime import Runtime
 from workbench.api_models.search import SearchReply, Timeline
 from workbench.errors import InvalidInput
-from workbench.platform_filter import one_platform
 from workbench.recall import compact
-from workbench.recall.filters import SearchFilters
-from workbench.recall.search import MAX_OFFSET, SearchEngine
+from workbench.recall.search import SearchEngine
+from workbench.recall.search_query import SearchQuery, SpellingConflict, deprecation_notice
 
 router = APIRouter(prefix="/api", tags=["search"])
 
-ListParam = Annotated[list[str] | None, Query()]
 Text = Annotated[str | None, Query(max_length=2000)]
 FORMATS = ("text", "json")
-
-
-@dataclass
-class SearchParams:
-    query: str | None
-    filters: SearchFilters
-    types: list[str]
-    mode: str
-    order_by: str
-    limit: int
-    offset: int
-    fmt: str
-    team: bool = False
-
-
 TEAM_HELP = "also read the team lake (workbench team init); local hits win on duplicates"
 
 
-async def search_params(
-    query: Annotated[str | None, Query(max_length=2000, description="words to search")] = None,
-    project: Annotated[str | None, Query(max_length=200)] = None,
-    projects: ListParam = None,
-    kind: Annotated[
-        list[str] | None,
-        Query(alias="type", description="observations | sessions | prompts (csv); all if omitted"),
-    ] = None,
-    obs_type: Annotated[list[str] | None, Query(description="observation types (csv)")] = None,
-    obsType: ListParam = None,  # the camelCase spelling some clients send
-    concepts: ListParam = None,
-    files: Annotated[list[str] | None, Query(description="path prefixes (csv)")] = None,
-    dateStart: Text = None,
-    date_start: Text = None,
-    dateEnd: Text = None,
-    date_end: Text = None,
-    platform_source: Text = None,
-    platformSource: Text = None,
-    orderBy: Text = None,
-    order_by: Text = None,
-    mode: Annotated[str, Query(description="hybrid | fts | vector")] = "hybrid",
-    limit: Annotated[int, Query(ge=1, le=100)] = 20,
-    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
-    fmt: Annotated[str, Query(alias="format", description="text | json")] = "text",
-    team: Annotated[bool, Query(description=TEAM_HELP)] = False,
-) -> SearchParams:
-    fmt = fmt.strip().lower() or "text"
-    if fmt not in FORMATS:
-        raise InvalidInput(f"format={fmt!r} is not allowed; use format=text or format=json")
-    filters = SearchFilters(
-        project=project,
-        projects=projects or [],
-        obs_types=[*(obs_type or []), *(obsType or [])],
-        concepts=concepts or [],
-        files=files or [],
-        date_start=dateStart or date_start,
-        date_end=dateEnd or date_end,
-        platform_source=one_platform(platform_source, platformSource),
-    )
-    return SearchParams(
-        query=query,
-        filters=filters,
-        types=kind or [],
-        mode=mode.strip().lower(),
-        order_by=(orderBy or order_by or "relevance").strip(),
-        limit=limit,
-        offset=offset,
-        fmt=fmt,
-        team=team,
-    )
+class SearchRequest(SearchQuery):
+    """``SearchQuery`` plus how to answer (``format``): the HTTP edge's query parameters."""
+
+    example: ClassVar[str] = "query=refund&types=bugfix&format=json"
+    ignore_unknown: ClassVar[bool] = True  # other query parameters are ignored, as always
+
+    format: Annotated[
+        Literal["text", "json"], Field(description="text (a compact index, default) | json")
+    ] = "text"
+
+    @field_validator("format", mode="before")
+    @classmethod
+    def _format(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        text = value.strip().lower() or "text"
+        if text not in FORMATS:
+            raise InvalidInput(f"format={text!r} is not allowed; use format=text or format=json")
+        return text
 
 
 def engine_for(runtime: Runtime) -> SearchEngine:
@@ -121,36 +80,47 @@ def engine_for(runtime: Runtime) -> SearchEngine:
         200: {"model": SearchReply, "content": {"text/plain": {"schema": {"type": "string"}}}}
     },
 )
-def search(
-    runtime: RuntimeDep, params: Annotated[SearchParams, Depends(search_params)]
-) -> Response:
+def search(runtime: RuntimeDep, params: Annotated[SearchRequest, Query()]) -> Response:
     """Search observations, session summaries and prompts (BM25 + vectors, fused)."""
-    result = engine_for(runtime).search(
-        params.query,
-        params.filters,
-        types=params.types,
-        mode=params.mode,
-        order_by=params.order_by,
-        limit=params.limit,
-        offset=params.offset,
-    )
-    if params.team:
-        from workbench.team import read
+    filters = params.filters()
+    engine = engine_for(runtime)
 
-        data = read.with_team_search(
-            runtime.settings,
-            result.to_json(),
-            query=params.query,
-            filters=params.filters,
-            types=params.types,
-            limit=params.limit,
+    def page(limit: int, offset: int) -> Any:
+        return engine.search(
+            params.query,
+            filters,
+            types=params.kinds,
+            mode=params.mode,
+            order_by=params.order_by,
+            limit=limit,
+            offset=offset,
         )
-        if params.fmt == "json":
-            return JSONResponse(data)
-        return PlainTextResponse(read.search_text(data))
-    if params.fmt == "json":
-        return JSONResponse(result.to_json())
-    return PlainTextResponse(compact.search_index(result))
+
+    answer: Response
+    if params.team:
+        from workbench.team import search as team_search
+
+        data = team_search.with_team_search(
+            runtime.settings,
+            lambda limit, offset: page(limit, offset).to_json(),
+            query=params.query,
+            filters=filters,
+            types=params.kinds,
+            limit=params.limit,
+            offset=params.offset,
+        )
+        if params.format == "json":
+            answer = JSONResponse(data)
+        else:
+            answer = PlainTextResponse(team_search.search_text(data))
+    else:
+        result = page(params.limit, params.offset)
+        if params.format == "json":
+            answer = JSONResponse(result.to_json())
+        else:
+            answer = PlainTextResponse(compact.search_index(result))
+    mark_deprecated(answer, params.deprecations())
+    return answer
 
 
 @router.get(
@@ -165,9 +135,13 @@ def timeline(
     ] = None,
     query: Text = None,
     depth_before: Annotated[int | None, Query()] = None,
-    depthBefore: Annotated[int | None, Query()] = None,
+    depthBefore: Annotated[
+        int | None, Query(deprecated=True, description="old spelling of depth_before")
+    ] = None,
     depth_after: Annotated[int | None, Query()] = None,
-    depthAfter: Annotated[int | None, Query()] = None,
+    depthAfter: Annotated[
+        int | None, Query(deprecated=True, description="old spelling of depth_after")
+    ] = None,
     project: Annotated[str | None, Query(max_length=200)] = None,
     fmt: Annotated[str, Query(alias="format", description="json | text")] = "json",
     team: Annotated[bool, Query(description=TEAM_HELP)] = False,
@@ -176,8 +150,16 @@ def timeline(
     fmt = fmt.strip().lower() or "json"
     if fmt not in FORMATS:
         raise InvalidInput(f"format={fmt!r} is not allowed; use format=json or format=text")
-    before = depth_before if depth_before is not None else depthBefore
-    after = depth_after if depth_after is not None else depthAfter
+    before = one_depth(depth_before, depthBefore, "depth_before", "depthBefore")
+    after = one_depth(depth_after, depthAfter, "depth_after", "depthAfter")
+    notices = [
+        deprecation_notice(old, new)
+        for old, new, value in (
+            ("depthBefore", "depth_before", depthBefore),
+            ("depthAfter", "depth_after", depthAfter),
+        )
+        if value is not None
+    ]
     result = engine_for(runtime).timeline(
         anchor=anchor,
         query=query,
@@ -185,13 +167,29 @@ def timeline(
         depth_after=5 if after is None else after,
         project=project,
     )
+    answer: Response
     if team:
         from workbench.team import read
 
         data = read.with_team_timeline(runtime.settings, result.to_json(), project)
         if fmt == "text":
-            return PlainTextResponse(read.timeline_text(data))
-        return JSONResponse(data)
-    if fmt == "text":
-        return PlainTextResponse(compact.timeline_text(result))
-    return JSONResponse(result.to_json())
+            answer = PlainTextResponse(read.timeline_text(data))
+        else:
+            answer = JSONResponse(data)
+    elif fmt == "text":
+        answer = PlainTextResponse(compact.timeline_text(result))
+    else:
+        answer = JSONResponse(result.to_json())
+    mark_deprecated(answer, notices)
+    return answer
+
+
+def one_depth(value: int | None, old: int | None, name: str, old_name: str) -> int | None:
+    """A timeline depth sent under its name or its old camelCase one; both must agree."""
+    if value is not None and old is not None and value != old:
+        raise SpellingConflict(
+            f"{old_name}={old} and {name}={value} disagree; {old_name} is the old spelling of "
+            f"{name}: send only {name}",
+            fields=[old_name, name],
+        )
+    return value if value is not None else old

@@ -1,7 +1,10 @@
 """The viewer page: ``GET /`` and its assets under ``/static/`` (``service/static/``).
 
-No build step and no network: the page is three hand-written files the service serves
-itself, so it works offline on a fresh install.
+No build step and no network: the page is hand-written files the service serves itself
+(``index.html``, ``app.css``, and ES modules loaded by ``<script type="module" src=app.js>``,
+which import each other as ``./<name>.js``), so it works offline on a fresh install. Module
+scripts must come with a JavaScript content type (``CONTENT_TYPES``), and the CSP's
+``script-src 'self'`` lets them load without allowing any inline script.
 
 Every response carries a strict Content-Security-Policy (``CSP``): scripts, styles, images
 and connections only from this origin, no inline script or style, no plugins, no framing.
@@ -60,7 +63,10 @@ SECURITY_HEADERS = {
 
 
 def assets() -> dict[str, Path]:
-    """``file name -> path`` of every servable file in ``service/static/`` (flat folder)."""
+    """``file name -> path`` of every servable file in ``service/static/``.
+
+    A flat folder on purpose: a name has no ``/``, and the modules import ``./<name>.js``.
+    """
     if not STATIC_DIR.is_dir():
         return {}
     return {p.name: p for p in STATIC_DIR.iterdir() if p.is_file() and p.suffix in CONTENT_TYPES}

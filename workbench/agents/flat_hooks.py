@@ -148,23 +148,9 @@ def without_ours(config: dict[str, Any]) -> dict[str, Any]:
     Only what we emptied goes: a user's own empty list or empty ``hooks`` stays, so a file
     without ours compares equal to itself and is never rewritten.
     """
-    result = json.loads(json.dumps(config))
-    hooks = result.get("hooks")
-    if not isinstance(hooks, dict):
-        return result
-    emptied = False
-    for event in list(hooks):
-        entries = hooks[event]
-        if not isinstance(entries, list):
-            continue
-        kept = [entry for entry in entries if not is_ours(entry)]
-        if len(kept) == len(entries):
-            continue
-        if kept:
-            hooks[event] = kept
-        else:
-            del hooks[event]
-            emptied = True
-    if emptied and not hooks:
-        del result["hooks"]
-    return result
+    return claude_settings.without_hook_entries(config, _without_ours_in_list)
+
+
+def _without_ours_in_list(entries: list[Any]) -> tuple[list[Any], bool]:
+    kept = [entry for entry in entries if not is_ours(entry)]
+    return kept, len(kept) < len(entries)

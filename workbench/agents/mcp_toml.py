@@ -69,7 +69,9 @@ def servers(doc: tomlkit.TOMLDocument, path: Path) -> MutableMapping[str, Any] |
 def _current(doc: tomlkit.TOMLDocument, path: Path) -> Any:
     """The ``workbench`` entry as plain Python values (None when absent)."""
     found = servers(doc, path)
-    value = found.get(SERVER_NAME) if found is not None else None
+    if found is None:
+        return None
+    value: Any = found.get(SERVER_NAME)  # a tomlkit item or a plain value
     return value.unwrap() if hasattr(value, "unwrap") else value
 
 

@@ -150,7 +150,8 @@ def stats(
         str | None,
         typer.Option(
             help="economics: project | type | day | platform_source; "
-            "activity: day | project | platform_source."
+            "activity: day | project | platform_source; with --team, economics, types and "
+            "activity also take author (you as 'me', each colleague by id)."
         ),
     ] = None,
     platform: Annotated[
@@ -181,6 +182,7 @@ def stats(
       workbench stats economics --by day --since 2026-11-01
       workbench stats cooccurrence --limit 10 --json
       workbench stats activity --by platform_source --platform gemini-cli
+      workbench stats economics --team --by author
     """
     from workbench.knowledge import duck, reports
     from workbench.knowledge.stats import Scope
@@ -200,7 +202,7 @@ def stats(
     else:
         con = duck.connect(settings.db_path)
     try:
-        report = reports.report(con, kind.value, scope, by=by, limit=limit)
+        report = reports.report(con, kind.value, scope, by=by, limit=limit, team=team)
     finally:
         con.close()
     if as_json:

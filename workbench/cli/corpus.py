@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from workbench.cli import query_options as opt
 from workbench.cli.output import (
     DataDirOption,
     JsonOption,
@@ -54,6 +55,13 @@ def service_client(settings: Settings) -> Any:
     return client
 
 
+def parse_filter(options: dict[str, Any]) -> Any:
+    """The corpus filter these options mean, checked here with the service's rules."""
+    from workbench.knowledge.corpus_filter import parse_filter as parse
+
+    return parse(options)
+
+
 def checked_name(name: str) -> str:
     """The name, validated locally so a bad one fails before any service call."""
     from workbench.knowledge.corpus import validate_name
@@ -65,21 +73,14 @@ def checked_name(name: str) -> str:
 @handle_errors
 def build(
     name: NameArg,
-    project: Annotated[str | None, typer.Option(help="Only this project.")] = None,
-    types: Annotated[
-        str | None, typer.Option(help="Observation types, csv (e.g. bugfix,decision).")
-    ] = None,
-    concepts: Annotated[str | None, typer.Option(help="Any of these concepts, csv.")] = None,
-    files: Annotated[
-        str | None, typer.Option(help="Path prefixes of files read or modified, csv.")
-    ] = None,
+    project: opt.Project = None,
+    types: opt.Types = None,
+    concepts: opt.Concepts = None,
+    files: opt.Files = None,
     query: Annotated[str | None, typer.Option(help="Hybrid search words.")] = None,
-    since: Annotated[str | None, typer.Option(help="From this ISO date (dateStart).")] = None,
-    until: Annotated[str | None, typer.Option(help="Up to this ISO date (dateEnd).")] = None,
-    platform: Annotated[
-        str | None,
-        typer.Option(help="Only this agent platform, e.g. gemini-cli (platformSource)."),
-    ] = None,
+    since: opt.Since = None,
+    until: opt.Until = None,
+    platform_source: opt.PlatformSource = None,
     limit: Annotated[int | None, typer.Option(help="At most this many (default 500).")] = None,
     description: Annotated[str, typer.Option(help="What this corpus is about.")] = "",
     team: Annotated[
@@ -88,24 +89,29 @@ def build(
             "--team", help="Also colleagues' observations from the team lake (workbench team init)."
         ),
     ] = False,
+    platform: opt.OldPlatform = None,
     data_dir: DataDirOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Build (or replace) a corpus from a filter; observations are kept oldest first."""
     settings = load_settings(data_dir)
     body: dict[str, Any] = {"name": checked_name(name), "description": description}
-    options = {
-        "project": project,
-        "types": types,
-        "concepts": concepts,
-        "files": files,
-        "query": query,
-        "dateStart": since,
-        "dateEnd": until,
-        "platformSource": platform,
-        "limit": limit,
-        "team": team or None,
-    }
+    options = opt.merge_old_options(
+        {
+            "project": project,
+            "types": types,
+            "concepts": concepts,
+            "files": files,
+            "query": query,
+            "since": since,
+            "until": until,
+            "platform_source": platform_source,
+            "limit": limit,
+            "team": team or None,
+        },
+        {"--platform": platform},
+    )
+    parse_filter({k: v for k, v in options.items() if v is not None})  # fail before the call
     body.update({k: v for k, v in options.items() if v is not None})
     with service_client(settings) as client:
         built = client.post("/api/corpus", body)

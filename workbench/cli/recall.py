@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from workbench.cli import query_options as opt
 from workbench.cli.output import (
     DataDirOption,
     JsonOption,
@@ -27,9 +28,9 @@ from workbench.cli.output import (
     table,
 )
 from workbench.errors import ServiceUnavailable
-from workbench.platforms import PLATFORM_SOURCES
 
 if TYPE_CHECKING:
+    from workbench.recall.search_query import SearchQuery
     from workbench.settings import Settings
 
 
@@ -77,35 +78,25 @@ def _readonly_store(settings: Settings) -> Iterator[Any]:
         yield store
 
 
-def _csv(values: list[str] | None) -> str | None:
-    return ",".join(values) if values else None
-
-
 @handle_errors
 def search(
     query: Annotated[
         str | None, typer.Argument(help="Words to search (optional with filters).")
     ] = None,
-    project: Annotated[str | None, typer.Option(help="Only this project.")] = None,
-    platform: Annotated[
-        str | None,
-        typer.Option(help=f"Only this agent platform: {' | '.join(PLATFORM_SOURCES)}."),
+    project: opt.Project = None,
+    projects: Annotated[
+        list[str] | None, typer.Option(help="Any of these projects (repeat or csv).")
     ] = None,
-    kind: Annotated[
+    kinds: Annotated[
         list[str] | None,
-        typer.Option("--type", help="observations | sessions | prompts (repeat or csv)."),
+        typer.Option(help="observations | sessions | prompts (repeat or csv); all if omitted."),
     ] = None,
-    obs_type: Annotated[
-        list[str] | None, typer.Option("--obs-type", help="Observation types (repeat or csv).")
-    ] = None,
-    concepts: Annotated[list[str] | None, typer.Option(help="Concepts (repeat or csv).")] = None,
-    files: Annotated[
-        list[str] | None, typer.Option(help="File path prefixes read or modified (repeat or csv).")
-    ] = None,
-    since: Annotated[str | None, typer.Option(help="From this ISO date/time (UTC).")] = None,
-    until: Annotated[
-        str | None, typer.Option(help="Up to this ISO date (inclusive) or time.")
-    ] = None,
+    types: opt.Types = None,
+    concepts: opt.Concepts = None,
+    files: opt.Files = None,
+    since: opt.Since = None,
+    until: opt.Until = None,
+    platform_source: opt.PlatformSource = None,
     mode: Annotated[str, typer.Option(help="hybrid | fts | vector.")] = "hybrid",
     order_by: Annotated[
         str, typer.Option("--order-by", help="relevance | date_desc | date_asc.")
@@ -119,37 +110,48 @@ def search(
             help="Also search the team lake (workbench team init); local hits win on duplicates.",
         ),
     ] = False,
+    obs_type: opt.OldObsType = None,
+    old_type: opt.OldType = None,
+    platform: opt.OldPlatform = None,
     data_dir: DataDirOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Search your memory: observations, session summaries and prompts (layer 1)."""
+    from workbench.recall.search_query import SearchQuery
+
+    fields = opt.merge_old_options(
+        {
+            "query": query,
+            "project": project,
+            "projects": projects,
+            "kinds": kinds,
+            "types": types,
+            "concepts": concepts,
+            "files": files,
+            "since": since,
+            "until": until,
+            "platform_source": platform_source,
+            "mode": mode,
+            "order_by": order_by,
+            "limit": limit,
+            "offset": offset,
+            "team": team,
+        },
+        {"--obs-type": obs_type, "--type": old_type, "--platform": platform},
+    )
+    wanted = SearchQuery.parse({k: v for k, v in fields.items() if v is not None})
     settings = load_settings(data_dir)
-    if team:
+    if wanted.team:
         from workbench.team.lake import require_configured
 
         require_configured(settings)  # before any search: the error says `workbench team init`
-    params = {
-        "query": query,
-        "project": project,
-        "platform_source": platform,
-        "type": _csv(kind),
-        "obs_type": _csv(obs_type),
-        "concepts": _csv(concepts),
-        "files": _csv(files),
-        "dateStart": since,
-        "dateEnd": until,
-        "mode": mode,
-        "orderBy": order_by,
-        "limit": limit,
-        "offset": offset,
-        "format": "json",
-    }
-    clean = {k: v for k, v in params.items() if v is not None}
-    data = _from_service(settings, "GET", "/api/search", params=clean)
-    if data is None:
-        data = _search_locally(settings, clean)
-    if team:
-        data = _with_team(settings, data, clean)
+    data: dict[str, Any]
+    if wanted.team:
+        data = _with_team(settings, wanted)
+    else:
+        params = {**wanted.model_copy(update={"team": False}).wire(), "format": "json"}
+        served = _from_service(settings, "GET", "/api/search", params=params)
+        data = served if served is not None else _search_locally(settings, wanted)
     from workbench.api_models.check import checked
     from workbench.api_models.search import SearchReply
 
@@ -160,46 +162,45 @@ def search(
     _print_hits(data)
 
 
-def _with_team(settings: Settings, data: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-    """``data`` with the team lake's observations fused in (workbench/team/read.py)."""
-    from workbench.team import read
+def _with_team(settings: Settings, wanted: SearchQuery) -> dict[str, Any]:
+    """One page of the fused local + team search (workbench/team/search.py); the local pages
+    come from the service, or from the store read-only when it is down (said once)."""
+    from workbench.team.search import with_team_search
 
-    return read.with_team_search(
+    service_up = True
+
+    def local_page(limit: int, offset: int) -> dict[str, Any]:
+        nonlocal service_up
+        page = wanted.model_copy(update={"team": False, "limit": limit, "offset": offset})
+        if service_up:
+            params = {**page.wire(), "format": "json"}
+            data = _from_service(settings, "GET", "/api/search", params=params)
+            if data is not None:
+                return dict(data)
+            service_up = False
+        return _search_locally(settings, page)
+
+    return with_team_search(
         settings,
-        data,
-        query=params.get("query"),
-        filters=_filters(params),
-        types=params.get("type"),
-        limit=params["limit"],
+        local_page,
+        query=wanted.query,
+        filters=wanted.filters(),
+        types=wanted.kinds,
+        limit=wanted.limit,
+        offset=wanted.offset,
     )
 
 
-def _filters(params: dict[str, Any]) -> Any:
-    """The ``SearchFilters`` the CLI's wire params mean (local search and the lake's)."""
-    from workbench.recall.filters import SearchFilters
-
-    return SearchFilters(
-        project=params.get("project"),
-        platform_source=params.get("platform_source"),
-        obs_types=params.get("obs_type"),
-        concepts=params.get("concepts"),
-        files=params.get("files"),
-        date_start=params.get("dateStart"),
-        date_end=params.get("dateEnd"),
-    )
-
-
-def _search_locally(settings: Settings, params: dict[str, Any]) -> dict[str, Any]:
-    filters = _filters(params)
+def _search_locally(settings: Settings, wanted: SearchQuery) -> dict[str, Any]:
     with _local_engine(settings) as engine:
         result = engine.search(
-            params.get("query"),
-            filters,
-            types=params.get("type"),
-            mode=params["mode"],
-            order_by=params["orderBy"],
-            limit=params["limit"],
-            offset=params["offset"],
+            wanted.query,
+            wanted.filters(),
+            types=wanted.kinds,
+            mode=wanted.mode,
+            order_by=wanted.order_by,
+            limit=wanted.limit,
+            offset=wanted.offset,
         )
     data: dict[str, Any] = result.to_json()
     return data
@@ -214,6 +215,8 @@ def _print_hits(data: dict[str, Any]) -> None:
     out.print(f"{data['totalResults']} results for {label} [dim](mode {data.get('mode')})[/]")
     if data.get("degraded"):
         out.print(f"[yellow]{data['degraded']}[/]")
+    if data.get("teamStale"):
+        out.print(f"[yellow]{data['teamStale']}[/]")
     if data.get("vectorsBehind"):
         out.print(
             f"[yellow]vectors {data['vectorsBehind']} behind: the newest observations are "
@@ -229,7 +232,7 @@ def _print_hits(data: dict[str, Any]) -> None:
                 + (["author"] if team else []),
                 [
                     (
-                        f"{prefix}{h['id']}",
+                        h.get("ref") or f"{prefix}{h['id']}",
                         when(h["created_at_epoch"]),
                         h["type"],
                         h["title"],
@@ -323,27 +326,62 @@ def timeline(
 
 @handle_errors
 def show(
-    ids: Annotated[list[str], typer.Argument(help="Observation ids (12, #12 or 12,13).")],
+    ids: Annotated[
+        list[str],
+        typer.Argument(
+            help="Observation ids (12, #12 or 12,13) or a colleague's team:AUTHOR:ID refs."
+        ),
+    ],
     data_dir: DataDirOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Print full observations by id (layer 3: fetch only what you need)."""
+    """Print full observations by id or team ref (layer 3: fetch only what you need)."""
     from workbench.errors import InvalidInput
+    from workbench.team import refs
 
     wanted: list[int] = []
+    team_refs: list[str] = []
     for raw in ids:
         for part in raw.split(","):
             text = part.strip().lstrip("#")
             if not text:
                 continue
+            if refs.is_ref(text):
+                refs.parse(text)  # a malformed ref is refused before anything is read
+                team_refs.append(text)
+                continue
             if not (text.isascii() and text.isdigit()):  # "¹" passes isdigit(), not int()
                 raise InvalidInput(
-                    f"{part.strip()!r} is not an observation id; give numbers like 12 or #12"
+                    f"{part.strip()!r} is not an observation id; give numbers like 12 or #12, "
+                    "or a colleague's team:AUTHOR:ID from `workbench search --team`"
                 )
             wanted.append(int(text))
-    if not wanted:
+    if not wanted and not team_refs:
         raise InvalidInput("give at least one observation id, e.g. `workbench show 12 14`")
     settings = load_settings(data_dir)
+    found: list[dict[str, Any]] = []
+    missing: list[str] = []
+    if team_refs:
+        from workbench.team import lake
+
+        lake.require_configured(settings)
+        found, missing = refs.resolve(settings, team_refs)
+    if wanted:
+        mine = _fetch_mine(settings, wanted)
+        missing = [str(i) for i in sorted(set(wanted) - {o["id"] for o in mine})] + missing
+        found = mine + found
+    if as_json:
+        print_json(found)
+    else:
+        for obs in found:
+            _print_observation(obs)
+    if missing:
+        typer.echo(f"not found: {', '.join(missing)}", err=True)
+        if not found:
+            raise typer.Exit(1)
+
+
+def _fetch_mine(settings: Settings, wanted: list[int]) -> list[dict[str, Any]]:
     found = _from_service(settings, "POST", "/api/observations/batch", json={"ids": wanted})
     if found is None:
         from workbench.store import observations
@@ -356,16 +394,7 @@ def show(
     from workbench.models import Observation
 
     checked(list[Observation], found, "show")
-    missing = sorted(set(wanted) - {o["id"] for o in found})
-    if as_json:
-        print_json(found)
-    else:
-        for obs in found:
-            _print_observation(obs)
-    if missing:
-        typer.echo(f"not found: {', '.join(str(i) for i in missing)}", err=True)
-        if not found:
-            raise typer.Exit(1)
+    return list(found)
 
 
 def _print_observation(obs: dict[str, Any]) -> None:
@@ -381,4 +410,7 @@ def _print_observation(obs: dict[str, Any]) -> None:
     for name in ("facts", "concepts", "files_read", "files_modified"):
         if obs.get(name):
             rows.append((name.replace("_", " "), "\n".join(obs[name])))
-    table(f"#{obs['id']}  {obs['title']}", ["", ""], rows)
+    if obs.get("ref"):
+        rows.insert(0, ("author", obs["author"]))
+    label = obs.get("ref") or f"#{obs['id']}"
+    table(f"{label}  {obs['title']}", ["", ""], rows)

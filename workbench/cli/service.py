@@ -46,7 +46,7 @@ def serve(
     detach: Annotated[bool, typer.Option("--detach", help="Run in the background.")] = False,
 ) -> None:
     """Run the local service on 127.0.0.1 (foreground unless --detach)."""
-    from workbench import launch
+    from workbench import launch, spawn
     from workbench.pidfile import already_running_message, read_pid, read_port
 
     settings = load_settings(data_dir, **({"port": port} if port else {}))
@@ -78,10 +78,10 @@ def serve(
             raise typer.Exit(1)
         typer.echo(f"workbench started at {settings.base_url} (pid {found['pid']})")
         return
-    env = dict(
-        os.environ, WORKBENCH_DATA_DIR=str(settings.data_dir), WORKBENCH_PORT=str(settings.port)
-    )
-    os.execve(sys.executable, [sys.executable, "-m", "service"], env)
+    # In the foreground too, the service runs as a spawned one would (workbench/spawn.py).
+    command = spawn.service_command()
+    os.chdir(settings.data_dir)
+    os.execve(command[0], command, spawn.service_env(settings.data_dir, settings.port))
 
 
 def _offline_status(settings: Settings) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""``workbench team init|status|allow|deny`` and ``workbench publish``: the team lake's write side.
+"""``workbench team init|status|allow|deny|maintain`` and ``workbench publish``: the write side.
 
 Settings go through ``workbench.settings.write_settings_file`` (the one settings module), so a
 bad catalog or data path is refused with the same message as in ``settings.json``. The catalog
@@ -100,7 +100,9 @@ def init(
     if author is not None:
         updates["team_author"] = author
     # The lake must answer before anything is stored: a mistyped host is refused, not kept.
-    con = lake.connect(_candidate(settings, updates))  # creates the tables
+    candidate = _candidate(settings, updates)
+    lake.check_data_path(candidate)
+    con = lake.connect(candidate)  # creates the tables
     try:
         snapshot = lake.current_snapshot(con)
     finally:
@@ -199,6 +201,67 @@ def deny(
     typer.echo(f"denied {project}: nothing more of it will be published")
 
 
+@team_app.command("maintain")
+@handle_errors
+def maintain(
+    older_than: Annotated[
+        str | None,
+        typer.Option(
+            help="Expire snapshots (and delete files only they use) older than this: 0s, 12h, "
+            "7d… (default: the team_snapshot_retention setting)."
+        ),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List what would be removed; change nothing.")
+    ] = False,
+    data_dir: DataDirOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Lake upkeep: expire old snapshots, compact small Parquet files, delete dead files.
+
+    Run it regularly (e.g. daily): it is also what removes forgotten observations' text from
+    the shared files (`--older-than 0s` does it now, at the cost of time travel).
+    """
+    from workbench.team.maintain import maintain as run
+    from workbench.team.maintain import retention_seconds
+
+    settings = load_settings(data_dir)
+    try:
+        seconds = retention_seconds(settings, older_than)
+    except ValueError as exc:
+        raise InvalidTeamSetting(f"--older-than: {exc}") from None
+    report = run(settings, older_than_s=seconds, dry_run=dry_run)
+    if as_json:
+        print_json(report.to_json())
+        return
+    verb = "would remove" if dry_run else "removed"
+
+    def usage(pair: tuple[int, int] | None) -> str:
+        return "unknown" if pair is None else f"{pair[0]} files, {pair[1]:,} bytes"
+
+    expired = report.expired_snapshots
+    rows: list[tuple[str, Any]] = [
+        (
+            f"snapshots expired (older than {older_than or settings.team_snapshot_retention})",
+            f"{len(expired)}" + (f" ({expired[0]}–{expired[-1]})" if expired else ""),
+        ),
+        (
+            "files rewritten without deleted rows",
+            "skipped (dry run)" if dry_run else report.rewritten_files,
+        ),
+        (
+            "small files merged",
+            "skipped (dry run)" if dry_run else f"{report.merged_files} into {report.merged_into}",
+        ),
+        (f"dead files {verb}", len(report.removed_files)),
+        (f"orphaned files {verb}", len(report.orphaned_files)),
+        ("snapshots kept", f"{report.oldest_snapshot} to {report.newest_snapshot}"),
+        ("Parquet before", usage(report.parquet_before)),
+        ("Parquet after", usage(report.parquet_after)),
+    ]
+    table("team lake maintenance" + (" (dry run)" if dry_run else ""), ["step", "result"], rows)
+
+
 @handle_errors
 def publish(
     project: Annotated[
@@ -250,6 +313,7 @@ def publish(
         result = run(settings, project=project, since_ms=since_ms, progress=advance)
     rows: list[tuple[str, Any]] = list(result.added.items())
     rows.append(("tombstones", result.tombstoned))
+    rows.append(("superseded (rewritten locally)", result.superseded))
     rows.append(("snapshot", result.snapshot if result.snapshot is not None else "none: no change"))
     table(f"published as {result.author}", ["table", "rows added"], rows)
 

@@ -20,7 +20,10 @@ from workbench.settings import Settings
 class Compressor(Protocol):
     """Turns one tool call into observations and one prompt's work into a summary."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """Which provider this is (``offline``, ``claude``…; the chain's is computed)."""
+        ...
 
     def observe(self, event: ToolEvent) -> CompressionResult:
         """Observations for one tool call (possibly none: not every call is worth keeping)."""

@@ -87,7 +87,7 @@ def _titles(observations: list[Observation]) -> str:
 
 
 def _learned(message: str, observations: list[Observation]) -> str:
-    facts = []
+    facts: list[str] = []
     for observation in observations:
         ranked = sorted((_fact_rank(f), f) for f in observation.facts)
         facts.extend(short(f, 160) for rank, f in ranked[:2] if rank < _UNINFORMATIVE)

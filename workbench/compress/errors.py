@@ -22,7 +22,7 @@ moves the event on to the next one. A provider whose settings are incomplete fai
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from workbench.errors import CompressionError
 
@@ -178,13 +178,21 @@ def _message(problem: ApiProblem, exc: BaseException, p: ProviderText, model: st
     )
 
 
+class _Found(TypedDict):
+    """The fields every status-based ``ApiProblem`` carries (passed on with ``**``)."""
+
+    status: int
+    error_type: str
+    detail: str
+
+
 def _status_problem(exc: Any) -> ApiProblem:
     status = _status(exc)
     error = _error_object(getattr(exc, "body", None))
     code = str(error.get("code") or "")
     error_type = str(error.get("type") or error.get("status") or code or "error")
     detail = str(error.get("message") or getattr(exc, "message", None) or exc)
-    found = {"status": status, "error_type": error_type, "detail": detail}
+    found: _Found = {"status": status, "error_type": error_type, "detail": detail}
     lowered = detail.lower()
     if status == 402 or code in _QUOTA_CODES or error_type in _QUOTA_CODES:
         return ApiProblem("quota", **found)

@@ -43,8 +43,9 @@ from workbench.compress.rules.edits import EDIT_RULES
 from workbench.compress.rules.reads import READ_RULES, observe_generic
 from workbench.compress.rules.secrets import mask_secrets, secret_kinds
 from workbench.compress.rules.shell import FailureMemory
-from workbench.compress.rules.text import dedupe, estimate_tokens, short
+from workbench.compress.rules.text import dedupe, short
 from workbench.models import CompressionResult, ObservationDraft, SummaryRequest, ToolEvent
+from workbench.recall.tokens import estimate_tokens
 
 MAX_FACTS = 12
 MAX_NARRATIVE = 600

@@ -1,15 +1,19 @@
 """What a corpus is built from: the filter, its validation, and the observations it selects.
 
-The filter is stored in the corpus file and re-run by ``rebuild``, so it is kept exactly in
-the wire form a person or an agent sent (``project``, ``types``, ``concepts``, ``files``,
-``query``, ``dateStart``, ``dateEnd``, ``platformSource``, ``limit``), after validation:
+The filter is ``CorpusFilter``, built on the search contract's ``RecallFilter``
+(``workbench.recall.search_query``): the same fields with the same names and rules as
+``/api/search``, ``workbench search`` and the MCP ``search`` tool (``project``, ``types``,
+``concepts``, ``files``, ``query``, ``since``, ``until``, ``platform_source``, ``team``), plus
+a corpus ``limit`` (default 500, at most ``MAX_LIMIT``). It is stored in the corpus file in
+that form and re-run by ``rebuild``. The old spellings (``dateStart``, ``dateEnd``,
+``platformSource``…) are still read, from a client for one release (with a deprecation
+notice) and from corpus files written before (silently: the file is rewritten in the new
+form on the next rebuild).
 
-- list-valued filters accept an array, a JSON-array string or a comma-separated string (the
-  recall filters' ``coerce_list``, so the corpus API, search, CLI and MCP agree);
-- ``types`` is whitelisted to the observation types; ``limit`` is a positive integer
-  (default 500, at most ``MAX_LIMIT``); dates are ISO dates or timestamps;
-- ``platformSource`` (``platform_source`` is accepted too, stored as ``platformSource``) is
-  one agent platform of ``workbench.platforms``; any other is a 422 listing the known ones;
+- list-valued filters accept an array, a JSON-array string or a comma-separated string;
+- ``types`` is whitelisted to the observation types; ``limit`` is a positive integer;
+  dates are ISO dates or timestamps; ``platform_source`` is one agent platform of
+  ``workbench.platforms`` (any other is a 422 listing the known ones);
 - every bad value is an ``InvalidInput`` (HTTP 400) naming the field, the rule and an
   example; nothing is silently dropped or fixed.
 
@@ -24,32 +28,18 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field, field_validator
 
 from workbench.errors import InvalidInput
-from workbench.platform_filter import check_platform
-from workbench.recall.filters import SearchFilters, coerce_list, observation_types
+from workbench.recall.filters import SearchFilters
+from workbench.recall.search_query import LEGACY_NAMES, RecallFilter
 from workbench.store import observations
 
 DEFAULT_LIMIT = 500
 MAX_LIMIT = 10_000
 MAX_QUERY_CHARS = 1_000
-FILTER_KEYS = (
-    "project",
-    "types",
-    "concepts",
-    "files",
-    "query",
-    "dateStart",
-    "dateEnd",
-    "platformSource",
-    "limit",
-    "team",
-)
-# Other spellings a client may send -> the stored wire name (search takes both).
-FILTER_ALIASES = {"platform_source": "platformSource"}
 SEARCH_PAGE = 100  # the search engine's largest page
 CORPUS_COLUMNS = (
     "id",
@@ -71,40 +61,59 @@ _COLUMNS = ", ".join(CORPUS_COLUMNS)
 SearchFn = Callable[[str, SearchFilters, int], list[int]]
 
 
-class CorpusFilter(BaseModel):
-    """A validated corpus filter, in the wire form stored in the corpus file."""
+class CorpusFilter(RecallFilter):
+    """A validated corpus filter: the search fields plus how many observations to keep."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    example: ClassVar[str] = '{"project": "api", "types": "bugfix"}'
 
-    project: str | None = None
-    types: list[str] = Field(default_factory=list)
-    concepts: list[str] = Field(default_factory=list)
-    files: list[str] = Field(default_factory=list)
-    query: str | None = None
-    dateStart: str | int | None = None  # the wire name (camelCase)
-    dateEnd: str | int | None = None  # the wire name (camelCase)
-    platformSource: str | None = None  # the wire name (camelCase)
-    limit: int = DEFAULT_LIMIT
-    team: bool = False  # also the team lake's observations (workbench/team/read.py)
+    limit: Annotated[
+        int,
+        Field(ge=1, le=MAX_LIMIT, description=f"At most this many (default {DEFAULT_LIMIT})."),
+    ] = DEFAULT_LIMIT
+
+    @field_validator("query", "project", mode="before")
+    @classmethod
+    def _text(cls, value: Any, info: Any) -> str | None:
+        """Text, trimmed; a corpus query is shorter than a search's (it primes an agent)."""
+        limit = MAX_QUERY_CHARS if info.field_name == "query" else 200
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise InvalidInput(
+                f'{info.field_name} must be text, got {value!r}; e.g. {info.field_name}="…"'
+            )
+        text = value.strip()
+        if len(text) > limit:
+            raise InvalidInput(
+                f"{info.field_name} is {len(text)} characters; at most {limit} are allowed"
+            )
+        return text or None
+
+    @field_validator("limit", mode="before")
+    @classmethod
+    def _limit(cls, value: Any) -> int:
+        return parse_limit(value)
+
+    @field_validator("team", mode="before")
+    @classmethod
+    def _team(cls, value: Any) -> bool:
+        """A JSON boolean (absent or null: false); anything else is refused, not guessed."""
+        if value is None:
+            return False
+        if not isinstance(value, bool):
+            raise InvalidInput(f"team must be true or false, got {value!r}")
+        return value
 
     def search_filters(self) -> SearchFilters:
-        """The recall filters this corpus means (raises ``InvalidInput`` for bad dates)."""
-        return SearchFilters(
-            project=self.project,
-            obs_types=self.types,
-            concepts=self.concepts,
-            files=self.files,
-            date_start=self.dateStart,
-            date_end=self.dateEnd,
-            platform_source=self.platformSource,
-        )
+        """The recall filters this corpus means."""
+        return self.filters()
 
     def describe(self) -> str:
         """One line for people and the system prompt, e.g. ``project=api; types=bugfix``."""
         parts = [
             f"{key}={', '.join(value) if isinstance(value, list) else value}"
             for key, value in self.model_dump().items()
-            if key not in ("limit", "team") and value not in (None, [], "")
+            if key not in ("limit", "team") and value not in (None, [], "", False)
         ]
         if self.team:
             parts.append("team=yes")
@@ -113,52 +122,19 @@ class CorpusFilter(BaseModel):
 
 
 def parse_filter(data: Mapping[str, Any]) -> CorpusFilter:
-    """Validate a filter from an HTTP body, a CLI, an MCP call or a stored corpus."""
-    unknown = sorted(set(data) - set(FILTER_KEYS) - set(FILTER_ALIASES))
+    """Validate a filter from an HTTP body, a CLI, an MCP call or a stored corpus.
+
+    Old spellings are read (``parsed.deprecations()`` says which); an unknown key is refused
+    with the list of filters.
+    """
+    fields = set(CorpusFilter.model_fields)
+    unknown = sorted(set(data) - fields - {k for k, v in LEGACY_NAMES.items() if v in fields})
     if unknown:
         raise InvalidInput(
             f"unknown corpus filter {', '.join(repr(k) for k in unknown)}; the filters are "
-            f'{", ".join(FILTER_KEYS)} (e.g. {{"project": "api", "types": "bugfix"}})'
+            f"{', '.join(CorpusFilter.model_fields)} (e.g. {CorpusFilter.example})"
         )
-    data = _canonical_keys(data)
-    parsed = CorpusFilter(
-        project=_text(data.get("project"), "project", 200),
-        types=_types(data.get("types")),
-        concepts=coerce_list(data.get("concepts"), "concepts"),
-        files=coerce_list(data.get("files"), "files"),
-        query=_text(data.get("query"), "query", MAX_QUERY_CHARS),
-        dateStart=_date(data.get("dateStart"), "dateStart"),
-        dateEnd=_date(data.get("dateEnd"), "dateEnd"),
-        platformSource=check_platform(data.get("platformSource"), "platformSource"),
-        limit=parse_limit(data.get("limit")),
-        team=_flag(data.get("team"), "team"),
-    )
-    parsed.search_filters()  # dates parse, and dateStart is not after dateEnd
-    return parsed
-
-
-def _flag(value: Any, name: str) -> bool:
-    """A JSON boolean (absent or null: false); anything else is refused, not guessed."""
-    if value is None:
-        return False
-    if not isinstance(value, bool):
-        raise InvalidInput(f"{name} must be true or false, got {value!r}")
-    return value
-
-
-def _canonical_keys(data: Mapping[str, Any]) -> dict[str, Any]:
-    """``platform_source`` → ``platformSource``; both spellings at once must agree."""
-    out = dict(data)
-    for alias, name in FILTER_ALIASES.items():
-        if alias not in out:
-            continue
-        value = out.pop(alias)
-        if name in out and out[name] != value:
-            raise InvalidInput(
-                f"{alias}={value!r} and {name}={out[name]!r} disagree; send only {name}"
-            )
-        out[name] = value
-    return out
+    return CorpusFilter.parse(data)
 
 
 def parse_limit(value: Any) -> int:
@@ -245,29 +221,3 @@ def default_search(conn: sqlite3.Connection, settings: Any = None, ranker: Any =
         return list(dict.fromkeys(ids))
 
     return run
-
-
-def _text(value: Any, field: str, limit: int) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise InvalidInput(f'{field} must be text, got {value!r}; e.g. {field}="…"')
-    text = value.strip()
-    if len(text) > limit:
-        raise InvalidInput(f"{field} is {len(text)} characters; at most {limit} are allowed")
-    return text or None
-
-
-def _types(value: Any) -> list[str]:
-    return observation_types(value, "types", "bugfix,decision")
-
-
-def _date(value: Any, field: str) -> str | int | None:
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    if isinstance(value, bool) or not isinstance(value, str | int):
-        raise InvalidInput(
-            f"{field} must be an ISO date or timestamp, got {value!r}; "
-            f"e.g. {field}=2026-12-01 or {field}=2026-12-01T14:30:00Z"
-        )
-    return value.strip() if isinstance(value, str) else value

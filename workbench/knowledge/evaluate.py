@@ -162,7 +162,7 @@ class ServiceRetriever:
             "/api/search",
             query=query,
             project=project,
-            type="observations",
+            kinds="observations",
             mode=mode,
             limit=k,
             format="json",

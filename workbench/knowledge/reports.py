@@ -22,8 +22,14 @@ if TYPE_CHECKING:
 
 REPORTS = ("economics", "types", "activity", "files", "concepts", "cooccurrence", "sessions", "roi")
 BY: dict[str, tuple[str, ...]] = {
-    "economics": ("project", "type", "day", "platform_source"),
+    "economics": stats.ECONOMICS_BY,
     "activity": stats.ACTIVITY_BY,
+}
+# With the team views (``team=True``: workbench/team/combined.py) these also take ``author``.
+TEAM_BY: dict[str, tuple[str, ...]] = {
+    "economics": (*stats.ECONOMICS_BY, stats.AUTHOR),
+    "types": (stats.AUTHOR,),
+    "activity": (*stats.ACTIVITY_BY, stats.AUTHOR),
 }
 LIMITED = ("files", "concepts", "cooccurrence", "sessions", "roi")
 _TOP_N = {"files": stats.files, "concepts": stats.concepts, "cooccurrence": stats.cooccurrence}
@@ -57,12 +63,21 @@ def report(
     by: str | None = None,
     limit: int | None = None,
     estimator: Estimator | None = None,
+    team: bool = False,
 ) -> Report:
-    """Run the statistic ``kind`` (one of ``REPORTS``) with its summary."""
+    """Run the statistic ``kind`` (one of ``REPORTS``) with its summary.
+
+    ``team``: ``con`` holds the team views (with ``author``), so ``by="author"`` applies.
+    """
     if kind not in REPORTS:
         raise InvalidInput(f"unknown statistic {kind!r}; choose one of {', '.join(REPORTS)}")
-    if by is not None and by not in BY.get(kind, ()):
-        allowed = BY.get(kind)
+    allowed = (TEAM_BY if team else BY).get(kind, ())
+    if by is not None and by not in allowed:
+        if by == stats.AUTHOR and kind in TEAM_BY:
+            raise InvalidInput(
+                f"by=author splits {kind} by who wrote each memory; it needs the team "
+                "(workbench stats --team, after workbench team init)"
+            )
         raise InvalidInput(
             f"by={by!r} does not apply to {kind}; "
             + (f"use one of {', '.join(allowed)}" if allowed else "drop it")
@@ -74,9 +89,13 @@ def report(
         rows = stats.economics(con, scope, by or "project", estimator=estimator)  # type: ignore[arg-type]
         return Report(kind, rows, stats.economics_summary(rows))
     if kind == "types":
-        rows = stats.types(con, scope)
+        rows = stats.types(con, scope, by)
         total = int(rows["observations"].sum()) if rows.height else 0
-        return Report(kind, rows, {"observations": total, "types": rows.height})
+        kinds = rows["type"].n_unique() if rows.height else 0
+        summary = {"observations": total, "types": kinds}
+        if by == stats.AUTHOR:
+            summary["authors"] = rows[stats.AUTHOR].n_unique() if rows.height else 0
+        return Report(kind, rows, summary)
     if kind == "activity":
         group = by or "day"
         rows = stats.activity(con, scope, group)  # type: ignore[arg-type]

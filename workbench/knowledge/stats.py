@@ -36,9 +36,13 @@ if TYPE_CHECKING:
     import polars as pl
 
 Estimator = Callable[[str], int]
-EconomicsBy = Literal["project", "type", "day", "platform_source"]
-ActivityBy = Literal["day", "project", "platform_source"]
+EconomicsBy = Literal["project", "type", "day", "platform_source", "author"]
+ActivityBy = Literal["day", "project", "platform_source", "author"]
 ACTIVITY_BY = ("day", "project", "platform_source")
+ECONOMICS_BY = ("project", "type", "day", "platform_source")
+# Only the team views (workbench/team/combined.py) have an ``author`` column ("me" for this
+# store's rows, the author id for the lake's): ``by="author"`` is for them.
+AUTHOR = "author"
 CHARS_PER_TOKEN = 4
 
 
@@ -168,12 +172,14 @@ def economics(
     """Read tokens vs discovery tokens per project, type, day or agent platform.
 
     Columns: ``<by>, observations, read_tokens, discovery_tokens, saved_tokens, savings_pct``.
+    ``by="author"`` needs the team views.
     """
     import polars as pl
 
-    if by not in ("project", "type", "day", "platform_source"):
-        raise InvalidInput(f"by={by!r} is not one of project, type, day, platform_source")
-    obs = with_read_tokens(frame(con, "observations", ECONOMICS_COLUMNS, scope), estimator)
+    if by not in (*ECONOMICS_BY, AUTHOR):
+        raise InvalidInput(f"by={by!r} is not one of {', '.join(ECONOMICS_BY)}, author")
+    columns = ECONOMICS_COLUMNS + (", author" if by == AUTHOR else "")
+    obs = with_read_tokens(frame(con, "observations", columns, scope), estimator)
     grouped = obs.group_by(by).agg(
         observations=pl.len().cast(pl.Int64),
         read_tokens=pl.col("read_tokens").sum(),
@@ -198,22 +204,31 @@ def economics_summary(per_group: pl.DataFrame) -> dict[str, Any]:
 
 
 # ----- types and activity ----------------------------------------------------------------------
-def types(con: duckdb.DuckDBPyConnection, scope: Scope = ALL) -> pl.DataFrame:
-    """Observations per type: ``type, observations, share_pct, discovery_tokens, projects``."""
+def types(
+    con: duckdb.DuckDBPyConnection, scope: Scope = ALL, by: str | None = None
+) -> pl.DataFrame:
+    """Observations per type: ``type, observations, share_pct, discovery_tokens, projects``.
+
+    ``by="author"`` (team views): per author and type, ``share_pct`` within each author.
+    """
     import polars as pl
 
-    obs = frame(con, "observations", "type, project, discovery_tokens", scope)
-    total = obs.height
+    if by not in (None, AUTHOR):
+        raise InvalidInput(f"by={by!r} does not apply to types; use author (with the team)")
+    keys = [AUTHOR, "type"] if by == AUTHOR else ["type"]
+    obs = frame(con, "observations", ", ".join([*keys, "project", "discovery_tokens"]), scope)
+    total = pl.col("observations").sum().over(AUTHOR) if by == AUTHOR else obs.height
+    order = [*keys[:-1], "observations", "type"]
     return (
-        obs.group_by("type")
+        obs.group_by(keys)
         .agg(
             observations=pl.len().cast(pl.Int64),
             discovery_tokens=pl.col("discovery_tokens").sum(),
             projects=pl.col("project").n_unique().cast(pl.Int64),
         )
         .with_columns(share_pct=(pl.col("observations") / total * 100).round(2))
-        .select("type", "observations", "share_pct", "discovery_tokens", "projects")
-        .sort(["observations", "type"], descending=[True, False])
+        .select(*keys, "observations", "share_pct", "discovery_tokens", "projects")
+        .sort(order, descending=[False] * (len(keys) - 1) + [True, False])
     )
 
 
@@ -227,8 +242,8 @@ def activity(
     """
     import polars as pl
 
-    if by not in ACTIVITY_BY:
-        raise InvalidInput(f"by={by!r} is not one of {', '.join(ACTIVITY_BY)}")
+    if by not in (*ACTIVITY_BY, AUTHOR):
+        raise InvalidInput(f"by={by!r} is not one of {', '.join(ACTIVITY_BY)}, author")
     parts = {
         "sessions": frame(con, "sessions", f"{by}, 0 AS tokens", scope, epoch="started_at_epoch"),
         "prompts": frame(con, "prompts", f"{by}, 0 AS tokens", scope),

@@ -11,8 +11,9 @@ No ``from __future__ import annotations``: the SDK evaluates these signatures to
 tool schemas (see ``recall_tools``).
 """
 
+import inspect
 import json
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -20,10 +21,16 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from workbench.errors import WorkbenchError
+from workbench.knowledge.corpus_filter import CorpusFilter
 from workbench.mcp_server.backend import ServiceBackend
-from workbench.models import OBSERVATION_TYPES
+from workbench.mcp_server.query_schema import (
+    model_arguments,
+    model_parameters,
+    with_signature,
+)
 
-ObsType = Literal[OBSERVATION_TYPES]  # type: ignore[valid-type]
+# The arguments ``build_corpus`` took before issue 13 (deprecated; removed in the next release).
+CORPUS_OLD_NAMES = ["dateStart", "dateEnd", "platformSource"]
 Name = Annotated[
     str,
     Field(
@@ -60,58 +67,31 @@ def _metadata(body: dict[str, Any]) -> dict[str, Any]:
 def register(server: MCPServer, client: ServiceBackend) -> None:
     """Add the six corpus tools to ``server``; they call the service through ``client``."""
 
-    def build_corpus(
-        name: Name,
-        description: Annotated[
-            str | None, Field(description="What the corpus is about.", max_length=2000)
-        ] = None,
-        project: Annotated[str | None, Field(description="Only this project.")] = None,
-        types: Annotated[
-            list[ObsType] | None, Field(description="Only these observation types.")
-        ] = None,
-        concepts: Annotated[
-            list[str] | None, Field(description="Only observations tagged with any of these.")
-        ] = None,
-        files: Annotated[
-            list[str] | None,
-            Field(description="Only observations that read or modified these path prefixes."),
-        ] = None,
-        query: Annotated[
-            str | None, Field(description="Hybrid search words; the most relevant are kept.")
-        ] = None,
-        dateStart: Annotated[str | None, Field(description="ISO date or time, inclusive.")] = None,
-        dateEnd: Annotated[str | None, Field(description="ISO date or time, inclusive.")] = None,
-        platformSource: Annotated[
-            str | None,
-            Field(description="Only this agent platform (claude-code, gemini-cli, codex-cli…)."),
-        ] = None,
-        limit: Annotated[
-            int | None, Field(ge=1, le=10_000, description="At most this many (default 500).")
-        ] = None,
-        team: Annotated[
-            bool,
-            Field(
-                description="Also colleagues' published observations from the team lake "
-                "(needs `workbench team init`)."
+    def build_corpus(**arguments: Any) -> str:
+        flt, extra, notices = model_arguments(CorpusFilter, arguments, ("name", "description"))
+        body: dict[str, Any] = {"name": checked(extra["name"]), **flt.wire()}
+        if extra["description"] is not None:
+            body["description"] = extra["description"]
+        answer = _metadata(client.post("/api/corpus", body))
+        if notices:  # the answer is JSON, so the notes are a field of it
+            answer["deprecations"] = notices
+        return as_text(answer)
+
+    with_signature(
+        build_corpus,
+        [
+            inspect.Parameter("name", inspect.Parameter.KEYWORD_ONLY, annotation=Name),
+            inspect.Parameter(
+                "description",
+                inspect.Parameter.KEYWORD_ONLY,
+                default=None,
+                annotation=Annotated[
+                    str | None, Field(description="What the corpus is about.", max_length=2000)
+                ],
             ),
-        ] = False,
-    ) -> str:
-        body: dict[str, Any] = {"name": checked(name)}
-        optional = {
-            "description": description,
-            "project": project,
-            "types": types,
-            "concepts": concepts,
-            "files": files,
-            "query": query,
-            "dateStart": dateStart,
-            "dateEnd": dateEnd,
-            "platformSource": platformSource,
-            "limit": limit,
-            "team": team or None,
-        }
-        body.update({k: v for k, v in optional.items() if v is not None})
-        return as_text(_metadata(client.post("/api/corpus", body)))
+            *model_parameters(CorpusFilter, CORPUS_OLD_NAMES),
+        ],
+    )
 
     def list_corpora() -> str:
         listed = client.get("/api/corpus")
@@ -138,7 +118,7 @@ def register(server: MCPServer, client: ServiceBackend) -> None:
         (
             build_corpus,
             "Build (or replace) a knowledge corpus: a named, frozen slice of workbench memory "
-            "chosen by filters (project, types, concepts, files, dateStart/dateEnd) and/or a "
+            "chosen by filters (project, types, concepts, files, since/until) and/or a "
             "search query, oldest first, at most `limit` (default 500). Returns its stats "
             "(count, token estimate, date range, types). Then prime_corpus and query_corpus.",
             WRITES,

@@ -4,7 +4,8 @@ Each tool is a thin call to the service's HTTP contract (``GET /api/search``, ``
 /api/timeline``, ``POST /api/observations/batch``, ``POST /api/memory/save``); validation that
 the service owns (no query and no filter, an unknown anchor…) stays there, and its message
 reaches the model as the tool error. The JSON schemas come from the signatures below, so the
-bounds and enums here are what the client sees.
+bounds and enums here are what the client sees; ``search``'s is built from ``SearchQuery``
+(``query_schema``), the same model ``/api/search`` and ``workbench search`` take.
 
 No ``from __future__ import annotations`` here: the SDK evaluates these signatures to build
 the schemas, and plain annotations keep that evaluation trivially correct.
@@ -21,10 +22,17 @@ from pydantic import Field
 from workbench.api_models.check import checked
 from workbench.locate import project_from_cwd
 from workbench.mcp_server.backend import ServiceBackend
-from workbench.models import OBSERVATION_TYPES, Observation
-from workbench.platforms import PLATFORM_SOURCES
+from workbench.mcp_server.query_schema import (
+    model_arguments,
+    model_parameters,
+    with_notices,
+    with_signature,
+)
+from workbench.models import Observation
+from workbench.recall.search_query import SearchQuery
 
-ObsType = Literal[OBSERVATION_TYPES]  # type: ignore[valid-type]
+# The arguments ``search`` took before issue 13 (deprecated; removed in the next release).
+SEARCH_OLD_NAMES = ["obs_type", "type", "dateStart", "dateEnd", "platformSource", "orderBy"]
 Project = Annotated[
     str | None, Field(description="Only this project (a git root's folder name).", max_length=200)
 ]
@@ -50,7 +58,7 @@ How to recall from workbench memory (3 layers; each step costs more tokens than 
 1. search(query=..., and/or filters) -> a compact index: one line per hit with its id, time,
    type, title and a token estimate (~50-100 tokens per hit); in hybrid mode, [fts],
    [vector] or [fts+vector] says which rankers found it. Start here. Narrow with project,
-   obs_type, concepts, files, dateStart/dateEnd; page with limit/offset; orderBy date_desc for
+   types, concepts, files, since/until; page with limit/offset; order_by date_desc for
    "what happened recently".
 2. timeline(anchor=<id from the index>) -> what happened just before and after that hit
    (observations, prompts and session summaries in time order). Use it to see whether a hit
@@ -94,82 +102,43 @@ def for_tools(text: str) -> str:
     return text
 
 
+def split_ids(ids: list[int | str]) -> tuple[list[int], list[str]]:
+    """Local ids (``12``, ``"#12"``) and team refs (``team:AUTHOR:ID``), or a ``ToolError``."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    numbers: list[int] = []
+    team_refs: list[str] = []
+    for item in ids:
+        if isinstance(item, int):
+            numbers.append(item)
+            continue
+        text = item.strip().removeprefix("#")
+        if text.lower().startswith("team:"):
+            team_refs.append(text)
+        elif text.isascii() and text.isdigit() and int(text) >= 1:
+            numbers.append(int(text))
+        else:
+            raise ToolError(
+                f"ids: {item[:100]!r} is not an observation id (an integer like 123 from "
+                "search) nor a colleague's team ref (team:AUTHOR:ID from a team search)"
+            )
+    return numbers, team_refs
+
+
+def trim(obs: dict[str, Any]) -> dict[str, Any]:
+    """An observation without the fields an agent never needs, nor empty ones."""
+    return {k: v for k, v in obs.items() if k not in NOISE_FIELDS and v not in (None, "", [])}
+
+
 def register(server: MCPServer, client: ServiceBackend) -> None:
     """Add the five recall tools to ``server``; they call the service through ``client``."""
     here = current_project()  # named in save_memory's schema (annotations run at def time)
 
-    def search(
-        query: Annotated[
-            str | None,
-            Field(
-                description="Words or a question; omit to list by filters only.", max_length=2000
-            ),
-        ] = None,
-        project: Project = None,
-        platformSource: Annotated[
-            str | None,
-            Field(
-                description=f"Only sessions of this agent: {', '.join(PLATFORM_SOURCES)}.",
-                max_length=100,
-            ),
-        ] = None,
-        type: Annotated[
-            Literal["observations", "sessions", "prompts"] | None,
-            Field(description="What to search (default: all three)."),
-        ] = None,
-        obs_type: Annotated[
-            list[ObsType] | None, Field(description="Only observations of these types.")
-        ] = None,
-        concepts: Annotated[
-            list[str] | None, Field(description="Only observations tagged with these concepts.")
-        ] = None,
-        files: Annotated[
-            list[str] | None,
-            Field(description="Only observations that read or modified these paths (prefixes)."),
-        ] = None,
-        dateStart: Annotated[
-            str | None, Field(description="ISO date or time, inclusive (e.g. 2025-03-01).")
-        ] = None,
-        dateEnd: Annotated[str | None, Field(description="ISO date or time, inclusive.")] = None,
-        orderBy: Annotated[
-            Literal["relevance", "date_desc", "date_asc"] | None,
-            Field(description="Default relevance."),
-        ] = None,
-        limit: Annotated[Limit, Field(description="Hits per page.")] = 20,
-        offset: Annotated[int, Field(ge=0, description="Hits to skip (paging).")] = 0,
-        mode: Annotated[
-            Literal["hybrid", "fts", "vector"] | None,
-            Field(description="Ranker: hybrid (default), full text only, or semantic only."),
-        ] = None,
-        team: Annotated[
-            bool,
-            Field(
-                description="Also read the team lake (colleagues' published memories, marked "
-                "@author); needs `workbench team init`."
-            ),
-        ] = False,
-    ) -> str:
-        csv = {
-            k: ",".join(v) if v else None
-            for k, v in (("obs_type", obs_type), ("concepts", concepts), ("files", files))
-        }
-        return for_tools(
-            client.get(
-                "/api/search",
-                query=query,
-                project=project,
-                platformSource=platformSource,
-                type=type,
-                dateStart=dateStart,
-                dateEnd=dateEnd,
-                orderBy=orderBy,
-                limit=limit,
-                offset=offset,
-                mode=mode,
-                team=team or None,
-                **csv,
-            )
-        )
+    def search(**arguments: Any) -> str:
+        wanted, _, notices = model_arguments(SearchQuery, arguments)
+        return with_notices(for_tools(client.get("/api/search", **wanted.wire())), notices)
+
+    with_signature(search, model_parameters(SearchQuery, SEARCH_OLD_NAMES))
 
     def timeline(
         anchor: Annotated[
@@ -216,8 +185,13 @@ def register(server: MCPServer, client: ServiceBackend) -> None:
 
     def get_observations(
         ids: Annotated[
-            list[Annotated[int, Field(ge=1)]],
-            Field(min_length=1, max_length=100, description="Observation ids from search."),
+            list[Annotated[int, Field(ge=1)] | Annotated[str, Field(max_length=300)]],
+            Field(
+                min_length=1,
+                max_length=100,
+                description="Observation ids from search (123), or a colleague's team ref "
+                "from a team search (team:AUTHOR:ID).",
+            ),
         ],
         orderBy: Annotated[
             Literal["date_desc", "date_asc", "id_asc", "id_desc"] | None,
@@ -226,20 +200,26 @@ def register(server: MCPServer, client: ServiceBackend) -> None:
         limit: Annotated[Limit | None, Field(description="At most this many.")] = None,
         project: Project = None,
     ) -> str:
-        body: dict[str, Any] = {"ids": ids, "source": "mcp"}
-        for key, value in (("orderBy", orderBy), ("limit", limit), ("project", project)):
-            if value is not None:
-                body[key] = value
-        found = checked(
-            list[Observation], client.post("/api/observations/batch", body), "get_observations"
-        )
-        records = [
-            {k: v for k, v in obs.items() if k not in NOISE_FIELDS and v not in (None, "", [])}
-            for obs in found
-        ]
+        numbers, team_refs = split_ids(ids)
+        records: list[dict[str, Any]] = []
+        missing: list[Any] = []
+        if numbers:
+            body: dict[str, Any] = {"ids": numbers, "source": "mcp"}
+            for key, value in (("orderBy", orderBy), ("limit", limit), ("project", project)):
+                if value is not None:
+                    body[key] = value
+            found = checked(
+                list[Observation], client.post("/api/observations/batch", body), "get_observations"
+            )
+            records = [trim(obs) for obs in found]
+            if limit is None:  # with a limit, an absent id may just be cut off
+                missing = sorted(set(numbers) - {obs["id"] for obs in found})
+        if team_refs:
+            team = client.post("/api/team/observations/batch", {"refs": team_refs})
+            records += [trim(obs) for obs in team["observations"]]
+            missing += team["missing"]
         answer: dict[str, Any] = {"observations": records}
-        missing = sorted(set(ids) - {obs["id"] for obs in found})
-        if missing and limit is None:  # with a limit, an absent id may just be cut off
+        if missing:
             answer["missing"] = missing
         return as_text(answer)
 
@@ -284,7 +264,8 @@ def register(server: MCPServer, client: ServiceBackend) -> None:
         (
             get_observations,
             "Layer 3 of 3: the full observations (narrative, facts, concepts, files) for the "
-            "given ids (#123 in the index is id 123), as JSON: {observations, missing}. "
+            "given ids (#123 in the index is id 123; a colleague's hit in a team search is "
+            "its team:AUTHOR:ID ref), as JSON: {observations, missing}. "
             "Several hundred tokens each: fetch only the ids you chose from search/timeline, "
             "not every hit.",
             READ_ONLY,

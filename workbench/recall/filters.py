@@ -1,7 +1,7 @@
 """The filters every ranker honours, and the SQL that applies them.
 
 One model so the full-text ranker, the vector ranker (through the allowed-id set), the
-filtered listing, the HTTP API, the CLI and the MCP tools all agree on what ``obs_type`` or
+filtered listing, the HTTP API, the CLI and the MCP tools all agree on what ``types`` or
 ``files`` means, and all reject a bad value with the same message.
 
 - ``project`` / ``projects``: exact project names (any of them).
@@ -135,7 +135,7 @@ def _in_range(ms: int, param: str) -> int:
 def observation_types(value: Any, param: str, example: str) -> list[str]:
     """A list param of observation types (list, JSON array or csv), lowercased, whitelisted.
 
-    Shared by search (``obs_type``) and corpora (``types``): one rule, each caller's name.
+    Shared by ``SearchQuery`` and ``CorpusFilter`` (``types``) and the engine's own filters.
     """
     items = [t.lower() for t in coerce_list(value, param)]
     unknown = [t for t in items if t not in OBSERVATION_TYPES]
@@ -203,7 +203,7 @@ class SearchFilters(BaseModel):
     @field_validator("obs_types", mode="before")
     @classmethod
     def _types(cls, value: Any) -> list[str]:
-        return observation_types(value, "obs_type", "bugfix,feature")
+        return observation_types(value, "types", "bugfix,feature")
 
     @field_validator("date_start", mode="before")
     @classmethod

@@ -158,7 +158,8 @@ def rerank_or_fused(
     """
     from workbench.recall import rerank_llm
 
-    fused, placed = candidates.fused, {}
+    fused = candidates.fused
+    placed: dict[int, str] = {}
     if len(fused) < 2:
         return fused, placed
     if enabled(settings):

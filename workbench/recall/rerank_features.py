@@ -20,6 +20,7 @@ import re
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 from workbench.store.identifiers import split_identifiers
 
@@ -106,7 +107,16 @@ def longest_run(query: Sequence[str], text: Sequence[str]) -> int:
     return best
 
 
-def load_texts(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, dict[str, object]]:
+class ObsText(TypedDict):
+    """What the text features read of one observation."""
+
+    type: str
+    title: str
+    body: str
+    epoch: int
+
+
+def load_texts(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, ObsText]:
     """Title, body text, type and time of each observation in ``ids`` (one query)."""
     if not ids:
         return {}
@@ -114,7 +124,7 @@ def load_texts(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, dict[s
         "SELECT id, type, title, subtitle, narrative, facts, concepts, created_at_epoch"
         f" FROM observations WHERE id IN ({', '.join('?' * len(ids))})"
     )
-    out: dict[int, dict[str, object]] = {}
+    out: dict[int, ObsText] = {}
     for row in conn.execute(sql, list(ids)):
         body = " ".join(str(v or "") for v in (row[3], row[4], flat(row[5]), flat(row[6])))
         out[int(row[0])] = {
@@ -178,7 +188,7 @@ def compute(
 
 
 def _text_features(
-    found: dict[str, object] | None,
+    found: ObsText | None,
     q_words: list[str],
     q_idents: set[str],
     low: int,

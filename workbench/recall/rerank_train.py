@@ -115,7 +115,7 @@ def collect(
             f"training the reranker needs semantic search, which is unavailable: {reason}. "
             "Check `workbench doctor` (the embedder setting and its model)"
         )
-    groups = []
+    groups: list[Group] = []
     for q in questions:
         engine.last = None
         engine.search(q.text, types="observations", mode="hybrid", limit=1)

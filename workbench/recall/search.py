@@ -61,7 +61,8 @@ _KIND_ALIASES = {
 
 @runtime_checkable
 class VectorRanker(Protocol):
-    name: str  # e.g. "minilm"
+    @property
+    def name(self) -> str: ...  # e.g. "minilm"
 
     def available(self) -> bool: ...
 
@@ -197,7 +198,7 @@ class SearchEngine:
         self.reranked = {}  # this search's second stage only (an engine may be reused)
         kinds = parse_types(types)
         mode = _choice(mode or "hybrid", "mode", MODES, "mode=fts")
-        order_by = _choice(order_by or "relevance", "orderBy", ORDERS, "orderBy=date_desc")
+        order_by = _choice(order_by or "relevance", "order_by", ORDERS, "order_by=date_desc")
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
             raise InvalidInput(f"limit must be an integer from 1 to {MAX_LIMIT}, e.g. limit=20")
         if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_OFFSET:
@@ -208,8 +209,8 @@ class SearchEngine:
         if query is None and filters.is_empty():
             raise InvalidInput(
                 "give a query or at least one filter, e.g. query=refund charged twice, or "
-                "project=payments-api, obs_type=bugfix, concepts=…, files=src/…, "
-                "dateStart=2026-12-01"
+                "project=payments-api, types=bugfix, concepts=…, files=src/…, "
+                "since=2026-12-01"
             )
         if query is None:
             # Trigger: filters but no words. Why: "what happened in project X last week" is a

@@ -104,7 +104,7 @@ def _resolve_anchor(
         raise InvalidInput(f"anchor {anchor!r} is not an id or a timestamp")
     text = str(anchor)
     if (match := _OBSERVATION_ID.match(text)) or isinstance(anchor, int):
-        number = int(match.group(1)) if match else int(anchor)
+        number = int(match.group(1)) if match else int(text)  # text is str(anchor)
         return _record_anchor(conn, "observations", _id_in_range(number, text))
     if match := _SUMMARY_ID.match(text):
         return _record_anchor(conn, "sessions", _id_in_range(int(match.group(1)), text))

@@ -264,7 +264,7 @@ class VectorIndex:
         self._live = np.zeros(0, dtype=bool)  # slot → live
         self._projects: dict[str, int] = {}  # project name → code
         self._version = 0  # bumped by every change; keys the cached selectors
-        self._selectors: dict[tuple[str, ...], tuple[int, Any]] = {}
+        self._selectors: dict[tuple[str, ...], tuple[int, tuple[Any, Any, Any]]] = {}
         self._lock = threading.RLock()
         self.built_at = time.time()
         self.dirty = False

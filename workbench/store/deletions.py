@@ -154,7 +154,8 @@ def purge(conn: sqlite3.Connection) -> Purge:
 
 def any_deleted(conn: sqlite3.Connection) -> bool:
     """True once any observation was deleted here (a tombstone exists)."""
-    return conn.execute("SELECT EXISTS (SELECT 1 FROM deleted_observations)").fetchone()[0] == 1
+    found: int = conn.execute("SELECT EXISTS (SELECT 1 FROM deleted_observations)").fetchone()[0]
+    return found == 1
 
 
 def tombstoned(conn: sqlite3.Connection, hashes: Iterable[str]) -> set[str]:

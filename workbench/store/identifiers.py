@@ -33,6 +33,8 @@ from __future__ import annotations
 import re
 
 SQL_FUNCTION = "wb_split_identifiers"
+# What a SQL function receives and returns (``sqlite3`` hands blobs over as ``bytes``).
+SQLValue = str | bytes | int | float | None
 
 # A case change to cut at; most text has none, and searching for one is the cheap test.
 _HUMP = re.compile(r"[a-z][A-Z]|[0-9][A-Z][a-z]|[A-Z][A-Z][a-z]{2}")
@@ -51,7 +53,7 @@ def _expand(match: re.Match[str]) -> str:
     return word + " " + " ".join(parts(word))
 
 
-def split_identifiers(text: object) -> object:
+def split_identifiers(text: SQLValue) -> SQLValue:
     """``text`` with each CamelCase word followed by its parts; anything else unchanged.
 
     Total (SQL values may be NULL, numbers or blobs): only ``str`` is expanded.

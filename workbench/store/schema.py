@@ -634,3 +634,50 @@ def m010_observation_platform(conn: sqlite3.Connection) -> None:
         " WHERE s.content_session_id = observations.content_session_id"
         " AND s.platform_source != observations.platform_source"
     )
+
+
+@migration
+def m011_summary_updated_at(conn: sqlite3.Connection) -> None:
+    """``session_summaries.updated_at_epoch``: when the row was last written (ms).
+
+    A summary is re-written in place (``summaries.upsert``: Stop fired again for the same
+    prompt, or ``recompress``) and keeps its id, so an id says nothing about what changed.
+    Team publishing (``workbench/team/local_rows.py``) reads summaries written since its last
+    run instead, so a rewritten one reaches the lake again. Existing rows take their creation
+    time. Triggers set it, not ``upsert``: the INSERT stays the one every schema accepts, and
+    no writer can forget it. ``AFTER UPDATE OF`` the written columns only, so the triggers'
+    own UPDATE neither fires them again nor touches the FTS triggers (m008: ``OF`` too).
+    """
+    now = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)"
+    written = ", ".join(
+        (
+            "event_id",
+            "request",
+            "investigated",
+            "learned",
+            "completed",
+            "next_steps",
+            "notes",
+            "files_read",
+            "files_edited",
+            "discovery_tokens",
+            "generated_by",
+        )
+    )
+    run_script(
+        conn,
+        f"""
+        ALTER TABLE session_summaries ADD COLUMN updated_at_epoch INTEGER NOT NULL DEFAULT 0;
+        UPDATE session_summaries SET updated_at_epoch = created_at_epoch;
+        CREATE INDEX IF NOT EXISTS summaries_project_updated
+            ON session_summaries (project, updated_at_epoch);
+        CREATE TRIGGER IF NOT EXISTS summaries_updated_ai AFTER INSERT ON session_summaries
+        BEGIN
+            UPDATE session_summaries SET updated_at_epoch = {now} WHERE id = NEW.id;
+        END;
+        CREATE TRIGGER IF NOT EXISTS summaries_updated_au
+        AFTER UPDATE OF {written} ON session_summaries BEGIN
+            UPDATE session_summaries SET updated_at_epoch = {now} WHERE id = NEW.id;
+        END;
+        """,
+    )

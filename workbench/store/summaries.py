@@ -23,6 +23,7 @@ def from_row(row: sqlite3.Row) -> Summary:
         data[name] = json.loads(data[name])
     data.pop("session_id", None)
     data.pop("event_id", None)
+    data.pop("updated_at_epoch", None)  # set by triggers (m011), for team publishing
     return Summary(**data)
 
 

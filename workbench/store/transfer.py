@@ -67,7 +67,7 @@ class ImportRefused(InvalidInput):
     status_code = 422
 
 
-def import_platform(value: Any) -> str:
+def import_platform(value: object) -> str:
     """An imported ``platform_source`` as ours (claude-mem's names mapped); ``ValueError``
     naming the value and the known platforms for anything else."""
     if value is None:
@@ -226,7 +226,9 @@ def export(conn: sqlite3.Connection, project: str | None = None) -> dict[str, An
         "sessions": rows("sessions"),
         "prompts": rows("user_prompts"),
         "observations": rows("observations", ("id", "session_id", "event_id", "content_hash")),
-        "summaries": rows("session_summaries"),
+        "summaries": rows(
+            "session_summaries", ("id", "session_id", "event_id", "updated_at_epoch")
+        ),
     }
 
 
@@ -309,9 +311,14 @@ def import_document(conn: sqlite3.Connection, doc: ExportDocument) -> dict[str, 
         known = {s.content_session_id for s in doc.sessions}
         # Rows that point at a session the file does not list still get one (with the
         # platform its observations name, if they name one).
+        pointing: tuple[PromptRow | SummaryRow | ObservationRow, ...] = (
+            *doc.prompts,
+            *doc.summaries,
+            *doc.observations,
+        )
         implied = {
             r.content_session_id: r.project
-            for r in (*doc.prompts, *doc.summaries, *doc.observations)
+            for r in pointing
             if r.content_session_id and r.content_session_id not in known
         }
         implied_platform = {

@@ -3,11 +3,18 @@
 - ``location``    the catalog URL, data path and author id: checks (stdlib, used by settings)
 - ``lake``        a DuckDB connection with the DuckLake + postgres extensions loaded from their
                   PyPI packages and the lake attached; the lake's tables
+- ``s3``          an ``s3://`` data path: httpfs and a temporary secret from the ``AWS_*`` variables
 - ``local_rows``  reads sessions, observations, summaries and tombstones from the SQLite store,
                   re-redacted, with their content hashes
 - ``publish``     one publishing run: one transaction, one snapshot, marks and tombstones
 - ``autopublish`` the service's publisher thread behind ``team_publish_on_stop``
 - ``last_publish`` the last run's outcome in ``team_publish.json``, for ``team status``
-
-Reading the lake (``--team`` on search, sql, stats…) comes later.
+- ``maintain``    lake upkeep: expire snapshots, rewrite/merge files, delete dead ones
+- ``duration``    ``7d``-style durations (stdlib, used by settings)
+- ``read``        a reader pinned to one snapshot; team tables, timeline, corpus rows
+- ``combined``    the local store and the lake as one set of views (``stats --team``)
+- ``mirror``      the local, derived FTS5 copy of the lake's live observations (team search)
+- ``mirror_read`` BM25 search over the mirror and observations by team ref
+- ``search``      ``search --team``: local and mirror hits fused by rank, paged as one list
+- ``refs``        citable team ids ``team:<author>:<id>`` and the observations they name
 """

@@ -13,12 +13,9 @@ database and user only; libpq reads the password from ``PGPASSWORD`` or ``~/.pgp
 database instead of Parquet files; team rows always go to Parquet, which any engine can read
 and which the privacy test scans byte by byte.
 
-S3 (written, documented, not tested in this step): a data path ``s3://bucket/prefix/`` needs
-DuckDB's ``httpfs`` extension, loaded the same way from the ``duckdb-extension-httpfs`` package
-(on PyPI for 1.5.5, not a dependency: ``pip install 'duckdb-extension-httpfs==1.5.5'`` to use
-S3; without it ``MissingDependency`` says so), and a temporary secret built from the
-environment (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, optional ``AWS_SESSION_TOKEN``,
-``AWS_REGION``, ``AWS_ENDPOINT_URL`` for MinIO and the like); no credential is written to disk.
+S3: a data path ``s3://bucket/prefix`` goes through DuckDB's ``httpfs`` extension (from the
+``duckdb-extension-httpfs`` package, loaded the same way) with a temporary secret built from the
+standard ``AWS_*`` variables: see ``workbench/team/s3.py``. Nothing secret is written to disk.
 
 Tables (``TABLES``): every row names its ``author`` and carries a ``content_hash`` (sha256 of the
 author and the published fields: publishing twice adds nothing) and its ``platform_source``.
@@ -34,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import MissingDependency, WorkbenchError
+from workbench.team import s3
 from workbench.team.location import conninfo
 
 if TYPE_CHECKING:
@@ -138,14 +136,7 @@ def connect(
     import duckdb
 
     catalog, data = require_configured(settings)
-    con = duckdb.connect(
-        ":memory:",
-        config={
-            "autoinstall_known_extensions": False,
-            "autoload_known_extensions": False,
-            "allow_unsigned_extensions": True,  # files pip installed and hash-checked
-        },
-    )
+    con = _duckdb()
     try:
         for package, name in (
             ("duckdb_extension_postgres_scanner", "postgres_scanner"),
@@ -153,7 +144,7 @@ def connect(
         ):
             con.execute(f"LOAD {_quote(str(extension_file(package, name)))}")
         if data.startswith("s3://"):
-            _setup_s3(con)
+            _setup_s3(con, data)
         else:
             Path(data).mkdir(parents=True, exist_ok=True)
         target = "ducklake:postgres:" + conninfo(catalog)
@@ -176,6 +167,24 @@ def connect(
         con.close()
         raise
     return con
+
+
+def _duckdb() -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB that loads extensions only from the files we name."""
+    import duckdb
+
+    return duckdb.connect(
+        ":memory:",
+        config={
+            "autoinstall_known_extensions": False,
+            "autoload_known_extensions": False,
+            "allow_unsigned_extensions": True,  # files pip installed and hash-checked
+        },
+    )
+
+
+def _setup_s3(con: Any, data: str) -> None:
+    s3.setup(con, data, os.environ, str(extension_file("duckdb_extension_httpfs", "httpfs")))
 
 
 def _create_missing_tables(con: Any) -> None:
@@ -207,18 +216,51 @@ def _create_missing_tables(con: Any) -> None:
             pass
 
 
-def _setup_s3(con: Any) -> None:
-    """httpfs from its PyPI package and an S3 secret from the environment (see module doc)."""
-    con.execute(f"LOAD {_quote(str(extension_file('duckdb_extension_httpfs', 'httpfs')))}")
-    options = {
-        "KEY_ID": os.environ.get("AWS_ACCESS_KEY_ID"),
-        "SECRET": os.environ.get("AWS_SECRET_ACCESS_KEY"),
-        "SESSION_TOKEN": os.environ.get("AWS_SESSION_TOKEN"),
-        "REGION": os.environ.get("AWS_REGION"),
-        "ENDPOINT": (os.environ.get("AWS_ENDPOINT_URL") or "").split("://")[-1] or None,
-    }
-    body = ", ".join(f"{k} {_quote(v)}" for k, v in options.items() if v)
-    con.execute(f"CREATE TEMPORARY SECRET team_s3 (TYPE s3{', ' + body if body else ''})")
+def storage_error(data: str, exc: BaseException) -> LakeUnavailable:
+    """A failure reading or writing the data path (no such bucket, server down, disk full).
+
+    DuckDB's message ends in SQL context lines (``LINE 1: …``) that say nothing to a user: the
+    lines before them are kept (for S3 they include the server's error code, e.g.
+    ``NoSuchBucket``).
+    """
+    lines = []
+    for line in str(exc).strip().splitlines():
+        if line.startswith("LINE "):
+            break
+        if line.strip():
+            lines.append(line.strip())
+    hint = (
+        "check that the bucket exists, AWS_ENDPOINT_URL (a server other than AWS) and the "
+        "AWS_* credentials"
+        if data.startswith("s3://")
+        else "check that the directory is mounted and writable"
+    )
+    return LakeUnavailable(
+        f"cannot use the team data path {data} ({' '.join(lines) or type(exc).__name__}); "
+        f"{hint}, then run the command again"
+    )
+
+
+def check_data_path(settings: Settings) -> None:
+    """List an S3 data path once, before ``team init`` attaches (and so records) it.
+
+    A missing bucket or an unreachable server is refused with ``storage_error`` instead of
+    being stored in the settings and in the catalog. A directory needs no check (made by
+    ``connect``).
+    """
+    import duckdb
+
+    _, data = require_configured(settings)
+    if not data.startswith("s3://"):
+        return
+    con = _duckdb()
+    try:
+        _setup_s3(con, data)
+        con.execute("SELECT count(*) FROM glob(?)", [data.rstrip("/") + "/**"]).fetchone()
+    except duckdb.IOException as exc:
+        raise storage_error(data, exc) from None
+    finally:
+        con.close()
 
 
 def current_snapshot(con: Any) -> int:

@@ -10,8 +10,10 @@ Which rows: only ``projects`` (the allowlist, checked by the caller), newer than
 high-water mark (``Marks``), and created at or after ``since`` when given:
 
 - ``observations``: mark = local ``id`` (observations are append-only; ids only grow).
-- ``summaries``: mark = local ``id``. A summary re-written in place (same prompt summarised
-  again) keeps its id, so it is not re-published: a known limit of this first step.
+- ``summaries``: mark = ``updated_at_epoch`` (ms, the time of the last write; m011), and rows
+  at or after it are re-read: a summary re-written in place (same prompt summarised again, or
+  ``recompress``) keeps its id but is read again, and its new version (new content hash)
+  supersedes the old one in the lake (``workbench/team/publish.py``).
 - ``sessions``: mark = the newest of ``started_at_epoch``/``completed_at_epoch`` (ms) seen, and
   rows at or after it are re-read: a session that ends is published again as a new version
   (new content hash); readers take the newest version per (author, session).
@@ -158,14 +160,15 @@ def summaries(
         "SELECT m.*, coalesce(s.platform_source, 'claude-code') AS platform_source"
         " FROM session_summaries AS m LEFT JOIN sessions AS s"
         " ON s.content_session_id = m.content_session_id"
-        " WHERE m.project = ? AND m.id > ? AND m.created_at_epoch >= ? ORDER BY m.id",
+        " WHERE m.project = ? AND m.updated_at_epoch >= ? AND m.created_at_epoch >= ?"
+        " ORDER BY m.id",
         (project, mark, since),
     )
     for r in rows:
         row = _memory_row(r, author, SUMMARY_TEXT, SUMMARY_LISTS)
         row["generated_by"] = r["generated_by"]
         row["content_hash"] = content_hash(author, "summaries", row)
-        row["_mark"] = r["id"]
+        row["_mark"] = r["updated_at_epoch"]
         yield row
 
 
@@ -191,10 +194,30 @@ def count_candidates(
             " AND max(started_at_epoch, coalesce(completed_at_epoch, 0)) >= ?"
             " AND started_at_epoch >= ?"
         )
+    elif table == "summaries":
+        sql = (
+            "SELECT count(*) FROM session_summaries WHERE project = ?"
+            " AND updated_at_epoch >= ? AND created_at_epoch >= ?"
+        )
     else:
-        name = "observations" if table == "observations" else "session_summaries"
-        sql = f"SELECT count(*) FROM {name} WHERE project = ? AND id > ? AND created_at_epoch >= ?"
+        sql = (
+            "SELECT count(*) FROM observations WHERE project = ? AND id > ?"
+            " AND created_at_epoch >= ?"
+        )
     return int(conn.execute(sql, (project, mark, since)).fetchone()[0])
+
+
+def observation_ids(conn: sqlite3.Connection, projects: list[str]) -> set[int]:
+    """Ids of the observations ``projects`` still hold, or forgot (those get tombstones)."""
+    marks = ",".join("?" * len(projects))
+    return {
+        int(r[0])
+        for r in conn.execute(
+            f"SELECT id FROM observations WHERE project IN ({marks}) UNION ALL"
+            f" SELECT observation_id FROM deleted_observations WHERE project IN ({marks})",
+            [*projects, *projects],
+        )
+    }
 
 
 READERS = {"sessions": sessions, "observations": observations, "summaries": summaries}

@@ -16,6 +16,10 @@ Guarantees, and how:
   (a local mark could say "published" for a run the lake never saw), the local store needs no
   new migration, and a second machine of the same author continues from the right place. A run
   with ``--since`` narrows what it reads and writes no marks: it never makes older rows skipped.
+- **Rewrites.** A summary re-written in place (same id, new text) is read again (its mark is
+  ``updated_at_epoch``) and its old version is deleted from the current snapshot as the new
+  one goes in. An observation ``recompress`` replaced (deleted locally, no tombstone; its new
+  version has a new id) is tombstoned like a forgotten one. ``superseded`` counts both.
 - **Tombstones.** A forgotten observation (``deleted_observations``) already published by this
   author is marked ``deleted_at_epoch`` and its text and lists are blanked in the current
   snapshot. Older snapshots keep it until ``ducklake_expire_snapshots`` runs.
@@ -58,6 +62,9 @@ class PublishResult:
     projects: list[str]
     added: dict[str, int] = field(default_factory=dict)
     tombstoned: int = 0
+    # Old versions of rows rewritten locally: summaries deleted from the current snapshot,
+    # observations recompress replaced tombstoned (see ``_run``).
+    superseded: int = 0
     snapshot: int | None = None  # the run's snapshot; None when there was nothing to publish
     attempts: int = 1
 
@@ -67,6 +74,7 @@ class PublishResult:
             "projects": self.projects,
             "added": self.added,
             "tombstoned": self.tombstoned,
+            "superseded": self.superseded,
             "snapshot": self.snapshot,
             "attempts": self.attempts,
         }
@@ -135,6 +143,9 @@ def publish(
                         f"({str(exc).splitlines()[-1]}); run workbench publish again"
                     ) from None
                 time.sleep(random.uniform(0.05, 0.3) * attempt)  # let the other commit land
+            except duckdb.IOException as exc:  # the data path: S3 down, no bucket, disk full
+                _rollback(con)
+                raise lake.storage_error(settings.team_data or "", exc) from None
     finally:
         store.close()
         con.close()
@@ -160,7 +171,7 @@ def _run(
     run_id = uuid.uuid4().hex
     published_at = now_ms()
     result.added = dict.fromkeys(local_rows.TABLES, 0)
-    result.tombstoned = 0
+    result.tombstoned = result.superseded = 0
     con.execute("BEGIN")
     marks = _read_marks(con, author)
     total = sum(
@@ -174,15 +185,25 @@ def _run(
     for table in local_rows.TABLES:
         highs: dict[str, int] = {}
         rows = _candidates(store, table, author, result.projects, marks, since, highs)
-        known = _published_hashes(con, table, author, result.projects)
+        known, live_ids = _published(con, table, author, result.projects)
         for batch in _batches(rows):
             fresh = [row for row in batch if row["content_hash"] not in known]
             known.update(row["content_hash"] for row in fresh)
             for row in fresh:
                 row["published_at_epoch"] = published_at
+            if table == "summaries":
+                rewritten = [row["local_id"] for row in fresh if row["local_id"] in live_ids]
+                result.superseded += _supersede_summaries(con, author, rewritten)
             result.added[table] += _insert(con, table, fresh)
             if progress:
                 progress(table, len(batch), total)
+        if table == "observations":
+            # Trigger: a published observation is gone locally without a tombstone.
+            # Why: recompress replaced it (a new row, a new id) / Outcome: it is superseded.
+            gone = live_ids - local_rows.observation_ids(store, result.projects)
+            result.superseded += _apply_tombstones(
+                con, author, [(local_id, published_at) for local_id in sorted(gone)]
+            )
         for project in result.projects:
             old = marks.get(table, project)
             if since_ms is None and highs.get(project, old) > old:
@@ -193,7 +214,12 @@ def _run(
         result.tombstoned += _apply_tombstones(con, author, deleted)
         if since_ms is None and deleted and deleted[-1][1] > old:
             new_marks.append(("tombstones", project, deleted[-1][1]))
-    if not any(result.added.values()) and not result.tombstoned and not new_marks:
+    if (
+        not any(result.added.values())
+        and not result.tombstoned
+        and not result.superseded
+        and not new_marks
+    ):
         con.execute("ROLLBACK")
         result.snapshot = None
         return
@@ -251,20 +277,45 @@ def _candidates(
         highs[project] = high
 
 
-def _published_hashes(con: Any, table: str, author: str, projects: list[str]) -> set[str]:
-    """The content hashes this author already has in ``table`` for ``projects``, read once.
+def _published(con: Any, table: str, author: str, projects: list[str]) -> tuple[set[str], set[int]]:
+    """This author's content hashes in ``table`` for ``projects``, and the local ids of its
+    live rows (observations and summaries; none for sessions, whose versions all stay), read
+    once.
 
     Why once per run and table: checking each batch with ``NOT IN (SELECT content_hash …)``
     re-read the author's hashes from the lake per batch (bench/team.py measured it). A set
     read at the start of the run's transaction, kept up to date with what the run inserts, is
     the same check: the per-batch query saw that same snapshot plus this run's own rows.
     """
+    live = {
+        "observations": "deleted_at_epoch IS NULL",
+        "summaries": "true",
+        "sessions": "false",
+    }[table]
     rows = con.execute(
-        f"SELECT content_hash FROM {lake.LAKE}.{table} WHERE author = ?"
+        f"SELECT content_hash, local_id, {live} FROM {lake.LAKE}.{table} WHERE author = ?"
         " AND list_contains(?, project)",
         [author, projects],
     ).fetchall()
-    return {h for (h,) in rows}
+    return {h for h, _, _ in rows}, {int(i) for _, i, is_live in rows if is_live}
+
+
+def _supersede_summaries(con: Any, author: str, local_ids: list[int]) -> int:
+    """Delete this author's published versions of summaries re-written locally (their new
+    versions are inserted next): the current snapshot holds one version per summary; older
+    snapshots keep the old text until ``workbench team maintain`` expires them."""
+    if not local_ids:
+        return 0
+    row = con.execute(
+        f"SELECT count(*) FROM {lake.LAKE}.summaries WHERE author = ?"
+        " AND list_contains(?, local_id)",
+        [author, local_ids],
+    ).fetchone()
+    con.execute(
+        f"DELETE FROM {lake.LAKE}.summaries WHERE author = ? AND list_contains(?, local_id)",
+        [author, local_ids],
+    )
+    return int(row[0])
 
 
 def _insert(con: Any, table: str, rows: list[dict[str, Any]]) -> int:

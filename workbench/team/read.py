@@ -11,19 +11,14 @@
   it is dropped (the content hash includes the author, so only this author's rows can
   duplicate local ones; the session id tells a second machine of the same author, whose
   local ids restart at 1, from the one that published).
-- **Search.** Not DuckDB's ``fts`` extension: it would come from ``duckdb-extension-fts`` (on
-  PyPI for 1.5.5, not installed here, so not measured), and its index is a set of tables built
-  in the database that runs ``PRAGMA create_fts_index``: an in-memory reader would re-index the
-  whole team on every command, and an index kept in the lake would have to be rebuilt by every
-  publisher. The lake is ranked by matched words instead: each query word found in the title
-  counts 2, in subtitle / narrative / facts 1 (ILIKE, case-insensitive), best score first,
-  newest first on ties; a scan DuckDB runs over the Parquet columns. Measured (this machine,
-  2 shared cores, synthetic rows of 10 authors, 4 queries × 3): 100k lake rows p50 0.42 s /
-  p95 0.64 s, 1M rows p50 2.0 s / p95 2.8 s: linear in the lake's size. Opening a reader
-  (extensions, catalog) costs ~0.19 s; ``team_tables`` (``sql``/``stats --team``) 0.6 s at
-  100k, 1.4 s at 1M. An index kept next to the lake is the next step when teams grow.
-  The lake list is fused with the local (hybrid) list by reciprocal rank
-  (``workbench.recall.fusion.rrf``): the two lists' scores are not comparable, their ranks are.
+- **Search.** ``search --team`` reads the team mirror (``team/mirror.py``: a local FTS5 copy
+  of the live observations, BM25 like local search; ``team/search.py`` fuses and pages).
+  ``search_observations`` here is the lake scan that ``corpus build --team`` and pinned
+  snapshots use: each query word found in the title counts 2, in subtitle / narrative / facts
+  1 (ILIKE), best score first, newest first on ties. Measured (2 shared cores, 10 authors):
+  100k lake rows p50 0.42 s, 1M rows p50 2.0 s: linear in the lake's size, which is why
+  search moved to the mirror. Opening a reader (extensions, catalog) costs ~0.19 s;
+  ``team_tables`` (``sql``/``stats --team``) 0.6 s at 100k, 1.4 s at 1M.
 """
 
 from __future__ import annotations
@@ -34,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import InvalidInput
-from workbench.team import lake
+from workbench.team import lake, refs
 
 if TYPE_CHECKING:
     import duckdb
@@ -93,7 +88,9 @@ def reader(settings: Settings, at_snapshot: int | None = None) -> Reader:
             }
             if at_snapshot not in ids:
                 raise UnknownSnapshot(
-                    f"the team lake has no snapshot {at_snapshot}; it has snapshots "
+                    f"the team lake has no snapshot {at_snapshot}"
+                    + (" (expired by `workbench team maintain`)" if 0 <= at_snapshot < high else "")
+                    + "; it has snapshots "
                     f'{low} to {high} (`workbench sql --team "SELECT 1"` reads the newest)'
                 )
             snapshot = at_snapshot
@@ -297,58 +294,8 @@ def team_hit(row: dict[str, Any]) -> dict[str, Any]:
         "rankers": ["team"],
         "rerank": None,
         "author": row["author"],
+        "ref": refs.make(row["author"], int(row["local_id"])),
     }
-
-
-def merge_search(
-    local: dict[str, Any], team_rows: list[dict[str, Any]], *, limit: int, snapshot: int
-) -> dict[str, Any]:
-    """The local search answer with the team's observations fused in by rank.
-
-    Local hits get ``author: "me"``; team hits their author. Sessions and prompts stay local.
-    """
-    from workbench.recall.fusion import rrf
-
-    own = [dict(h, author=ME) for h in local.get("observations") or []]
-    team = [team_hit(r) for r in team_rows]
-    for rank, hit in enumerate(team, start=1):
-        hit["ranks"] = {"team": rank}
-    pool = own + team
-    order = [i for i, _ in rrf([("local", range(len(own))), ("team", range(len(own), len(pool)))])]
-    merged = dict(local)
-    merged["observations"] = [pool[i] for i in order][:limit]
-    for key in ("sessions", "prompts"):
-        merged[key] = [dict(h, author=ME) for h in local.get(key) or []]
-    merged["totalResults"] = int(local.get("totalResults") or 0) + len(team)
-    merged["teamSnapshot"] = snapshot
-    merged["teamResults"] = len(team)
-    return merged
-
-
-def with_team_search(
-    settings: Settings,
-    data: dict[str, Any],
-    *,
-    query: str | None,
-    filters: Any,
-    types: str | list[str] | None,
-    limit: int,
-) -> dict[str, Any]:
-    """A local search answer (``SearchResult.to_json()``) with the team's observations fused in.
-
-    The lake is searched for observations only, under the same ``filters`` (a
-    ``SearchFilters``); prompts never leave a machine. Shared by the CLI and ``/api/search``.
-    """
-    wanted = ",".join(types) if isinstance(types, list) else types or ""
-    r = reader(settings)
-    try:
-        rows: list[dict[str, Any]] = []
-        if not wanted or "observation" in wanted.lower():
-            rows = search_observations(r, query, filters=filters, limit=limit)
-            rows = drop_local_duplicates(rows, r.author, settings.db_path)
-        return merge_search(data, rows, limit=limit, snapshot=r.snapshot)
-    finally:
-        r.close()
 
 
 def with_team_timeline(
@@ -368,41 +315,18 @@ def with_team_timeline(
         r.close()
 
 
-def _line(item: dict[str, Any], marker: str = "") -> str:
+def index_line(item: dict[str, Any], marker: str = "") -> str:
+    """One hit of the compact index: ``#id`` for yours, the ``team:author:id`` ref and
+    ``@author`` for a colleague's."""
     from workbench.recall.compact import one_line, when
 
     prefix = {"observation": "#", "summary": "#S", "prompt": "#P"}.get(item["kind"], "#")
+    label = item["ref"] if item.get("ref") else f"{prefix}{item['id']}"
     whose = "" if item.get("author") == ME else f"  @{item.get('author')}"
     return (
-        f"{marker}{prefix}{item['id']}  {when(item['created_at_epoch'])}  {item['type']}  "
+        f"{marker}{label}  {when(item['created_at_epoch'])}  {item['type']}  "
         f"{one_line(item['title'])}{whose}  (~{item['tokens']} tokens)"
     )
-
-
-def search_text(data: dict[str, Any]) -> str:
-    """A team search as the compact text index: a colleague's hit ends with ``@author``; an
-    id without one is yours (fetch it with ``/api/observations/batch``)."""
-    what = f'"{data["query"]}"' if data.get("query") else "(filters only)"
-    lines = [
-        f"workbench search {what} with the team (snapshot {data['teamSnapshot']}): "
-        f"{len(data['observations'])} observations, {data['teamResults']} from colleagues "
-        "(@author; times UTC)"
-    ]
-    for key, heading in (
-        ("observations", "Observations"),
-        ("sessions", "Session summaries"),
-        ("prompts", "Prompts"),
-    ):
-        if data.get(key):
-            lines += ["", f"{heading}:"] + [_line(h) for h in data[key]]
-    if not any(data.get(k) for k in ("observations", "sessions", "prompts")):
-        lines.append("No matches. Try other or fewer words, or fewer filters.")
-    lines += [
-        "",
-        "A colleague's observation (@author) is theirs: its id is not in your store; "
-        "your own ids work with /api/timeline and /api/observations/batch.",
-    ]
-    return "\n".join(lines) + "\n"
 
 
 def timeline_text(data: dict[str, Any]) -> str:
@@ -413,14 +337,14 @@ def timeline_text(data: dict[str, Any]) -> str:
         f"workbench timeline around {label} with the team (snapshot {data['teamSnapshot']}): "
         f"{len(data['items'])} records (UTC)"
     ]
-    lines += [_line(i, "> " if i.get("is_anchor") else "  ") for i in data["items"]]
+    lines += [index_line(i, "> " if i.get("is_anchor") else "  ") for i in data["items"]]
     return "\n".join(lines) + "\n"
 
 
 def corpus_rows(settings: Settings, flt: Any) -> list[dict[str, Any]]:
     """The team's live observations a corpus filter selects, as corpus rows with ``author``.
 
-    ``project``, ``types``, ``platformSource`` and the dates filter in the lake; ``query``
+    ``project``, ``types``, ``platform_source`` and the dates filter in the lake; ``query``
     ranks by matched words (``search_observations``'s scoring) and keeps the matches;
     ``concepts`` (any, case-insensitive) and ``files`` (path prefixes) filter the rows read.
     This machine's own published rows still in its store are left out (local wins).
@@ -429,15 +353,15 @@ def corpus_rows(settings: Settings, flt: Any) -> list[dict[str, Any]]:
 
     where = ["deleted_at_epoch IS NULL"]
     params: list[Any] = []
-    for column, value in (("project", flt.project), ("platform_source", flt.platformSource)):
+    for column, value in (("project", flt.project), ("platform_source", flt.platform_source)):
         if value:
             where.append(f"{column} = ?")
             params.append(value)
     if flt.types:
         where.append(f"type IN ({','.join('?' * len(flt.types))})")
         params.extend(flt.types)
-    start = parse_time(flt.dateStart, "dateStart")
-    end = parse_time(flt.dateEnd, "dateEnd", end_of_day=True)
+    start = parse_time(flt.since, "since")
+    end = parse_time(flt.until, "until", end_of_day=True)
     if start is not None:
         where.append("created_at_epoch >= ?")
         params.append(start)

@@ -1,7 +1,7 @@
 """The offline compressor's rules, one module per job.
 
 Modules:
-- ``text``     windowing, shortening, sentences, token estimates, code definitions
+- ``text``     windowing, shortening, sentences, code definitions
 - ``secrets``  secret-looking values (named, masked, never copied) and secret file paths
 - ``tags``     concepts from paths: extensions, well-known names, folders
 - ``call``     ``ToolCall``: one event with its parsed views, and the draft builder

@@ -34,7 +34,8 @@ _LINE_PREFIX = re.compile(r"^ *\d+(?:→|\t)", re.MULTILINE)  # Read's "   12→
 
 def observe_read(call: ToolCall) -> ObservationDraft:
     path = call.path("file_path")
-    info = call.resp.get("file") if isinstance(call.resp.get("file"), dict) else {}
+    file = call.resp.get("file")
+    info = file if isinstance(file, dict) else {}
     kind = text_of(call.resp.get("type")) or "text"
     content = text_of(info.get("content")) if info else _LINE_PREFIX.sub("", call.text)
     facts = []

@@ -91,9 +91,9 @@ def _spans(text: str) -> Iterator[tuple[str, int, int]]:
         start = lowered.find(keyword)
         while start >= 0:
             after = start + len(keyword)
-            match = _ASSIGN_VALUE.match(text, after)
-            if match:
-                yield "assignment", match.start("value"), match.end()
+            value = _ASSIGN_VALUE.match(text, after)
+            if value:
+                yield "assignment", value.start("value"), value.end()
             start = lowered.find(keyword, after)
 
 

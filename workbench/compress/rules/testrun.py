@@ -130,8 +130,8 @@ def parse_test_output(text: str) -> RunOutcome:
     for number, kind in _COUNT.findall(summary):
         key = kind.rstrip("s") if kind in ("errors", "warnings") else kind
         outcome.counts[key] = outcome.counts.get(key, 0) + int(number)
-    if not outcome.counts:
-        _unittest_counts(text, outcome) or _go_counts(text, outcome)
+    if not outcome.counts and not _unittest_counts(text, outcome):
+        _go_counts(text, outcome)
     failures = (next(g for g in m.groups() if g) for m in _FAILURE.finditer(text))
     outcome.failures = dedupe(short(f, 160) for f in failures)[:20]
     error = _PYTEST_E.search(text) or _ERROR_LINE.search(text)

@@ -1,4 +1,4 @@
-"""Text helpers every rule shares: bounded windows, one-line shortening, token estimates.
+"""Text helpers every rule shares: bounded windows, one-line shortening, line counts.
 
 Claude Code's ``tool_response`` has no fixed shape: a dict whose keys depend on the tool and
 the Claude Code version, a plain string (older versions, errors), a list of content blocks
@@ -10,7 +10,6 @@ end), so one 5 MB response costs no more than a small one.
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -104,23 +103,6 @@ def response_text(value: Any, depth: int = 0) -> str:
     if isinstance(value, bool):
         return ""
     return str(value)
-
-
-def estimate_tokens(*values: Any) -> int:
-    """``ceil(chars / 4)`` over every string, key and scalar inside the values."""
-    return math.ceil(sum(_chars(v, 0) for v in values) / 4)
-
-
-def _chars(value: Any, depth: int) -> int:
-    if isinstance(value, str):
-        return len(value)
-    if value is None or depth > 20:
-        return 0
-    if isinstance(value, dict):
-        return sum(len(str(k)) + _chars(v, depth + 1) for k, v in value.items())
-    if isinstance(value, (list, tuple)):
-        return sum(_chars(v, depth + 1) for v in value)
-    return len(str(value))
 
 
 def count_lines(text: str) -> int:

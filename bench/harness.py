@@ -1,0 +1,175 @@
+"""What every bench script needs to run the real service: a free port, start, wait, stop.
+
+Before, ``free_port`` and a ``start_service`` were copied into six scripts, each with its own
+environment, cwd and idea of "up". One copy here, and it starts the service the way a user's
+would be started (``workbench.spawn``: cwd the data dir, ``PYTHONPATH`` the checkout), as the
+bench's child rather than detached so that a crashed script never leaves one behind:
+
+- the environment is the shell's minus every ``WORKBENCH_*`` (a developer's settings must not
+  leak into a figure) and ``PYTHONDONTWRITEBYTECODE`` (an installed service and its hooks run
+  with their bytecode cached), plus what the script asks for;
+- ``root`` chooses the checkout whose code runs (A/B scripts start an older one beside this);
+- "up" means ``/api/health`` answers with ``"service": "workbench"``; a service that exits or
+  never answers raises ``ServiceDidNotStart`` with its log's tail when there is a log.
+
+Figures, never assertions: nothing here times anything.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from workbench import spawn  # noqa: E402
+
+DROPPED_ENV = ("PYTHONDONTWRITEBYTECODE",)
+LOG_TAIL_CHARS = 4000
+
+
+class ServiceDidNotStart(RuntimeError):
+    """The bench's service exited or never answered; the message says where to look."""
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def hook_env(data_dir: Path, port: int, **extra: str) -> dict[str, str]:
+    """The environment a hook under measurement runs with: it finds the bench's service."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("WORKBENCH_") and k not in DROPPED_ENV
+    }
+    env.update(
+        WORKBENCH_DATA_DIR=str(data_dir),
+        WORKBENCH_PORT=str(port),
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        **extra,
+    )
+    return env
+
+
+def service_env(data_dir: Path, port: int, *, root: Path = ROOT, **extra: str) -> dict[str, str]:
+    """The service's environment: ``hook_env`` as ``workbench.spawn`` completes it for ``root``."""
+    base = hook_env(data_dir, port, **extra)
+    return spawn.service_env(data_dir, port, base, code_root=root.resolve())
+
+
+def health(port: int, timeout: float = 1.0) -> dict[str, Any] | None:
+    """The health document when our service answers on ``port``, else None."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request("GET", "/api/health")
+        response = conn.getresponse()
+        body = json.loads(response.read()) if response.status == 200 else None
+    except (OSError, ValueError, http.client.HTTPException):
+        return None
+    finally:
+        conn.close()
+    return body if isinstance(body, dict) and body.get("service") == "workbench" else None
+
+
+def wait_health(
+    port: int, timeout: float, proc: subprocess.Popen[bytes] | None = None
+) -> dict[str, Any]:
+    """Poll until the service answers; raise when ``timeout`` passes or ``proc`` exits."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        body = health(port)
+        if body is not None:
+            return body
+        if proc is not None and proc.poll() is not None:
+            raise ServiceDidNotStart(f"the service exited with {proc.returncode}")
+        time.sleep(0.05)
+    raise ServiceDidNotStart(f"the service did not answer on port {port} within {timeout:.0f} s")
+
+
+def start_service(
+    data_dir: Path,
+    port: int,
+    *,
+    root: Path = ROOT,
+    log: Path | None = None,
+    wait_s: float = 60.0,
+    **extra: str,
+) -> subprocess.Popen[bytes]:
+    """The real service of checkout ``root`` on ``data_dir``, returned once its health answers.
+
+    ``extra`` are environment variables (``WORKBENCH_EMBEDDER="none"``…); output goes to
+    ``log`` (appended) or nowhere.
+    """
+    data_dir.mkdir(parents=True, exist_ok=True)
+    out = log.open("ab") if log is not None else subprocess.DEVNULL
+    try:
+        proc = subprocess.Popen(
+            spawn.service_command(),
+            cwd=data_dir,
+            env=service_env(data_dir, port, root=root, **extra),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    finally:
+        if log is not None:
+            out.close()  # type: ignore[union-attr]
+    try:
+        wait_health(port, wait_s, proc)
+    except ServiceDidNotStart as exc:
+        stop_service(proc)
+        tail = log.read_text(encoding="utf-8", errors="replace")[-LOG_TAIL_CHARS:] if log else ""
+        where = f"; its log ({log}):\n{tail}" if log else " (pass log= to keep its output)"
+        raise ServiceDidNotStart(f"{exc} (code from {root}){where}") from None
+    return proc
+
+
+def stop_service(proc: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within ``timeout`` seconds."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def stop_detached(data_dir: Path, port: int) -> None:
+    """Stop a service that is not our child (a hook spawned it), by its PID file."""
+    try:
+        pid = int((data_dir / "service.pid").read_text(encoding="utf-8").strip())
+    except (OSError, ValueError):
+        return
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and health(port) is not None:
+            time.sleep(0.05)
+        if health(port) is None:
+            return
+
+
+def progress(message: str) -> None:
+    """A timestamped line on stderr, so stdout keeps only the figures."""
+    sys.stderr.write(f"[{time.strftime('%H:%M:%S')}] {message}\n")
+    sys.stderr.flush()

@@ -1,0 +1,106 @@
+"""``bench/harness.py``, the one copy of the bench scripts' service helpers, and the scripts on it.
+
+The harness starts the real service (no fake), reports one that cannot start with its log, and
+every bench script still parses its arguments; the scripts that start services are run once at
+a tiny size. Figures are printed, never judged: no timing is asserted.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench import harness
+from tests.conftest import ROOT
+
+SCRIPTS = sorted(  # the runnable ones; relevance_set*.py are data modules
+    p.name
+    for p in (ROOT / "bench").glob("*.py")
+    if 'if __name__ == "__main__":' in p.read_text(encoding="utf-8")
+)
+
+
+def run_bench(*argv: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
+    env.update(PYTHONPATH=str(ROOT), COLUMNS="200")
+    return subprocess.run(
+        [sys.executable, *argv],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def test_start_service_runs_this_checkout_in_the_data_dir_and_stop_ends_it(
+    tmp_path: Path,
+) -> None:
+    data_dir, port = tmp_path / "data", harness.free_port()
+    proc = harness.start_service(data_dir, port, WORKBENCH_EMBEDDER="none")
+    try:
+        health = harness.health(port)
+        assert health is not None
+        assert health["pid"] == proc.pid
+        assert Path(health["dataDir"]) == data_dir
+        if Path(f"/proc/{proc.pid}/cwd").exists():
+            assert os.readlink(f"/proc/{proc.pid}/cwd") == str(data_dir)
+    finally:
+        harness.stop_service(proc)
+    assert proc.returncode is not None
+    assert harness.health(port) is None
+
+
+def test_a_service_that_cannot_start_is_reported_with_its_log(tmp_path: Path) -> None:
+    log = tmp_path / "service.log"
+    with socket.socket() as squatter:  # something else holds the port: the service must exit
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        port = squatter.getsockname()[1]
+        with pytest.raises(harness.ServiceDidNotStart) as caught:
+            harness.start_service(tmp_path / "data", port, log=log, WORKBENCH_EMBEDDER="none")
+    message = str(caught.value)
+    assert "exited" in message
+    assert str(log) in message
+    assert log.read_text(encoding="utf-8")[-200:] in message
+
+
+def test_the_service_environment_drops_the_developers_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WORKBENCH_COMPRESSOR", "claude")
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    env = harness.service_env(tmp_path, 4242, root=tmp_path / "before", WORKBENCH_EMBEDDER="x")
+    assert "WORKBENCH_COMPRESSOR" not in env
+    assert "PYTHONDONTWRITEBYTECODE" not in env
+    assert env["WORKBENCH_EMBEDDER"] == "x"
+    assert env["WORKBENCH_DATA_DIR"] == str(tmp_path)
+    assert env["WORKBENCH_PORT"] == "4242"
+    assert env["PYTHONPATH"] == str((tmp_path / "before").resolve())  # that checkout's code
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_every_bench_script_still_parses_its_arguments(script: str) -> None:
+    out = run_bench(f"bench/{script}", "--help", timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("bench/ingest.py", "--events", "5", "--clients", "1", "--import-rows", "10"),
+        ("bench/hooks.py", "--runs", "1", "--cold", "1"),
+        ("bench/hooks_ab.py", "--before", ".", "--after", ".", "--runs", "1", "--settle", "0"),
+    ],
+    ids=lambda argv: Path(argv[0]).stem,
+)
+def test_the_scripts_that_start_services_run_at_a_tiny_size(argv: tuple[str, ...]) -> None:
+    out = run_bench(*argv)
+    assert out.returncode == 0, out.stderr + out.stdout
+    assert out.stdout.strip()

@@ -1,0 +1,88 @@
+"""Start ``python -m service`` detached: the one spawner of the CLI and the hooks. Stdlib only.
+
+``workbench serve --detach`` (through ``workbench.launch``) and the SessionStart hook (and
+``hooks/context_file.py`` through it) both call ``spawn_service``, so a service runs the same
+way whoever started it:
+
+- command: ``<this interpreter> -m service``;
+- cwd: the data dir. The service outlives the session that started it, so it must not hold the
+  user's project folder (or the hook's folder), and ``-m`` looks in the cwd first: started in
+  a project that has its own ``service`` package, it would run that one;
+- environment: the caller's, except
+  - ``WORKBENCH_DATA_DIR`` and ``WORKBENCH_PORT`` are the values the caller resolved, so the
+    service listens exactly where the caller then polls;
+  - ``PYTHONPATH`` is the folder that holds ``workbench/`` and ``service/`` (``CODE_ROOT``),
+    replacing the caller's: the service and the embedding worker it starts run this very code,
+    never a ``service`` from the user's own path. When ``CODE_ROOT`` is the interpreter's
+    site-packages (an installed package), ``PYTHONPATH`` is dropped instead: the child looks
+    there anyway, and naming it would put it ahead of the standard library;
+  - ``HF_HUB_OFFLINE`` and ``TRANSFORMERS_OFFLINE`` default to 1 (loading a model by hub name
+    otherwise hangs ~70 s offline); a caller's explicit value stands;
+- stdin from /dev/null, stdout and stderr appended to ``<data_dir>/logs/service.log`` (0600),
+  a session of its own (it survives the hook or CLI that started it) and no inherited
+  descriptors: Claude Code waits for a hook's pipes to close, and the service would hold them.
+
+``subprocess`` is imported inside ``spawn_service``: most session starts find the service up,
+and a hook pays for every module it loads (bench/hooks.py).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+TYPE_CHECKING = False  # ``typing`` costs hook start-up; see hooks/_runtime.py
+if TYPE_CHECKING:
+    import subprocess
+    from collections.abc import Mapping
+
+CODE_ROOT = Path(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+INSTALLED_FOLDERS = ("site-packages", "dist-packages")
+LOG_NAME = "service.log"
+
+
+def service_command(python: str | None = None) -> list[str]:
+    """``<python> -m service``, with the running interpreter unless told otherwise."""
+    return [python or sys.executable, "-m", "service"]
+
+
+def service_env(
+    data_dir: Path,
+    port: int,
+    base: Mapping[str, str] | None = None,
+    code_root: Path = CODE_ROOT,
+) -> dict[str, str]:
+    """The service's environment: ``base`` (default ``os.environ``) with the rules above."""
+    env = dict(os.environ if base is None else base)
+    env["WORKBENCH_DATA_DIR"] = str(data_dir)
+    env["WORKBENCH_PORT"] = str(port)
+    env.setdefault("HF_HUB_OFFLINE", "1")
+    env.setdefault("TRANSFORMERS_OFFLINE", "1")
+    if code_root.name in INSTALLED_FOLDERS:
+        env.pop("PYTHONPATH", None)
+    else:
+        env["PYTHONPATH"] = str(code_root)
+    return env
+
+
+def spawn_service(data_dir: Path, port: int, python: str | None = None) -> subprocess.Popen[bytes]:
+    """Start the service for ``data_dir`` on ``port``, detached; the caller polls its health."""
+    import subprocess
+
+    logs = data_dir / "logs"
+    logs.mkdir(parents=True, exist_ok=True, mode=0o700)
+    log_fd = os.open(logs / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        return subprocess.Popen(
+            service_command(python),
+            cwd=str(data_dir),
+            env=service_env(data_dir, port),
+            stdin=subprocess.DEVNULL,
+            stdout=log_fd,
+            stderr=log_fd,
+            start_new_session=True,
+            close_fds=True,
+        )
+    finally:
+        os.close(log_fd)  # the child holds its own copy
