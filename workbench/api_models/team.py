@@ -3,18 +3,19 @@
 A team observation is shaped like a local one (``workbench.models.Observation``) plus
 ``author``, ``ref`` and the snapshot it was read at, without the local-only fields (its
 ``content_hash`` stays in the mirror). Field types are loose on purpose (``type`` is any
-string): a colleague on another version may publish observation types this one does not
-know, and a reply must never fail on their data.
+string, as in ``ObservationDraft``): a colleague on another version may publish observation
+types this one does not know, and a reply must never fail on their data.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from workbench.api_models.base import CamelModel
+from workbench.models import ObservationDraft
 
 
-class TeamObservation(BaseModel):
+class TeamObservation(ObservationDraft):
     """One colleague's observation; ``id`` is the id in *their* store (cite ``ref``)."""
 
     model_config = ConfigDict(populate_by_name=True)
@@ -26,14 +27,6 @@ class TeamObservation(BaseModel):
     project: str
     platform_source: str | None = None
     prompt_number: int = 0
-    type: str
-    title: str
-    subtitle: str = ""
-    narrative: str = ""
-    facts: list[str] = Field(default_factory=list)
-    concepts: list[str] = Field(default_factory=list)
-    files_read: list[str] = Field(default_factory=list)
-    files_modified: list[str] = Field(default_factory=list)
     discovery_tokens: int = 0
     created_at: str
     created_at_epoch: int

@@ -50,6 +50,16 @@ _FILE_COLUMNS: dict[str, tuple[str, ...]] = {
 }
 
 
+def filter_list(value: Any, param: str) -> list[str]:
+    """``coerce_list`` for a filter field; ``files`` prefixes lose a leading ``./`` (a path
+    relative to the project root is stored without it), and an emptied prefix is dropped."""
+    items = coerce_list(value, param)
+    if param == "files":
+        items = [p[2:] if p.startswith("./") else p for p in items]
+        items = [p for p in items if p]
+    return items
+
+
 def coerce_list(value: Any, param: str) -> list[str]:
     """``["a", "b"]``, ``'["a","b"]'``, ``"a,b"`` or repeated keys (``["a,b", "c"]``) → a list.
 
@@ -194,11 +204,7 @@ class SearchFilters(BaseModel):
     @field_validator("projects", "concepts", "files", mode="before")
     @classmethod
     def _lists(cls, value: Any, info: Any) -> list[str]:
-        items = coerce_list(value, info.field_name)
-        if info.field_name == "files":
-            items = [p[2:] if p.startswith("./") else p for p in items]
-            items = [p for p in items if p]
-        return items
+        return filter_list(value, info.field_name)
 
     @field_validator("obs_types", mode="before")
     @classmethod

@@ -40,7 +40,13 @@ from pydantic import (
 from workbench.errors import InvalidInput
 from workbench.models import OBSERVATION_TYPES
 from workbench.platform_filter import check_platform
-from workbench.recall.filters import SearchFilters, coerce_list, observation_types, parse_time
+from workbench.recall.filters import (
+    SearchFilters,
+    coerce_list,
+    filter_list,
+    observation_types,
+    parse_time,
+)
 
 ObservationType = Literal[OBSERVATION_TYPES]  # type: ignore[valid-type]
 MAX_QUERY_CHARS = 2_000
@@ -229,11 +235,7 @@ class RecallFilter(BaseModel):
     @field_validator("concepts", "files", mode="before")
     @classmethod
     def _lists(cls, value: Any, info: Any) -> list[str]:
-        items = coerce_list(value, info.field_name)
-        if info.field_name == "files":
-            items = [p[2:] if p.startswith("./") else p for p in items]
-            items = [p for p in items if p]
-        return items
+        return filter_list(value, info.field_name)
 
     @field_validator("since", "until", mode="before")
     @classmethod
