@@ -24,7 +24,7 @@ bound; ``parse`` turns the latter into an ``InvalidInput`` too, for callers outs
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import (
@@ -90,6 +90,22 @@ def _same(field: str, a: Any, b: Any) -> bool:
     return str(a).strip() == str(b).strip()
 
 
+def _blank(field: str, value: Any) -> bool:
+    """No value at all: None, blank text, or a list of nothing but blanks."""
+    if value is None:
+        return True
+    if field in _LIST_FIELDS and isinstance(value, list | tuple | str):
+        try:
+            return not coerce_list(value, field)
+        except InvalidInput:
+            return False  # not blank: the field's own validation will name what is wrong
+    return isinstance(value, str) and not value.strip()
+
+
+# Value checks that run before two spellings are compared, so the error names the bad value.
+_CHECK_FIRST: dict[str, tuple[Callable[[Any], Any], ...]] = {"platform_source": (check_platform,)}
+
+
 def _shown(value: Any) -> Any:
     """A list as the csv a query string would carry; anything else as is."""
     return ",".join(map(str, value)) if isinstance(value, list | tuple) else value
@@ -109,9 +125,16 @@ def rename_legacy(data: dict[str, Any], fields: set[str]) -> tuple[dict[str, Any
             continue
         value = out.pop(old)
         met.append(old)
-        if value is None:
-            continue
-        if out.get(new) is not None and not _same(new, out[new], value):
+        if _blank(new, value):
+            continue  # a blank spelling says nothing: it never drops or contradicts the other
+        if _blank(new, out.get(new)):
+            out.pop(new, None)
+        # A bad value is refused as itself (e.g. UNKNOWN_PLATFORM), not as a disagreement.
+        for check in _CHECK_FIRST.get(new, ()):
+            check(value)
+            if new in out:
+                check(out[new])
+        if new in out and not _same(new, out[new], value):
             other = sent_as[new]
             raise SpellingConflict(
                 f"{old}={_shown(value)!r} and {other}={_shown(out[new])!r} disagree; both "
