@@ -22,6 +22,7 @@ author and the published fields: publishing twice adds nothing) and its ``platfo
 ``publish_marks`` is append-only: the high-water marks, per author, machine, table and project,
 written in the same transaction as the rows they cover (see ``workbench/team/publish.py``).
 Every table also has ``machine_id`` (``ADDED_COLUMNS``: added to an older lake when opened).
+``publish_locks`` (``LOCK_TABLE``) makes two publishing runs of one author conflict.
 """
 
 from __future__ import annotations
@@ -77,6 +78,11 @@ TABLES: dict[str, str] = {
         mark BIGINT NOT NULL, published_at_epoch BIGINT NOT NULL
     """,
 }
+# One row per author that every publishing run deletes and re-inserts (``publish._claim``):
+# two runs of one author delete the same row, so DuckLake refuses the second commit and the
+# run is retried. Not in ``TABLES``: it holds no memory and gets no ``machine_id``.
+LOCK_TABLE = "publish_locks"
+LOCK_COLUMNS = "author VARCHAR NOT NULL, run_id VARCHAR NOT NULL, at_epoch BIGINT NOT NULL"
 # Columns added after the first release, per table: ``connect`` adds the missing ones
 # (ALTER TABLE … ADD COLUMN; rows written before hold NULL). ``machine_id``: which of the
 # author's machines published the row or mark (``workbench/team/machine.py``).
@@ -209,13 +215,14 @@ def _create_missing_tables(con: Any) -> None:
             "SELECT table_name FROM duckdb_tables() WHERE database_name = ?", [LAKE]
         ).fetchall()
     }
-    missing = [t for t in TABLES if t not in present]
+    wanted = {**TABLES, LOCK_TABLE: LOCK_COLUMNS}
+    missing = [t for t in wanted if t not in present]
     if not missing:
         return
     con.execute("BEGIN")
     try:
         for table in missing:
-            con.execute(f"CREATE TABLE IF NOT EXISTS {LAKE}.{table} ({TABLES[table]})")
+            con.execute(f"CREATE TABLE IF NOT EXISTS {LAKE}.{table} ({wanted[table]})")
         con.execute("COMMIT")
     except duckdb.TransactionException:
         try:

@@ -33,7 +33,11 @@ Guarantees, and how:
   snapshot. Older snapshots keep it until ``ducklake_expire_snapshots`` runs.
 - **Concurrent publishers.** Appends from two authors commit side by side; DuckLake refuses a
   commit that conflicts (an insert into a table another transaction deleted from: a tombstone),
-  and the whole run is retried (it is idempotent) up to ``MAX_ATTEMPTS`` times.
+  and the whole run is retried (it is idempotent) up to ``MAX_ATTEMPTS`` times. Two runs of
+  the *same* author (two processes on one machine, a restored copy of a store) would both read
+  the same marks and hashes and append every row twice, so each run deletes and re-inserts the
+  author's row in ``publish_locks`` (``_claim``): deletes of one row conflict, and the retry
+  sees the other run's rows.
 """
 
 from __future__ import annotations
@@ -187,7 +191,9 @@ def _run(
     published_at = now_ms()
     result.added = dict.fromkeys(local_rows.TABLES, 0)
     result.tombstoned = result.superseded = 0
+    _ensure_lock_row(con, author)
     con.execute("BEGIN")
+    _claim(con, author, run_id, published_at)
     marks = _read_marks(con, author, result.machine)
     total = sum(
         local_rows.count_candidates(store, t, p, marks.get(t, p), since)
@@ -252,6 +258,34 @@ def _run(
         [f"publish {run_id}"],
     ).fetchone()
     result.snapshot = int(row[0]) if row and row[0] is not None else None
+
+
+def _ensure_lock_row(con: Any, author: str) -> None:
+    """Give ``author`` a row in ``publish_locks`` (its own small commit, once per author).
+
+    Why before the run: two first runs that each found no row would both only insert, and
+    inserts do not conflict. Two concurrent first calls here may add two rows; ``_claim``
+    deletes them all, which still conflicts.
+    """
+    import duckdb
+
+    table = f"{lake.LAKE}.{lake.LOCK_TABLE}"
+    if con.execute(f"SELECT count(*) FROM {table} WHERE author = ?", [author]).fetchone()[0]:
+        return
+    try:
+        con.execute("BEGIN")
+        con.execute(f"INSERT INTO {table} VALUES (?, '', ?)", [author, now_ms()])
+        con.execute("COMMIT")
+    except duckdb.TransactionException:  # a concurrent first run made the lake change: fine
+        _rollback(con)
+
+
+def _claim(con: Any, author: str, run_id: str, at: int) -> None:
+    """Delete and re-insert the author's ``publish_locks`` row inside the run's transaction,
+    so a concurrent run of the same author conflicts with this one at commit."""
+    table = f"{lake.LAKE}.{lake.LOCK_TABLE}"
+    con.execute(f"DELETE FROM {table} WHERE author = ?", [author])
+    con.execute(f"INSERT INTO {table} VALUES (?, ?, ?)", [author, run_id, at])
 
 
 def _read_marks(con: Any, author: str, machine: str) -> local_rows.Marks:
