@@ -46,7 +46,9 @@ import random
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.clock import now_ms
@@ -57,6 +59,7 @@ if TYPE_CHECKING:
     from workbench.settings import Settings
 
 BATCH_ROWS = 5000
+LOCK_FILENAME = "team_publish.lock"  # in the data dir: one run at a time per data dir
 MAX_ATTEMPTS = 8
 Progress = Callable[[str, int, int], None]  # (what, advance, total)
 
@@ -133,8 +136,6 @@ def publish(
     progress: Progress | None = None,
 ) -> PublishResult:
     """Publish new rows of the allowlisted projects; retry the whole run on a lake conflict."""
-    import duckdb
-
     lake.require_configured(settings)
     projects = publishable_projects(settings, project)
     if not settings.db_path.is_file():
@@ -146,6 +147,34 @@ def publish(
         projects=projects,
         machine=machine_id(settings.data_dir),
     )
+    with _one_run_per_data_dir(settings.data_dir):
+        return _publish_locked(settings, result, since_ms, progress)
+
+
+@contextmanager
+def _one_run_per_data_dir(data_dir: Path) -> Iterator[None]:
+    """Wait for any other publishing run from this data dir (the CLI and the service's
+    publisher may both start one): two runs of one store would only conflict in the lake and
+    retry. ``flock`` is released by the kernel if the holder dies."""
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): the lake's publish_locks conflict still holds
+        yield
+        return
+    data_dir.mkdir(parents=True, exist_ok=True)
+    with (data_dir / LOCK_FILENAME).open("a+b") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _publish_locked(
+    settings: Settings, result: PublishResult, since_ms: int | None, progress: Progress | None
+) -> PublishResult:
+    import duckdb
+
     con = lake.connect(settings)
     store = local_rows.open_store(str(settings.db_path))
     try:
