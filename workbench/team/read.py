@@ -245,31 +245,64 @@ def merge_timeline(
 def drop_local_duplicates(
     rows: list[dict[str, Any]], author: str, db_path: Any
 ) -> list[dict[str, Any]]:
-    """``rows`` without this author's rows that the local store still holds (local wins)."""
-    mine = [int(r["local_id"]) for r in rows if r["author"] == author]
+    """``rows`` without this store's own rows: local wins, and what it forgot stays gone.
+
+    A row of this author is this store's when its ``(local_id, content_session_id)`` is an
+    observation the store holds or forgot, or its session is one of the store's sessions
+    (an observation ``recompress`` replaced). Such a row is never a team hit: held, the local
+    hit shows it; forgotten or replaced, it must not come back under your name until the next
+    publish tombstones it. Rows of this author from another machine (other sessions) stay.
+    """
+    mine = [r for r in rows if r["author"] == author]
     if not mine:
         return rows
-    held: set[tuple[int, str | None]] = set()
+    ids = sorted({int(r["local_id"]) for r in mine})
+    sessions = sorted({r["content_session_id"] for r in mine if r["content_session_id"]})
+    own_keys: set[tuple[int, str | None]] = set()
+    own_sessions: set[str] = set()
     try:
         conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
     except sqlite3.OperationalError:
         return rows
     try:
-        marks = ",".join("?" * len(mine))
-        held = {
-            (r[0], r[1])
-            for r in conn.execute(
-                f"SELECT id, content_session_id FROM observations WHERE id IN ({marks})", mine
-            )
-        }
-    except sqlite3.OperationalError:
-        pass
+        for sql, target in (
+            ("SELECT id, content_session_id FROM observations WHERE id IN ({})", ids),
+            (
+                "SELECT observation_id, content_session_id FROM deleted_observations"
+                " WHERE observation_id IN ({})",
+                ids,
+            ),
+        ):
+            try:
+                marks = ",".join("?" * len(target))
+                own_keys.update((r[0], r[1]) for r in conn.execute(sql.format(marks), target))
+            except sqlite3.OperationalError:  # an older or partial store: that table is absent
+                pass
+        if sessions:
+            try:
+                marks = ",".join("?" * len(sessions))
+                own_sessions = {
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT content_session_id FROM sessions"
+                        f" WHERE content_session_id IN ({marks})",
+                        sessions,
+                    )
+                }
+            except sqlite3.OperationalError:
+                pass
     finally:
         conn.close()
     return [
         r
         for r in rows
-        if not (r["author"] == author and (int(r["local_id"]), r["content_session_id"]) in held)
+        if not (
+            r["author"] == author
+            and (
+                (int(r["local_id"]), r["content_session_id"]) in own_keys
+                or r["content_session_id"] in own_sessions
+            )
+        )
     ]
 
 
