@@ -67,6 +67,10 @@ def _forget(runtime: Any, ids: list[int]) -> forget.ForgetReport:
         indexer.notify()  # its next pass drops the vectors and the cached embeddings
     for gone in report.deleted:
         runtime.bus.publish("observation_deleted", {"id": gone.id, "project": gone.project})
+    publisher = getattr(runtime, "team_publisher", None)
+    if publisher is not None and any(publisher.wants(d.project) for d in report.deleted):
+        # A forgotten row may be published: its tombstone should not wait for a session end.
+        publisher.request()
     return report
 
 
