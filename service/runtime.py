@@ -207,6 +207,10 @@ class Runtime:
             self.indexer.notify()
         for gone in report.deleted:
             self.bus.publish("observation_deleted", {"id": gone.id, "project": gone.project})
+        publisher = self.team_publisher
+        if publisher is not None and any(publisher.wants(d.project) for d in report.deleted):
+            # A forgotten row may be published: its tombstone should not wait for a session end.
+            publisher.request()
         return report
 
     def vectors_after_forget(self) -> str:

@@ -39,7 +39,13 @@ def test_init_stores_the_settings_and_status_shows_them(team_lake: Any, tmp_path
         tmp_path, "SELECT table_name FROM duckdb_tables() WHERE database_name = 'lake' ORDER BY 1"
     )
     assert status["snapshot"] >= 1  # init created the tables (one snapshot)
-    assert [t for (t,) in tables] == ["observations", "publish_marks", "sessions", "summaries"]
+    assert [t for (t,) in tables] == [
+        "observations",
+        "publish_locks",
+        "publish_marks",
+        "sessions",
+        "summaries",
+    ]
 
 
 def test_author_defaults_to_user_at_host(team_lake: Any, tmp_path: Path) -> None:

@@ -6,6 +6,7 @@
 - ``s3``          an ``s3://`` data path: httpfs and a temporary secret from the ``AWS_*`` variables
 - ``local_rows``  reads sessions, observations, summaries and tombstones from the SQLite store,
                   re-redacted, with their content hashes
+- ``machine``     this data dir's machine id (``team_machine_id``): rows and marks per machine
 - ``publish``     one publishing run: one transaction, one snapshot, marks and tombstones
 - ``autopublish`` the service's publisher thread behind ``team_publish_on_stop``
 - ``last_publish`` the last run's outcome in ``team_publish.json``, for ``team status``

@@ -165,11 +165,16 @@ class AutoPublisher(threading.Thread):
 
     def publish_once(self, trigger: str = TRIGGER) -> None:
         """One publishing run, its outcome recorded; never raises (the thread must live on)."""
+        from workbench.settings import load_settings
         from workbench.team import last_publish
         from workbench.team.publish import publish
 
         try:
-            result = publish(self.settings)
+            # Trigger: every run. / Why: `team deny P` / `team allow P` only write
+            # settings.json, and the service must not go on publishing a project the user
+            # has just taken off the allowlist. / Outcome: the file is read afresh; while it
+            # is unreadable, `capture_paused` makes publish refuse (fail closed).
+            result = publish(load_settings(self.settings.data_dir))
         except Exception as exc:  # noqa: BLE001 - recorded and shown by `team status`
             message = str(exc).strip() or type(exc).__name__
             log.warning("team publish (%s) failed: %s", trigger, message)

@@ -19,8 +19,10 @@ standard ``AWS_*`` variables: see ``workbench/team/s3.py``. Nothing secret is wr
 
 Tables (``TABLES``): every row names its ``author`` and carries a ``content_hash`` (sha256 of the
 author and the published fields: publishing twice adds nothing) and its ``platform_source``.
-``publish_marks`` is append-only: the high-water marks, per author, table and project, written
-in the same transaction as the rows they cover (see ``workbench/team/publish.py``).
+``publish_marks`` is append-only: the high-water marks, per author, machine, table and project,
+written in the same transaction as the rows they cover (see ``workbench/team/publish.py``).
+Every table also has ``machine_id`` (``ADDED_COLUMNS``: added to an older lake when opened).
+``publish_locks`` (``LOCK_TABLE``) makes two publishing runs of one author conflict.
 """
 
 from __future__ import annotations
@@ -76,6 +78,17 @@ TABLES: dict[str, str] = {
         mark BIGINT NOT NULL, published_at_epoch BIGINT NOT NULL
     """,
 }
+# One row per author that every publishing run deletes and re-inserts (``publish._claim``):
+# two runs of one author delete the same row, so DuckLake refuses the second commit and the
+# run is retried. Not in ``TABLES``: it holds no memory and gets no ``machine_id``.
+LOCK_TABLE = "publish_locks"
+LOCK_COLUMNS = "author VARCHAR NOT NULL, run_id VARCHAR NOT NULL, at_epoch BIGINT NOT NULL"
+# Columns added after the first release, per table: ``connect`` adds the missing ones
+# (ALTER TABLE … ADD COLUMN; rows written before hold NULL). ``machine_id``: which of the
+# author's machines published the row or mark (``workbench/team/machine.py``).
+ADDED_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = dict.fromkeys(
+    TABLES, (("machine_id", "VARCHAR"),)
+)
 
 
 class TeamNotConfigured(WorkbenchError):
@@ -163,6 +176,7 @@ def connect(
             ) from None
         if create_tables:
             _create_missing_tables(con)
+            _add_missing_columns(con)
     except BaseException:
         con.close()
         raise
@@ -201,13 +215,46 @@ def _create_missing_tables(con: Any) -> None:
             "SELECT table_name FROM duckdb_tables() WHERE database_name = ?", [LAKE]
         ).fetchall()
     }
-    missing = [t for t in TABLES if t not in present]
+    wanted = {**TABLES, LOCK_TABLE: LOCK_COLUMNS}
+    missing = [t for t in wanted if t not in present]
     if not missing:
         return
     con.execute("BEGIN")
     try:
         for table in missing:
-            con.execute(f"CREATE TABLE IF NOT EXISTS {LAKE}.{table} ({TABLES[table]})")
+            con.execute(f"CREATE TABLE IF NOT EXISTS {LAKE}.{table} ({wanted[table]})")
+        con.execute("COMMIT")
+    except duckdb.TransactionException:
+        try:
+            con.execute("ROLLBACK")
+        except duckdb.Error:  # the failed commit already rolled back
+            pass
+
+
+def _add_missing_columns(con: Any) -> None:
+    """Upgrade a lake made by an older release: add ``ADDED_COLUMNS`` it lacks, in one
+    transaction. A concurrent upgrader's commit may conflict with ours; then it added them."""
+    import duckdb
+
+    present = {
+        (row[0], row[1])
+        for row in con.execute(
+            "SELECT table_name, column_name FROM duckdb_columns() WHERE database_name = ?",
+            [LAKE],
+        ).fetchall()
+    }
+    missing = [
+        (table, column, kind)
+        for table, columns in ADDED_COLUMNS.items()
+        for column, kind in columns
+        if (table, column) not in present
+    ]
+    if not missing:
+        return
+    con.execute("BEGIN")
+    try:
+        for table, column, kind in missing:
+            con.execute(f"ALTER TABLE {LAKE}.{table} ADD COLUMN IF NOT EXISTS {column} {kind}")
         con.execute("COMMIT")
     except duckdb.TransactionException:
         try:

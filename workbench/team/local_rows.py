@@ -172,13 +172,17 @@ def summaries(
         yield row
 
 
-def tombstones(conn: sqlite3.Connection, project: str, mark: int) -> list[tuple[int, int]]:
-    """``(observation_id, deleted_at_epoch)`` of observations forgotten at or after ``mark``."""
+def tombstones(
+    conn: sqlite3.Connection, project: str, mark: int
+) -> list[tuple[int, str | None, int]]:
+    """``(observation_id, content_session_id, deleted_at_epoch)`` of observations forgotten at
+    or after ``mark``."""
     return [
-        (int(r[0]), int(r[1]))
+        (int(r[0]), r[1], int(r[2]))
         for r in conn.execute(
-            "SELECT observation_id, deleted_at_epoch FROM deleted_observations"
-            " WHERE project = ? AND deleted_at_epoch >= ? ORDER BY deleted_at_epoch",
+            "SELECT observation_id, content_session_id, deleted_at_epoch"
+            " FROM deleted_observations WHERE project = ? AND deleted_at_epoch >= ?"
+            " ORDER BY deleted_at_epoch",
             (project, mark),
         )
     ]
@@ -207,17 +211,30 @@ def count_candidates(
     return int(conn.execute(sql, (project, mark, since)).fetchone()[0])
 
 
-def observation_ids(conn: sqlite3.Connection, projects: list[str]) -> set[int]:
-    """Ids of the observations ``projects`` still hold, or forgot (those get tombstones)."""
+Key = tuple[int, str | None]  # (local id, content_session_id): one machine's row
+
+
+def observation_keys(conn: sqlite3.Connection, projects: list[str]) -> tuple[set[Key], set[str]]:
+    """The ``(id, session)`` of the observations ``projects`` still hold or forgot (those get
+    tombstones), and the sessions this store holds.
+
+    Why sessions: an author's rows published from another machine (or by this store before it
+    was restored elsewhere) are not in this store, and must not look gone. A lake row is this
+    store's own when its session is one of this store's sessions.
+    """
     marks = ",".join("?" * len(projects))
-    return {
-        int(r[0])
+    keys = {
+        (int(r[0]), r[1])
         for r in conn.execute(
-            f"SELECT id FROM observations WHERE project IN ({marks}) UNION ALL"
-            f" SELECT observation_id FROM deleted_observations WHERE project IN ({marks})",
+            f"SELECT id, content_session_id FROM observations WHERE project IN ({marks})"
+            " UNION ALL SELECT observation_id, content_session_id FROM deleted_observations"
+            f" WHERE project IN ({marks})",
             [*projects, *projects],
         )
     }
+    sessions = {s for _, s in keys if s is not None}
+    sessions.update(r[0] for r in conn.execute("SELECT content_session_id FROM sessions"))
+    return keys, sessions
 
 
 READERS = {"sessions": sessions, "observations": observations, "summaries": summaries}

@@ -32,7 +32,7 @@ ALLOWED_QUERY_KEYS = {
     "options",
     "target_session_attrs",
 }
-_NAME = re.compile(r"^[A-Za-z0-9._@+-]{1,128}$")
+_NAME = re.compile(r"[A-Za-z0-9._@+-]{1,128}\Z")  # \Z: "$" would let a trailing newline in
 
 
 def check_catalog(value: str) -> str:

@@ -141,9 +141,15 @@ def connect(settings: Settings) -> sqlite3.Connection:
     path = settings.team_mirror_path
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, timeout=5.0, isolation_level=None, check_same_thread=False)
-    conn.execute("PRAGMA journal_mode=DELETE")  # see the module doc: no WAL for this file
-    conn.create_function(SQL_FUNCTION, 1, split_identifiers, deterministic=True)
-    conn.execute("CREATE TABLE IF NOT EXISTS mirror_meta (key TEXT PRIMARY KEY, value TEXT)")
+    try:
+        conn.execute("PRAGMA journal_mode=DELETE")  # see the module doc: no WAL for this file
+        # A colleague's forgotten row must not linger in freed pages (see ``_purge_terms``).
+        conn.execute("PRAGMA secure_delete=ON")
+        conn.create_function(SQL_FUNCTION, 1, split_identifiers, deterministic=True)
+        conn.execute("CREATE TABLE IF NOT EXISTS mirror_meta (key TEXT PRIMARY KEY, value TEXT)")
+    except BaseException:
+        conn.close()
+        raise
     return conn
 
 
@@ -197,6 +203,8 @@ def refresh(
 
 
 def _refresh(settings: Settings, *, rebuild: bool, max_age_s: float | None) -> Freshness:
+    import duckdb
+
     from workbench.team import read
 
     with opened(settings) as conn:
@@ -215,6 +223,17 @@ def _refresh(settings: Settings, *, rebuild: bool, max_age_s: float | None) -> F
             return Freshness(snapshot=held, mode="stale", stale=exc.message)
         try:
             return _bring_up(conn, settings, r, held, rebuild=rebuild)
+        except duckdb.Error as exc:
+            # Trigger: the catalog answered but the data path failed (share unmounted, S3
+            #   down) while the rows were read; ``_bring_up`` rolled the mirror back.
+            # Why: a storage error is the lake being unavailable, not a bug: never a 500.
+            # Outcome: the mirror as it was, said to be stale; none yet is a clear 503.
+            error = lake.storage_error(settings.team_data or "", exc)
+            if held is None:
+                raise MirrorUnavailable(
+                    f"no team mirror yet and the lake cannot be read: {error.message}"
+                ) from None
+            return Freshness(snapshot=held, mode="stale", stale=error.message)
         finally:
             r.close()
 
@@ -338,7 +357,20 @@ def _apply_changes(conn: sqlite3.Connection, r: Reader, held: int) -> Freshness:
     base = conn.execute("SELECT coalesce(max(id), 0) FROM observations").fetchone()[0]
     added = _insert(conn, cursor)
     _index_new(conn, base)
+    if removed:
+        _purge_terms(conn)
     return Freshness(snapshot=r.snapshot, mode="incremental", added=added, removed=removed)
+
+
+def _purge_terms(conn: sqlite3.Connection) -> None:
+    """Merge the full-text index so removed rows' terms leave the file.
+
+    Why: a delete from FTS5 only adds a delete marker; the terms stay in the older index
+    segments until they are merged, and a colleague's forgotten words would stay readable in
+    ``mirror.sqlite`` (the store's ``deletions.purge`` does the same for local forgets).
+    ``secure_delete`` (``connect``) zeroes the pages the merge and the row deletes free.
+    """
+    conn.execute("INSERT INTO observations_fts (observations_fts) VALUES ('optimize')")
 
 
 def _statements(script: str) -> Iterator[str]:

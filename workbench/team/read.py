@@ -242,35 +242,103 @@ def merge_timeline(
     return merged
 
 
+Key = tuple[int, str | None]
+
+
 def drop_local_duplicates(
     rows: list[dict[str, Any]], author: str, db_path: Any
 ) -> list[dict[str, Any]]:
-    """``rows`` without this author's rows that the local store still holds (local wins)."""
-    mine = [int(r["local_id"]) for r in rows if r["author"] == author]
-    if not mine:
-        return rows
-    held: set[tuple[int, str | None]] = set()
-    try:
-        conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
-    except sqlite3.OperationalError:
-        return rows
-    try:
-        marks = ",".join("?" * len(mine))
-        held = {
-            (r[0], r[1])
-            for r in conn.execute(
-                f"SELECT id, content_session_id FROM observations WHERE id IN ({marks})", mine
-            )
-        }
-    except sqlite3.OperationalError:
-        pass
-    finally:
-        conn.close()
+    """``rows`` without this store's own rows: local wins, and what it forgot stays gone.
+
+    A row of this author is this store's when its ``(local_id, content_session_id)`` is an
+    observation the store holds or forgot, or its session is one of the store's sessions
+    (an observation ``recompress`` replaced). Such a row is never a team hit: held, the local
+    hit shows it; forgotten or replaced, it must not come back under your name until the next
+    publish tombstones it. Rows of this author from another machine (other sessions) stay.
+    """
+    held, forgotten, sessions = _store_rows(rows, author, db_path)
     return [
         r
         for r in rows
-        if not (r["author"] == author and (int(r["local_id"]), r["content_session_id"]) in held)
+        if not (
+            r["author"] == author
+            and (_key(r) in held or _key(r) in forgotten or r["content_session_id"] in sessions)
+        )
     ]
+
+
+def drop_forgotten_own(
+    rows: list[dict[str, Any]], author: str, db_path: Any
+) -> list[dict[str, Any]]:
+    """``rows`` without this author's rows this store forgot or replaced (refs: ``show
+    team:<you>:<id>`` of a forgotten row finds nothing, before the next publish blanks it)."""
+    held, forgotten, sessions = _store_rows(rows, author, db_path)
+    return [
+        r
+        for r in rows
+        if not (
+            r["author"] == author
+            and (
+                _key(r) in forgotten
+                or (r["content_session_id"] in sessions and _key(r) not in held)
+            )
+        )
+    ]
+
+
+def _key(row: dict[str, Any]) -> Key:
+    return int(row["local_id"]), row["content_session_id"]
+
+
+def _store_rows(
+    rows: list[dict[str, Any]], author: str, db_path: Any
+) -> tuple[set[Key], set[Key], set[str]]:
+    """Of ``rows`` by ``author``: the keys the store holds, the keys it forgot, and the
+    sessions it holds. Empty sets when the store (or a table of it) cannot be read."""
+    held: set[Key] = set()
+    forgotten: set[Key] = set()
+    sessions: set[str] = set()
+    mine = [r for r in rows if r["author"] == author]
+    if not mine:
+        return held, forgotten, sessions
+    ids = sorted({int(r["local_id"]) for r in mine})
+    wanted = sorted({r["content_session_id"] for r in mine if r["content_session_id"]})
+    try:
+        conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    except sqlite3.OperationalError:
+        return held, forgotten, sessions
+    queries: list[tuple[str, list[Any], Any]] = [
+        ("SELECT id, content_session_id FROM observations WHERE id IN ({})", ids, held),
+        (
+            "SELECT observation_id, content_session_id FROM deleted_observations"
+            " WHERE observation_id IN ({})",
+            ids,
+            forgotten,
+        ),
+    ]
+    try:
+        for sql, params, target in queries:
+            try:
+                marks = ",".join("?" * len(params))
+                target.update((r[0], r[1]) for r in conn.execute(sql.format(marks), params))
+            except sqlite3.OperationalError:  # an older or partial store: that table is absent
+                pass
+        if wanted:
+            try:
+                marks = ",".join("?" * len(wanted))
+                sessions.update(
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT content_session_id FROM sessions"
+                        f" WHERE content_session_id IN ({marks})",
+                        wanted,
+                    )
+                )
+            except sqlite3.OperationalError:
+                pass
+    finally:
+        conn.close()
+    return held, forgotten, sessions
 
 
 def team_hit(row: dict[str, Any]) -> dict[str, Any]:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 PREFIX = "team:"
 MAX_REFS = 100
-_REF = re.compile(r"^team:([A-Za-z0-9._@+-]{1,128}):([0-9]{1,18})$")
+_REF = re.compile(r"team:([A-Za-z0-9._@+-]{1,128}):([0-9]{1,18})\Z")
 
 
 class InvalidRef(WorkbenchError):
@@ -82,12 +82,20 @@ def _lookup(
     settings: Settings, keys: list[tuple[str, int]], wanted: list[str], snapshot: int
 ) -> tuple[list[dict[str, Any]], list[str]]:
     from workbench.team import mirror, mirror_read
+    from workbench.team.read import drop_forgotten_own
 
     found: list[dict[str, Any]] = []
     missing: list[str] = []
+    me = settings.team_author_id()
     with mirror.opened(settings) as conn:
         for (author, local_id), text in zip(keys, wanted, strict=True):
             rows = mirror_read.full_observations(conn, author, local_id)
+            if author == me:  # what you forgot locally is not shown until publish blanks it
+                keyed = [r | {"local_id": r["id"]} for r in rows]
+                rows = [
+                    {k: v for k, v in r.items() if k != "local_id"}
+                    for r in drop_forgotten_own(keyed, me, settings.db_path)
+                ]
             if not rows:
                 missing.append(text.strip())
             found += [row | {"teamSnapshot": snapshot} for row in rows]

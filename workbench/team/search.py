@@ -110,12 +110,28 @@ def with_team_search(
     local = local_prefix(local_page, limit, offset)
     rows: list[dict[str, Any]] = []
     if not wanted or "observation" in wanted.lower():
-        # Twice the page's depth: local-wins may drop this author's rows the store holds.
-        # Any depth of at least offset + limit pages consistently: the rows kept from the
-        # top k are a prefix of those kept from the top k' > k.
-        rows = mirror_read.read_search(settings, query, filters, limit=2 * (offset + limit))
-        rows = drop_local_duplicates(rows, settings.team_author_id(), settings.db_path)
+        rows = _team_rows(settings, query, filters, offset + limit)
     return merge_search(local, rows, limit=limit, offset=offset, freshness=freshness)
+
+
+def _team_rows(
+    settings: Settings, query: str | None, filters: Any, wanted: int
+) -> list[dict[str, Any]]:
+    """The team list's top ``wanted`` rows after local-wins drops this store's own rows.
+
+    Why read deeper until that many are kept (or the mirror has no more): your own published
+    rows may fill any fixed depth, and a page fused from fewer than ``offset + limit`` team
+    rows differs from the next page's cut, so pages repeated and skipped hits. With at least
+    ``wanted`` kept, every page is cut from the same list: the rows kept from the top k are a
+    prefix of those kept from the top k' > k.
+    """
+    depth = 2 * wanted
+    while True:
+        read = mirror_read.read_search(settings, query, filters, limit=depth)
+        rows = drop_local_duplicates(read, settings.team_author_id(), settings.db_path)
+        if len(rows) >= wanted or len(read) < depth:
+            return rows
+        depth *= 4
 
 
 def search_text(data: dict[str, Any]) -> str:
