@@ -1,7 +1,8 @@
 """The one page shape every list route returns: ``{items, hasMore, offset, limit}``.
 
-Every list takes ``project`` and ``platform_source`` (or ``platformSource``: one agent
-platform; a 422 listing the known ones for any other), as the viewer's filters do.
+Every list takes ``project`` and ``platform_source`` (one agent platform; a 422 listing the
+known ones for any other), as the viewer's filters do. The old ``platformSource`` works for one
+release and adds deprecation headers (``service.deprecation``).
 """
 
 from __future__ import annotations
@@ -9,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Annotated, TypeVar
 
-from fastapi import Depends, Query
+from fastapi import Depends, Query, Response
 from pydantic import BaseModel
 
+from service.deprecation import mark_deprecated, one_spelling
 from workbench.api_models.pages import Page
 from workbench.bounds import SQLITE_INT_MAX
-from workbench.platform_filter import one_platform
+from workbench.platform_filter import check_platform
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -27,19 +29,26 @@ class PageParams(BaseModel):
 
 
 async def page_params(
+    response: Response,
     offset: Annotated[int, Query(ge=0, le=SQLITE_INT_MAX, description="rows to skip")] = 0,
     limit: Annotated[int, Query(ge=1, le=100, description="rows per page")] = 20,
     project: Annotated[str | None, Query(max_length=200)] = None,
     platform_source: Annotated[
         str | None, Query(max_length=200, description="one agent platform, e.g. gemini-cli")
     ] = None,
-    platformSource: Annotated[str | None, Query(max_length=200)] = None,
+    platformSource: Annotated[
+        str | None,
+        Query(max_length=200, description="deprecated: use platform_source", deprecated=True),
+    ] = None,
 ) -> PageParams:
+    sent = {"platform_source": platform_source, "platformSource": platformSource}
+    values, _, notices = one_spelling(sent, {"platform_source"})
+    mark_deprecated(response, notices)
     return PageParams(
         offset=offset,
         limit=limit,
         project=project or None,
-        platform_source=one_platform(platform_source, platformSource),
+        platform_source=check_platform(values.get("platform_source")),
     )
 
 

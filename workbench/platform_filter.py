@@ -53,19 +53,3 @@ def check_platform(value: Any, field: str = "platform_source") -> str | None:
             known=known,
         )
     return text
-
-
-def one_platform(snake: Any, camel: Any) -> str | None:
-    """The platform filter of a route that takes both spellings (``platform_source``,
-    ``platformSource``): each checked, a blank one absent, two that disagree refused."""
-    first = check_platform(snake, "platform_source")
-    second = check_platform(camel, "platformSource")
-    if first and second and first != second:
-        raise UnknownPlatform(
-            f"platform_source={first!r} and platformSource={second!r} disagree; send one of "
-            "them (they are two spellings of the same filter)",
-            field="platform_source",
-            value=first,
-            known=known_platforms(),
-        )
-    return first or second

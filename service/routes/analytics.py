@@ -4,9 +4,10 @@
 The overview counts the store's rows and reports the worker and the spool. Each
 sub-resource runs one ``knowledge.reports`` report over the read-only DuckDB views and returns
 ``{"items": [...], "summary": {...}}`` (the same JSON as ``workbench stats --json``). Query
-parameters: ``project``, ``dateStart``, ``dateEnd`` (ISO; a plain end date includes that day),
-``platform_source`` (or ``platformSource``: one agent platform, a 422 listing the known ones
-for any other), ``by`` where a statistic has groupings, ``limit`` for the top-N ones.
+parameters: ``project``, ``since``, ``until`` (ISO; a plain end date includes that day),
+``platform_source`` (one agent platform, a 422 listing the known ones for any other; the old
+``dateStart``/``dateEnd``/``platformSource`` work for one release with deprecation headers),
+``by`` where a statistic has groupings, ``limit`` for the top-N ones.
 
 The DuckDB connection is the process's shared one (``duck.cursor``): set up once, a cursor per
 request, because the routes run on the thread pool.
@@ -16,33 +17,59 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Response
 
+from service.deprecation import mark_deprecated, one_spelling
 from service.deps import RuntimeDep
 from service.runtime import Runtime
 from workbench import spool
 from workbench.api_models.analytics import Report, StoreOverview
 from workbench.knowledge.stats import Scope
-from workbench.platform_filter import one_platform
 from workbench.store import stats
 
 router = APIRouter(prefix="/api/stats", tags=["analytics"])
 
 
 async def scope_params(
+    response: Response,
     project: Annotated[str | None, Query(max_length=200, description="exact project")] = None,
-    dateStart: Annotated[
+    since: Annotated[
         str | None, Query(max_length=40, description="ISO date/time, inclusive")
     ] = None,
-    dateEnd: Annotated[
+    until: Annotated[
         str | None, Query(max_length=40, description="ISO date (whole day) or time, inclusive")
     ] = None,
     platform_source: Annotated[
         str | None, Query(max_length=200, description="one agent platform, e.g. gemini-cli")
     ] = None,
-    platformSource: Annotated[str | None, Query(max_length=200)] = None,
+    dateStart: Annotated[
+        str | None, Query(max_length=40, description="deprecated: use since", deprecated=True)
+    ] = None,
+    dateEnd: Annotated[
+        str | None, Query(max_length=40, description="deprecated: use until", deprecated=True)
+    ] = None,
+    platformSource: Annotated[
+        str | None,
+        Query(max_length=200, description="deprecated: use platform_source", deprecated=True),
+    ] = None,
 ) -> Scope:
-    return Scope.parse(project, dateStart, dateEnd, one_platform(platform_source, platformSource))
+    sent = {
+        "since": since,
+        "until": until,
+        "platform_source": platform_source,
+        "dateStart": dateStart,
+        "dateEnd": dateEnd,
+        "platformSource": platformSource,
+    }
+    values, came_as, notices = one_spelling(sent, {"since", "until", "platform_source"})
+    mark_deprecated(response, notices)
+    return Scope.parse(
+        project,
+        values.get("since"),
+        values.get("until"),
+        values.get("platform_source"),
+        names=(came_as["since"], came_as["until"]),
+    )
 
 
 ScopeDep = Annotated[Scope, Depends(scope_params)]

@@ -3,10 +3,11 @@
 - ``GET /api/context/inject?projects=a,b`` (or ``project=a``) → text/plain, the SessionStart
   block (``workbench.recall.context``). Always fenced; an empty project gets a welcome line.
   Every agent's memories of the project by default (memory is shared across agents);
-  ``platform_source=gemini-cli`` (or ``platformSource``) keeps one platform's, and a platform
-  no adapter sends is a 422 ``UNKNOWN_PLATFORM`` listing the known ones. With ``team_context``
-  on, colleagues' rows from the team lake follow the local ones (``workbench.recall.team_context``:
-  bounded by ``team_context_timeout_s``, the local block unchanged when the lake fails).
+  ``platform_source=gemini-cli`` (old spelling ``platformSource``) keeps one platform's, and
+  a platform no adapter sends is a 422 ``UNKNOWN_PLATFORM`` listing the known ones. With
+  ``team_context`` on, colleagues' rows from the team lake follow the local ones
+  (``workbench.recall.team_context``: bounded by ``team_context_timeout_s``, the local block
+  unchanged when the lake fails).
 - ``GET /api/context/prompt?query=&project=`` → text/plain, memories related to a prompt, or
   an empty body when ``prompt_injection`` is off, the prompt is short, or no vector ranker runs.
 - ``GET /api/context/file?path=&cwd=&mtime=`` → text/plain, the file-history block before a
@@ -31,12 +32,13 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from fastapi.responses import PlainTextResponse
 
+from service.deprecation import mark_deprecated, one_spelling
 from service.deps import RuntimeDep
 from service.runtime import Runtime
 from workbench.bounds import EPOCH_MS_MAX
 from workbench.errors import InvalidInput, StoreUnavailable
 from workbench.locate import project_from_cwd
-from workbench.platform_filter import one_platform
+from workbench.platform_filter import check_platform
 from workbench.recall import file_history, ledger, team_context
 from workbench.recall.context import (
     MAX_PROJECTS,
@@ -114,17 +116,24 @@ def inject(
     projects: Annotated[str | None, Query(max_length=2100)] = None,
     project: ProjectParam = None,
     platform_source: PlatformParam = None,
-    platformSource: PlatformParam = None,
+    platformSource: Annotated[
+        str | None,
+        Query(max_length=200, description="deprecated: use platform_source", deprecated=True),
+    ] = None,
 ) -> PlainTextResponse:
     names = parse_projects(projects, project)
-    platform = one_platform(platform_source, platformSource)
+    sent = {"platform_source": platform_source, "platformSource": platformSource}
+    values, _, notices = one_spelling(sent, {"platform_source"})
+    platform = check_platform(values.get("platform_source"))
     limits = ContextLimits.from_settings(runtime.settings)
     if team_context.enabled(runtime.settings):
         injection = _with_team(runtime, names, limits, platform)
     else:
         injection = build_session_context(runtime.store.conn, names, limits, platform)
     _record(runtime, injection, "session_start", session, ",".join(names))
-    return _text(injection)
+    answer = _text(injection)
+    mark_deprecated(answer, notices)
+    return answer
 
 
 def _with_team(

@@ -63,20 +63,22 @@ class Scope:
         date_start: Any = None,
         date_end: Any = None,
         platform_source: Any = None,
+        names: tuple[str, str] = ("dateStart", "dateEnd"),
     ) -> Scope:
         """From wire values: ISO dates/timestamps or epoch ms; a plain end date is inclusive;
-        a platform must be a known one (``UnknownPlatform`` otherwise)."""
+        a platform must be a known one (``UnknownPlatform`` otherwise). ``names`` are the
+        spellings the caller received the dates under, so an error names what was sent."""
         from workbench.platform_filter import check_platform
         from workbench.recall.filters import parse_time
 
         platform = check_platform(platform_source)
-
-        start = parse_time(date_start, "dateStart")
-        end = parse_time(date_end, "dateEnd", end_of_day=True)
+        first, last = names
+        start = parse_time(date_start, first)
+        end = parse_time(date_end, last, end_of_day=True)
         if start is not None and end is not None and start > end:
             raise InvalidInput(
-                "dateStart is after dateEnd; give the earlier date first, e.g. "
-                "dateStart=2026-11-01&dateEnd=2026-11-30"
+                f"{first} is after {last}; give the earlier date first, e.g. "
+                f"{first}=2026-11-01&{last}=2026-11-30"
             )
         return cls(project=project or None, start_ms=start, end_ms=end, platform_source=platform)
 
