@@ -157,7 +157,9 @@ def stats(
     platform: Annotated[
         str | None,
         typer.Option(
-            "--platform", help="Only this agent platform (claude-code, gemini-cli, codex-cli…)."
+            "--platform-source",
+            "--platform",  # the old spelling, kept for one release (README: one spelling each)
+            help="Only this agent platform (claude-code, gemini-cli, codex-cli…).",
         ),
     ] = None,
     limit: Annotated[
