@@ -102,8 +102,11 @@ def _blank(field: str, value: Any) -> bool:
     return isinstance(value, str) and not value.strip()
 
 
-# Value checks that run before two spellings are compared, so the error names the bad value.
-_CHECK_FIRST: dict[str, tuple[Callable[[Any], Any], ...]] = {"platform_source": (check_platform,)}
+# Value checks (value, the spelling it was sent under) that run before two spellings are
+# compared, so the error names the bad value as it was sent.
+_CHECK_FIRST: dict[str, tuple[Callable[[Any, str], Any], ...]] = {
+    "platform_source": (check_platform,)
+}
 
 
 def _shown(value: Any) -> Any:
@@ -131,9 +134,9 @@ def rename_legacy(data: dict[str, Any], fields: set[str]) -> tuple[dict[str, Any
             out.pop(new, None)
         # A bad value is refused as itself (e.g. UNKNOWN_PLATFORM), not as a disagreement.
         for check in _CHECK_FIRST.get(new, ()):
-            check(value)
+            check(value, old)
             if new in out:
-                check(out[new])
+                check(out[new], sent_as[new])
         if new in out and not _same(new, out[new], value):
             other = sent_as[new]
             raise SpellingConflict(
