@@ -13,7 +13,7 @@ from typing import Any
 
 from starlette.responses import Response
 
-from workbench.recall.search_query import LEGACY_NAMES, deprecation_notice, rename_legacy
+from workbench.recall.search_query import LEGACY_NAMES, deprecation_notice, rename_legacy_traced
 
 
 def mark_deprecated(response: Response, notices: list[str]) -> None:
@@ -35,9 +35,6 @@ def one_spelling(
     are a 422 naming both (``SpellingConflict``); a blank one never counts.
     """
     present = {name: value for name, value in sent.items() if value is not None}
-    values, met = rename_legacy(present, fields)
-    came_as = {new: new for new in fields}
-    for old in met:
-        if present.get(old) is not None and values.get(LEGACY_NAMES[old]) == present[old]:
-            came_as[LEGACY_NAMES[old]] = old
+    values, met, sent_as = rename_legacy_traced(present, fields)
+    came_as = {field: sent_as.get(field, field) for field in fields}
     return values, came_as, [deprecation_notice(old, LEGACY_NAMES[old]) for old in met]

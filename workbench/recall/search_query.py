@@ -120,6 +120,15 @@ def rename_legacy(data: dict[str, Any], fields: set[str]) -> tuple[dict[str, Any
     Returns the renamed data and the old names met, in the order sent. Two spellings of one
     field with different values raise ``SpellingConflict`` naming both; equal ones are fine.
     """
+    out, met, _ = rename_legacy_traced(data, fields)
+    return out, met
+
+
+def rename_legacy_traced(
+    data: dict[str, Any], fields: set[str]
+) -> tuple[dict[str, Any], list[str], dict[str, str]]:
+    """``rename_legacy`` plus, for each field it returns, the spelling its value came under
+    (so an error about the value can name what the client sent)."""
     out = dict(data)
     met: list[str] = []
     sent_as = {name: name for name in out}  # field -> the spelling its value came under
@@ -147,7 +156,7 @@ def rename_legacy(data: dict[str, Any], fields: set[str]) -> tuple[dict[str, Any
             )
         out[new] = value
         sent_as[new] = old
-    return out, met
+    return out, met, {name: sent_as[name] for name in out}
 
 
 class RecallFilter(BaseModel):
