@@ -64,11 +64,14 @@ def tool_event(client: int, index: int) -> dict[str, object]:
     }
 
 
-def raw_request(path: str, body: dict[str, object]) -> bytes:
-    """One keep-alive HTTP/1.1 POST, serialised up front (the hooks also speak raw HTTP)."""
+def raw_request(port: int, path: str, body: dict[str, object]) -> bytes:
+    """One keep-alive HTTP/1.1 POST, serialised up front (the hooks also speak raw HTTP).
+
+    The Host names the port: the service refuses any other (service/origin.py).
+    """
     data = json.dumps(body).encode()
     head = (
-        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(data)}\r\n\r\n"
     )
     return head.encode() + data
@@ -98,9 +101,11 @@ def client_worker(port: int, client: int, count: int, out: mp.Queue) -> None:  #
     sock = socket.create_connection(("127.0.0.1", port))
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     init = {"contentSessionId": f"bench-{client}", "project": "bench", "prompt": "benchmark"}
-    sock.sendall(raw_request("/api/sessions/init", init))
+    sock.sendall(raw_request(port, "/api/sessions/init", init))
     _, buffer = read_response(sock, b"")
-    posts = [raw_request("/api/sessions/observations", tool_event(client, i)) for i in range(count)]
+    posts = [
+        raw_request(port, "/api/sessions/observations", tool_event(client, i)) for i in range(count)
+    ]
     start = time.perf_counter()
     for post in posts:
         sock.sendall(post)

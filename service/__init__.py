@@ -5,7 +5,8 @@ Modules:
 - ``runtime``    what the lifespan owns: store, ingestor, worker, spool replayer, PID file
 - ``deps``       ``Annotated`` dependency aliases used by route signatures
 - ``schemas``    request bodies (the wire contract; unknown fields are a 422)
-- ``limits``     pure-ASGI guards: body size limit, cross-origin write refusal
+- ``limits``     pure-ASGI guards: body size limit, HTML security headers, the JSON refusal
+- ``origin``     ``OwnOriginOnly``: only the service's own origin and Host read or write
 - ``worker``     the background thread that drains the durable queue
 - ``replay``     replays spooled hook events through the same ingest path
 - ``routes/``    one module per resource

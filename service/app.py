@@ -5,10 +5,10 @@
 - Domain errors map to HTTP statuses in one handler (``WorkbenchError.status_code``), and
   request validation errors become a 422 that lists each bad field, so a client sees
   exactly what to fix.
-- CORS allows only http://localhost:* and http://127.0.0.1:* origins; ``LocalOriginOnly``
-  refuses cross-origin writes (and the ledger-writing ``/api/context/*`` GETs);
-  ``TrustedHostMiddleware`` refuses a foreign ``Host`` (DNS rebinding); ``BodyLimit`` caps
-  bodies before parsing.
+- Only the service's own origin reads or writes: ``OwnOriginOnly`` (service/origin.py)
+  refuses a ``Host`` other than 127.0.0.1/localhost/[::1] with our port (DNS rebinding),
+  any other ``Origin`` on any request, and no-Origin loads from other sites on the API; CORS
+  names only our own origins (its three spellings). ``BodyLimit`` caps bodies before parsing.
 - The lifespan starts the ``Runtime`` (store, worker, spool replay, PID lock) unless one is
   passed in (tests of validation edge cases use an in-process app). ``pid_lock`` may be a
   ``PidFile`` already held (``python -m service`` takes it before uvicorn starts); the
@@ -27,11 +27,11 @@ from typing import Any
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.middleware.trustedhost import TrustedHostMiddleware
 from fastapi.responses import JSONResponse
 
 from service.boundary import TextBoundary
-from service.limits import LOCAL_ORIGIN, BodyLimit, HtmlSecurityHeaders, LocalOriginOnly
+from service.limits import BodyLimit, HtmlSecurityHeaders
+from service.origin import OwnOriginOnly, own_origins
 from service.routes import (
     agent,
     analytics,
@@ -135,15 +135,13 @@ def create_app(settings: Settings, *, pid_lock: bool | PidFile = True) -> FastAP
     app.add_middleware(TextBoundary)  # innermost: surrogates, NaN, private tags (boundary.py)
     app.add_middleware(
         CORSMiddleware,
-        allow_origin_regex=LOCAL_ORIGIN.pattern,
+        allow_origins=list(own_origins(settings.port)),
         allow_methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
         allow_headers=["*"],
     )
-    app.add_middleware(LocalOriginOnly)
     app.add_middleware(HtmlSecurityHeaders, headers=SECURITY_HEADERS)
-    # A page on another site can point its own hostname at 127.0.0.1 (DNS rebinding) and
-    # then *read* our API as same-origin; refusing any Host but ours closes that door.
-    app.add_middleware(TrustedHostMiddleware, allowed_hosts=["127.0.0.1", "localhost"])
+    # Outside CORS, so another origin's preflight is a 403 too, never a CORS answer.
+    app.add_middleware(OwnOriginOnly, port=settings.port)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     return app
 

@@ -476,9 +476,7 @@ def test_prompt_route_is_off_by_default_and_silent_without_a_ranker(
     for n, (overrides, make) in enumerate(cases):
         use_ranker(monkeypatch, make or (lambda rt: None))
         settings = load_settings(tmp_path / str(n), **overrides)
-        with TestClient(
-            create_app(settings, pid_lock=False), base_url="http://127.0.0.1"
-        ) as client:
+        with TestClient(create_app(settings, pid_lock=False), base_url=settings.base_url) as client:
             runtime = client.app.state.runtime  # type: ignore[attr-defined]
             seed(runtime.store.conn)
             reply = client.get("/api/context/prompt", params=params)
@@ -491,7 +489,7 @@ def test_prompt_route_injects_and_records_when_on(
 ) -> None:
     use_ranker(monkeypatch, lambda rt: WordRanker(rt.store.conn))
     settings = load_settings(tmp_path, prompt_injection=True, prompt_injection_count=2)
-    with TestClient(create_app(settings, pid_lock=False), base_url="http://127.0.0.1") as client:
+    with TestClient(create_app(settings, pid_lock=False), base_url=settings.base_url) as client:
         runtime = client.app.state.runtime  # type: ignore[attr-defined]
         seed(runtime.store.conn)
         reply = client.get(

@@ -24,9 +24,8 @@ CONTRACT_KEYS = {"name", "description", "created_at", "updated_at", "filter", "s
 
 @pytest.fixture
 def client(data_dir: Path) -> Iterator[TestClient]:
-    with TestClient(
-        create_app(load_settings(data_dir)), base_url="http://127.0.0.1"
-    ) as test_client:
+    settings = load_settings(data_dir)
+    with TestClient(create_app(settings), base_url=settings.base_url) as test_client:
         yield test_client
 
 

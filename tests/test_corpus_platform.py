@@ -27,9 +27,8 @@ from workbench.store.connection import atomic
 
 @pytest.fixture
 def client(data_dir: Path) -> Iterator[TestClient]:
-    with TestClient(
-        create_app(load_settings(data_dir)), base_url="http://127.0.0.1"
-    ) as test_client:
+    settings = load_settings(data_dir)
+    with TestClient(create_app(settings), base_url=settings.base_url) as test_client:
         seed(test_client.app.state.runtime.store)  # type: ignore[attr-defined]
         yield test_client
 

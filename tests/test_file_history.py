@@ -219,7 +219,7 @@ def test_by_file_route_and_file_route_record_only_what_they_show(
     tmp_path: Path, project: Path
 ) -> None:
     settings = load_settings(tmp_path / "data", file_context_max=1)
-    with TestClient(create_app(settings, pid_lock=False), base_url="http://127.0.0.1") as client:
+    with TestClient(create_app(settings, pid_lock=False), base_url=settings.base_url) as client:
         conn = client.app.state.runtime.store.conn  # type: ignore[attr-defined]
         add(conn, "read", session="s1", at=T0, read=["src/auth.py"])
         add(conn, "modified", session="s2", at=T0 + HOUR, modified=["src/auth.py"])

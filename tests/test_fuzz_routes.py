@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import sqlite3
 import tempfile
 import time
 import urllib.parse
@@ -413,6 +414,82 @@ def test_an_imported_platform_is_ours_or_claude_mems_or_a_precise_422(
         assert "sessions.0.platform_source" in reply["message"], reply
     else:
         assert status == 200, (source, status, reply)
+
+
+# ----- issue 19, item 9: hostile Origin and Host headers --------------------------------------
+
+# Near misses of the service's own origin and Host, built per port: "{port}" is the service's,
+# "{other}" the next one (another local dev server).
+SCHEMES = ["http://", "https://", "", "ws://", "http:/", "HTTP://", " http://"]
+NAMES = ["127.0.0.1", "localhost", "[::1]", "LOCALHOST", "127.0.0.2", "localhost.", "evil.example"]
+NAMES += ["0.0.0.0", "[::ffff:127.0.0.1]", "127.1", "localhost.evil.example", "xn--lcalhost"]
+PORTS = [":{port}", ":{other}", "", ":{port}0", ":{port}.evil.example", ":{port}/", ":0{port}"]
+PORTS += [":{port}@evil.example", ":{port} ", ":{port}, http://evil.example", ":{port}\t"]
+HEADER_TEXT = st.text(
+    st.characters(min_codepoint=0x20, max_codepoint=0xFF, exclude_characters="\x7f"), max_size=40
+)
+HEADER_VALUES = st.one_of(
+    st.builds(
+        lambda *parts: "".join(parts),
+        st.sampled_from(SCHEMES),
+        st.sampled_from(NAMES),
+        st.sampled_from(PORTS),
+    ),
+    HEADER_TEXT,
+    st.just("null"),
+)
+PROBES = [("GET", "/api/export"), ("GET", "/api/search?query=tokens"), ("POST", "/api/memory/save")]
+
+
+def store_counts(svc: Service) -> tuple[int, int]:
+    conn = sqlite3.connect(f"file:{svc.data_dir / 'workbench.db'}?mode=ro", uri=True)
+    try:
+        return (
+            conn.execute("SELECT count(*) FROM observations").fetchone()[0],
+            conn.execute("SELECT count(*) FROM events").fetchone()[0],
+        )
+    finally:
+        conn.close()
+
+
+@settings(max_examples=budget(60), **FUZZ_SETTINGS)
+@given(
+    header=st.sampled_from(["Origin", "Host"]),
+    template=HEADER_VALUES,
+    probe=st.sampled_from(PROBES),
+)
+@example(header="Origin", template="http://localhost:3000", probe=PROBES[0])
+@example(header="Origin", template="http://[::1]:5173", probe=PROBES[2])
+@example(header="Origin", template="http://localhost:{port}", probe=PROBES[2])
+@example(header="Host", template="evil.example:{port}", probe=PROBES[0])
+@example(header="Host", template="[::1]:{port}", probe=PROBES[0])
+def test_a_hostile_origin_or_host_is_refused_precisely(
+    shared: Service, header: str, template: str, probe: tuple[str, str]
+) -> None:
+    """Only the service's own origin (three spellings of 127.0.0.1:<port>, any case) and its
+    own Host pass; anything else is a 403 naming ``FOREIGN_ORIGIN`` / ``FOREIGN_HOST`` with no
+    CORS grant, or h11's 400 for a header it cannot parse, and the store is unchanged."""
+    from service.origin import own_hosts, own_origins
+
+    value = template.replace("{port}", str(shared.port)).replace("{other}", str(shared.port + 1))
+    method, target = probe
+    body = json.dumps({"text": f"origin probe {next(_keys)}", "project": "fuzz"}).encode()
+    request = Request(method, target, body if method == "POST" else None, f"{header} = {value!r}")
+    before = store_counts(shared)
+    answer = send(shared.port, request, {header: value})
+    seen = value.strip(" \t").lower()
+    own = seen in (own_origins(shared.port) if header == "Origin" else own_hosts(shared.port))
+    if own:
+        assert answer.status == 200, (value, answer)
+        if method == "POST":
+            LEDGER.record(f"origin probe {value!r}", (answer.status, answer.json()))
+        return
+    assert answer.status in (400, 403), (value, answer)
+    if answer.status == 403:
+        code = "FOREIGN_ORIGIN" if header == "Origin" else "FOREIGN_HOST"
+        assert answer.json()["error"] == code, (value, answer)
+    assert b"tokens expire" not in answer.body
+    assert store_counts(shared) == before, value
 
 
 def test_every_accepted_event_is_still_stored_and_the_store_is_intact(

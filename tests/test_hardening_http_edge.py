@@ -114,8 +114,18 @@ def test_every_html_response_has_the_csp_and_no_external_url(edge: Service) -> N
         {"Sec-Fetch-Site": "cross-site"},
         {"Sec-Fetch-Site": "cross-site", "Referer": EVIL + "/page"},
         {"Origin": "http://localhost.evil.example:8000"},
+        {"Origin": "http://localhost:3000"},
+        {"Sec-Fetch-Site": "same-site"},
     ],
-    ids=["foreign-origin", "null-origin", "img-cross-site", "img-with-referer", "lookalike"],
+    ids=[
+        "foreign-origin",
+        "null-origin",
+        "img-cross-site",
+        "img-with-referer",
+        "lookalike",
+        "other-local-port",
+        "img-same-site",
+    ],
 )
 def test_ledger_gets_refuse_other_sites(edge: Service, path: str, headers: dict[str, str]):
     before = injection_count(edge)
@@ -131,7 +141,8 @@ def test_hooks_and_local_pages_still_get_the_session_block(edge: Service) -> Non
     for headers in (
         {},  # the hooks and the CLI: no Origin, no Sec-Fetch-Site
         {"Origin": f"http://127.0.0.1:{edge.port}", "Sec-Fetch-Site": "same-origin"},
-        {"Origin": "http://localhost:5173", "Sec-Fetch-Site": "cross-site"},
+        # the other spelling of the service's own origin is another *site* to the browser
+        {"Origin": f"http://localhost:{edge.port}", "Sec-Fetch-Site": "cross-site"},
         {"Sec-Fetch-Site": "same-origin"},
         {"Sec-Fetch-Site": "none"},  # typed in the address bar
     ):
@@ -140,10 +151,13 @@ def test_hooks_and_local_pages_still_get_the_session_block(edge: Service) -> Non
     assert injection_count(edge) == before + 5
 
 
-def test_reads_that_write_nothing_stay_open(edge: Service) -> None:
-    """Refusal is for writes only: a cross-site read of health is hidden by CORS, not refused."""
-    status, _, _ = raw(edge, "GET", "/api/health", **{"Sec-Fetch-Site": "cross-site"})
-    assert status == 200
+def test_reads_from_another_site_are_refused_too(edge: Service) -> None:
+    """A read leaks the memory (issue 19, item 9): refused like a write; the hooks' own read
+    (no Origin, no Sec-Fetch-Site) still answers."""
+    status, _, body = raw(edge, "GET", "/api/health", **{"Sec-Fetch-Site": "cross-site"})
+    assert status == 403
+    assert b"FOREIGN_ORIGIN" in body
+    assert raw(edge, "GET", "/api/health")[0] == 200
 
 
 def test_a_write_without_origin_from_another_site_is_refused(edge: Service) -> None:

@@ -30,9 +30,8 @@ SMALL_LIMIT = 2048
 # ----- helpers --------------------------------------------------------------------------------
 @pytest.fixture
 def client(data_dir: Path) -> Iterator[TestClient]:
-    with TestClient(
-        create_app(load_settings(data_dir)), base_url="http://127.0.0.1"
-    ) as test_client:
+    settings = load_settings(data_dir)
+    with TestClient(create_app(settings), base_url=settings.base_url) as test_client:
         yield test_client
 
 
@@ -281,10 +280,10 @@ def test_lookalike_origins_are_refused(service: Service, origin: str) -> None:
     assert status == 403
 
 
-@pytest.mark.parametrize(
-    "origin", ["http://localhost:3000", "http://127.0.0.1:8080", "http://localhost"]
-)
-def test_local_origin_writes_are_allowed(service: Service, origin: str) -> None:
+@pytest.mark.parametrize("name", ["127.0.0.1", "localhost", "[::1]"])
+def test_own_origin_writes_are_allowed(service: Service, name: str) -> None:
+    """Only the service's own origin, under any of its three spellings (issue 19, item 9)."""
+    origin = f"http://{name}:{service.port}"
     status, body = service.post(
         "/api/memory/save", {"text": f"from {origin}"}, headers={"Origin": origin}
     )
@@ -309,19 +308,20 @@ def test_cors_preflight_from_evil_origin_gets_no_allow_origin(service: Service) 
     assert "access-control-allow-origin" not in headers
 
 
-def test_cors_preflight_from_local_origin_is_allowed(service: Service) -> None:
+def test_cors_preflight_from_own_origin_is_allowed(service: Service) -> None:
+    own = f"http://localhost:{service.port}"
     status, headers, _ = raw(
         service,
         "OPTIONS",
         "/api/memory/save",
         headers={
-            "Origin": "http://localhost:3000",
+            "Origin": own,
             "Access-Control-Request-Method": "POST",
             "Access-Control-Request-Headers": "content-type",
         },
     )
     assert status == 200
-    assert headers["access-control-allow-origin"] == "http://localhost:3000"
+    assert headers["access-control-allow-origin"] == own
 
 
 # ----- loopback only --------------------------------------------------------------------------
@@ -402,7 +402,7 @@ def test_a_foreign_host_header_is_refused(service: Any) -> None:
     conn = http.client.HTTPConnection("127.0.0.1", service.port, timeout=5)
     conn.request("GET", "/api/export", headers={"Host": f"evil.example:{service.port}"})
     response = conn.getresponse()
-    assert response.status == 400
+    assert response.status == 403
     assert b"sessions" not in response.read()
     conn.close()
     status, _ = service.get("/api/export")

@@ -120,9 +120,8 @@ def other_service(tmp_path: Path) -> Iterator[Service]:
 @pytest.fixture
 def client(data_dir: Path) -> Iterator[TestClient]:
     """The in-process app over this test's own data dir (the lifespan runs)."""
-    with TestClient(
-        create_app(load_settings(data_dir)), base_url="http://127.0.0.1"
-    ) as test_client:
+    settings = load_settings(data_dir)
+    with TestClient(create_app(settings), base_url=settings.base_url) as test_client:
         yield test_client
 
 
