@@ -4,10 +4,16 @@ The command, args and env come from the agent's config file as ``install`` wrote
 server starts in a user's project that holds a decoy ``workbench`` package, which exits when
 imported: the registered command must run the installed workbench, never whatever
 ``workbench`` folder the agent's working directory has.
+
+``RawClient`` drives a server with raw JSON-RPC lines, for what the SDK's client will not
+send (lone surrogates, invalid UTF-8, deep nesting).
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -42,3 +48,113 @@ def tool_names(entry: dict[str, Any], tmp_path: Path) -> set[str]:
                         return {tool.name for tool in (await session.list_tools()).tools}
 
     return anyio.run(names)
+
+
+class RawClient:
+    """``workbench mcp`` as a subprocess fed raw bytes: the lines no SDK client would send.
+
+    A reader thread files every stdout line by its id, so a test waits for the reply to one
+    request with a timeout (a missing reply fails in seconds, never hangs the suite), and
+    sees replies with a ``null`` id (a parse error) as well. ``lines`` keeps every stdout line:
+    each must be one JSON-RPC object.
+    """
+
+    def __init__(self, command: list[str], env: dict[str, str], cwd: Path) -> None:
+        self.proc = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=cwd,
+        )
+        self.lines: list[bytes] = []
+        self.replies: dict[Any, list[dict[str, Any]]] = {}
+        self._ready = threading.Condition()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        self._stderr: list[bytes] = []
+        threading.Thread(target=self._drain_stderr, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            message = json.loads(line)  # a line that is not JSON fails the test that reads it
+            with self._ready:
+                self.lines.append(line)
+                key = json.dumps(message.get("id"))
+                self.replies.setdefault(key, []).append(message)
+                self._ready.notify_all()
+
+    def _drain_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self._stderr.append(line)
+
+    def send_line(self, raw: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(raw.rstrip(b"\n") + b"\n")
+        self.proc.stdin.flush()
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.send_line(json.dumps({"jsonrpc": "2.0", **message}).encode())
+
+    def reply(self, request_id: Any, timeout: float = 20.0) -> dict[str, Any]:
+        """The first reply to ``request_id`` (``None``: a reply with a null id)."""
+        key = json.dumps(request_id)
+        with self._ready:
+            if not self._ready.wait_for(lambda: key in self.replies, timeout):
+                raise AssertionError(
+                    f"no reply to id {key[:80]} in {timeout}s; the server is "
+                    f"{'running' if self.proc.poll() is None else 'dead'}; stderr:\n"
+                    + self.stderr()[-2000:]
+                )
+            return self.replies[key][0]
+
+    def count(self, request_id: Any) -> int:
+        with self._ready:
+            return len(self.replies.get(json.dumps(request_id), []))
+
+    def next_reply(self, request_id: Any, seen: int, timeout: float = 20.0) -> dict[str, Any]:
+        """The reply to ``request_id`` after the ``seen`` ones already counted (for ``None``,
+        which many parse errors share)."""
+        key = json.dumps(request_id)
+        with self._ready:
+            if not self._ready.wait_for(lambda: len(self.replies.get(key, [])) > seen, timeout):
+                raise AssertionError(
+                    f"no new reply with id {key[:80]} in {timeout}s; the server is "
+                    f"{'running' if self.proc.poll() is None else 'dead'}; stderr:\n"
+                    + self.stderr()[-2000:]
+                )
+            return self.replies[key][seen]
+
+    def initialize(self) -> dict[str, Any]:
+        self.send(
+            {
+                "id": "init",
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "pytest", "version": "0"},
+                },
+            }
+        )
+        answer = self.reply("init", timeout=60)
+        self.send({"method": "notifications/initialized"})
+        return answer
+
+    def stderr(self) -> str:
+        return b"".join(self._stderr).decode("utf-8", "replace")
+
+    def close(self) -> int:
+        """Close stdin (the client is done) and wait for the server to exit."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        try:
+            return self.proc.wait(timeout=30)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+            self._reader.join(timeout=5)

@@ -3,6 +3,8 @@
 - ``server``        builds the ``MCPServer``, discovers the tool modules, runs it over stdio
 - ``backend``       the tools' line to the service (HTTP): started on demand, errors as tool errors
 - ``recall_tools``  search, timeline, get_observations, save_memory, workflow (the 3-layer recall)
+- ``wire``          the stdio transport: every request line gets an answer, the loop never dies
+- ``line_check``    one raw line judged: a message to serve, or the JSON-RPC error answering it
 
 Adding a group of tools is one new module here defining ``register(server, client)``, where
 ``server`` is the ``MCPServer`` and ``client`` the shared ``ServiceBackend``; ``server.py``

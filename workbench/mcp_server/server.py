@@ -18,10 +18,9 @@ import pkgutil
 from logging.handlers import RotatingFileHandler
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
-
 from workbench import __version__
 from workbench.mcp_server.backend import ServiceBackend
+from workbench.mcp_server.wire import StdioServer
 from workbench.settings import Settings
 
 log = logging.getLogger("workbench.mcp")
@@ -52,10 +51,10 @@ def tool_modules() -> list[Any]:
     return found
 
 
-def build_server(settings: Settings, *, start: bool = True) -> tuple[MCPServer, ServiceBackend]:
+def build_server(settings: Settings, *, start: bool = True) -> tuple[StdioServer, ServiceBackend]:
     """The server with every tool module registered, and the backend they share."""
     client = ServiceBackend(settings, start=start)
-    server: MCPServer = MCPServer(
+    server = StdioServer(
         name="workbench",
         title="workbench memory",
         instructions=INSTRUCTIONS,
