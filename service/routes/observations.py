@@ -17,7 +17,7 @@
 - ``GET /api/observation/{id}/injections``: how often the observation was injected (by kind,
   into how many sessions, when) and when it was fetched later, from the injection ledger.
 
-Writes from other origins are refused before they get here (``LocalOriginOnly``).
+Requests from other origins are refused before they get here (``service.origin.OwnOriginOnly``).
 """
 
 from __future__ import annotations

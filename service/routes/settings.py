@@ -7,7 +7,7 @@ value is a 422 naming the field and the rule; a key that is not editable is a 40
 settings.json that cannot be read is a 409 (it is never overwritten). Nothing is written
 unless every value is valid; the old file is backed up.
 
-Writes from other origins are refused before they get here (``LocalOriginOnly``).
+Requests from other origins are refused before they get here (``service.origin.OwnOriginOnly``).
 """
 
 from __future__ import annotations
