@@ -4,10 +4,10 @@
 of this package that defines ``register(server, client)`` (discovery, as for the CLI's command
 modules): a new tool group is one new file, e.g. ``corpus_tools.py`` for issue 4.
 
-stdout is the protocol channel. The SDK points fd 1 at stderr while it serves, so a stray
-``print`` in a tool cannot corrupt the stream; before that, nothing here writes anything: logs
-go to ``<data_dir>/logs/mcp.log`` and warnings (only) to stderr, which Claude Code keeps in its
-MCP logs.
+stdout is the protocol channel. The transport (``wire``) points fd 1 at stderr while it
+serves, so a stray ``print`` in a tool cannot corrupt the stream; before that, nothing here
+writes anything: logs go to ``<data_dir>/logs/mcp.log`` and warnings (only) to stderr, which
+Claude Code keeps in its MCP logs.
 """
 
 from __future__ import annotations
