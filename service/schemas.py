@@ -28,7 +28,8 @@ from workbench.locate import MAX_PROJECT_KEY_CHARS
 from workbench.platforms import DEFAULT_PLATFORM_SOURCE, PLATFORM_SOURCES
 
 SessionId = Annotated[str, Field(min_length=1, max_length=200)]
-ProjectKey = Annotated[str, Field(min_length=1, max_length=MAX_PROJECT_KEY_CHARS)]
+# Empty (e.g. once redacted) is no key: the session is keyed by its name (m012).
+ProjectKey = Annotated[str, Field(max_length=MAX_PROJECT_KEY_CHARS)]
 ShortText = Annotated[str, Field(max_length=500)]
 SHORT_TEXT_CHARS = 500
 
