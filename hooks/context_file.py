@@ -37,7 +37,6 @@ from hooks import _runtime, session_start  # noqa: E402
 TYPE_CHECKING = False  # typing costs start-up; see hooks/_runtime.py
 if TYPE_CHECKING:
     from typing import Any
-from workbench import locate  # noqa: E402
 
 _kind = ""  # the event being answered, for the fail-open boundary
 
@@ -129,7 +128,7 @@ def refresh(event: _runtime.HookInput) -> bool:
     path = target(event.adapter, event.cwd)
     if path is None or is_foreign(path, event.adapter.CONTEXT_MARK):
         return False
-    context = session_start.fetch_context(port, locate.project_from_cwd(event.cwd))
+    context = session_start.fetch_context(port, event.cwd)
     return write_context(event.adapter, event.cwd, context)
 
 

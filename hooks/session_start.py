@@ -107,12 +107,15 @@ def request_replay(port: int) -> None:
         pass
 
 
-def fetch_context(port: int, project: str, session_id: str = "") -> str:
-    """The memory to inject for ``project``, or ``""`` when there is none or it failed."""
+def fetch_context(port: int, cwd: str, session_id: str = "") -> str:
+    """The memory to inject for the project of ``cwd``, or ``""`` when there is none or it
+    failed. Asked by the project's key as well as its name: two folders named ``api`` are
+    two projects (``locate.project_identity``)."""
+    project, key = locate.project_identity(cwd)
     return _runtime.get_text(
         port,
         "/api/context/inject",
-        {"projects": project, "contentSessionId": session_id},
+        {"projects": project, "project_key": key, "contentSessionId": session_id},
         total_timeout=CONTEXT_TIMEOUT_S,
     )
 
@@ -127,7 +130,7 @@ def main() -> None:
     context = ""
     if ensure_service(root, port):
         request_replay(port)
-        context = fetch_context(port, locate.project_from_cwd(event.cwd), event.session_id)
+        context = fetch_context(port, event.cwd, event.session_id)
     _runtime.emit(_runtime.context_output(event, HOOK, context))
 
 

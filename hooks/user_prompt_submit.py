@@ -55,9 +55,11 @@ def build_body(event: _runtime.HookInput) -> dict[str, Any] | None:
         return None
     if not event.prompt_given:  # no text at all: not a private prompt (see above)
         prompt = None
+    project, key = locate.project_identity(event.cwd)
     return {
         "contentSessionId": event.session_id,
-        "project": locate.project_from_cwd(event.cwd),
+        "project": project,
+        "projectKey": key,
         "prompt": prompt,
         "platformSource": event.platform_source,
     }
@@ -79,6 +81,7 @@ def related_context(root: Path, body: dict[str, Any]) -> str:
         {
             "query": body["prompt"][:MAX_QUERY_CHARS],
             "project": body["project"],
+            "project_key": body["projectKey"],
             "contentSessionId": body["contentSessionId"],
         },
         total_timeout=CONTEXT_TIMEOUT_S,

@@ -24,9 +24,12 @@ from service.boundary import check_json
 from service.params import RowId
 from workbench.bounds import SQLITE_INT_MAX
 from workbench.ingest import Ingestor, IngestResult
+from workbench.locate import MAX_PROJECT_KEY_CHARS
 from workbench.platforms import DEFAULT_PLATFORM_SOURCE, PLATFORM_SOURCES
 
 SessionId = Annotated[str, Field(min_length=1, max_length=200)]
+# Empty (e.g. once redacted) is no key: the session is keyed by its name (m012).
+ProjectKey = Annotated[str, Field(max_length=MAX_PROJECT_KEY_CHARS)]
 ShortText = Annotated[str, Field(max_length=500)]
 SHORT_TEXT_CHARS = 500
 
@@ -63,6 +66,9 @@ class _Body(BaseModel):
 class SessionInit(_Body):
     contentSessionId: SessionId
     project: Annotated[str, Field(min_length=1, max_length=200)]
+    # Which folder ``project`` is (``workbench.locate.project_identity``); absent from older
+    # hooks and spooled bodies, whose sessions are keyed by their name.
+    projectKey: ProjectKey | None = None
     # None (or absent): there was no prompt text; "": the hook's mark of an all-private one.
     prompt: str | None = None
     platformSource: str = DEFAULT_PLATFORM_SOURCE
@@ -86,6 +92,7 @@ class SessionInit(_Body):
             prompt=self.prompt,
             platform_source=self.platformSource,
             event_key=event_key,
+            project_key=self.projectKey,
         )
 
 
@@ -146,6 +153,7 @@ class MemorySave(_Body):
     text: Annotated[str, Field(max_length=100_000)]
     title: Annotated[str, Field(max_length=300)] | None = None
     project: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    projectKey: ProjectKey | None = None  # the saving client's folder (locate.project_identity)
 
     @field_validator("text")
     @classmethod
@@ -160,7 +168,11 @@ class MemorySave(_Body):
 
     def ingest(self, ingestor: Ingestor, event_key: str | None) -> IngestResult:
         return ingestor.memory_save(
-            text=self.text, title=self.title, project=self.project, event_key=event_key
+            text=self.text,
+            title=self.title,
+            project=self.project,
+            event_key=event_key,
+            project_key=self.projectKey,
         )
 
 

@@ -53,7 +53,7 @@ ROUTE_FOR_SCRIPT = {
     "session_end": session_end.ROUTE,
 }
 BODY_KEYS = {
-    "/api/sessions/init": {"contentSessionId", "project", "prompt", "platformSource"},
+    "/api/sessions/init": {"contentSessionId", "project", "projectKey", "prompt", "platformSource"},
     "/api/sessions/observations": {
         "contentSessionId",
         "tool_name",

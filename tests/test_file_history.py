@@ -17,6 +17,7 @@ from fastapi.testclient import TestClient
 
 from service.app import create_app
 from tests.snapshots import snapshot
+from workbench import locate
 from workbench.clock import ms_from_iso
 from workbench.models import ObservationDraft
 from workbench.recall.file_history import candidates, file_context, find, select
@@ -28,6 +29,16 @@ from workbench.store.database import Store
 
 T0 = ms_from_iso("2026-11-20T10:00:00Z")
 HOUR = 3_600_000
+# The key of this test's checkout (set by the ``project`` fixture): relative paths match in
+# the cwd's project by key, not by name (issue 19 item 8).
+PROJECT_KEYS: dict[str, str] = {}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_keys() -> Iterator[None]:
+    PROJECT_KEYS.clear()
+    yield
+    PROJECT_KEYS.clear()
 
 
 def add(
@@ -41,6 +52,7 @@ def add(
     project: str = "proj",
     kind: str = "discovery",
 ) -> int:
+    """One observation; of ``proj``, it is keyed as the checkout's folder (m012)."""
     with atomic(conn):
         obs_id, _ = observations.insert(
             conn,
@@ -50,6 +62,7 @@ def add(
             content_session_id=session,
             project=project,
             created_ms=at,
+            project_key=PROJECT_KEYS.get(project),
         )
     return obs_id
 
@@ -60,6 +73,7 @@ def project(tmp_path: Path) -> Path:
     root = tmp_path / "proj"
     (root / ".git").mkdir(parents=True)
     (root / "src").mkdir()
+    PROJECT_KEYS["proj"] = locate.project_key_from_cwd(str(root))
     return root
 
 

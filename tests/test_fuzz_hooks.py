@@ -848,3 +848,119 @@ def test_opencode_hook_subprocess_exits_0_and_loses_nothing(
     assert outcome.stderr == b"", outcome.stderr.decode(errors="replace")
     assert_one_json_line(outcome)
     account(SCRIPTS[script], raw, bench, mark, before, "opencode")
+
+
+# ----- hostile cwd folders (issue 19 item 8: a project's identity reads ``.git`` files) --------
+
+
+def hostile_cwds(base: Path) -> list[str]:
+    """Folders whose ``.git`` lies: garbage ``gitdir:``, a FIFO, ``/dev/zero``, a 5 MB file,
+    a ``commondir`` that is garbage, a FIFO or a loop; symlink loops; names the kernel refuses.
+    """
+    base.mkdir(parents=True, exist_ok=True)
+    loop = base / "loop"
+    loop.mkdir(exist_ok=True)
+    for name, other in (("a", "b"), ("b", "a")):
+        if not (loop / name).is_symlink():
+            (loop / name).symlink_to(loop / other)
+    gitdir = base / "gitdir-of-a-worktree"
+    gitdir.mkdir(exist_ok=True)
+    dot_git_files = {
+        "garbage": b"gitdir: \x00\xff\xfe not a path\n",
+        "nowhere": b"gitdir: /nonexistent/.git/worktrees/x\n",
+        "up-and-out": b"gitdir: " + b"../" * 60 + b"etc\n",
+        "empty": b"",
+        "binary": bytes(range(256)),
+        "huge": b"gitdir: " + b"x" * (5 * 1024 * 1024),
+        "commondir-garbage": f"gitdir: {gitdir}\n".encode(),
+    }
+    (gitdir / "commondir").write_bytes(b"\x00../../" + b"\xff" * 300)
+    cwds = []
+    for name, content in dot_git_files.items():
+        folder = base / name
+        (folder / "src").mkdir(parents=True, exist_ok=True)
+        (folder / ".git").write_bytes(content)
+        cwds.append(str(folder / "src"))
+    fifo_dir = base / "fifo"
+    fifo_dir.mkdir(exist_ok=True)
+    if not (fifo_dir / ".git").exists():
+        os.mkfifo(fifo_dir / ".git")
+    fifo_common = base / "fifo-commondir"
+    (fifo_common / "gd").mkdir(parents=True, exist_ok=True)
+    (fifo_common / ".git").write_text(f"gitdir: {fifo_common / 'gd'}\n", "utf-8")
+    if not (fifo_common / "gd" / "commondir").exists():
+        os.mkfifo(fifo_common / "gd" / "commondir")
+    zero = base / "dev-zero"
+    zero.mkdir(exist_ok=True)
+    if not (zero / ".git").is_symlink():
+        (zero / ".git").symlink_to("/dev/zero")
+    looped_common = base / "looped-commondir"
+    (looped_common / "gd").mkdir(parents=True, exist_ok=True)
+    (looped_common / ".git").write_text(f"gitdir: {looped_common / 'gd'}\n", "utf-8")
+    (looped_common / "gd" / "commondir").write_text(f"{loop / 'a'}/.git\n", "utf-8")
+    return [
+        *cwds,
+        str(fifo_dir),
+        str(fifo_common),
+        str(zero),
+        str(looped_common),
+        str(base / "does" / "not" / "exist"),
+        str(loop / "a" / "sub"),
+        str(base / ("x" * 300) / "y"),  # a component over NAME_MAX
+        "/a" * 3000,  # over PATH_MAX
+        "/q" * 200_000,  # 400 KB
+        "relative/folder",
+        "/tmp/nul\x00byte",
+        "/tmp/cut-mid-emoji-\ud83d",
+        "",
+    ]
+
+
+def test_hostile_cwd_values_leave_every_hook_whole(bench: Bench) -> None:
+    """Every hook that names the project exits 0 with one JSON object and loses nothing,
+    whatever the folder's ``.git`` holds; the identity itself never raises or grows unbounded."""
+    from workbench import locate
+
+    cwds = hostile_cwds(bench.transcripts.parent / "hostile-cwds")
+    failures = []
+    for i, cwd in enumerate(cwds):
+        identity = locate.project_identity(cwd)
+        assert len(identity.name) <= locate.MAX_PROJECT_CHARS
+        assert 0 < len(identity.key) <= locate.MAX_PROJECT_KEY_CHARS
+        for script, fixture in (
+            ("session_start", "session_start_startup"),
+            ("user_prompt_submit", "user_prompt_submit"),
+            ("post_tool_use", "post_tool_use_edit"),
+            ("pre_tool_use_read", "pre_tool_use_read"),
+        ):
+            payload = {**_load(fixture), "cwd": cwd, "session_id": f"hostile-cwd-{i}"}
+            raw = json.dumps(payload).encode("ascii")  # a lone surrogate as its \\u escape
+            try:
+                exercise(script, raw, bench, subprocess=False)
+            except AssertionError as exc:
+                failures.append(f"{script} with cwd {cwd[:120]!r}:\n{str(exc)[:600]}")
+    assert not failures, f"{len(failures)} failing cwds:\n\n" + "\n\n".join(failures)
+
+
+@pytest.mark.parametrize("name", ["fifo", "fifo-commondir", "dev-zero"])
+def test_a_git_file_that_never_ends_does_not_hang_a_real_hook(name: str, bench: Bench) -> None:
+    """As Claude Code runs it: a subprocess, exit 0, quiet stderr (``run_subprocess`` times out
+    after 60 s, so a hook blocked on a FIFO fails here instead of hanging the suite)."""
+    base = bench.transcripts.parent / "hostile-cwds"
+    hostile_cwds(base)
+    for script, fixture in (
+        ("session_start", "session_start_startup"),
+        ("user_prompt_submit", "user_prompt_submit"),
+    ):
+        payload = {**_load(fixture), "cwd": str(base / name), "session_id": f"hang-{name}"}
+        exercise(script, json.dumps(payload).encode("ascii"), bench, subprocess=True)
+
+
+@settings(max_examples=budget(300), **HOOK_SETTINGS)
+@given(cwd=st.one_of(texts, st.text(max_size=300), st.sampled_from(["/", ".", "..", "//"])))
+def test_project_identity_of_any_text_is_bounded_and_never_raises(cwd: str) -> None:
+    from workbench import locate
+
+    name, key = locate.project_identity(cwd)
+    assert 0 < len(name) <= locate.MAX_PROJECT_CHARS
+    assert 0 < len(key) <= locate.MAX_PROJECT_KEY_CHARS

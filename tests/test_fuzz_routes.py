@@ -332,6 +332,43 @@ def test_platform_source_is_a_known_platform_or_a_precise_422(shared: Service, s
     assert "platformSource" in json.dumps(reply)
 
 
+@settings(max_examples=budget(40), **FUZZ_SETTINGS)
+@given(
+    key=st.one_of(
+        texts,
+        st.text(min_size=1000, max_size=1100),
+        st.sampled_from(["/", "\x00", "/tmp/\ud83d", "sha256:x"]),
+        st.integers(),
+        st.floats(allow_nan=True),
+        st.lists(texts, max_size=2),
+        st.none(),
+    )
+)
+def test_a_project_key_is_stored_or_a_precise_422_and_scopes_context(
+    shared: Service, key: Any
+) -> None:
+    """Issue 19 item 8: ``projectKey`` (the hook's folder) on sessions/init and memory/save,
+    and ``project_key`` on the context routes: any value is kept as text or refused by name."""
+    session = f"fuzz-key-{next(_keys)}"
+    body = {"contentSessionId": session, "project": "fuzz", "prompt": "hi", "projectKey": key}
+    saved = shared.post("/api/memory/save", {"text": "note", "projectKey": key})
+    for status, reply in (shared.post("/api/sessions/init", body), saved):
+        if key is None or (isinstance(key, str) and len(key) <= 1024):
+            LEDGER.record("project key", (status, reply))
+            assert status == 200, (key, reply)
+        elif isinstance(key, str) and status == 200:  # redaction made it short enough
+            LEDGER.record("project key", (status, reply))
+        else:
+            assert status == 422, (key, status, reply)
+            assert "projectKey" in json.dumps(reply)
+    if not isinstance(key, str):
+        return
+    query = urllib.parse.urlencode({"projects": "fuzz", "project_key": key}, errors="surrogatepass")
+    for route in ("/api/context/inject", "/api/context/prompt"):
+        got, text = shared.get(f"{route}?{query}")
+        assert got in (200, 400, 422), (route, key, got, text)
+
+
 # Routes whose query takes a platform filter (issue 11): context, analytics, the viewer's lists.
 PLATFORM_FILTERED = [
     "/api/context/inject?projects=acme-api",

@@ -23,6 +23,7 @@ from hooks.adapters import cursor as cursor_adapter
 from tests.agent_hooks import db_rows, run_as_agent, script_argv, spooled
 from tests.conftest import FIXTURES, HOOKS_DIR, Service, base_env, free_port, http_json
 from tests.hook_harness import Recorder, _stop_detached, _wait_for_health, needs_service
+from workbench import locate
 
 FOLDER = FIXTURES / "hooks" / "cursor"
 # Cursor event -> the scripts registered for it, in order (workbench/agents/cursor.py).
@@ -206,7 +207,10 @@ def test_the_rules_file_holds_the_session_start_context_and_only_it_is_written(
         peer.close()
     assert output == STDOUT.get(load(name)["hook_event_name"], {})
     query = urllib.parse.parse_qs(urllib.parse.urlsplit(ask.path).query)
-    assert query == {"projects": ["acme-api"]}  # the file is read later: no ledger session
+    assert query == {  # the file is read later: no ledger session; this folder's project
+        "projects": ["acme-api"],
+        "project_key": [locate.project_key_from_cwd(str(workspace))],
+    }
     written = workspace / RULES
     assert written.read_text("utf-8") == cursor_adapter.context_document(CONTEXT)
     text = written.read_text("utf-8")

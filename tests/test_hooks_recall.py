@@ -31,7 +31,7 @@ from workbench import locate
 from workbench.clock import now_ms
 from workbench.models import ObservationDraft
 from workbench.settings import load_settings
-from workbench.store import observations
+from workbench.store import observations, sessions
 from workbench.store.connection import atomic
 from workbench.store.database import Store
 
@@ -76,6 +76,14 @@ class Checkout:
                     ("Looked at the pkg folder", "discovery", [], ["src/pkg"]),
                 ]
             ):
+                # Sessions of this checkout, keyed as a hook in it keys them (m012).
+                sessions.ensure(
+                    store.conn,
+                    f"earlier-{i}",
+                    "proj",
+                    at_ms=self.obs_ms,
+                    project_key=locate.project_key_from_cwd(str(self.root)),
+                )
                 observations.insert(
                     store.conn,
                     ObservationDraft(

@@ -48,7 +48,11 @@ def test_session_start_injects_context_and_asks_for_replay(
     assert [(r.method, r.path) for r in recorder.requests] == [
         ("GET", "/api/health"),
         ("POST", "/api/spool/replay"),
-        ("GET", f"/api/context/inject?projects=acme-api&contentSessionId={session}"),
+        (
+            "GET",
+            "/api/context/inject?projects=acme-api&project_key=%2Fhome%2Fdev%2Fcode%2Facme-api"
+            f"&contentSessionId={session}",
+        ),
     ]
     assert not (data_dir / "spawn.lock").exists()  # it was up: nothing to spawn
 

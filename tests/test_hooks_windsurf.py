@@ -10,6 +10,7 @@ hook stdout, so its memory is checked where it goes: ``.windsurf/rules/workbench
 from __future__ import annotations
 
 import json
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from hooks.adapters import windsurf as adapter
 from tests.agent_hooks import db_rows, run_as_agent, script_argv, spooled
 from tests.conftest import FIXTURES, base_env, free_port
 from tests.hook_harness import Recorder
+from workbench import locate
 from workbench.platforms import PLATFORM_SOURCES
 
 HERE = FIXTURES / "hooks" / "windsurf"
@@ -200,8 +202,9 @@ def test_the_response_hook_writes_the_context_rule(data_dir: Path, workspace: Pa
     finally:
         peer.close()
     assert out == {}  # Windsurf reads no stdout
-    assert asked == [
-        "/api/context/inject?projects=acme-api"  # the rule is read later: no ledger session
+    key = urllib.parse.quote(locate.project_key_from_cwd(str(workspace)), safe="")
+    assert asked == [  # the rule is read later: no ledger session; this folder's project
+        f"/api/context/inject?projects=acme-api&project_key={key}"
     ]
     text = (workspace / RULE).read_text("utf-8")
     assert text.startswith("---\ntrigger: always_on\n---\n")

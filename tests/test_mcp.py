@@ -141,6 +141,9 @@ def test_save_memory_then_get_observations_returns_its_text(session_log: dict[st
     assert observation["title"] == "Flux capacitor"
     assert MEMORY in observation["narrative"]
     assert observation["project"] == "rocket-lab"
+    # This folder's memory (issue 19 item 8), not every folder called rocket-lab's.
+    project_dir = session_log["data_dir"].parent / "rocket-lab"
+    assert observation["project_key"] == str(project_dir.resolve())
     assert "content_hash" not in observation  # bookkeeping is not worth the agent's tokens
     partial = json.loads(text_of(session_log["get_missing"]))
     assert [o["id"] for o in partial["observations"]] == [saved["id"]]

@@ -34,6 +34,7 @@ EXPECTED_COLUMNS = {
         "completed_at": "TEXT",
         "completed_at_epoch": "INTEGER",
         "prompt_counter": "INTEGER",
+        "project_key": "TEXT",
     },
     "user_prompts": {
         "id": "INTEGER",
@@ -44,6 +45,7 @@ EXPECTED_COLUMNS = {
         "prompt_text": "TEXT",
         "created_at": "TEXT",
         "created_at_epoch": "INTEGER",
+        "project_key": "TEXT",
     },
     "events": {
         "id": "INTEGER",
@@ -89,6 +91,7 @@ EXPECTED_COLUMNS = {
         "agent_id": "TEXT",
         "agent_type": "TEXT",
         "platform_source": "TEXT",
+        "project_key": "TEXT",
     },
     "session_summaries": {
         "id": "INTEGER",
@@ -110,6 +113,7 @@ EXPECTED_COLUMNS = {
         "created_at_epoch": "INTEGER",
         "generated_by": "TEXT",
         "updated_at_epoch": "INTEGER",
+        "project_key": "TEXT",
     },
     "deleted_observations": {
         "content_hash": "TEXT",
@@ -155,6 +159,10 @@ FTS_TRIGGERS = {
 APPEND_ONLY_TRIGGERS = {"events_append_only_update", "events_append_only_delete"}
 FILE_INDEX_TRIGGERS = {"observation_files_ai", "observation_files_ad", "observation_files_au"}
 SUMMARY_UPDATED_TRIGGERS = {"summaries_updated_ai", "summaries_updated_au"}
+PROJECT_KEY_TRIGGERS = {
+    f"{table}_project_key_ai"
+    for table in ("sessions", "user_prompts", "observations", "session_summaries")
+}
 
 
 # ----- helpers --------------------------------------------------------------------------------
@@ -256,7 +264,11 @@ def test_blank_database_gets_exact_foreign_keys(migrated: sqlite3.Connection) ->
 
 def test_blank_database_gets_exact_triggers(migrated: sqlite3.Connection) -> None:
     assert triggers(migrated) == (
-        FTS_TRIGGERS | APPEND_ONLY_TRIGGERS | FILE_INDEX_TRIGGERS | SUMMARY_UPDATED_TRIGGERS
+        FTS_TRIGGERS
+        | APPEND_ONLY_TRIGGERS
+        | FILE_INDEX_TRIGGERS
+        | SUMMARY_UPDATED_TRIGGERS
+        | PROJECT_KEY_TRIGGERS
     )
 
 

@@ -30,7 +30,7 @@ def test_m011_dates_existing_summaries_and_every_rewrite(tmp_path: Path) -> None
         sessions.ensure(conn, "s1", "p", "claude-code", 0)
     summary_id = _write(conn, "first")
 
-    assert schema.apply(conn, "w.db") == ["m011_summary_updated_at"]
+    assert schema.apply(conn, "w.db")[0] == "m011_summary_updated_at"
     (before,) = conn.execute("SELECT updated_at_epoch FROM session_summaries").fetchone()
     assert before == 1_000  # an existing row: its creation time
 

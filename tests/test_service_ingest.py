@@ -579,7 +579,14 @@ def test_stats_and_projects_shapes(service: Service) -> None:
     assert status == 200
     assert projects["projects"] == ["alpha"]
     [detail] = projects["details"]
-    assert set(detail) == {"name", "observations", "sessions", "summaries", "lastActivity"}
+    assert set(detail) == {
+        "name",
+        "observations",
+        "sessions",
+        "summaries",
+        "lastActivity",
+        "folders",
+    }
     assert (detail["name"], detail["observations"], detail["sessions"], detail["summaries"]) == (
         "alpha",
         2,

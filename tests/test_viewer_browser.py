@@ -111,6 +111,19 @@ def test_feed_shows_an_observation_stored_after_the_page_loaded(page: Any, viewe
     assert page.locator("#feed .card").first.get_attribute("data-key") == key
 
 
+def test_a_name_two_folders_share_is_listed_with_both_folders(page: Any, viewer: Viewer):
+    """Issue 19 item 8: ``clientA/shared`` and ``clientB/shared`` are two projects of one name;
+    the project filter (by name) says which folders it covers."""
+    for client in ("clientA", "clientB"):
+        body = {"text": f"{client} note", "project": "shared", "projectKey": f"/w/{client}/shared"}
+        status, result = viewer.svc.post("/api/memory/save", body)
+        assert status == 200, result
+    page.reload()
+    option = page.locator("#f-project option[value='shared']")
+    option.wait_for(state="attached", timeout=5000)
+    assert option.inner_text() == "shared — shared (…/clientA/shared), shared (…/clientB/shared)"
+
+
 def test_search_finds_a_seeded_memory(page: Any):
     page.keyboard.press("/")
     assert page.evaluate("document.activeElement.id") == "q"

@@ -27,7 +27,7 @@ from typing import Any, Literal
 
 from workbench.clock import now_ms
 from workbench.errors import InvalidInput
-from workbench.locate import is_excluded, project_from_cwd
+from workbench.locate import is_excluded, project_identity
 from workbench.models import ObservationDraft, Session
 from workbench.redact import is_task_notification, redact_value, strip_private
 from workbench.settings import Settings
@@ -151,8 +151,12 @@ class Ingestor:
         prompt: str | None,
         platform_source: str = "claude-code",
         event_key: str | None = None,
+        project_key: str | None = None,
     ) -> IngestResult:
         """A new user prompt: count it, store its cleaned text unless it is private.
+
+        ``project_key``: which folder the project is (the hook's ``locate.project_identity``);
+        a new session is keyed by it, so two folders named alike never share memory.
 
         The private rule: ``""`` is how the hook announces a prompt that was entirely
         ``<private>`` (it strips the text before sending), and so is text that strips to
@@ -161,11 +165,11 @@ class Ingestor:
         opened and nothing is counted, so the rest of the session is still captured.
         """
         content_session_id, project = _text(content_session_id), _text(project)
-        platform_source = _text(platform_source)
+        platform_source, project_key = _text(platform_source), _maybe(project_key)
         if (excluded := self.exclusion(project)) is not None:
             return IngestResult("skipped", reason=excluded)
         if prompt is None or (prompt and not prompt.strip()):
-            return self._open_session(content_session_id, project, platform_source)
+            return self._open_session(content_session_id, project, platform_source, project_key)
         if is_task_notification(prompt):
             return IngestResult("skipped", reason="task notification, not a user prompt")
         cleaned = strip_private(prompt)
@@ -175,7 +179,9 @@ class Ingestor:
                 return seen
             ms = now_ms()
             new_session = sessions.get(conn, content_session_id) is None
-            session = sessions.ensure(conn, content_session_id, project, platform_source, ms)
+            session = sessions.ensure(
+                conn, content_session_id, project, platform_source, ms, project_key
+            )
             number, prompt_id, duplicate = sessions.record_prompt(conn, session, cleaned, ms)
             if duplicate:
                 return IngestResult(
@@ -228,13 +234,19 @@ class Ingestor:
         )
 
     def _open_session(
-        self, content_session_id: str, project: str, platform_source: str
+        self,
+        content_session_id: str,
+        project: str,
+        platform_source: str,
+        project_key: str | None = None,
     ) -> IngestResult:
         """Make sure the session exists (its project and platform), counting no prompt."""
         conn = self.store.conn
         with atomic(conn):
             new_session = sessions.get(conn, content_session_id) is None
-            session = sessions.ensure(conn, content_session_id, project, platform_source, now_ms())
+            session = sessions.ensure(
+                conn, content_session_id, project, platform_source, now_ms(), project_key
+            )
         if new_session:
             self._announce_session(content_session_id, project, session.id)
         return IngestResult(
@@ -261,7 +273,7 @@ class Ingestor:
         content_session_id, tool_name, cwd = _text(content_session_id), _text(tool_name), _text(cwd)
         tool_use_id, agent_id = _maybe(tool_use_id), _maybe(agent_id)
         agent_type = _maybe(agent_type)
-        project = project_from_cwd(cwd)
+        project, project_key = project_identity(cwd)
         if tool_name in self.settings.skipped_tools:
             return IngestResult("skipped", reason=f"tool {tool_name!r} is skipped")
         if (excluded := self.exclusion(project, cwd)) is not None:
@@ -275,7 +287,7 @@ class Ingestor:
                 return seen
             ms = now_ms()
             session = sessions.get(conn, content_session_id) or sessions.ensure(
-                conn, content_session_id, project, at_ms=ms
+                conn, content_session_id, project, at_ms=ms, project_key=project_key
             )
             if sessions.current_prompt_is_private(conn, session):
                 return IngestResult(
@@ -381,8 +393,13 @@ class Ingestor:
         title: str | None = None,
         project: str | None = None,
         event_key: str | None = None,
+        project_key: str | None = None,
     ) -> IngestResult:
-        """A memory saved by hand (MCP ``save_memory``, CLI): stored at once, id returned."""
+        """A memory saved by hand (MCP ``save_memory``, CLI): stored at once, id returned.
+
+        ``project_key`` (the MCP server's folder) puts it in that folder's memory; without
+        one it is keyed by its project name, found by name but shown to no session.
+        """
         cleaned = strip_private(text)
         if not cleaned:
             raise InvalidInput(
@@ -414,6 +431,7 @@ class Ingestor:
                 project=name,
                 event_id=event_id,
                 generated_by="manual",
+                project_key=_maybe(project_key),
             )
         if created:
             self.listener("new_observation", {"id": obs_id, "project": name})

@@ -1,4 +1,5 @@
-"""Where things are: the data dir, the service's port, the project of a cwd, and the
+"""Where things are: the data dir, the service's port, the project of a cwd (its short name
+and the key that tells two folders of one name apart), and the
 exclusion rule a hook applies before spooling. Stdlib only.
 
 Hooks run on every tool call under a ~15 ms budget and cannot import pydantic, so the few
@@ -22,6 +23,9 @@ if TYPE_CHECKING:
 SETTINGS_FILE = "settings.json"
 PORT_BASE = 37700
 MAX_PROJECT_CHARS = 200  # the longest project name the HTTP API accepts (service/schemas.py)
+MAX_PROJECT_KEY_CHARS = 1024  # a longer root path is keyed by its hash (``project_identity``)
+MAX_CWD_CHARS = 4096  # PATH_MAX: a longer cwd is no folder a process can be in
+MAX_WALK_LEVELS = 256  # how far up a cwd ``project_identity`` looks for ``.git``
 
 
 def default_data_dir() -> Path:
@@ -90,36 +94,139 @@ def parse_port(value: object) -> int | None:
     return None
 
 
-@functools.lru_cache(maxsize=1024)
-def project_from_cwd(cwd: str | None) -> str:
-    """Name the project for ``cwd``: the git root's folder name, else the folder's own name.
+class ProjectIdentity(tuple[str, str]):
+    """``(name, key)``: the short name people read and filter by, and the key that tells two
+    folders of one name apart (``clientA/api`` and ``clientB/api`` are both ``api``).
 
-    Walks up looking for ``.git`` instead of running ``git``: a subprocess would cost more than
-    the whole hook budget. Cached: the service sees the same few cwds thousands of times.
-    Never raises: a ``cwd`` comes from a hook payload, and a folder the file system refuses
-    to look into is simply not a git root. The name is cut to ``MAX_PROJECT_CHARS``.
+    A tuple subclass, not a dataclass: ``dataclasses`` costs a hook ~3 ms to import.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, name: str, key: str) -> ProjectIdentity:
+        return super().__new__(cls, (name, key))
+
+    @property
+    def name(self) -> str:
+        return self[0]
+
+    @property
+    def key(self) -> str:
+        return self[1]
+
+
+def project_from_cwd(cwd: str | None) -> str:
+    """The project's short name for ``cwd`` (``project_identity(cwd).name``)."""
+    return project_identity(cwd).name
+
+
+def project_key_from_cwd(cwd: str | None) -> str:
+    """The project's key for ``cwd`` (``project_identity(cwd).key``)."""
+    return project_identity(cwd).key
+
+
+@functools.lru_cache(maxsize=1024)
+def project_identity(cwd: str | None) -> ProjectIdentity:
+    """Name and key of the project ``cwd`` is in.
+
+    - In a git repository: the *main* repository's root. A worktree's ``.git`` is a file
+      (``gitdir: <main>/.git/worktrees/<w>``) whose ``commondir`` leads back to the main
+      ``.git``, so every worktree of one repository is one project, named and keyed by the
+      main checkout. A submodule's gitdir has no ``commondir``: it is its own project.
+    - Elsewhere: the folder itself.
+
+    The key is the root's real path (symlinks resolved, so one folder reached two ways is one
+    project); a path longer than ``MAX_PROJECT_KEY_CHARS`` is keyed by its sha256 instead.
+    Reads ``.git`` files instead of running ``git``: a subprocess would cost more than the
+    whole hook budget. Cached: the service sees the same few cwds thousands of times. Never
+    raises: a ``cwd`` comes from a hook payload, and a folder the file system refuses to look
+    into is simply not a git root. The name is cut to ``MAX_PROJECT_CHARS``.
     """
     if not cwd:
-        return "unknown"
+        return ProjectIdentity("unknown", "unknown")
+    # Trigger: a cwd longer than PATH_MAX. / Why: no process can sit in it, and walking up
+    # (or resolving) its thousands of components costs seconds. / Outcome: keyed as given.
+    if len(cwd) > MAX_CWD_CHARS:
+        return ProjectIdentity(_project_name(cwd.rstrip("/").rsplit("/", 1)[-1]), _bounded_key(cwd))
+    folder = str(Path(cwd))  # "a//b/" is "a/b", as the file system reads it
+    for _ in range(MAX_WALK_LEVELS):
+        if _holds_git(folder):
+            root, name = _repository_root(Path(folder))
+            return ProjectIdentity(_project_name(name), _project_key(root))
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
     path = Path(cwd)
-    for candidate in (path, *path.parents):
-        if _holds_git(candidate):
-            return _project_name(candidate)
-    return _project_name(path)
+    return ProjectIdentity(_project_name(path.name), _project_key(path))
 
 
-def _holds_git(folder: Path) -> bool:
+def _holds_git(folder: str) -> bool:
+    # ``exists`` is False for any OSError or ValueError: a component over 255 bytes
+    # (ENAMETOOLONG), a symlink loop, no permission, a NUL byte. The cwd is the payload's,
+    # not ours to trust, and a 500 or a silent hook would lose the event: no git root here.
+    return os.path.exists(os.path.join(folder, ".git"))
+
+
+def _repository_root(folder: Path) -> tuple[Path, str]:
+    """The main checkout of the repository whose ``.git`` is in ``folder``, and its name.
+
+    Anything unexpected (``.git`` is a FIFO, garbage ``gitdir:``, no ``commondir``) keeps
+    ``folder`` itself: the old rule, never an error.
+    """
+    marker = folder / ".git"
     try:
-        return (folder / ".git").exists()
+        if marker.is_dir():
+            return folder, folder.name
     except (OSError, ValueError):
-        # Trigger: a component over 255 bytes (ENAMETOOLONG), a symlink loop, no permission,
-        # a NUL byte (ValueError). / Why: the cwd is the payload's, not ours to trust, and a
-        # 500 or a silent hook would lose the event. / Outcome: no git root here; walk on up.
-        return False
+        return folder, folder.name
+    gitdir_line = _first_line(marker)
+    if not gitdir_line.startswith("gitdir:"):
+        return folder, folder.name
+    gitdir = folder / gitdir_line[len("gitdir:") :].strip()  # an absolute one replaces folder
+    common = _first_line(gitdir / "commondir")
+    if not common:
+        return folder, folder.name  # a submodule, or a gitdir that is not one
+    common_dir = Path(os.path.normpath(gitdir / common))
+    if common_dir.name == ".git":
+        return common_dir.parent, common_dir.parent.name
+    # The worktree of a bare repository (``api.git``): the bare repository is the project.
+    name = common_dir.name[:-4] if common_dir.name.endswith(".git") else common_dir.name
+    return common_dir, name or folder.name
 
 
-def _project_name(folder: Path) -> str:
-    return folder.name[:MAX_PROJECT_CHARS] or "unknown"
+def _first_line(path: Path) -> str:
+    """The first line of a small regular file, or ``""`` (never blocks on a FIFO or a device)."""
+    try:
+        if not os.path.isfile(path):
+            return ""
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+    except (OSError, ValueError):
+        return ""
+    lines = head.decode("utf-8", "replace").splitlines()
+    return lines[0].strip() if lines else ""
+
+
+def _project_name(name: str) -> str:
+    return name[:MAX_PROJECT_CHARS] or "unknown"
+
+
+def _project_key(folder: Path) -> str:
+    """The real absolute path of ``folder`` (its sha256 past ``MAX_PROJECT_KEY_CHARS``)."""
+    try:
+        key = os.path.realpath(folder)
+    except (OSError, ValueError):  # a NUL byte; a loop is left unresolved, not raised
+        key = str(folder)
+    return _bounded_key(key)
+
+
+def _bounded_key(key: str) -> str:
+    if len(key) <= MAX_PROJECT_KEY_CHARS and "\0" not in key:
+        return key
+    import hashlib  # only for absurd paths: a hook does not pay for it otherwise
+
+    return "sha256:" + hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 # Pydantic's spellings of a boolean, so a hook and the service read one value the same way.

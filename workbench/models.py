@@ -107,6 +107,7 @@ class Observation(ObservationDraft):
     agent_type: str | None = None
     event_id: int | None = None
     platform_source: str = "claude-code"  # its session's (m010); the viewer shows it
+    project_key: str | None = None  # which folder ``project`` is (m012; locate.project_identity)
 
 
 class Summary(SummaryDraft):
@@ -120,6 +121,7 @@ class Summary(SummaryDraft):
     created_at: str
     created_at_epoch: int
     generated_by: str = "offline"
+    project_key: str | None = None  # its session's (m012)
 
 
 class Prompt(BaseModel):
@@ -132,6 +134,7 @@ class Prompt(BaseModel):
     prompt_text: str
     created_at: str
     created_at_epoch: int
+    project_key: str | None = None  # its session's (m012)
 
 
 class Session(BaseModel):
@@ -147,6 +150,7 @@ class Session(BaseModel):
     completed_at: str | None = None
     completed_at_epoch: int | None = None
     prompt_counter: int = 0
+    project_key: str | None = None  # which folder ``project`` is (m012)
 
 
 SummaryRequest.model_rebuild()

@@ -8,10 +8,15 @@
   ``team_context`` on, colleagues' rows from the team lake follow the local ones
   (``workbench.recall.team_context``: bounded by ``team_context_timeout_s``, the local block
   unchanged when the lake fails).
-- ``GET /api/context/prompt?query=&project=`` → text/plain, memories related to a prompt, or
-  an empty body when ``prompt_injection`` is off, the prompt is short, or no vector ranker runs.
+  ``project_key=<the folder's key>`` (what the hooks send: ``workbench.locate.
+  project_identity``) shows that one project's rows only, under the name given: two folders
+  named ``api`` are two projects. Without it, every project of that name (older clients).
+- ``GET /api/context/prompt?query=&project=&project_key=`` → text/plain, memories related to
+  a prompt (``project_key`` scopes them as above), or an empty body when ``prompt_injection``
+  is off, the prompt is short, or no vector ranker runs.
 - ``GET /api/context/file?path=&cwd=&mtime=`` → text/plain, the file-history block before a
   Read, or an empty body (no history, or the file changed after it: ``mtime`` in epoch ms).
+  A cwd-relative path matches in the cwd's project only: its key, not its name.
 
 The three ``/api/context/*`` routes take ``contentSessionId`` and record what they returned
 in the injection ledger (``workbench.recall.ledger``), here, so every client (the hooks, the
@@ -37,7 +42,7 @@ from service.deps import RuntimeDep
 from service.runtime import Runtime
 from workbench.bounds import EPOCH_MS_MAX
 from workbench.errors import InvalidInput, StoreUnavailable
-from workbench.locate import project_from_cwd
+from workbench.locate import MAX_PROJECT_KEY_CHARS, project_from_cwd
 from workbench.platform_filter import check_platform
 from workbench.recall import file_history, ledger, team_context
 from workbench.recall.context import (
@@ -45,6 +50,7 @@ from workbench.recall.context import (
     ContextLimits,
     Injection,
     build_session_context,
+    project_scope,
     recent_observations,
     recent_summaries,
     render_session_context,
@@ -59,6 +65,13 @@ router = APIRouter(prefix="/api", tags=["context"])
 
 SessionParam = Annotated[str | None, Query(alias="contentSessionId", max_length=200)]
 ProjectParam = Annotated[str | None, Query(max_length=200)]
+ProjectKeyParam = Annotated[
+    str | None,
+    Query(
+        max_length=MAX_PROJECT_KEY_CHARS,
+        description="the project's key (workbench.locate.project_identity): this folder only",
+    ),
+]
 PathParam = Annotated[str, Query(min_length=1, max_length=4096)]
 LEDGER_WRITE_WAIT_S = 0.4  # as the hook routes: well inside the hooks' context timeouts
 CwdParam = Annotated[str, Query(max_length=4096)]
@@ -115,6 +128,7 @@ def inject(
     session: SessionParam = None,
     projects: Annotated[str | None, Query(max_length=2100)] = None,
     project: ProjectParam = None,
+    project_key: ProjectKeyParam = None,
     platform_source: PlatformParam = None,
     platformSource: Annotated[
         str | None,
@@ -122,14 +136,19 @@ def inject(
     ] = None,
 ) -> PlainTextResponse:
     names = parse_projects(projects, project)
+    if project_key and len(names) > 1:
+        raise InvalidInput(
+            "project_key names one project: send it with one name (projects=api&project_key=…),"
+            " or leave it out to build context for several projects by name"
+        )
     sent = {"platform_source": platform_source, "platformSource": platformSource}
     values, _, notices = one_spelling(sent, {"platform_source"})
     platform = check_platform(values.get("platform_source"))
     limits = ContextLimits.from_settings(runtime.settings)
     if team_context.enabled(runtime.settings):
-        injection = _with_team(runtime, names, limits, platform)
+        injection = _with_team(runtime, names, limits, platform, project_key)
     else:
-        injection = build_session_context(runtime.store.conn, names, limits, platform)
+        injection = build_session_context(runtime.store.conn, names, limits, platform, project_key)
     _record(runtime, injection, "session_start", session, ",".join(names))
     answer = _text(injection)
     mark_deprecated(answer, notices)
@@ -137,12 +156,21 @@ def inject(
 
 
 def _with_team(
-    runtime: Runtime, names: list[str], limits: ContextLimits, platform: str | None
+    runtime: Runtime,
+    names: list[str],
+    limits: ContextLimits,
+    platform: str | None,
+    project_key: str | None,
 ) -> Injection:
-    """The local block plus colleagues' rows in the slots left (``team_context``, bounded)."""
+    """The local block plus colleagues' rows in the slots left (``team_context``, bounded).
+
+    Local rows by key (this folder); the lake's by name: team rows carry the short name, the
+    one thing colleagues' machines share (``workbench/team``).
+    """
     conn = runtime.store.conn
-    newest = recent_observations(conn, names, limits.observations, limits.full, platform)
-    digests = recent_summaries(conn, names, limits.summaries, platform)
+    scope, column = project_scope(names, project_key)
+    newest = recent_observations(conn, scope, limits.observations, limits.full, platform, column)
+    digests = recent_summaries(conn, scope, limits.summaries, platform, column)
     team = team_context.fetch(
         runtime.settings,
         conn,
@@ -159,6 +187,7 @@ def prompt(
     session: SessionParam = None,
     query: Annotated[str, Query(max_length=4 * MAX_QUERY_CHARS)] = "",
     project: ProjectParam = None,
+    project_key: ProjectKeyParam = None,
 ) -> PlainTextResponse:
     settings = runtime.settings
     if not settings.prompt_injection:
@@ -169,6 +198,7 @@ def prompt(
         query,
         project=project,
         content_session_id=session,
+        project_key=project_key,
         count=settings.prompt_injection_count,
         min_chars=settings.prompt_injection_min_chars,
         min_similarity=settings.prompt_injection_min_similarity,

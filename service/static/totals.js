@@ -56,8 +56,14 @@ export async function loadProjects() {
     const select = $('#f-project');
     const current = select.value;
     const known = new Set($$('option', select).map((o) => o.value));
+    // A name several folders share (clientA/api, clientB/api) says so: the filter is by name.
+    const shared = new Map();
+    for (const d of data.details || []) {
+      if ((d.folders || []).length > 1) shared.set(d.name, d.folders.map((f) => f.label).join(', '));
+    }
     for (const name of data.projects || []) {
-      if (!known.has(name)) select.append(el('option', { value: name, text: name }));
+      const text = shared.has(name) ? `${name} — ${shared.get(name)}` : name;
+      if (!known.has(name)) select.append(el('option', { value: name, text }));
     }
     select.value = current;
   } catch (_) { /* keep what we have */ }

@@ -20,7 +20,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from workbench.api_models.check import checked
-from workbench.locate import project_from_cwd
+from workbench.locate import ProjectIdentity, project_identity
 from workbench.mcp_server.backend import ServiceBackend
 from workbench.mcp_server.query_schema import (
     model_arguments,
@@ -79,7 +79,12 @@ a gotcha, a how-to). It is searchable at once.
 
 def current_project() -> str:
     """The project of this session: Claude Code's project dir, else the server's cwd."""
-    return project_from_cwd(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
+    return current_identity().name
+
+
+def current_identity() -> ProjectIdentity:
+    """Name and key of this session's project (``workbench.locate.project_identity``)."""
+    return project_identity(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
 
 
 def as_text(body: Any) -> str:
@@ -235,8 +240,15 @@ def register(server: MCPServer, client: ServiceBackend) -> None:
             Field(max_length=200, description=f"Default: this session's project ({here})."),
         ] = None,
     ) -> str:
-        chosen = project or current_project()
-        saved = client.post("/api/memory/save", {"text": text, "title": title, "project": chosen})
+        here_now = current_identity()
+        chosen = project or here_now.name
+        body: dict[str, Any] = {"text": text, "title": title, "project": chosen}
+        if chosen == here_now.name:
+            # Trigger: this session's project (by default or by its name). / Why: the name
+            # alone is shared by every folder called so. / Outcome: saved in this folder's
+            # memory, shown to its next sessions (and to no other folder of that name).
+            body["projectKey"] = here_now.key
+        saved = client.post("/api/memory/save", body)
         return as_text({"id": saved.get("id"), "project": chosen, "status": saved.get("status")})
 
     def workflow() -> str:

@@ -15,10 +15,11 @@ A session starts knowing what happened before:
 
 Why bounded: the original read every observation of the project to build this. Here every
 query is ``LIMIT``-ed on an index (``observations_project_created``,
-``summaries_project_created``), once per project, and every field is clipped, so the cost and
-the size of the block do not grow with the history (``max_chars`` is the bound, a function of
-the limits alone). The whole block is fenced and every stored field neutralised (see
-``render``).
+``summaries_project_created``, or their ``*_project_key`` twins when the hook names the
+project's folder: two folders called ``api`` are two projects, m012), once per project,
+and every field is clipped, so the cost and the size of the block do not grow with the
+history (``max_chars`` is the bound, a function of the limits alone). The whole block is
+fenced and every stored field neutralised (see ``render``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+from workbench.locate import MAX_PROJECT_KEY_CHARS
 from workbench.models import OBSERVATION_TYPES
 from workbench.recall import render
 from workbench.recall.ledger import Shown
@@ -123,6 +125,8 @@ class Digest:
     next_steps: str = ""
 
 
+# Which column names "the project": its short name, or its key (m012; the SessionStart hook's).
+ProjectColumn = Literal["project", "project_key"]
 _ROW_COLUMNS = "id, type, title, project, created_at_epoch, discovery_tokens"
 _DIGEST_COLUMNS = (
     "id, content_session_id, project, prompt_number, created_at_epoch,"
@@ -136,9 +140,11 @@ def recent_observations(
     limit: int,
     full: int = 0,
     platform_source: str | None = None,
+    column: ProjectColumn = "project",
 ) -> list[Row]:
     """The newest ``limit`` observations of ``projects``, newest first; the first ``full``
     of them with their narrative and facts. ``platform_source`` keeps one agent's only.
+    ``column="project_key"``: ``projects`` are keys (``workbench.locate.project_identity``).
 
     One indexed ``LIMIT`` query per project and a merge, because ``project IN (…) ORDER BY
     created_at_epoch`` would read every row of every project to sort them.
@@ -150,7 +156,7 @@ def recent_observations(
     found: list[Row] = []
     for project in projects:
         rows = conn.execute(
-            f"SELECT {_ROW_COLUMNS} FROM observations WHERE project = ?{platform}"
+            f"SELECT {_ROW_COLUMNS} FROM observations WHERE {column} = ?{platform}"
             " ORDER BY created_at_epoch DESC, id DESC LIMIT ?",
             (project, *extra, limit),
         )
@@ -179,6 +185,7 @@ def recent_summaries(
     projects: Sequence[str],
     limit: int,
     platform_source: str | None = None,
+    column: ProjectColumn = "project",
 ) -> list[Digest]:
     """The newest ``limit`` summaries of ``projects``, newest first (same plan as above).
 
@@ -196,7 +203,7 @@ def recent_summaries(
     found: list[Digest] = []
     for project in projects:
         rows = conn.execute(
-            f"SELECT {_DIGEST_COLUMNS} FROM session_summaries WHERE project = ?{platform}"
+            f"SELECT {_DIGEST_COLUMNS} FROM session_summaries WHERE {column} = ?{platform}"
             " ORDER BY created_at_epoch DESC, id DESC LIMIT ?",
             (project, *extra, limit),
         )
@@ -219,15 +226,30 @@ def build_session_context(
     projects: Sequence[str],
     limits: ContextLimits,
     platform_source: str | None = None,
+    project_key: str | None = None,
 ) -> Injection:
     """Query and render the SessionStart block for ``projects`` (no ledger write here).
 
     Every agent's memories of the projects by default (memory is shared across agents: the
     point is that Claude Code knows what Gemini CLI did); ``platform_source`` keeps one's.
+    ``project_key``: the rows of that one project only (``projects`` then only names it in
+    the header), so ``clientB/api`` is never shown ``clientA/api``'s memory.
     """
-    newest = recent_observations(conn, projects, limits.observations, limits.full, platform_source)
-    digests = recent_summaries(conn, projects, limits.summaries, platform_source)
+    scope, column = project_scope(projects, project_key)
+    newest = recent_observations(
+        conn, scope, limits.observations, limits.full, platform_source, column
+    )
+    digests = recent_summaries(conn, scope, limits.summaries, platform_source, column)
     return render_session_context(projects, newest, digests, limits)
+
+
+def project_scope(
+    projects: Sequence[str], project_key: str | None
+) -> tuple[Sequence[str], ProjectColumn]:
+    """What to query "the project" by: its key when there is one, else the names."""
+    if project_key:
+        return [project_key[:MAX_PROJECT_KEY_CHARS]], "project_key"
+    return projects, "project"
 
 
 def render_session_context(

@@ -3,7 +3,9 @@
 Stored paths come in two forms: compressors keep a path relative to the session's cwd when it
 is inside it, and absolute otherwise. So a file is looked up by *candidates*: its absolute path
 (matches in any project: it names one file on this machine) and its cwd-relative path (matches
-only in the cwd's project, since ``src/app.py`` of another project is another file).
+only in the cwd's project, since ``src/app.py`` of another project is another file). "The
+cwd's project" is its key (``workbench.locate.project_identity``), not its name: ``src/app.py``
+of ``clientB/api`` is not the file of ``clientA/api``.
 
 Selection (``select``): one observation per session, scored, at most ``file_context_max``:
 an observation that *modified* the file beats one that only read it; then one that touched
@@ -31,7 +33,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from workbench.locate import project_from_cwd
+from workbench.locate import project_identity
 from workbench.models import Observation
 from workbench.recall import render
 from workbench.recall.context import TITLE_CHARS, Injection, header
@@ -48,9 +50,10 @@ class Candidates:
     """The forms a file's path may be stored in."""
 
     absolute: tuple[str, ...]  # match in any project
-    relative: tuple[str, ...]  # match only in ``project``
-    project: str | None
+    relative: tuple[str, ...]  # match only in the project keyed ``project_key``
+    project: str | None  # the cwd's project name (for people)
     display: str
+    project_key: str | None = None  # the cwd's project key: what relative paths match in
 
     @property
     def all(self) -> tuple[str, ...]:
@@ -104,11 +107,13 @@ def candidates(path: str, cwd: str = "") -> Candidates:
     abs_unique = tuple(dict.fromkeys(absolute))
     rel_unique = tuple(p for p in dict.fromkeys(relative) if p not in abs_unique and p != ".")
     display = rel_unique[0] if rel_unique and abs_unique else (abs_unique or rel_unique or ("",))[0]
+    identity = project_identity(cwd) if cwd else None
     return Candidates(
         absolute=abs_unique,
         relative=rel_unique,
-        project=project_from_cwd(cwd) if cwd else None,
+        project=identity.name if identity else None,
         display=display,
+        project_key=identity.key if identity else None,
     )
 
 
@@ -127,7 +132,7 @@ def _matching_ids(conn: sqlite3.Connection, cands: Candidates) -> list[tuple[int
     not crowd this project's rows out of the ``LIMIT``. Only two narrow columns come back;
     the full rows are loaded for the page alone.
     """
-    relative = cands.relative if cands.project else ()
+    relative = cands.relative if cands.project_key else ()
     if _has_file_table(conn):
         parts = []
         params: list[str] = []
@@ -140,9 +145,9 @@ def _matching_ids(conn: sqlite3.Connection, cands: Candidates) -> list[tuple[int
             parts.append(
                 f"SELECT f.observation_id FROM {FILE_TABLE} f"
                 " JOIN observations p ON p.id = f.observation_id"
-                f" WHERE f.path IN ({marks}) AND p.project = ?"
+                f" WHERE f.path IN ({marks}) AND p.project_key = ?"
             )
-            params += [*relative, cands.project or ""]
+            params += [*relative, cands.project_key or ""]
         if not parts:
             return []
         sql = f"SELECT id, created_at_epoch FROM observations WHERE id IN ({' UNION '.join(parts)})"
@@ -158,8 +163,8 @@ def _matching_ids(conn: sqlite3.Connection, cands: Candidates) -> list[tuple[int
     clauses = [test] * len(cands.absolute)
     scan_params: list[str] = quoted(cands.absolute)
     if relative:
-        clauses.append(f"(project = ? AND ({' OR '.join([test] * len(relative))}))")
-        scan_params += [cands.project or "", *quoted(relative)]
+        clauses.append(f"(project_key = ? AND ({' OR '.join([test] * len(relative))}))")
+        scan_params += [cands.project_key or "", *quoted(relative)]
     if not clauses:
         return []
     sql = f"SELECT id, created_at_epoch FROM observations WHERE {' OR '.join(clauses)}"
@@ -189,7 +194,7 @@ def find(conn: sqlite3.Connection, cands: Candidates, *, limit: int = MATCH_LIMI
     for row in _rows(conn, cands, limit):
         obs = obs_store.from_row(row)
         names = set(cands.absolute)
-        if cands.relative and obs.project == cands.project:
+        if cands.relative and obs.project_key == cands.project_key:
             names |= set(cands.relative)
         read = names.intersection(obs.files_read)
         modified = names.intersection(obs.files_modified)

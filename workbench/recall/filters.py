@@ -5,6 +5,8 @@ filtered listing, the HTTP API, the CLI and the MCP tools all agree on what ``ty
 ``files`` means, and all reject a bad value with the same message.
 
 - ``project`` / ``projects``: exact project names (any of them).
+- ``project_key``: one project's key (``workbench.locate.project_identity``): "this folder's
+  project", which two folders of one name (``clientA/api``, ``clientB/api``) do not share.
 - ``obs_types``: observation types, whitelisted to ``OBSERVATION_TYPES``.
 - ``concepts``: any of these concepts (case-insensitive).
 - ``files``: a *path prefix* matched against every entry of ``files_read`` and
@@ -29,11 +31,19 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from workbench.bounds import EPOCH_MS_MAX, EPOCH_MS_MIN
 from workbench.clock import ms_from_iso
 from workbench.errors import InvalidInput
+from workbench.locate import MAX_PROJECT_KEY_CHARS
 from workbench.models import OBSERVATION_TYPES
 from workbench.platform_filter import check_platform
 from workbench.redact import replace_surrogates
@@ -170,6 +180,7 @@ class SearchFilters(BaseModel):
     date_start: int | None = None  # epoch ms, inclusive
     date_end: int | None = None  # epoch ms, inclusive
     platform_source: str | None = None
+    project_key: str | None = Field(default=None, max_length=MAX_PROJECT_KEY_CHARS)
 
     def __init__(self, **data: Any) -> None:
         # Trigger: pydantic's own checks (an unknown field, a number where text belongs).
@@ -184,7 +195,7 @@ class SearchFilters(BaseModel):
             )
             raise InvalidInput(
                 f"invalid search filter ({problems}); filters are project, projects, "
-                "obs_types, concepts, files, date_start, date_end, platform_source"
+                "obs_types, concepts, files, date_start, date_end, platform_source, project_key"
             ) from None
 
     # -- validation -------------------------------------------------------------------------
@@ -246,6 +257,7 @@ class SearchFilters(BaseModel):
             or self.date_start is not None
             or self.date_end is not None
             or self.platform_source
+            or self.project_key
         )
 
     def only_projects(self) -> bool:
@@ -296,6 +308,9 @@ class SearchFilters(BaseModel):
     def _common_sql(self, alias: str) -> tuple[list[str], list[Any]]:
         clauses: list[str] = []
         params: list[Any] = []
+        if self.project_key:
+            clauses.append(f"{alias}.project_key = ?")
+            params.append(self.project_key)
         projects = self.all_projects
         if len(projects) == 1:
             clauses.append(f"{alias}.project = ?")

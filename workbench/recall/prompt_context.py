@@ -43,12 +43,15 @@ def related(
     project: str | None,
     content_session_id: str | None,
     count: int,
+    project_key: str | None = None,
     min_chars: int,
     min_similarity: float = 0.0,
 ) -> list[Observation]:
     """The ``count`` observations nearest in meaning to ``query``, best first (maybe none).
 
-    Only hits whose cosine similarity is at least ``min_similarity`` qualify.
+    Only hits whose cosine similarity is at least ``min_similarity`` qualify. ``project_key``
+    (the hook's folder) scopes them to that folder's project, which ``project`` (a name two
+    folders may share) cannot.
     """
     text = query.strip()[:MAX_QUERY_CHARS]
     if len(text) < min_chars or ranker is None or count <= 0:
@@ -57,7 +60,7 @@ def related(
     if engine.vector_unavailable() is not None:
         return []
     seen = ledger.injected_ids(conn, content_session_id or "", ["prompt"])
-    filters = SearchFilters(project=project) if project else SearchFilters()
+    filters = SearchFilters(project=project, project_key=project_key or None)
     try:
         result = engine.search(
             text,

@@ -55,8 +55,13 @@ def insert(
     agent_id: str | None = None,
     agent_type: str | None = None,
     created_ms: int | None = None,
+    project_key: str | None = None,
 ) -> tuple[int, bool]:
-    """Store one observation; return ``(id, created)``. Call inside ``atomic()``."""
+    """Store one observation; return ``(id, created)``. Call inside ``atomic()``.
+
+    ``project_key``: set only when given (a memory saved by hand from a known folder); else
+    a trigger copies the session's key, or the project name (m012).
+    """
     digest = content_hash(content_session_id, draft.title, draft.narrative)
     ms = created_ms if created_ms is not None else now_ms()
     session_row = (
@@ -101,6 +106,10 @@ def insert(
         conn.execute(
             "UPDATE observations SET platform_source = ? WHERE id = ?",
             (session_row[1], cur.lastrowid),
+        )
+    if cur.rowcount and project_key:
+        conn.execute(
+            "UPDATE observations SET project_key = ? WHERE id = ?", (project_key, cur.lastrowid)
         )
     if cur.rowcount:
         return int(cur.lastrowid or 0), True

@@ -681,3 +681,96 @@ def m011_summary_updated_at(conn: sqlite3.Connection) -> None:
         END;
         """,
     )
+
+
+# The tables whose rows belong to a project, and the time column their project index sorts on.
+PROJECT_TABLES = {
+    "sessions": "started_at_epoch",
+    "user_prompts": "created_at_epoch",
+    "observations": "created_at_epoch",
+    "session_summaries": "created_at_epoch",
+}
+
+
+@migration
+def m012_project_key(conn: sqlite3.Connection) -> None:
+    """``project_key`` next to ``project``: which folder a project is, not only its name.
+
+    ``project`` stays the short name people read and filter by (``api``); ``project_key`` is
+    what "this project" means for the memory a session is given (``workbench.locate.
+    project_identity``: the main checkout's real path, so ``clientA/api`` and
+    ``clientB/api`` never share memory and every worktree of one repository is one project).
+
+    New rows: a session takes the key the hook sent (``sessions.ensure``), else its name; a
+    prompt, observation or summary takes its session's key (triggers, so no writer can forget
+    it and every INSERT since m001 still works), else its own project name.
+
+    Existing rows, best effort: a session whose observation events recorded a ``cwd`` takes
+    that folder's key when the folder still resolves to the session's project name (it still
+    exists, or never was in a repository above it); every other session, and every row with
+    no session (memories saved by hand), takes its name as its key. Such a row is still found
+    by name (``--project api``) but shown to no new session, where it could be the other
+    folder's memory.
+    """
+    for table, when in PROJECT_TABLES.items():
+        conn.execute(f"ALTER TABLE {table} ADD COLUMN project_key TEXT")
+        conn.execute(
+            f"CREATE INDEX IF NOT EXISTS {table}_project_key ON {table} (project_key, {when} DESC)"
+        )
+    _backfill_session_keys(conn)
+    for table in PROJECT_TABLES:
+        if table == "sessions":
+            continue
+        conn.execute(
+            f"UPDATE {table} SET project_key = coalesce((SELECT s.project_key FROM sessions AS s"
+            f" WHERE s.content_session_id = {table}.content_session_id"
+            f" AND s.project = {table}.project), project)"
+        )
+    run_script(conn, _project_key_triggers())
+
+
+def _backfill_session_keys(conn: sqlite3.Connection) -> None:
+    from workbench.locate import project_identity  # stdlib only, like this module
+
+    # Each session's first observation event with a cwd (SQLite's bare column of min()).
+    first_cwd = {
+        str(session): str(cwd)
+        for session, cwd, _ in conn.execute(
+            "SELECT content_session_id, json_extract(payload, '$.cwd'), min(id) FROM events"
+            " WHERE kind = 'observation' AND content_session_id IS NOT NULL"
+            " AND json_type(payload, '$.cwd') = 'text' AND json_extract(payload, '$.cwd') != ''"
+            " GROUP BY content_session_id"
+        )
+    }
+    conn.execute("UPDATE sessions SET project_key = project")
+    for row_id, session, project in conn.execute(
+        "SELECT id, content_session_id, project FROM sessions"
+    ).fetchall():
+        cwd = first_cwd.get(session)
+        if cwd is None:
+            continue
+        identity = project_identity(cwd)
+        if identity.name == project:
+            conn.execute("UPDATE sessions SET project_key = ? WHERE id = ?", (identity.key, row_id))
+
+
+def _project_key_triggers() -> str:
+    """Fill ``project_key`` on insert when the writer did not name it (see m012)."""
+    script = """
+        CREATE TRIGGER IF NOT EXISTS sessions_project_key_ai AFTER INSERT ON sessions
+        WHEN NEW.project_key IS NULL BEGIN
+            UPDATE sessions SET project_key = NEW.project WHERE id = NEW.id;
+        END;
+    """
+    for table in PROJECT_TABLES:
+        if table == "sessions":
+            continue
+        script += f"""
+        CREATE TRIGGER IF NOT EXISTS {table}_project_key_ai AFTER INSERT ON {table}
+        WHEN NEW.project_key IS NULL BEGIN
+            UPDATE {table} SET project_key = coalesce((SELECT s.project_key FROM sessions AS s
+                WHERE s.content_session_id = NEW.content_session_id
+                AND s.project = NEW.project), NEW.project) WHERE id = NEW.id;
+        END;
+        """
+    return script

@@ -35,14 +35,30 @@ def ensure(
     project: str,
     platform_source: str = "claude-code",
     at_ms: int | None = None,
+    project_key: str | None = None,
 ) -> Session:
-    """Return the session, creating it (active) when new. Call inside ``atomic()``."""
+    """Return the session, creating it (active) when new. Call inside ``atomic()``.
+
+    ``project_key``: which folder the project is (``workbench.locate.project_identity``);
+    without one, a trigger (m012) keys the session by its name. An existing session keeps
+    its own: a session is one project from its first event on.
+    """
     ms = at_ms if at_ms is not None else now_ms()
+    # Trigger: no key. / Why: callers on stores older than m012 (tests, imports) use the
+    # INSERT every schema accepts. / Outcome: the column is named only when there is a key.
+    keyed = ", project_key" if project_key else ""
     conn.execute(
-        "INSERT INTO sessions (content_session_id, project, platform_source, status,"
-        " started_at, started_at_epoch) VALUES (?, ?, ?, 'active', ?, ?)"
-        " ON CONFLICT (content_session_id) DO NOTHING",
-        (content_session_id, project, platform_source, iso_from_ms(ms), ms),
+        f"INSERT INTO sessions (content_session_id, project, platform_source, status,"
+        f" started_at, started_at_epoch{keyed}) VALUES (?, ?, ?, 'active', ?, ?"
+        f"{', ?' if project_key else ''}) ON CONFLICT (content_session_id) DO NOTHING",
+        (
+            content_session_id,
+            project,
+            platform_source,
+            iso_from_ms(ms),
+            ms,
+            *([project_key] if project_key else []),
+        ),
     )
     session = get(conn, content_session_id)
     assert session is not None  # just inserted or already there

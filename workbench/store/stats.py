@@ -44,6 +44,7 @@ def projects(conn: sqlite3.Connection) -> list[dict[str, Any]]:
         FROM names n ORDER BY last_ms DESC, n.project
         """
     ).fetchall()
+    folders = project_folders(conn)
     return [
         {
             "name": r["project"],
@@ -51,9 +52,45 @@ def projects(conn: sqlite3.Connection) -> list[dict[str, Any]]:
             "sessions": r["sessions"],
             "summaries": r["summaries"],
             "lastActivity": iso_from_ms(r["last_ms"]) if r["last_ms"] else None,
+            "folders": folders.get(r["project"], []),
         }
         for r in rows
     ]
+
+
+def project_folders(conn: sqlite3.Connection) -> dict[str, list[dict[str, Any]]]:
+    """Per project name, the folders (keys, m012) it stands for, most sessions first.
+
+    Two checkouts named ``api`` are two projects sharing a name: each folder gets a label
+    that tells them apart (``api (…/clientA/api)``), which the viewer and ``status`` show.
+    """
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for table, counted in (("sessions", "sessions"), ("observations", "observations")):
+        for name, key, count in conn.execute(
+            f"SELECT project, coalesce(project_key, project), count(*) FROM {table} GROUP BY 1, 2"
+        ):
+            entry = found.setdefault(
+                (str(name), str(key)), {"key": str(key), "sessions": 0, "observations": 0}
+            )
+            entry[counted] = int(count)
+    by_name: dict[str, list[dict[str, Any]]] = {}
+    for (name, _), entry in found.items():
+        by_name.setdefault(name, []).append(entry)
+    for name, entries in by_name.items():
+        entries.sort(key=lambda e: (-e["sessions"], -e["observations"], e["key"]))
+        for entry in entries:
+            entry["label"] = folder_label(name, entry["key"], shared=len(entries) > 1)
+    return by_name
+
+
+def folder_label(name: str, key: str, *, shared: bool) -> str:
+    """``name`` alone, or ``name (…/parent/folder)`` when other folders share the name."""
+    if not shared:
+        return name
+    if key == name:
+        return f"{name} (folder not recorded)"
+    tail = "/".join(key.rstrip("/").split("/")[-2:])
+    return f"{name} (…/{tail})"
 
 
 def type_breakdown(conn: sqlite3.Connection) -> dict[str, int]:

@@ -44,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from workbench.clock import iso_from_ms, ms_from_iso, now_ms
 from workbench.errors import InvalidInput
+from workbench.locate import MAX_PROJECT_KEY_CHARS
 from workbench.models import ObservationDraft, SummaryDraft
 from workbench.platforms import DEFAULT_PLATFORM_SOURCE, PLATFORM_SOURCES
 from workbench.redact import redact_value, strip_private
@@ -123,6 +124,9 @@ class SessionRow(_Row):
     completed_at: str | None = None
     completed_at_epoch: Epoch | None = None
     prompt_counter: Count = 0
+    # Which folder the project is (m012). Kept on import, so a restored backup is shown to
+    # the same folder's sessions; absent (older files), the session is keyed by its name.
+    project_key: str | None = Field(default=None, min_length=1, max_length=MAX_PROJECT_KEY_CHARS)
 
     @field_validator("platform_source", mode="before")
     @classmethod
@@ -213,6 +217,10 @@ def export(conn: sqlite3.Connection, project: str | None = None) -> dict[str, An
         out = []
         for row in conn.execute(f"SELECT * FROM {table} {where} ORDER BY id", params):
             data = {k: row[k] for k in row.keys() if k not in drop}
+            # A session's folder key (m012) goes with it when it says more than its name;
+            # its rows take it again on import (the m012 triggers), so they carry none.
+            if table != "sessions" or data.get("project_key") == data.get("project"):
+                data.pop("project_key", None)
             for key in ("facts", "concepts", "files_read", "files_modified", "files_edited"):
                 if key in data and isinstance(data[key], str):
                     data[key] = json.loads(data[key])
@@ -330,8 +338,9 @@ def import_document(conn: sqlite3.Connection, doc: ExportDocument) -> dict[str, 
             start = _epoch(row.started_at_epoch, row.started_at)
             cur = conn.execute(
                 "INSERT INTO sessions (content_session_id, project, platform_source, status,"
-                " started_at, started_at_epoch, completed_at, completed_at_epoch, prompt_counter)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (content_session_id) DO NOTHING",
+                " started_at, started_at_epoch, completed_at, completed_at_epoch, prompt_counter,"
+                " project_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (content_session_id) DO NOTHING",
                 (
                     row.content_session_id,
                     row.project,
@@ -342,6 +351,7 @@ def import_document(conn: sqlite3.Connection, doc: ExportDocument) -> dict[str, 
                     row.completed_at,
                     row.completed_at_epoch,
                     row.prompt_counter,
+                    row.project_key,
                 ),
             )
             count("sessions", cur.rowcount)
