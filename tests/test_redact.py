@@ -386,3 +386,20 @@ def test_re_forming_soup_is_safe_and_idempotent(text: str) -> None:
     old, _ = reference(text)
     assert old.startswith(new)
     assert strip_private(new) == new
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a <PR\u0131VATE>x</private> b",  # dotless i: re folds it onto "i", lower() does not
+        "a <PR\u0130VATE>x</pr\u0130vate> b",  # dotted I: its lowercase is two characters
+        "a <\u017fystem-reminder>x</system-reminder> b",  # long s
+        "a <wor\u212abench-context>x</WORKBENCH-CONTEXT> b",  # Kelvin sign: lower() gives "k"
+        "\U0001f4a5 a <Private>x</PRIVATE> b",  # non-ASCII text, none of those: the fast scan
+    ],
+)
+def test_tags_match_case_insensitively_as_re_does_whatever_the_scan(text: str) -> None:
+    """The scan of a lowercased copy is used only where it finds what ``re.IGNORECASE`` finds,
+    and an opener pairs with its tag's closer however each is spelled (the old loop grouped
+    tags by ``lower()``, so ``<PRıVATE>x</private>`` kept ``x``)."""
+    assert strip_private(text).endswith("a  b")

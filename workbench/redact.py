@@ -46,20 +46,18 @@ STRIPPED_TAGS = (
 )
 
 _NAMES = "|".join(re.escape(t) for t in STRIPPED_TAGS)
-# One opening tag (attributes allowed) of a stripped tag; group 1 is the tag's name.
+# One opening tag (attributes allowed) of a stripped tag; group 1 is the tag's name. Kept as
+# pattern text, compiled on first use (``re`` caches it): a hook whose payload holds no ``<``
+# never needs them, and compiling them all at import would cost ~1 ms of its start-up.
 _OPENER_TEXT = "<(" + _NAMES + r")(?:\s[^<>]*)?>"
 # The closing tag of each stripped tag, searched for on its own (see ``_tag_spans``).
 _CLOSER_TEXTS = [r"</" + re.escape(t) + r"\s*>" for t in STRIPPED_TAGS]
 _TAG_INDEX = {t: i for i, t in enumerate(STRIPPED_TAGS)}
-_OPENER = re.compile(_OPENER_TEXT, re.IGNORECASE)
-_CLOSERS = [re.compile(c, re.IGNORECASE) for c in _CLOSER_TEXTS]
-# The same, case-sensitive, for a lowercased copy: scanning it is ~5x faster than matching
-# case-insensitively (which tries every spelling at each ``<``), and gives the same matches
-# at the same positions unless the text holds a character whose lowercase is longer (only
-# U+0130) or that ``re`` folds onto an ASCII letter of a tag name without ``lower()`` doing
-# so (U+0131, U+017F; U+212A, the Kelvin sign, lowercases to "k" and needs nothing).
-_OPENER_LOWER = re.compile(_OPENER_TEXT)
-_CLOSERS_LOWER = [re.compile(c) for c in _CLOSER_TEXTS]
+# Scanning a lowercased copy case-sensitively is ~5x faster than matching case-insensitively
+# (which tries every spelling at each ``<``), and finds the same tags at the same positions
+# unless the text holds a character whose lowercase is longer (only U+0130) or that ``re``
+# folds onto an ASCII letter of a tag name without ``lower()`` doing so (U+0131, U+017F;
+# U+212A, the Kelvin sign, lowercases to "k" and needs nothing).
 _FOLDS_TO_ASCII = ("\u0130", "\u0131", "\u017f")
 _TASK_NOTIFICATION = re.compile(
     r"^\s*<task-notification(?:\s[^<>]*)?>.*?</task-notification\s*>\s*$",
@@ -104,8 +102,8 @@ def _safe_cut(text: str) -> int:
     before the first ``<`` that follows the last ``>`` before the first opening tag can ever
     change: that ``<`` is the cut.
     """
-    scanned, opener, _ = _scannable(text)
-    first = opener.search(scanned)
+    scanned, flags = _scannable(text)
+    first = re.search(_OPENER_TEXT, scanned, flags)
     if first is None:  # cannot be (a block has an opening tag); were it so, keep nothing
         return 0
     return scanned.find("<", scanned.rfind(">", 0, first.start()) + 1)
@@ -123,13 +121,13 @@ def _block_spans(text: str) -> list[tuple[int, int]]:
     opener of that tag is open, so a text of a million stray closers costs one C-level scan
     and no Python work per closer.
     """
-    scanned, opener, closers = _scannable(text)
+    scanned, flags = _scannable(text)
     openers: dict[int, list[int]] = {}
-    for m in opener.finditer(scanned):
+    for m in re.finditer(_OPENER_TEXT, scanned, flags):
         openers.setdefault(_tag_index(m[1]), []).append(m.start())
     spans: list[tuple[int, int]] = []
     for tag, starts in openers.items():
-        spans += _tag_spans(scanned, starts, closers[tag])
+        spans += _tag_spans(scanned, starts, re.compile(_CLOSER_TEXTS[tag], flags))
     return spans
 
 
@@ -142,12 +140,12 @@ def _tag_index(name: str) -> int:
     return next(i for i, t in enumerate(STRIPPED_TAGS) if re.fullmatch(t, name, re.IGNORECASE))
 
 
-def _scannable(text: str) -> tuple[str, re.Pattern[str], list[re.Pattern[str]]]:
-    """The text to scan for tags and the patterns to scan it with: lowercased when that is
-    exact (see ``_OPENER_LOWER``), else the text itself, matched case-insensitively."""
+def _scannable(text: str) -> tuple[str, int]:
+    """The text to scan for tags and the flags to scan it with: lowercased when that is
+    exact (see ``_FOLDS_TO_ASCII``), else the text itself, matched case-insensitively."""
     if text.isascii() or not any(c in text for c in _FOLDS_TO_ASCII):
-        return text.lower(), _OPENER_LOWER, _CLOSERS_LOWER
-    return text, _OPENER, _CLOSERS
+        return text.lower(), 0
+    return text, re.IGNORECASE
 
 
 def _tag_spans(text: str, starts: list[int], closer: re.Pattern[str]) -> list[tuple[int, int]]:
