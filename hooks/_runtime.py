@@ -25,7 +25,9 @@ invalid; spooling it would only have it rejected forever, so it is parked in
 ``<data_dir>/spool/rejected/`` with the service's answer (counted by ``/api/health`` and
 ``workbench status``: nothing is silently gone). Connection refused, a timeout, a malformed
 reply, a 5xx, or the two "try later" 4xx (408, 429) mean "not now": the event is spooled under
-``<data_dir>/spool`` and the service replays it when it next starts. A spool write that fails
+``<data_dir>/spool`` and the service replays it when it next starts. So does running out of
+time: a hook has ``DELIVERY_DEADLINE_S`` from its start to deliver, well inside any agent's
+timeout, and spools rather than be killed with its event. A spool write that fails
 (disk full) loses that one event but never the hook's one line of output.
 
 Text at the boundary (``parse_input``): the whole payload is redacted once, every string and
@@ -59,6 +61,14 @@ PLATFORM_SOURCE = "claude-code"  # Claude Code's; every adapter has its own (hoo
 DEFAULT_PLATFORM = "claude"
 # 4xx statuses that say "try later", not "this event is invalid": spooled, not rejected.
 RETRYABLE_4XX = frozenset({408, 429})
+# The hook's own deadline for delivering, counted from its start (``STARTED``): half the
+# shortest timeout any agent gives our hooks (10 s: Claude Code, Codex, Gemini CLI and the
+# OpenCode plugin; ``workbench.claude_settings.HOOK_SCRIPTS``, ``workbench/agents/*``), so
+# whatever slowed the hook down (a huge payload, a loaded machine), its event is on disk
+# before an agent could kill it. ``deliver`` tries the service only with the time left.
+DELIVERY_DEADLINE_S = 5.0
+MIN_ATTEMPT_S = 0.05  # less left than this: spool at once, a request could not finish
+STARTED = time.monotonic()
 
 
 # ----- stdin: the normalised hook input -------------------------------------------------------
@@ -510,10 +520,24 @@ def deliver(
     """
     event_key = spool.new_event_key()
     root = root if root is not None else data_dir()
-    try:
-        reply = request(service_port(root), "POST", path, body, {"Idempotency-Key": event_key})
-    except (OSError, ValueError):  # refused, timed out, or a reply we could not parse
-        reply = None
+    reply = None
+    # Trigger: the hook is past (or near) its deadline. / Why: an agent kills a hook at its
+    # timeout, and a killed hook neither delivers nor spools. / Outcome: the attempt gets only
+    # the time left, and none at all when too little is left: the event is spooled.
+    left = DELIVERY_DEADLINE_S - (time.monotonic() - STARTED)
+    if left >= MIN_ATTEMPT_S:
+        headers = {"Idempotency-Key": event_key}
+        try:
+            reply = request(
+                service_port(root),
+                "POST",
+                path,
+                body,
+                headers,
+                total_timeout=min(TOTAL_TIMEOUT_S, left),
+            )
+        except (OSError, ValueError):  # refused, timed out, or a reply we could not parse
+            reply = None
     if reply is not None and reply.ok:
         return "delivered"
     envelope = spool.Envelope(event_key, path, body, hook=hook, spooled_at_ns=time.time_ns())

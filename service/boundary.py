@@ -20,6 +20,18 @@ pays a few scans of its bytes and nothing more.
   route: hook events, memory/save, import, settings, corpus bodies. The store-side code
   redacts again (defence in depth for in-process callers and old spool files).
 
+- A body that is not UTF-8 is refused with a 415 naming UTF-8, before any route runs:
+  UTF-16 and UTF-32 (with or without a byte-order mark: a NUL byte never appears in UTF-8
+  JSON), Latin-1 and any other bytes that do not decode. JSON between systems is UTF-8
+  (RFC 8259), and every scan here reads UTF-8 bytes: a UTF-16 ``<private>`` is not the bytes
+  ``<private>``, so decoding it later (Starlette's ``json.loads`` detects UTF-16/32) carried
+  private text past this boundary into the store. UTF-8 bytes that encode a lone surrogate
+  (``ED A0 BD``, which ``json.loads`` reads with ``surrogatepass``) are still accepted, and
+  cleaned like an escaped one. A UTF-8 byte-order mark is accepted and dropped (RFC 8259 lets
+  a parser ignore it), so no route ever sees one.
+- A body that needs cleaning and is large (``OFF_LOOP_BYTES``) is cleaned in a worker
+  thread, so one big request never stalls the event loop every other request waits on.
+
 The hook routes (``/api/sessions/*``, every tool call) scan only for surrogates: their models
 refuse non-finite numbers and ``workbench.ingest`` redacts every field and key they store, so
 the NaN and tag scans (each a pass over the bytes, ~1 µs per KB) are skipped there.
@@ -33,12 +45,14 @@ through a JSON array written in a query value (``projects=["\\ud83d"]``), which
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
+import anyio.to_thread
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from workbench import redact
@@ -46,6 +60,10 @@ from workbench.redact import STRIPPED_TAGS, may_hold_surrogates, redact_value
 
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 HOOK_PREFIX = "/api/sessions/"
+UTF8_BOM = b"\xef\xbb\xbf"
+# A body at least this large that needs cleaning is cleaned off the event loop (~1 ms of
+# parsing and redaction per 10 KB of tag-dense JSON: larger would stall every other request).
+OFF_LOOP_BYTES = 64 * 1024
 _NAMES = "|".join(re.escape(t) for t in STRIPPED_TAGS).encode()
 # A stripped tag's opener or closer as written, or as JSON escapes it (``\u003c``); an escape
 # of any printable ASCII character also counts, because ``\u0070rivate`` would hide the name.
@@ -130,6 +148,37 @@ def needs_cleaning(body: bytes, *, hook_route: bool = False) -> bool:
     )
 
 
+def encoding_problem(body: bytes) -> str | None:
+    """Why ``body`` is not UTF-8 text (the first offending byte and its offset), else None."""
+    nul = body.find(b"\x00")
+    if nul >= 0:
+        return (
+            f"byte {nul} is NUL, which UTF-8 JSON never holds: the body looks like UTF-16 or UTF-32"
+        )
+    if body.isascii():
+        return None
+    try:
+        body.decode("utf-8", "surrogatepass")  # as json.loads reads bytes (see above)
+    except UnicodeDecodeError as exc:
+        return f"byte {exc.start} (0x{body[exc.start]:02x}) is not valid UTF-8"
+    return None
+
+
+def clean_body(body: bytes, *, hook_route: bool) -> bytes:
+    """``body`` cleaned (re-serialised) when it needs it, else exactly as it was.
+
+    Raises ``UnfitJson`` for what no route may store. A body that is not JSON passes as it
+    is: the route answers its own 4xx.
+    """
+    if not needs_cleaning(body, hook_route=hook_route):
+        return body
+    try:
+        value = json.loads(body)
+    except (ValueError, RecursionError):
+        return body
+    return json.dumps(clean(value), ensure_ascii=False).encode("utf-8")
+
+
 def clean_query(query: bytes) -> bytes:
     """A query string with stripped tags redacted from every name and value (else as is)."""
     text = query.decode("latin-1")
@@ -147,17 +196,31 @@ def _redact_header(value: bytes) -> bytes:
 
 
 async def _reply_422(send: Send, field: str, message: str, kind: str) -> None:
-    body = json.dumps(
+    await _reply(
+        send,
+        422,
         {
             "error": "INVALID_REQUEST",
             "message": message,
             "errors": [{"field": field, "message": message, "type": kind}],
-        }
-    ).encode()
+        },
+    )
+
+
+async def _reply_415(send: Send, problem: str) -> None:
+    message = (
+        f"the request body is not UTF-8: {problem}; send JSON encoded as UTF-8 (RFC 8259), "
+        "e.g. json.dumps(body).encode('utf-8')"
+    )
+    await _reply(send, 415, {"error": "UNSUPPORTED_ENCODING", "message": message})
+
+
+async def _reply(send: Send, status: int, document: dict[str, Any]) -> None:
+    body = json.dumps(document).encode()
     await send(
         {
             "type": "http.response.start",
-            "status": 422,
+            "status": status,
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
@@ -195,22 +258,29 @@ class TextBoundary:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
+        size = len(body)
+        if body and (problem := encoding_problem(body)) is not None:
+            await _reply_415(send, problem)
+            return
+        if body.startswith(UTF8_BOM):
+            body = body[len(UTF8_BOM) :]
+        received = body  # ``clean_body`` returns this very object when nothing changes
         hook_route = scope["path"].startswith(HOOK_PREFIX)
-        if body and needs_cleaning(body, hook_route=hook_route):
-            try:
-                value = json.loads(body)
-            except (ValueError, RecursionError):
-                pass  # not JSON (or not for us): the route answers its own 4xx, as before
+        try:
+            if len(body) >= OFF_LOOP_BYTES:
+                body = await anyio.to_thread.run_sync(
+                    functools.partial(clean_body, body, hook_route=hook_route)
+                )
             else:
-                try:
-                    body = json.dumps(clean(value), ensure_ascii=False).encode("utf-8")
-                except UnfitJson as exc:
-                    await _reply_422(send, exc.field, str(exc), exc.kind)
-                    return
-                scope = dict(scope)
-                scope["headers"] = [
-                    (k, v) for k, v in scope.get("headers", []) if k != b"content-length"
-                ] + [(b"content-length", str(len(body)).encode())]
+                body = clean_body(body, hook_route=hook_route)
+        except UnfitJson as exc:
+            await _reply_422(send, exc.field, str(exc), exc.kind)
+            return
+        if body is not received or len(body) != size:
+            scope = dict(scope)
+            scope["headers"] = [
+                (k, v) for k, v in scope.get("headers", []) if k != b"content-length"
+            ] + [(b"content-length", str(len(body)).encode())]
         await self.app(scope, _replay(body, receive), send)
 
 

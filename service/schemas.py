@@ -26,10 +26,25 @@ from workbench.bounds import SQLITE_INT_MAX
 from workbench.ingest import Ingestor, IngestResult
 from workbench.locate import MAX_PROJECT_KEY_CHARS
 from workbench.platforms import DEFAULT_PLATFORM_SOURCE, PLATFORM_SOURCES
+from workbench.redact import redact_value
 
-SessionId = Annotated[str, Field(min_length=1, max_length=200)]
+
+def _redacted(value: Any) -> Any:
+    """A string without its private blocks, *before* any bound is checked or applied.
+
+    Redact, then bound: cut first, ``<private>SECRET…</private>`` across the bound became an
+    unclosed ``<private>SECRET…`` that no later redaction finds (issue 19); checked first, a
+    field that fits once its private block is gone was refused. The hook routes skip the
+    boundary's tag scan (``service.boundary``), so their bounded fields redact here.
+    """
+    return redact_value(value) if isinstance(value, str) else value
+
+
+Redacted = BeforeValidator(_redacted)
+SessionId = Annotated[str, Field(min_length=1, max_length=200), Redacted]
+Name = Annotated[str, Field(min_length=1, max_length=200), Redacted]
 # Empty (e.g. once redacted) is no key: the session is keyed by its name (m012).
-ProjectKey = Annotated[str, Field(max_length=MAX_PROJECT_KEY_CHARS)]
+ProjectKey = Annotated[str, Field(max_length=MAX_PROJECT_KEY_CHARS), Redacted]
 ShortText = Annotated[str, Field(max_length=500)]
 SHORT_TEXT_CHARS = 500
 
@@ -40,7 +55,9 @@ def _fit_id(value: Any) -> Any:
     An event from a real session must never be refused for the length of an optional id
     (``tool_use_id``, ``agent_id``). A hash rather than a cut: the same id still maps to the
     same key (a re-sent call stays a duplicate), and two ids sharing a long prefix stay apart.
+    Redacted first, so no private text is hashed either.
     """
+    value = _redacted(value)
     if isinstance(value, str) and len(value) > SHORT_TEXT_CHARS:
         digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
         return f"sha256:{digest}"
@@ -48,7 +65,9 @@ def _fit_id(value: Any) -> Any:
 
 
 def _fit_text(value: Any) -> Any:
-    """Free text of an optional field (a SessionEnd ``reason``…) is cut, not refused."""
+    """Free text of an optional field (a SessionEnd ``reason``…) is redacted, then cut (not
+    refused)."""
+    value = _redacted(value)
     if isinstance(value, str) and len(value) > SHORT_TEXT_CHARS:
         return value[:SHORT_TEXT_CHARS]
     return value
@@ -65,7 +84,7 @@ class _Body(BaseModel):
 
 class SessionInit(_Body):
     contentSessionId: SessionId
-    project: Annotated[str, Field(min_length=1, max_length=200)]
+    project: Name
     # Which folder ``project`` is (``workbench.locate.project_identity``); absent from older
     # hooks and spooled bodies, whose sessions are keyed by their name.
     projectKey: ProjectKey | None = None
@@ -98,10 +117,10 @@ class SessionInit(_Body):
 
 class ToolObservation(_Body):
     contentSessionId: SessionId
-    tool_name: Annotated[str, Field(min_length=1, max_length=200)]
+    tool_name: Name
     tool_input: Any = None
     tool_response: Any = None
-    cwd: Annotated[str, Field(max_length=4096)] = ""
+    cwd: Annotated[str, Field(max_length=4096), Redacted] = ""
     tool_use_id: FittedId | None = None
     agentId: FittedId | None = None
     agentType: FittedText | None = None
@@ -150,9 +169,9 @@ class SessionEnd(_Body):
 
 
 class MemorySave(_Body):
-    text: Annotated[str, Field(max_length=100_000)]
-    title: Annotated[str, Field(max_length=300)] | None = None
-    project: Annotated[str, Field(min_length=1, max_length=200)] | None = None
+    text: Annotated[str, Field(max_length=100_000), Redacted]
+    title: Annotated[str, Field(max_length=300), Redacted] | None = None
+    project: Name | None = None
     projectKey: ProjectKey | None = None  # the saving client's folder (locate.project_identity)
 
     @field_validator("text")
@@ -221,8 +240,8 @@ class ObservationBatch(_Body):
     ids: list[int]
     orderBy: Literal["date_desc", "date_asc", "id_asc", "id_desc"] = "date_desc"
     limit: Annotated[int, Field(ge=1, le=1000)] | None = None
-    project: Annotated[str, Field(max_length=200)] | None = None
-    source: Annotated[str, Field(min_length=1, max_length=50)] | None = None
+    project: Annotated[str, Field(max_length=200), Redacted] | None = None
+    source: Annotated[str, Field(min_length=1, max_length=50), Redacted] | None = None
     contentSessionId: SessionId | None = None
 
     @field_validator("ids", mode="before")

@@ -35,6 +35,13 @@ class Raw:
         return f"Raw({self.token!r})"
 
 
+def nested_tags(depth: int, inner: str = MARKER) -> str:
+    """Issue 19's adversarial nesting: removing each block re-forms the tag around it, so a
+    redaction that repeats until nothing changes takes one pass per level (quadratic)."""
+    block = f"<private>{inner}</private>"
+    return "<priv" * depth + block + f"ate>{inner}</private>" * depth + " kept"
+
+
 HOSTILE_STRINGS = [
     "",
     " ",
@@ -73,6 +80,9 @@ HOSTILE_STRINGS = [
     "2026-13-45T99:99:99Z",
     "\u00b9",  # "¹": str.isdigit() says yes, int() says no
     "x" * 3000,
+    nested_tags(1),
+    nested_tags(3),
+    nested_tags(400),  # 10 KB: ~400 passes of the old loop
 ]
 HOSTILE_NUMBERS: list[Any] = [
     math.nan,
@@ -172,6 +182,13 @@ RAW_BODIES = [
     b'{"a": 1, "a": 2}',
     b'{"a": NaN, "b": -Infinity}',
     b'\xef\xbb\xbf{"a": 1}',
+    *(  # issue 19, item 6: not UTF-8 (the boundary's byte scans would miss the tag)
+        f'{{"a": "<private>{MARKER}</private>", "b": "caf\u00e9"}}'.encode(codec)
+        for codec in ("utf-16-le", "utf-16-be", "utf-16", "utf-32-le", "utf-32-be", "utf-32")
+    ),
+    b"\xfe\xff" + '{"a": 1}'.encode("utf-16-be"),
+    b"\x00\x00\xfe\xff" + '{"a": 1}'.encode("utf-32-be"),
+    f'{{"a": "<private>{MARKER}</private>", "b": "caf\u00e9"}}'.encode("latin-1"),
 ]
 raw_bodies = st.one_of(
     st.sampled_from(RAW_BODIES),
@@ -367,6 +384,7 @@ SWEEP_VALUES: list[Any] = [
     "\x00",
     "\u00b9",
     f"<private>{MARKER}</private>",
+    nested_tags(400),
     "x" * 3000,
     None,
     True,

@@ -129,7 +129,10 @@ def run_hook(
     flags: tuple[str, ...] = (),
     script_path: Path | None = None,
     cwd: Path | None = None,
+    timeout: float = 60,
 ) -> HookRun:
+    """``script`` as an agent runs it; ``timeout``: the agent's, after which it kills the hook
+    (``subprocess.TimeoutExpired`` here)."""
     data = stdin if isinstance(stdin, bytes) else json.dumps(stdin).encode("utf-8")
     path = script_path or HOOKS_DIR / f"{script}.py"
     started = time.monotonic()
@@ -138,7 +141,7 @@ def run_hook(
         input=data,
         env=env,
         capture_output=True,
-        timeout=60,
+        timeout=timeout,
         cwd=cwd,
     )
     return HookRun(proc.returncode, proc.stdout, proc.stderr, time.monotonic() - started)

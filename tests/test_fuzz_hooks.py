@@ -71,6 +71,7 @@ from tests.fuzz_strategies import (
     json_objects,
     json_values,
     keys,
+    nested_tags,
     raw_bodies,
     render,
     texts,
@@ -407,6 +408,21 @@ def test_redact_value_leaves_no_private_text_in_values_or_keys(
     cleaned = redact.redact_value(doc)
     assert MARKER not in render(cleaned)
     assert render(redact.redact_value(cleaned)) == render(cleaned)  # idempotent (NaN-safe)
+
+
+@settings(max_examples=budget(100), **HOOK_SETTINGS)
+@given(doc=json_objects, key=keys, depth=st.integers(0, 5000), as_key=st.booleans())
+def test_adversarial_tag_nesting_leaves_no_private_text(
+    doc: dict[str, Any], key: str, depth: int, as_key: bool
+) -> None:
+    """Issue 19, item 4: nested tags that re-form as each block goes (up to ~125 KB here,
+    which the old loop took minutes over) leave no private text in any value or key."""
+    text = nested_tags(depth)
+    doc = {**doc, text: 1} if as_key else {**doc, key: {"stdout": text}}
+    payload = render({**doc, "hook_event_name": "PostToolUse"}).encode("ascii")
+    event = _runtime.parse_input(payload)
+    assert event is not None
+    assert MARKER not in render(redact.redact_value(doc))
 
 
 @pytest.mark.parametrize("script", sorted(SCRIPTS))

@@ -529,6 +529,55 @@ def test_a_hostile_origin_or_host_is_refused_precisely(
     assert store_counts(shared) == before, value
 
 
+# Issue 19, item 6: bodies that are not UTF-8. Starlette reads UTF-16/32 JSON, the boundary's
+# byte scans do not, so these carried private text into the store (and 12 answered 500).
+NOT_UTF8 = {
+    "utf-16-le": lambda t: t.encode("utf-16-le"),
+    "utf-16-be": lambda t: t.encode("utf-16-be"),
+    "utf-16+bom": lambda t: t.encode("utf-16"),
+    "utf-16-be+bom": lambda t: b"\xfe\xff" + t.encode("utf-16-be"),
+    "utf-32-le": lambda t: t.encode("utf-32-le"),
+    "utf-32-be": lambda t: t.encode("utf-32-be"),
+    "utf-32+bom": lambda t: t.encode("utf-32"),
+    "utf-32-be+bom": lambda t: b"\x00\x00\xfe\xff" + t.encode("utf-32-be"),
+    "latin-1": lambda t: (t[:-1] + ', "zz-latin": "caf\u00e9"}').encode("latin-1", "replace"),
+}
+ENCODED_MARKER = "NOTUTFEIGHTPRIVATEMARKER"
+BODY_OPERATIONS = [op for op in OPERATIONS if op.method in {"POST", "PUT", "PATCH", "DELETE"}]
+
+
+def marker_found(root: Any) -> list[str]:
+    """Files under ``root`` holding ``ENCODED_MARKER`` in any of the encodings sent."""
+    needles = {ENCODED_MARKER.encode(c) for c in ("utf-8", "utf-16-le", "utf-16-be", "utf-32-le")}
+    needles.add(ENCODED_MARKER.encode("utf-32-be"))
+    return [
+        str(path)
+        for path in sorted(root.rglob("*"))
+        if path.is_file() and any(n in path.read_bytes() for n in needles)
+    ]
+
+
+@pytest.mark.parametrize("op", BODY_OPERATIONS, ids=lambda op: op.id)
+def test_a_body_that_is_not_utf8_is_a_415_and_keeps_nothing(
+    op: Operation, shared: Service, scratch: Service
+) -> None:
+    """Every route that takes a body, each encoding, its realistic body with a private block
+    added: a 415 naming UTF-8 (never a 5xx), and the marker nowhere in the data dir."""
+    svc = scratch if on_scratch(op) else shared
+    base = base_body(op, shared, scratch)
+    baseline = sweep(op, SPEC, base, BASE_PARAMS)[0]
+    value = json.loads(baseline.body) if baseline.body else {}
+    secret = f"<private>{ENCODED_MARKER}</private>"
+    value = {**value, "zz": secret} if isinstance(value, dict) else {"zz": secret, "v": value}
+    text = json.dumps(value, ensure_ascii=False)
+    for name, encode in NOT_UTF8.items():
+        request = Request(op.method, baseline.target, encode(text), f"body in {name}")
+        answer = check(op, svc, request)
+        assert answer.status == 415, (name, answer.status, answer.body[:300])
+        assert b"not UTF-8" in answer.body, answer.body[:300]
+    assert marker_found(svc.data_dir) == []
+
+
 def test_every_accepted_event_is_still_stored_and_the_store_is_intact(
     shared: Service, scratch: Service
 ) -> None:

@@ -18,7 +18,11 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import Service, base_env, free_port
+import pytest
+
+from hooks import _runtime, post_tool_use, session_end, stop, user_prompt_submit
+from hooks.adapters import PLATFORMS
+from tests.conftest import FIXTURES, Service, base_env, free_port
 from tests.hook_harness import TRANSCRIPT, load_payload, run_hook
 from tests.test_hardening_text import raw_post
 from workbench import spool
@@ -309,3 +313,175 @@ def test_import_redacts_every_string_field_in_the_library() -> None:
     doc = transfer.parse(import_document())
     assert "PRIVMARK" not in doc.model_dump_json()
     assert doc.observations[0].concepts == ["c-ok"]
+
+
+# ----- issue 19, item 6: bodies that are not UTF-8 ------------------------------------------------
+# Every scan of the boundary reads UTF-8 bytes; Starlette's ``json.loads`` also reads UTF-16
+# and UTF-32. So those bodies carried private text past it (16 of 114 markers reached
+# settings.json, the fetch ledger, corpora, conversations) and 12 of them answered 500.
+NOT_UTF8 = {
+    "utf-16-le": lambda text: text.encode("utf-16-le"),
+    "utf-16-be": lambda text: text.encode("utf-16-be"),
+    "utf-16 with BOM": lambda text: text.encode("utf-16"),
+    "utf-16-be with BOM": lambda text: b"\xfe\xff" + text.encode("utf-16-be"),
+    "utf-32-le": lambda text: text.encode("utf-32-le"),
+    "utf-32-be": lambda text: text.encode("utf-32-be"),
+    "utf-32 with BOM": lambda text: text.encode("utf-32"),
+    "utf-32-be with BOM": lambda text: b"\x00\x00\xfe\xff" + text.encode("utf-32-be"),
+    "latin-1": lambda text: text.replace("ok", "ok\u00e9").encode("latin-1", "replace"),
+}
+
+
+def test_a_body_that_is_not_utf8_is_refused_on_every_route_and_nothing_private_is_kept(
+    data_dir: Path, make_service: Any
+) -> None:
+    svc: Service = make_service()
+    for method, path, body in http_bodies():
+        for name, encode in NOT_UTF8.items():
+            status, reply = raw_post(
+                svc, path, encode(json.dumps(body, ensure_ascii=False)), method
+            )
+            assert status == 415, (name, path, status, reply)
+            assert reply["error"] == "UNSUPPORTED_ENCODING", reply
+            assert "not UTF-8" in reply["message"], reply
+            assert "send JSON encoded as UTF-8" in reply["message"], reply
+    svc.wait_idle()
+    assert leaks(data_dir, svc.log_path) == []
+    svc.stop()
+    assert leaks(data_dir, svc.log_path) == []
+
+
+def test_a_utf8_body_with_a_byte_order_mark_is_accepted_and_redacted(
+    data_dir: Path, make_service: Any
+) -> None:
+    """The one BOM that is UTF-8: dropped at the boundary (RFC 8259 lets a parser ignore it),
+    and the body is then treated like any other: stored, without its private blocks."""
+    svc: Service = make_service()
+    body = {"text": p("BOM memory text", "a note"), "title": p("BOM memory title", "t")}
+    status, reply = raw_post(svc, "/api/memory/save", b"\xef\xbb\xbf" + json.dumps(body).encode())
+    assert (status, reply["status"]) == (200, "stored"), reply
+    settings = {"excluded_projects": [p("BOM settings", "zz-none")]}
+    status, reply = raw_post(
+        svc, "/api/settings", b"\xef\xbb\xbf" + json.dumps(settings).encode(), "PUT"
+    )
+    assert status == 200, reply
+    svc.wait_idle()
+    svc.stop()
+    assert leaks(data_dir, svc.log_path) == []
+    assert b"a note-ok" in (data_dir / "workbench.db").read_bytes()
+
+
+# ----- issue 19, item 5: redact, then bound ------------------------------------------------------
+def long_secret(where: str, before: int, after: int = 300) -> str:
+    """A private block opening ``before`` characters in and closing ``after`` later: a field
+    cut anywhere between keeps ``<private>PRIVMARK…`` with no closer, which no redaction
+    after the cut can find."""
+    FIELDS.append(where)
+    return f"{'v' * before}<private>PRIVMARK{len(FIELDS) - 1:03d}Z{'w' * after}</private>ok"
+
+
+def bounded_bodies() -> list[tuple[str, dict[str, Any]]]:
+    """Every bounded text field of the write routes, with a private block across its bound
+    (ids and names 200, free text 500, cwd 4096, a tool payload's strings 20,000, a title
+    300, a memory 100,000)."""
+    session = long_secret("bounded contentSessionId", 150)
+    return [
+        (
+            "/api/sessions/init",
+            {
+                "contentSessionId": session,
+                "project": long_secret("bounded project", 150),
+                "prompt": long_secret("bounded prompt", 400),
+            },
+        ),
+        (
+            "/api/sessions/observations",
+            {
+                "contentSessionId": session,
+                "tool_name": long_secret("bounded tool_name", 150),
+                "cwd": "/w/" + long_secret("bounded cwd", 4000),
+                "tool_use_id": long_secret("bounded tool_use_id", 450),
+                "agentId": long_secret("bounded agentId", 450),
+                "agentType": long_secret("bounded agentType", 450),
+                "tool_input": {"k": long_secret("bounded tool_input", 19_900)},
+                "tool_response": long_secret("bounded tool_response", 19_900),
+            },
+        ),
+        (
+            "/api/sessions/summarize",
+            {
+                "contentSessionId": session,
+                "last_assistant_message": long_secret("bounded answer", 19_900),
+            },
+        ),
+        (
+            "/api/sessions/end",
+            {"contentSessionId": session, "reason": long_secret("bounded reason", 450)},
+        ),
+        (
+            "/api/memory/save",
+            {
+                "text": long_secret("bounded memory text", 99_800),
+                "title": long_secret("bounded memory title", 250),
+                "project": long_secret("bounded memory project", 150),
+            },
+        ),
+    ]
+
+
+def test_text_is_redacted_before_it_is_bounded_on_every_route(
+    data_dir: Path, make_service: Any
+) -> None:
+    """A ``reason`` or ``agentType`` over 500 characters was cut first, leaving an unclosed
+    ``<private>SECRET…`` in ``events.payload``; an id, name or cwd whose private block made it
+    too long was refused. Redacted first, every field fits, is stored, and keeps no secret."""
+    svc: Service = make_service()
+    for path, body in bounded_bodies():
+        status, reply = raw_post(svc, path, json.dumps(body).encode())
+        assert status == 200, (path, status, reply)
+        assert reply["status"] in {"queued", "stored"}, (path, reply)
+    svc.wait_idle()
+    assert leaks(data_dir, svc.log_path) == []
+    svc.stop()
+    assert leaks(data_dir, svc.log_path) == []
+
+
+PLATFORM_FIXTURES = [("claude", p.stem) for p in sorted((FIXTURES / "hooks").glob("*.json"))] + [
+    (platform, p.stem)
+    for platform in sorted(PLATFORMS)
+    if platform != "claude"
+    for p in sorted((FIXTURES / "hooks" / platform).glob("*.json"))
+]
+STRUCTURAL = {"hook_event_name", "transcript_path", "type", "role"}
+
+
+def long_leaves(value: Any, where: str) -> Any:
+    """``value`` with every string leaf (but the structural ones) a long block across 500."""
+    if isinstance(value, dict):
+        return {
+            k: v if k in STRUCTURAL else long_leaves(v, f"{where}.{k}") for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [long_leaves(v, f"{where}.{i}") for i, v in enumerate(value)]
+    return long_secret(where, 450) if isinstance(value, str) else value
+
+
+@pytest.mark.parametrize(("platform", "name"), PLATFORM_FIXTURES)
+def test_every_field_of_every_platform_payload_is_redacted_before_any_cut(
+    platform: str, name: str, tmp_path: Path
+) -> None:
+    """What each hook script would send for each platform's payload (its adapter, then the
+    one redaction of the whole payload, then the body), every field holding a private block
+    across the 500-character bound: no marker in any body."""
+    raw = json.dumps(long_leaves(load_platform(platform, name), f"{platform}/{name}")).encode()
+    event = _runtime.parse_input(raw, platform)
+    assert event is not None
+    for script in (user_prompt_submit, post_tool_use, stop, session_end):
+        body = script.build_body(event)
+        assert "PRIVMARK" not in json.dumps(body), (script.__name__, body)
+
+
+def load_platform(platform: str, name: str) -> dict[str, Any]:
+    folder = FIXTURES / "hooks" if platform == "claude" else FIXTURES / "hooks" / platform
+    value: dict[str, Any] = json.loads((folder / f"{name}.json").read_text("utf-8"))
+    return value

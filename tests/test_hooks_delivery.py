@@ -19,7 +19,7 @@ from tests.hook_harness import (
     run_hook,
     spooled,
 )
-from workbench import spool
+from workbench import claude_settings, spool
 
 # ----- against a recording peer: routes, headers, status codes ---------------------------------
 
@@ -81,6 +81,56 @@ def test_a_stalled_service_times_out_and_spools(data_dir: Path) -> None:
     assert run.output() == {}
     assert _runtime.TOTAL_TIMEOUT_S <= run.seconds < _runtime.TOTAL_TIMEOUT_S + 8
     assert len(spooled(data_dir)) == 1
+
+
+def silent_listener() -> socket.socket:
+    """A loopback socket that accepts connections (backlog) and never answers."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    return listener
+
+
+def nested_private(depth: int) -> str:
+    """Issue 19's adversarial text: each removed block re-forms the tag around it."""
+    return "<priv" * depth + "<private>SECRET</private>" + "ate>SECRET</private>" * depth
+
+
+def test_an_adversarial_payload_is_spooled_before_the_shortest_agent_timeout(
+    data_dir: Path,
+) -> None:
+    """Issue 19, item 4: a ~100 KB tool output of nested re-forming tags took the old
+    (quadratic) redaction longer than any agent waits, so the hook was killed with its event
+    neither delivered nor spooled. Run with the shortest timeout an agent gives our hooks,
+    against a service that never answers: the hook exits 0 and the event is spooled, redacted."""
+    shortest = min(timeout for _, _, timeout in claude_settings.HOOK_SCRIPTS.values())
+    payload = load_payload("post_tool_use_bash_pytest_fail")
+    payload["tool_response"] = {"stdout": "kept " + nested_private(5000)}
+    with silent_listener() as listener:
+        env = base_env(data_dir, listener.getsockname()[1])
+        run = run_hook("post_tool_use", payload, env, timeout=shortest)
+    assert run.output() == {}
+    ((path, envelope),) = spooled(data_dir)
+    assert envelope.body["tool_response"] == {"stdout": "kept"}
+    assert b"SECRET" not in path.read_bytes()
+
+
+def test_past_its_deadline_a_hook_spools_without_trying_the_service(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The internal deadline: with no time left, ``deliver`` spools at once (the silent
+    service never even sees a connection), so no agent timeout can kill a hook mid-request."""
+    monkeypatch.setattr(_runtime, "STARTED", time.monotonic() - _runtime.DELIVERY_DEADLINE_S)
+    monkeypatch.setenv("WORKBENCH_DATA_DIR", str(data_dir))
+    with silent_listener() as listener:
+        listener.setblocking(False)
+        monkeypatch.setenv("WORKBENCH_PORT", str(listener.getsockname()[1]))
+        body = {"contentSessionId": "s", "reason": "other"}
+        assert _runtime.deliver("SessionEnd", session_end.ROUTE, body, data_dir) == "spooled"
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # nobody connected
+    ((_, envelope),) = spooled(data_dir)
+    assert envelope.body == body
 
 
 def test_post_tool_use_optional_keys_only_when_present() -> None:

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.redact import (
+    PASSES,
     STRIPPED_TAGS,
     is_task_notification,
     may_hold_surrogates,
@@ -200,6 +201,12 @@ FRAGMENTS = [
     "</system-reminder>",
     "<privat",
     "e>",
+    # Halves of a tag that re-form one when the block between them goes (issue 19, item 4).
+    "<pri",
+    "vate>",
+    "</pri",
+    "<priv",
+    "ate>",
 ]
 texts = st.lists(
     st.one_of(st.sampled_from(FRAGMENTS), st.text(alphabet="<>/ aeiprvt=\n'\"", max_size=4)),
@@ -283,3 +290,116 @@ def test_redact_value_replaces_lone_surrogates_when_asked() -> None:
 )
 def test_may_hold_surrogates_reads_the_bytes(raw: bytes, expected: bool) -> None:
     assert may_hold_surrogates(raw) is expected
+
+
+# ----- re-formed tags: linear, and never keeping what the old fixpoint loop removed -------------
+# (issue 19, item 4) The loop below is the redaction as it was: remove every block, scan again,
+# until nothing changes. One pass per nesting level made it quadratic (a crafted 60 KB tool
+# output outlasted a hook's timeout); it stays here as the oracle the new one must be safe by.
+_REFERENCE_TAG = re.compile(
+    r"<(?:(?P<open>" + "|".join(map(re.escape, ALL_TAGS)) + r")(?:\s[^<>]*)?"
+    r"|/(?P<close>" + "|".join(map(re.escape, ALL_TAGS)) + r")\s*)>",
+    re.IGNORECASE,
+)
+
+
+def _reference_pass(text: str) -> str:
+    tokens = [
+        (m.start(), m.end(), (m["open"] or m["close"]).lower(), bool(m["open"]))
+        for m in _REFERENCE_TAG.finditer(text)
+    ]
+    closers_left: dict[str, int] = {}
+    for _, _, tag, is_open in tokens:
+        if not is_open:
+            closers_left[tag] = closers_left.get(tag, 0) + 1
+    open_at: dict[str, list[int]] = {}
+    spans = []
+    for start, end, tag, is_open in tokens:
+        stack = open_at.setdefault(tag, [])
+        if is_open:
+            stack.append(start)
+            continue
+        closers_left[tag] -= 1
+        if stack:
+            del stack[closers_left[tag] + 1 :]
+            spans.append((stack.pop(), end))
+    out, pos = [], 0
+    for start, end in sorted(spans):
+        out.append(text[pos:start] if start > pos else "")
+        pos = max(pos, end)
+    return "".join(out) + text[pos:]
+
+
+def reference(text: str) -> tuple[str, int]:
+    """The old fixpoint result (trimmed), and how many passes changed the text."""
+    passes = 0
+    while (after := _reference_pass(text)) != text:
+        text, passes = after, passes + 1
+    return text.strip(), passes
+
+
+def nested(depth: int, tail: str = " tail") -> str:
+    """The adversarial input: each removal re-forms the tag around it, ``depth`` times."""
+    return "<priv" * depth + "<private>SECRET</private>" + "ate>SECRET</private>" * depth + tail
+
+
+@pytest.mark.parametrize("depth", [0, 1])
+def test_a_tag_re_formed_once_is_removed_like_before(depth: int) -> None:
+    assert strip_private(nested(depth)) == "tail" == reference(nested(depth))[0]
+
+
+@pytest.mark.parametrize("depth", [2, 3, 50, 3000])
+def test_deeper_re_forming_drops_everything_from_the_first_opener(depth: int) -> None:
+    """Past ``PASSES`` levels the rest is dropped (tail included): when in doubt, strip."""
+    assert strip_private(nested(depth)) == ""
+    assert strip_private("keep " + nested(depth)) == "keep"
+
+
+def test_deep_re_forming_in_a_dict_key_and_value() -> None:
+    value = {"k" + nested(40): ["a " + nested(40), "plain"]}
+    assert redact_value(value) == {"k": ["a", "plain"]}
+
+
+@settings(max_examples=600, deadline=None)
+@given(texts)
+def test_the_result_is_the_old_fixpoint_or_a_prefix_of_it(text: str) -> None:
+    """Never keeps what the old loop removed: equal when it settled within ``PASSES``
+    passes, else a prefix of its result (the cut), and never an opening tag after a cut."""
+    new = strip_private(text)
+    old, passes = reference(text)
+    if passes <= PASSES:
+        assert new == old
+    else:
+        assert old.startswith(new)
+        assert not any(m["open"] for m in _REFERENCE_TAG.finditer(new))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["<pri", "<priv", "vate>", "ate>", "x", "</private>", "<private>", " w "]),
+        max_size=40,
+    ).map("".join)
+)
+def test_re_forming_soup_is_safe_and_idempotent(text: str) -> None:
+    new = strip_private(text)
+    old, _ = reference(text)
+    assert old.startswith(new)
+    assert strip_private(new) == new
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a <PR\u0131VATE>x</private> b",  # dotless i: re folds it onto "i", lower() does not
+        "a <PR\u0130VATE>x</pr\u0130vate> b",  # dotted I: its lowercase is two characters
+        "a <\u017fystem-reminder>x</system-reminder> b",  # long s
+        "a <wor\u212abench-context>x</WORKBENCH-CONTEXT> b",  # Kelvin sign: lower() gives "k"
+        "\U0001f4a5 a <Private>x</PRIVATE> b",  # non-ASCII text, none of those: the fast scan
+    ],
+)
+def test_tags_match_case_insensitively_as_re_does_whatever_the_scan(text: str) -> None:
+    """The scan of a lowercased copy is used only where it finds what ``re.IGNORECASE`` finds,
+    and an opener pairs with its tag's closer however each is spelled (the old loop grouped
+    tags by ``lower()``, so ``<PRıVATE>x</private>`` kept ``x``)."""
+    assert strip_private(text).endswith("a  b")

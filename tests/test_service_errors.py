@@ -79,15 +79,29 @@ def seed(svc: Service) -> None:
 
 
 # ----- body validation (in-process) -----------------------------------------------------------
-@pytest.mark.parametrize(
-    "body", [b"{not json", b'{"contentSessionId": "s1",', b"\xff\xfe", b"", b"[]", b"null"]
-)
+@pytest.mark.parametrize("body", [b"{not json", b'{"contentSessionId": "s1",', b"", b"[]", b"null"])
 def test_malformed_json_body_is_a_422(client: TestClient, body: bytes) -> None:
     response = client.post(
         "/api/sessions/init", content=body, headers={"Content-Type": "application/json"}
     )
     assert response.status_code == 422, response.text
     assert response.json()["error"] == "INVALID_REQUEST"
+    assert client.get("/api/stats").json()["totals"]["events"] == 0
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"\xff\xfe", b"\xff\xfe{\x00}\x00", b'{"prompt": "caf\xe9"}', b"{\x00}\x00"],
+    ids=["utf-16 BOM alone", "utf-16-le", "latin-1", "utf-16-le without BOM"],
+)
+def test_a_body_that_is_not_utf8_is_a_415_naming_utf8(client: TestClient, body: bytes) -> None:
+    """Issue 19, item 6 (the whole sweep is in test_hardening_privacy)."""
+    response = client.post(
+        "/api/sessions/init", content=body, headers={"Content-Type": "application/json"}
+    )
+    assert response.status_code == 415, response.text
+    assert response.json()["error"] == "UNSUPPORTED_ENCODING"
+    assert "send JSON encoded as UTF-8" in response.json()["message"]
     assert client.get("/api/stats").json()["totals"]["events"] == 0
 
 

@@ -12,6 +12,10 @@ Rules:
   ``<system-instruction>`` and ``<persisted-output>`` are harness scaffolding, not user content.
 - Tags may carry attributes; matching is non-greedy and needs the same closing tag; an unclosed
   tag is left alone (better to keep text than to eat the rest of a prompt); the result is trimmed.
+- Removing a block can re-form a tag around it (``<pri<private>x</private>vate>y</private>``):
+  that block goes too, for two levels; a text that re-forms tags deeper than that (only a
+  crafted one does) loses everything from its first remaining opening tag on. Redaction is
+  linear in the text: a few regex scans, never one per nesting level.
 - ``redact_value`` applies this to every string of a JSON-like value, dict keys included (a
   key is as much text as a value: ``{"<private>token</private>": 1}`` must not keep it).
 
@@ -25,6 +29,7 @@ keeps the walk off the hot path when there is none.
 from __future__ import annotations
 
 import re
+from collections import deque
 
 TYPE_CHECKING = False  # ``typing`` costs ~4 ms of hook start-up: imported for checkers only
 if TYPE_CHECKING:
@@ -41,11 +46,19 @@ STRIPPED_TAGS = (
 )
 
 _NAMES = "|".join(re.escape(t) for t in STRIPPED_TAGS)
-# One opener (attributes allowed) or one closer of a stripped tag.
-_TAG = re.compile(
-    r"<(?:(?P<open>" + _NAMES + r")(?:\s[^<>]*)?|/(?P<close>" + _NAMES + r")\s*)>",
-    re.IGNORECASE,
-)
+# One opening tag (attributes allowed) of a stripped tag; group 1 is the tag's name. Kept as
+# pattern text, compiled on first use (``re`` caches it): a hook whose payload holds no ``<``
+# never needs them, and compiling them all at import would cost ~1 ms of its start-up.
+_OPENER_TEXT = "<(" + _NAMES + r")(?:\s[^<>]*)?>"
+# The closing tag of each stripped tag, searched for on its own (see ``_tag_spans``).
+_CLOSER_TEXTS = [r"</" + re.escape(t) + r"\s*>" for t in STRIPPED_TAGS]
+_TAG_INDEX = {t: i for i, t in enumerate(STRIPPED_TAGS)}
+# Scanning a lowercased copy case-sensitively is ~5x faster than matching case-insensitively
+# (which tries every spelling at each ``<``), and finds the same tags at the same positions
+# unless the text holds a character whose lowercase is longer (only U+0130) or that ``re``
+# folds onto an ASCII letter of a tag name without ``lower()`` doing so (U+0131, U+017F;
+# U+212A, the Kelvin sign, lowercases to "k" and needs nothing).
+_FOLDS_TO_ASCII = ("\u0130", "\u0131", "\u017f")
 _TASK_NOTIFICATION = re.compile(
     r"^\s*<task-notification(?:\s[^<>]*)?>.*?</task-notification\s*>\s*$",
     re.DOTALL | re.IGNORECASE,
@@ -57,12 +70,43 @@ def strip_private(text: str) -> str:
     return _strip_blocks(text).strip()
 
 
+# Passes of block removal before the rest is cut (``_strip_blocks``). Two settle every text a
+# person writes, and the one-level re-formed tag (``<pri<private>x</private>vate>``) too.
+PASSES = 2
+
+
 def _strip_blocks(text: str) -> str:
-    previous = None
-    while previous != text:  # removing a block can re-form a tag around it: go again
-        previous = text
-        text = _remove(text, _block_spans(text))
-    return text
+    """``text`` without its blocks, in at most ``PASSES + 1`` linear scans.
+
+    Removing a block can re-form a tag around it (``<pri<private>x</private>vate>`` leaves
+    ``<private>``), and removing that one can re-form another: the old fixpoint loop (remove,
+    scan again, until nothing changes) took one pass per level, quadratic in the text, and a
+    crafted 60 KB tool output outlasted a hook's timeout. So: ``PASSES`` passes; if a pass
+    after them would still find a block, the text is cut at ``_safe_cut``, which drops
+    everything any later pass could have touched (when in doubt, strip). What is kept is then
+    always a prefix of what the fixpoint would have kept, and holds no opening tag at all.
+    """
+    for _ in range(PASSES):
+        spans = _block_spans(text)
+        if not spans:
+            return text
+        text = _remove(text, spans)
+    return text if not _block_spans(text) else text[: _safe_cut(text)]
+
+
+def _safe_cut(text: str) -> int:
+    """Where to cut ``text`` (which still holds a block) so no later pass could reach before.
+
+    Every later pass removes only from an opening tag on, and a tag that re-forms at such a
+    removal starts at a ``<`` with no ``>`` between it and the removal point. So nothing
+    before the first ``<`` that follows the last ``>`` before the first opening tag can ever
+    change: that ``<`` is the cut.
+    """
+    scanned, flags = _scannable(text)
+    first = re.search(_OPENER_TEXT, scanned, flags)
+    if first is None:  # cannot be (a block has an opening tag); were it so, keep nothing
+        return 0
+    return scanned.find("<", scanned.rfind(">", 0, first.start()) + 1)
 
 
 def _block_spans(text: str) -> list[tuple[int, int]]:
@@ -72,26 +116,75 @@ def _block_spans(text: str) -> list[tuple[int, int]]:
     never leaks), and when a tag has more openers than closers the extra openers are taken
     as the innermost ones, so a closer ends the widest block it can: when in doubt, strip.
     A closer with no opener and an opener with no closer are ordinary text.
+
+    One regex scan finds the openers; closers are then searched for per tag, only while an
+    opener of that tag is open, so a text of a million stray closers costs one C-level scan
+    and no Python work per closer.
     """
-    tokens = [
-        (m.start(), m.end(), (m.group("open") or m.group("close")).lower(), bool(m["open"]))
-        for m in _TAG.finditer(text)
-    ]
-    closers_left: dict[str, int] = {}
-    for _, _, tag, is_open in tokens:
-        if not is_open:
-            closers_left[tag] = closers_left.get(tag, 0) + 1
-    open_at: dict[str, list[int]] = {}
-    spans = []
-    for start, end, tag, is_open in tokens:
-        stack = open_at.setdefault(tag, [])
-        if is_open:
-            stack.append(start)
+    scanned, flags = _scannable(text)
+    openers: dict[int, list[int]] = {}
+    for m in re.finditer(_OPENER_TEXT, scanned, flags):
+        openers.setdefault(_tag_index(m[1]), []).append(m.start())
+    spans: list[tuple[int, int]] = []
+    for tag, starts in openers.items():
+        spans += _tag_spans(scanned, starts, re.compile(_CLOSER_TEXTS[tag], flags))
+    return spans
+
+
+def _tag_index(name: str) -> int:
+    """Which stripped tag ``name`` (as matched, in any case) is."""
+    index = _TAG_INDEX.get(name.lower())
+    if index is not None:
+        return index
+    # ``re`` folds a few letters ``lower()`` does not (``<PRıVATE>``): ask it.
+    return next(i for i, t in enumerate(STRIPPED_TAGS) if re.fullmatch(t, name, re.IGNORECASE))
+
+
+def _scannable(text: str) -> tuple[str, int]:
+    """The text to scan for tags and the flags to scan it with: lowercased when that is
+    exact (see ``_FOLDS_TO_ASCII``), else the text itself, matched case-insensitively."""
+    if text.isascii() or not any(c in text for c in _FOLDS_TO_ASCII):
+        return text.lower(), 0
+    return text, re.IGNORECASE
+
+
+def _tag_spans(text: str, starts: list[int], closer: re.Pattern[str]) -> list[tuple[int, int]]:
+    """The blocks of one tag whose openers start at ``starts``: the pairing rule above.
+
+    A closer with ``left`` closers after it keeps only the ``left + 1`` outermost open
+    openers (the rest are inner extras no later closer could end) and ends the innermost of
+    those. ``left`` matters only when it is smaller than the open openers, so the closers
+    ahead are counted only that far (``ahead``), never to the end of the text.
+    """
+    spans: list[tuple[int, int]] = []
+    stack: list[int] = []
+    ahead: deque[re.Match[str]] = deque()  # closers found past the current one, in order
+    scan = starts[0]  # where the next search for a closer begins
+    i = 0
+    while True:
+        if ahead:
+            m = ahead.popleft()
+        else:
+            found = closer.search(text, scan)
+            if found is None:
+                break
+            m, scan = found, found.end()
+        while i < len(starts) and starts[i] < m.start():
+            stack.append(starts[i])
+            i += 1
+        if not stack:  # a stray closer; skip to the next opener, if there is one
+            if i == len(starts):
+                break
+            while ahead and ahead[0].start() < starts[i]:
+                ahead.popleft()
+            scan = max(scan, starts[i])
             continue
-        closers_left[tag] -= 1
-        if stack:
-            del stack[closers_left[tag] + 1 :]  # keep only openers a later closer can end
-            spans.append((stack.pop(), end))
+        need = len(stack) - 1
+        while len(ahead) < need and (found := closer.search(text, scan)) is not None:
+            ahead.append(found)
+            scan = found.end()
+        del stack[len(ahead) + 1 :]  # a no-op unless fewer closers are left than openers
+        spans.append((stack.pop(), m.end()))
     return spans
 
 

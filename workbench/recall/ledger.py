@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 from workbench.clock import iso_from_ms, now_ms
+from workbench.redact import strip_private
 from workbench.store import observations
 from workbench.store.connection import atomic
 
@@ -74,7 +75,8 @@ def record_fetches(
         (
             content_session_id or None,
             int(obs_id),
-            (source or "http")[:MAX_SOURCE_CHARS],
+            # Redacted before it is cut (a cut can leave an unclosed ``<private>`` behind).
+            strip_private(source or "http")[:MAX_SOURCE_CHARS] or "http",
             iso_from_ms(ms),
             ms,
         )
