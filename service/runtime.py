@@ -50,6 +50,9 @@ class Runtime:
     requeued_at_start: int = 0
     # When a hook write last gave up waiting for the write lock (epoch s; 0 = never).
     store_busy_at: float = 0.0
+    # Why the last hook write failed on the store itself (disk full, I/O error), until a
+    # hook write gets through again: health says "not storing" meanwhile.
+    store_fault: str | None = None
     last_replay: ReplayReport | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
     _replayer: threading.Thread | None = None

@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import base_env, run_workbench
 from tests.fake_anthropic import Scripted, message_body
 from tests.test_crash import (
     OBSERVATION_XML,
@@ -162,3 +163,41 @@ def test_store_step_fails_on_a_full_tmpfs_then_the_event_is_stored(
         disk_full=lambda: _fill(tmpfs_data_dir) and None,
         space_returns=lambda: filler.unlink(missing_ok=True),
     )
+
+
+@pytest.mark.skipif(not hasattr(resource, "prlimit"), reason="needs resource.prlimit (Linux)")
+def test_health_says_not_storing_while_the_disk_refuses_writes(
+    make_service: Any, tmp_path: Path
+) -> None:
+    """The report: disk full dropped events while health said ok. Now a write the disk
+    refuses answers 503 (the hook spools), health says the store is not storing, and the
+    first write that gets through again clears it."""
+    svc = make_service(WORKBENCH_SPOOL_REPLAY_INTERVAL_S="3600")
+    assert svc.proc is not None
+    pid = svc.proc.pid
+    wal = svc.data_dir / "workbench.db-wal"
+    svc.post("/api/sessions/init", {"contentSessionId": "s1", "project": "p", "prompt": "go"})
+    svc.wait_idle()
+    _limit_file_size(pid, wal.stat().st_size)  # the disk is full from here on
+    try:
+        refused: dict[str, Any] = {}
+        for n in range(200):  # until a write has to grow a file
+            status, refused = svc.post("/api/sessions/observations", read_call(n))
+            if status != 200:
+                break
+        assert status == 503, refused
+        assert refused["error"] == "STORE_UNAVAILABLE"
+        status, health = svc.get("/api/health")
+        assert status == 200
+        assert health["status"] == "error"
+        assert health["store"]["state"] == "not storing"
+        assert "disk" in health["reason"]
+        shown = run_workbench(base_env(svc.data_dir, svc.port), "status", timeout=60)
+        assert "not storing" in shown.stdout, shown.stdout
+    finally:
+        _limit_file_size(pid, None)  # space returns
+    status, body = svc.post("/api/sessions/observations", read_call(1000))
+    assert status == 200, body
+    _, health = svc.get("/api/health")
+    assert health["status"] == "ok", health
+    assert health["store"]["state"] == "ok"
