@@ -23,7 +23,9 @@ from workbench.compress.base import build_compressor
 from workbench.derive import Derived
 from workbench.forget import ForgetReport, forget
 from workbench.ingest import Ingestor
+from workbench.knowledge import duck
 from workbench.knowledge.agent import KnowledgeAgent
+from workbench.knowledge.report_process import ReportProcess
 from workbench.pidfile import PidFile
 from workbench.recall.embed import load_embedder
 from workbench.recall.indexer import Indexer, IndexRanker
@@ -48,6 +50,9 @@ class Runtime:
     requeued_at_start: int = 0
     # When a hook write last gave up waiting for the write lock (epoch s; 0 = never).
     store_busy_at: float = 0.0
+    # Why the last hook write failed on the store itself (disk full, I/O error), until a
+    # hook write gets through again: health says "not storing" meanwhile.
+    store_fault: str | None = None
     last_replay: ReplayReport | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
     _replayer: threading.Thread | None = None
@@ -62,6 +67,9 @@ class Runtime:
     hook_writers: ThreadPoolExecutor = field(
         default_factory=lambda: ThreadPoolExecutor(4, thread_name_prefix="workbench-hook-writer")
     )
+
+    # The analytics child (``/api/stats/<report>``): DuckDB never opens the store in here.
+    reports: ReportProcess | None = None
 
     # The corpus routes' knowledge agent (it caches the Anthropic client), made on first use.
     _knowledge_agent: KnowledgeAgent | None = None
@@ -95,6 +103,10 @@ class Runtime:
             settings, store, ingestor, worker, pidfile, bus=bus, requeued_at_start=requeued
         )
         worker.listeners.append(runtime._publish_derived)
+        # By construction: this process writes the store with Python's sqlite3, so DuckDB's
+        # SQLite may only open it from the analytics child (knowledge/report_worker.py).
+        duck.refuse_in_this_process(settings.db_path)
+        runtime.reports = ReportProcess(settings.db_path)
         # Embedding happens after the commit, on the indexer's thread: the worker only wakes it.
         # Documents are embedded by a child process (workbench/recall/embed_worker.py); the
         # service keeps a one-thread copy of the model for query embeddings only.
@@ -190,12 +202,15 @@ class Runtime:
             self._replayer.join(5)
         if self.indexer is not None:
             self.indexer.stop(timeout=10)  # saves the vector index
+        if self.reports is not None:
+            self.reports.close()
         if self.team_publisher is not None:
             self.team_publisher.stop(timeout=30)  # a run under way finishes (one snapshot)
         if self.worker.is_alive() or (self.indexer is not None and self.indexer.is_alive()):
             log.warning("worker still busy at shutdown; leaving the store to the OS")
         else:
             self.store.close()
+        duck.allow_in_this_process(self.settings.db_path)
         if self.pidfile:
             self.pidfile.release()
 

@@ -18,9 +18,6 @@ import pytest
 from tests import analytics_data
 from workbench.errors import NotFound, WorkbenchError
 from workbench.knowledge import duck
-from workbench.models import ObservationDraft
-from workbench.store import observations
-from workbench.store.connection import atomic
 
 
 @pytest.fixture
@@ -324,31 +321,6 @@ def test_refused_functions_cover_everything_the_extension_adds(db: Path, ext_dir
     added = after - before
     assert added, "the extension added no functions: is it loaded?"
     assert added <= duck.REFUSED_FUNCTIONS
-
-
-# ----- the shared connection ------------------------------------------------------------------
-def test_shared_cursor_sees_new_rows_and_never_blocks_checkpoints(tmp_path: Path) -> None:
-    path = tmp_path / "live.db"
-    store = analytics_data.seed(path, with_ledger=False)
-    try:
-        with duck.cursor(path) as cur:
-            assert cur.execute("SELECT count(*) FROM observations").fetchone() == (3,)
-        with atomic(store.conn):
-            observations.insert(
-                store.conn,
-                ObservationDraft(title="written while DuckDB is attached"),
-                content_session_id=None,
-                project="gamma",
-            )
-        with duck.cursor(path) as cur:
-            assert cur.execute("SELECT count(*) FROM observations").fetchone() == (4,)
-            assert cur.execute(
-                "SELECT project FROM observations WHERE title LIKE 'written%'"
-            ).fetchone() == ("gamma",)
-        busy, _, _ = store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        assert busy == 0  # DuckDB holds no read transaction between queries
-    finally:
-        store.close()
 
 
 # ----- bad databases --------------------------------------------------------------------------

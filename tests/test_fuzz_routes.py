@@ -578,6 +578,68 @@ def test_a_body_that_is_not_utf8_is_a_415_and_keeps_nothing(
     assert marker_found(svc.data_dir) == []
 
 
+STATS_REPORTS = (
+    "economics",
+    "types",
+    "activity",
+    "files",
+    "concepts",
+    "cooccurrence",
+    "sessions",
+    "roi",
+)
+stats_params = st.dictionaries(
+    st.sampled_from(["project", "since", "until", "platform_source", "by", "limit"]),
+    st.one_of(texts, st.integers(-5, 2000).map(str), st.sampled_from(["2026-12-01", "day"])),
+    max_size=3,
+)
+
+
+@settings(max_examples=budget(8), **FUZZ_SETTINGS)
+@given(reads=st.lists(st.tuples(st.sampled_from(STATS_REPORTS), stats_params), min_size=2))
+def test_concurrent_analytics_beside_writes_never_fault(
+    shared: Service, reads: list[tuple[str, dict[str, str]]]
+) -> None:
+    """Issue 19: ``/api/stats/*`` at the same time as hook writes killed the service (SIGBUS)
+    and broke the store's indexes. Any report with any parameters, in parallel with writes:
+    every answer is a report or a precise 4xx, every write is stored, the service lives (the
+    last test of this file checks ``integrity_check``)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    session_id = f"fuzz-analytics-{next(_keys)}"
+    session = {"contentSessionId": session_id, "project": "fuzz", "prompt": "go"}
+    LEDGER.record("analytics init", shared.post("/api/sessions/init", session))
+    with ThreadPoolExecutor(4) as pool:
+        writes = [
+            pool.submit(
+                shared.post,
+                "/api/sessions/observations",
+                {
+                    "contentSessionId": session_id,
+                    "tool_name": "Read",
+                    "tool_input": {"file_path": f"/work/fuzz/m{n}.py"},
+                    "tool_use_id": f"fuzz-analytics-{next(_keys)}",
+                },
+            )
+            for n in range(len(reads))
+        ]
+        answers = [
+            pool.submit(
+                shared.get,
+                f"/api/stats/{name}?"
+                + urllib.parse.urlencode(params, safe="", errors="surrogatepass"),
+            )
+            for name, params in reads
+        ]
+    for write in writes:
+        LEDGER.record("concurrent write", write.result())
+    for (name, params), answer in zip(reads, answers, strict=True):
+        status, reply = answer.result()
+        assert status < 500, (name, params, status, reply)
+    assert shared.proc is not None
+    assert shared.proc.poll() is None, "the service died"
+
+
 def test_every_accepted_event_is_still_stored_and_the_store_is_intact(
     shared: Service, scratch: Service
 ) -> None:

@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import base_env, run_workbench
 from tests.fake_anthropic import Scripted, message_body
 from tests.test_crash import (
     OBSERVATION_XML,
@@ -159,6 +160,67 @@ def test_store_step_fails_on_a_full_tmpfs_then_the_event_is_stored(
         svc,
         fake_anthropic,
         held,
+        disk_full=lambda: _fill(tmpfs_data_dir) and None,
+        space_returns=lambda: filler.unlink(missing_ok=True),
+    )
+
+
+def _health_says_not_storing_until_a_write_gets_through(
+    svc: Any, disk_full: Switch, space_returns: Switch
+) -> None:
+    svc.post("/api/sessions/init", {"contentSessionId": "s1", "project": "p", "prompt": "go"})
+    svc.wait_idle()
+    disk_full()
+    try:
+        refused: dict[str, Any] = {}
+        for n in range(400):  # until a write has to grow a file
+            status, refused = svc.post("/api/sessions/observations", read_call(n))
+            if status != 200:
+                break
+        assert status == 503, refused
+        assert refused["error"] == "STORE_UNAVAILABLE"
+        status, health = svc.get("/api/health")
+        assert status == 200
+        assert health["status"] == "error"
+        assert health["store"]["state"] == "not storing"
+        assert "disk" in health["reason"]
+        status, ready = svc.get("/api/readiness")
+        assert status == 503, ready
+        shown = run_workbench(base_env(svc.data_dir, svc.port), "status", timeout=60)
+        assert "not storing" in shown.stdout, shown.stdout
+    finally:
+        space_returns()
+    status, body = svc.post("/api/sessions/observations", read_call(1000))
+    assert status == 200, body
+    _, health = svc.get("/api/health")
+    assert health["status"] == "ok", health
+    assert health["store"]["state"] == "ok"
+
+
+@pytest.mark.skipif(not hasattr(resource, "prlimit"), reason="needs resource.prlimit (Linux)")
+def test_health_says_not_storing_while_the_file_size_limit_refuses_writes(
+    make_service: Any,
+) -> None:
+    """The report: disk full dropped events while health said ok. Now a write the disk
+    refuses answers 503 (the hook spools), health says the store is not storing, and the
+    first write that gets through again clears it."""
+    svc = make_service(WORKBENCH_SPOOL_REPLAY_INTERVAL_S="3600")
+    pid = svc.proc.pid
+    wal = svc.data_dir / "workbench.db-wal"
+    _health_says_not_storing_until_a_write_gets_through(
+        svc,
+        disk_full=lambda: _limit_file_size(pid, wal.stat().st_size),
+        space_returns=lambda: _limit_file_size(pid, None),
+    )
+
+
+def test_health_says_not_storing_while_a_full_tmpfs_refuses_writes(
+    tmpfs_data_dir: Path, make_service: Any
+) -> None:
+    svc = make_service(WORKBENCH_SPOOL_REPLAY_INTERVAL_S="3600")
+    filler = tmpfs_data_dir / "filler.bin"
+    _health_says_not_storing_until_a_write_gets_through(
+        svc,
         disk_full=lambda: _fill(tmpfs_data_dir) and None,
         space_returns=lambda: filler.unlink(missing_ok=True),
     )

@@ -98,3 +98,49 @@ def test_a_database_file_gone_under_the_service_refuses_writes_and_loses_nothing
     _, health = svc.get("/api/health")
     assert health["status"] == "ok"
     assert query(svc.data_dir, "PRAGMA integrity_check") == [("ok",)]
+
+
+def test_the_wal_deleted_under_the_service_refuses_writes_and_keeps_every_acked_event(
+    make_service: Any, tmp_path: Path
+) -> None:
+    """The report: ``rm workbench.db-wal workbench.db-shm``, 30 more events got 200 and health
+    said ok; after a kill -9, 0 of the 40 events were left (they lived in the unlinked WAL).
+    Now the service notices the WAL is gone, copies what it holds into the database file at
+    once, refuses writes with 503 (the hooks spool) and says so in health."""
+    svc = make_service(WORKBENCH_SPOOL_REPLAY_INTERVAL_S="3600")  # replay only at the restart
+    env = base_env(svc.data_dir, svc.port)
+    db = svc.data_dir / "workbench.db"
+    prompt = load_payload("user_prompt_submit", tmp_path)
+    run_hook("user_prompt_submit", prompt, env).output()
+    before, after = range(10), range(10, 40)
+    for n in before:
+        assert run_hook("post_tool_use", read_payload(tmp_path, n), env).output() == {}
+    assert spooled(svc.data_dir) == []
+
+    for suffix in ("-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink()
+
+    status, refused = svc.post(
+        "/api/sessions/observations",
+        {"contentSessionId": prompt["session_id"], "tool_name": "Read", "tool_use_id": "x"},
+    )
+    assert status == 503, refused
+    assert refused["error"] == "STORE_GONE"
+    assert "write-ahead log" in refused["message"]
+    for n in after:
+        assert run_hook("post_tool_use", read_payload(tmp_path, n), env).output() == {}
+    assert len(spooled(svc.data_dir)) == len(after)  # refused with 503, so spooled
+    status, health = svc.get("/api/health")
+    assert status == 200
+    assert health["status"] == "error"
+    assert health["store"]["state"] == "unavailable"
+    assert "write-ahead log" in health["reason"]
+
+    svc.kill9()  # the report's kill -9: nothing acked may live only in the unlinked WAL
+    svc.start()
+    assert spooled(svc.data_dir) == []
+    svc.wait_idle()
+    assert _tool_use_ids(svc.data_dir) == [f"toolu_read_{n}" for n in (*before, *after)]
+    _, health = svc.get("/api/health")
+    assert health["status"] == "ok"
+    assert query(svc.data_dir, "PRAGMA integrity_check") == [("ok",)]

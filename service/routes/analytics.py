@@ -9,8 +9,10 @@ parameters: ``project``, ``since``, ``until`` (ISO; a plain end date includes th
 ``dateStart``/``dateEnd``/``platformSource`` work for one release with deprecation headers),
 ``by`` where a statistic has groupings, ``limit`` for the top-N ones.
 
-The DuckDB connection is the process's shared one (``duck.cursor``): set up once, a cursor per
-request, because the routes run on the thread pool.
+The reports run in the service's analytics child (``knowledge.report_process``), never in
+this process: DuckDB reads SQLite through a second SQLite library, and two of them on one
+file in one process corrupt it (issue 19: SIGBUS, broken indexes). A child that dies or
+overruns answers 503 ``ANALYTICS_UNAVAILABLE`` and is replaced on the next request.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from service.deps import RuntimeDep
 from service.runtime import Runtime
 from workbench import spool
 from workbench.api_models.analytics import Report, StoreOverview
+from workbench.errors import ServiceUnavailable
 from workbench.knowledge.stats import Scope
 from workbench.store import stats
 
@@ -77,10 +80,9 @@ Limit = Annotated[int, Query(ge=1, le=1000, description="rows to return")]
 
 
 def _report(runtime: Runtime, kind: str, scope: Scope, **options: Any) -> dict[str, Any]:
-    from workbench.knowledge import duck, reports
-
-    with duck.cursor(runtime.settings.db_path) as con:
-        return reports.report(con, kind, scope, **options).to_json()
+    if runtime.reports is None:
+        raise ServiceUnavailable("the analytics process is not set up in this service")
+    return runtime.reports.report(kind, scope, **options)
 
 
 @router.get("", response_model=StoreOverview)

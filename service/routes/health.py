@@ -4,7 +4,9 @@ Health always answers 200 with ``"service": "workbench"`` while the process runs
 and ``workbench status`` find the service that way), and ``status`` says whether the store
 can take writes: ``"ok"``, or ``"error"`` with a ``reason`` that says what to do (the database
 file was deleted or replaced under the service: restart it). ``store.state`` adds the
-transient case: ``"busy"`` while hook writes are being refused for a lock held elsewhere.
+transient case: ``"busy"`` while hook writes are being refused for a lock held elsewhere, and
+``"not storing"`` (with ``status: "error"``) from a hook write the disk refused (full, I/O
+error) until one gets through again: events are spooled meanwhile, never reported as stored.
 It is a plain ``def`` (thread pool), so a write lock held elsewhere never delays it; its
 reads need no lock in WAL mode.
 """
@@ -33,7 +35,7 @@ BUSY_REPORT_S = 10.0  # how long after a refused hook write health still says "b
 
 @router.get("/health", response_model=Health, response_model_exclude_unset=True)
 def health(runtime: RuntimeDep) -> dict[str, Any]:
-    problem = runtime.store.problem()
+    problem = runtime.store.problem() or _not_storing(runtime)
     queue: dict[str, int] = {}
     version: int | None = None
     try:
@@ -83,11 +85,24 @@ def compressor_chain(runtime: Runtime) -> list[dict[str, Any]]:
     return chain
 
 
+def _not_storing(runtime: Runtime) -> str | None:
+    fault = runtime.store_fault
+    if fault is None:
+        return None
+    return (
+        f"not storing: the last hook write failed on the disk or the file ({fault}). Hooks "
+        "spool their events until a write gets through; free disk space or fix the data "
+        "dir's permissions"
+    )
+
+
 def _store_state(runtime: Runtime, problem: str | None) -> dict[str, Any]:
-    """``ok``, ``busy`` (a hook write gave up on the lock lately: transient, hooks spool) or
-    ``unavailable`` (the file is gone or unreadable: restart)."""
+    """``ok``, ``busy`` (a hook write gave up on the lock lately: transient, hooks spool),
+    ``not storing`` (the disk refused the last hook write) or ``unavailable`` (the file is
+    gone or unreadable: restart)."""
     if problem is not None:
-        return {"state": "unavailable", "reason": problem}
+        state = "not storing" if problem.startswith("not storing") else "unavailable"
+        return {"state": state, "reason": problem}
     since = time.time() - runtime.store_busy_at
     if since < BUSY_REPORT_S:
         return {
@@ -106,7 +121,7 @@ def _store_state(runtime: Runtime, problem: str | None) -> dict[str, Any]:
     responses={503: {"model": Readiness, "description": "not ready: the reason says why"}},
 )
 def readiness(runtime: RuntimeDep) -> JSONResponse:
-    problem = runtime.store.problem()
+    problem = runtime.store.problem() or _not_storing(runtime)
     running = runtime.worker.is_alive()
     ready = running and problem is None
     body: dict[str, Any] = {"ready": ready, "worker": "running" if running else "stopped"}

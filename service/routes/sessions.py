@@ -69,12 +69,17 @@ def _ingest(body: _HookBody, ingestor: Ingestor, key: str | None) -> dict[str, A
 async def _off_loop(runtime: Runtime, body: _HookBody, key: str | None) -> dict[str, Any]:
     loop = asyncio.get_running_loop()
     try:
-        return await loop.run_in_executor(
+        reply = await loop.run_in_executor(
             runtime.hook_writers, _ingest, body, runtime.ingestor, key
         )
     except StoreBusy:
         runtime.store_busy_at = time.time()  # /api/health reports the store as busy a while
         raise
+    except StoreUnavailable as exc:
+        runtime.store_fault = exc.message  # /api/health says "not storing" until a write works
+        raise
+    runtime.store_fault = None
+    return reply
 
 
 @router.post("/init", response_model=IngestReply, response_model_exclude_unset=True)

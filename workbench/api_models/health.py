@@ -13,7 +13,7 @@ from workbench.api_models.base import CamelModel
 
 
 class StoreState(CamelModel):
-    state: Literal["ok", "busy", "unavailable"]
+    state: Literal["ok", "busy", "not storing", "unavailable"]
     reason: str | None = None
 
 

@@ -10,6 +10,8 @@ Modules:
 - ``roi``       memory ROI from the injection ledger (cost, injections, later fetches)
 - ``reports``   each statistic by name with its summary: the JSON of ``workbench stats``
                 and ``/api/stats/*``
+- ``report_worker``   the analytics child process: reports over DuckDB, outside the service
+- ``report_process``  the service's side of that child: start, ask, restart, end
 - ``corpus_filter``  what a corpus is built from: the filter, its validation, the selection
 - ``corpus``    corpora: build from a filter, store as ``<name>.corpus.json``, rebuild
 - ``render``    a corpus as readable markdown and as the agent's system prompt

@@ -36,6 +36,10 @@ Read-only, in four layers, because the memory is canonical and must never be wri
    a raw ``COPY (SELECT 1) TO '<store>' (USE_TMP_FILE false)`` then overwrote the store
    (measured on 1.5.5). ``lock_configuration=true`` last, so no SET can undo any of it.
 
+Never in the process that writes the store: the extension is a second SQLite library, and two
+in one process corrupt the file (``report_worker`` says why). The service declares its store
+with ``refuse_in_this_process`` and ``connect`` then refuses it; its reports run in a child.
+
 duckdb is imported inside the functions (``workbench --help`` and the hooks never pay for it).
 """
 
@@ -45,8 +49,6 @@ import importlib.resources
 import json
 import re
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -210,6 +212,13 @@ def connect(
             f"no workbench database at {path}; start the service once (workbench serve) or "
             "point WORKBENCH_DATA_DIR (--data-dir) at your data dir"
         )
+    st = path.stat()
+    if (st.st_dev, st.st_ino) in _refused:
+        raise WorkbenchError(
+            f"{path} is written by this process (the service), so DuckDB's own SQLite must not "
+            "open it here: two SQLite libraries in one process corrupt the database. Run the "
+            "query in another process (workbench sql, workbench stats, /api/stats/*)"
+        )
     config: dict[str, Any] = {
         "autoinstall_known_extensions": False,
         "autoload_known_extensions": False,
@@ -257,28 +266,30 @@ def connect(
     return con
 
 
-_shared: dict[Path, duckdb.DuckDBPyConnection] = {}
-_shared_lock = threading.Lock()
+# Files (device, inode) this process writes through Python's sqlite3: the service's store.
+# DuckDB's sqlite extension is a second SQLite library, and two in one process corrupt the
+# file (``report_worker`` says why), so ``connect`` refuses them here; reports on them run in
+# the analytics child (``report_process``).
+_refused: set[tuple[int, int]] = set()
+_refused_lock = threading.Lock()
 
 
-@contextmanager
-def cursor(db_path: Path | str) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A cursor on this process's one connection for ``db_path`` (the service, notebooks).
+def refuse_in_this_process(db_path: Path | str) -> None:
+    """From now on ``connect`` refuses ``db_path`` in this process (the service calls this as
+    it opens the store for writing)."""
+    st = Path(db_path).stat()
+    with _refused_lock:
+        _refused.add((st.st_dev, st.st_ino))
 
-    One connection per process: setting up costs tens of milliseconds, a cursor microseconds.
-    Cursors are what DuckDB wants for threads; each sees rows committed since (the attached
-    store holds no read transaction between queries, so it never blocks a WAL checkpoint).
-    """
-    key = Path(db_path).resolve()
-    with _shared_lock:
-        con = _shared.get(key)
-        if con is None:
-            con = _shared[key] = connect(key)
-    cur = con.cursor()
+
+def allow_in_this_process(db_path: Path | str) -> None:
+    """Undo ``refuse_in_this_process`` (the service has closed its store)."""
     try:
-        yield cur
-    finally:
-        cur.close()
+        st = Path(db_path).stat()
+    except OSError:
+        return
+    with _refused_lock:
+        _refused.discard((st.st_dev, st.st_ino))
 
 
 def check_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> str:

@@ -18,7 +18,8 @@ Protocol with the parent (``workbench.recall.worker_process`` owns the other end
 - stdin: a line ``wake`` = new observations, look now; ``rescan`` = start again from id 0
   (texts edited behind the cursor); EOF = the parent is gone: exit at once.
 - stdout: one JSON object per line: ``ready`` (model), ``batch`` (cursor, embedded, seconds),
-  ``idle`` (cursor), ``error``.
+  ``idle`` (cursor), ``error``, and ``alive`` every second from a thread of its own (the
+  heartbeat: a stopped or hung worker falls silent, and the service reports it stalled).
 - It also asks Linux to SIGTERM it when the parent dies (``PR_SET_PDEATHSIG``), so neither a
   ``kill -9`` of the service nor a lost pipe can leave it running.
 """
@@ -40,6 +41,7 @@ BATCH = 64  # texts embedded and written per transaction
 IDLE_RESCAN_S = 300.0  # a full pass this often when idle, for edits nobody announced
 EXIT_WRONG_MODEL = 3
 EXIT_NO_MODEL = 4
+HEARTBEAT_S = 1.0  # the service calls a worker silent for STALL_S (worker_process) stalled
 NICE = 10  # the service's request loop and worker come first on a 2-core machine
 
 
@@ -76,9 +78,26 @@ class Commands:
         os._exit(0)
 
 
+_say_lock = threading.Lock()
+
+
 def say(event: str, **fields: Any) -> None:
-    sys.stdout.write(json.dumps({"event": event, **fields}) + "\n")
-    sys.stdout.flush()
+    with _say_lock:  # the heartbeat thread writes too: one whole line at a time
+        sys.stdout.write(json.dumps({"event": event, **fields}) + "\n")
+        sys.stdout.flush()
+
+
+def heartbeat(every_s: float = HEARTBEAT_S) -> None:
+    """Say ``alive`` every ``every_s`` from a thread of its own, so the service can tell a
+    worker that is idle from one that is stopped (SIGSTOP) or hung: only a running process
+    keeps saying it."""
+
+    def beat() -> None:
+        while True:
+            say("alive")
+            time.sleep(every_s)
+
+    threading.Thread(target=beat, name="embed-worker-heartbeat", daemon=True).start()
 
 
 def run(data_dir: str, model: str, threads: int | None) -> int:
@@ -87,6 +106,7 @@ def run(data_dir: str, model: str, threads: int | None) -> int:
     from workbench.settings import load_settings
     from workbench.store.connection import connect
 
+    heartbeat()
     settings = load_settings(data_dir)
     # One thread per core but one (measured on 2 busy cores: 53 texts/s on one thread, 35 on
     # two); the service keeps the other for hooks and queries.
@@ -113,7 +133,7 @@ def run(data_dir: str, model: str, threads: int | None) -> int:
             for row in rows:
                 text = vectors.embed_text(row)
                 texts[vectors.text_hash(text)] = text
-            have = vectors.cached_hashes(conn, model, list(texts))
+            have = vectors.cached_hashes(conn, model, list(texts), embedder.dim)
             # Similar lengths share a batch: less padding (the embedder pads to the longest).
             missing = sorted((h for h in texts if h not in have), key=lambda h: len(texts[h]))
             for start in range(0, len(missing), BATCH):

@@ -96,6 +96,7 @@ class Indexer(threading.Thread):
         self.index: VectorIndex | None = None
         self.state = "starting"  # starting | loading | ready | unavailable | disabled | error
         self.reason = "starting"
+        self.pass_error: str | None = None  # the last pass's failure, until one succeeds
         self.observations = 0  # rows in the table at the last pass
         self.embedded_total = 0
         self.reused_total = 0
@@ -169,7 +170,25 @@ class Indexer(threading.Thread):
         keys = ("state", "reason", "embedder", "index", "indexed", "pending")
         body = {k: full[k] for k in keys}
         body["reindexing"] = bool(self.job and self.job.state in ("queued", "running"))
+        stuck = self.stuck()
+        if stuck is not None:  # never "ready" while the index cannot be brought up to date
+            body["state"], body["reason"] = "error", stuck
         return body
+
+    def stuck(self) -> str | None:
+        """Why the index is not being kept up to date (a failing pass, a failed reindex)."""
+        if self.pass_error is not None:
+            return (
+                f"the vector index is not being updated: every pass fails ({self.pass_error}); "
+                "the service log has the traceback"
+            )
+        job = self.job
+        if job is not None and job.state == "failed":
+            return (
+                f"the last reindex failed ({job.error}); run `workbench reindex` again, and "
+                "see the service log if it fails again"
+            )
+        return None
 
     def behind(self, *, fresh: bool = True) -> int | None:
         """Observations not in the vector index yet (None when there is no index).
@@ -208,9 +227,11 @@ class Indexer(threading.Thread):
                 elif self.state == "ready":
                     self.sync()
                     self._save(force=False)
+                self.pass_error = None
             except Exception as exc:  # the loop must outlive a bad moment (disk full…)
                 log.exception("indexer pass failed")
                 self.reason = f"last pass failed: {exc}"
+                self.pass_error = f"{type(exc).__name__}: {exc}"
                 self._stopping.wait(1.0)
             if self.process is not None:
                 self.process.supervise()
@@ -337,7 +358,9 @@ class Indexer(threading.Thread):
                 self.store.conn, embedder, {hashes[i]: texts[i] for i in texts}
             )
         else:  # the embedding worker fills the cache: take what is there, the rest is behind
-            cached = vectors.cached_vectors(self.store.conn, embedder.name, hashes.values())
+            cached = vectors.cached_vectors(
+                self.store.conn, embedder.name, hashes.values(), embedder.dim
+            )
             got = vectors.Embedded(cached, reused=len(cached))
         order = [i for i in texts if hashes[i] in got.vectors]
         self._behind.difference_update(texts)
@@ -519,7 +542,9 @@ class IndexRanker:
 
     def _exact(self, hashes: list[str]) -> dict[str, Any]:
         """fp32 vectors from the embeddings cache: a quantised index rescores with them."""
-        return vectors.cached_vectors(self._indexer.store.conn, self.name_of_model, hashes)
+        embedder = self._indexer.embedder
+        dim = embedder.dim if embedder is not None else None
+        return vectors.cached_vectors(self._indexer.store.conn, self.name_of_model, hashes, dim)
 
     @property
     def name_of_model(self) -> str:

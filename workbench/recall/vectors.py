@@ -112,38 +112,52 @@ def unpack(blob: bytes, dim: int) -> Any:
 
 _CACHED = (
     "SELECT {columns} FROM embeddings WHERE model = ? AND text_hash IN"
-    " (SELECT value FROM json_each(?))"
+    " (SELECT value FROM json_each(?)) AND (? IS NULL OR dim = ?)"
 )
 
 
-def cached_vectors(conn: sqlite3.Connection, model: str, hashes: Iterable[str]) -> dict[str, Any]:
-    """Cached vectors for ``hashes`` under ``model``, in one query (json_each: no 999-param cap)."""
+def cached_vectors(
+    conn: sqlite3.Connection, model: str, hashes: Iterable[str], dim: int | None = None
+) -> dict[str, Any]:
+    """Cached vectors for ``hashes`` under ``model``, in one query (json_each: no 999-param cap).
+
+    ``dim``: only rows of that many dimensions. A row of another size (a model that changed
+    shape under the same name, a bad import) is derived data gone stale: it counts as not
+    cached, so it is embedded again and replaced, instead of failing every index pass.
+    """
     wanted = list(dict.fromkeys(hashes))
     if not wanted:
         return {}
     sql = _CACHED.format(columns="text_hash, dim, vector")
-    rows = conn.execute(sql, (model, json.dumps(wanted)))
+    rows = conn.execute(sql, (model, json.dumps(wanted), dim, dim))
     return {row[0]: unpack(row[2], row[1]) for row in rows}
 
 
-def cached_hashes(conn: sqlite3.Connection, model: str, hashes: Iterable[str]) -> set[str]:
-    """Which of ``hashes`` the cache holds for ``model`` (one query; the vectors not read)."""
+def cached_hashes(
+    conn: sqlite3.Connection, model: str, hashes: Iterable[str], dim: int | None = None
+) -> set[str]:
+    """Which of ``hashes`` the cache holds for ``model`` (one query; the vectors not read);
+    ``dim`` as in ``cached_vectors``."""
     wanted = list(dict.fromkeys(hashes))
     if not wanted:
         return set()
-    rows = conn.execute(_CACHED.format(columns="text_hash"), (model, json.dumps(wanted)))
+    sql = _CACHED.format(columns="text_hash")
+    rows = conn.execute(sql, (model, json.dumps(wanted), dim, dim))
     return {row[0] for row in rows}
 
 
 def store_vectors(conn: sqlite3.Connection, model: str, vectors: Mapping[str, Any]) -> None:
-    """Write new cache rows in one transaction (a duplicate is ignored: same text, same row)."""
+    """Write new cache rows in one transaction. A duplicate of the same size is ignored (same
+    text, same row); one of another size replaces the stale row (see ``cached_vectors``)."""
     if not vectors:
         return
     now = int(time.time())
     with atomic(conn):
         conn.executemany(
-            "INSERT OR IGNORE INTO embeddings (model, text_hash, dim, vector, created_at_epoch)"
-            " VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO embeddings (model, text_hash, dim, vector, created_at_epoch)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT (model, text_hash) DO UPDATE SET"
+            " dim = excluded.dim, vector = excluded.vector,"
+            " created_at_epoch = excluded.created_at_epoch WHERE dim != excluded.dim",
             [(model, h, int(len(v)), pack(v), now) for h, v in vectors.items()],
         )
 
@@ -174,7 +188,7 @@ class Embedded:
 
 def vectors_for(conn: sqlite3.Connection, embedder: Any, texts: Mapping[str, str]) -> Embedded:
     """Vectors for ``{text_hash: text}``: one cache query, the model only for the rest."""
-    found = cached_vectors(conn, embedder.name, texts)
+    found = cached_vectors(conn, embedder.name, texts, getattr(embedder, "dim", None))
     missing = [h for h in texts if h not in found]
     fresh: dict[str, Any] = {}
     if missing:

@@ -4,7 +4,9 @@ The child is ``python -m workbench.recall.embed_worker`` (see its docstring for 
 protocol). This object lives in the service's indexer thread, which calls ``supervise`` on
 every pass: a child that died is restarted after a backoff (1 s, doubling to 30 s; reset once
 it has run for a minute), except when it exited because the model cannot load or loads under
-another name (restarting would only fail again: the state says why instead).
+another name (restarting would only fail again: the state says why instead). The child says
+``alive`` every second; ``health`` calls a live child silent for ``STALL_S`` ``stalled``
+(SIGSTOP, a hang), where its last word would still read ``idle``.
 
 Why the child cannot leak (claude-mem's vector sidecar does): it is spawned by the indexer
 thread, which lives as long as the service; it reads its stdin and exits at EOF, which the
@@ -31,6 +33,7 @@ log = logging.getLogger("workbench.recall")
 BACKOFF_FIRST_S = 1.0
 BACKOFF_MAX_S = 30.0
 STABLE_S = 60.0  # a child that ran this long resets the backoff
+STALL_S = 10.0  # silent this long (it says "alive" every second): stopped or hung
 PERMANENT = {3: "loads another model than the service", 4: "cannot load the model"}
 
 
@@ -44,13 +47,15 @@ class EmbedWorkerProcess:
         self.model = model
         self._on_progress = on_progress or (lambda: None)
         self.proc: subprocess.Popen[str] | None = None
-        self.state = "stopped"  # starting | embedding | idle | restarting | failed | stopped
+        # starting | embedding | idle | restarting | failed | stopped (health adds "stalled")
+        self.state = "stopped"
         self.reason = ""
         self.restarts = 0
         self.cursor = 0  # the highest observation id the child has passed
         self.embedded = 0  # texts embedded by children of this service
         self.embed_seconds = 0.0
         self._started_at = 0.0
+        self._heard_at = 0.0  # monotonic time of the child's last line (its heartbeat)
         self._backoff = BACKOFF_FIRST_S
         self._restart_at: float | None = None
         self._stopping = False
@@ -88,7 +93,7 @@ class EmbedWorkerProcess:
             bufsize=1,
         )
         self.state, self.reason = "starting", "loading the model"
-        self._started_at = time.monotonic()
+        self._started_at = self._heard_at = time.monotonic()
         threading.Thread(
             target=self._read,
             args=(self.proc.stdout,),
@@ -172,6 +177,7 @@ class EmbedWorkerProcess:
         if stream is None:
             return
         for line in stream:
+            self._heard_at = time.monotonic()
             try:
                 message = json.loads(line)
             except ValueError:
@@ -193,13 +199,25 @@ class EmbedWorkerProcess:
                 self.reason = str(message.get("reason", "unknown error"))
 
     def health(self) -> dict[str, Any]:
+        """``state`` is ``stalled`` for a live child silent past ``STALL_S`` (its heartbeat
+        stopped: SIGSTOP, a hang), whatever it last said."""
         proc = self.proc
         alive = proc is not None and proc.poll() is None
         rate = self.embedded / self.embed_seconds if self.embed_seconds else None
+        state, reason = self.state, self.reason
+        silent = time.monotonic() - self._heard_at
+        if alive and proc is not None and silent > STALL_S:
+            state = "stalled"
+            reason = (
+                f"the embedding worker (pid {proc.pid}) has not been heard from for "
+                f"{silent:.0f} s: it is stopped (SIGSTOP, a debugger) or hung, and new "
+                "memories wait for their vectors. Resume it (kill -CONT) or kill it; a dead "
+                "worker is restarted"
+            )
         return {
             "pid": proc.pid if alive and proc is not None else None,
-            "state": self.state,
-            "reason": self.reason,
+            "state": state,
+            "reason": reason,
             "restarts": self.restarts,
             "cursor": self.cursor,
             "embedded": self.embedded,

@@ -13,6 +13,12 @@ Pragmas (set on every connection):
 - The file's identity (device, inode) is recorded at connect; ``atomic()`` checks it before
   BEGIN and before COMMIT, so a database file deleted or replaced under a running service
   refuses writes with ``StoreGone`` instead of committing them into an unlinked inode.
+- The write-ahead log and its shared-memory index (``-wal``, ``-shm``) are watched the same
+  way (``companion_ids``, recorded by ``Store``): deleted under the service, SQLite keeps
+  writing into the unlinked WAL, and a kill -9 then loses every commit not yet checkpointed.
+  ``atomic()`` notices it before BEGIN, before COMMIT and after COMMIT, first copies what the
+  unlinked WAL holds into the database file (``rescue_wal``: a FULL checkpoint through the
+  connection that still has it open), then refuses writes with ``StoreGone``.
 - ``foreign_keys=ON``: SQLite leaves them off by default; our rows reference sessions.
 
 Functions (registered on every connection): ``wb_split_identifiers``, which the FTS triggers
@@ -58,6 +64,8 @@ class Connection(sqlite3.Connection):
     db_path: str
     # (st_dev, st_ino) of the file this connection writes; None for a file that did not exist.
     file_id: FileId | None
+    # The same for the ``-wal`` and ``-shm`` files beside it (empty: not watched).
+    companion_ids: dict[str, FileId | None]
     busy_ms: int
 
 
@@ -83,6 +91,46 @@ def file_problem(path: Path | str, expected: FileId | None) -> str | None:
         "refused so nothing is lost (hooks spool their events). Restart the service "
         "(`workbench stop`, then `workbench serve --detach`) to open the file now at that path"
     )
+
+
+COMPANIONS = {"-wal": "write-ahead log", "-shm": "shared-memory index"}
+
+
+def companion_ids(path: Path | str) -> dict[str, FileId | None]:
+    """The identities of the WAL and shared-memory files beside the database at ``path``."""
+    return {suffix: file_id(f"{path}{suffix}") for suffix in COMPANIONS}
+
+
+def companion_problem(path: Path | str, expected: dict[str, FileId | None]) -> str | None:
+    """Why the ``-wal``/``-shm`` beside ``path`` are no longer the ones ``expected`` names."""
+    for suffix, want in expected.items():
+        if want is None:
+            continue
+        current = file_id(f"{path}{suffix}")
+        if current == want:
+            continue
+        what = "deleted" if current is None else "replaced by another file"
+        return (
+            f"the database's {COMPANIONS[suffix]} {path}{suffix} was {what} while the service "
+            f"was running; what it held was copied into {Path(path).name} and writes are "
+            "refused so nothing is lost (hooks spool their events). Restart the service "
+            "(`workbench stop`, then `workbench serve --detach`); it replays them"
+        )
+    return None
+
+
+def rescue_wal(conn: sqlite3.Connection) -> bool:
+    """Copy every commit the (unlinked) WAL holds into the database file; True when all were.
+
+    The connection still has the deleted WAL open, so a FULL checkpoint reads it and writes
+    the pages into the database file (fsynced: ``synchronous=NORMAL`` syncs after a
+    checkpoint), where a restart finds them.
+    """
+    try:
+        busy, logged, copied = conn.execute("PRAGMA wal_checkpoint(FULL)").fetchone()
+    except sqlite3.Error:
+        return False
+    return bool(busy == 0 and copied == logged)
 
 
 def is_store_fault(exc: BaseException) -> bool:
@@ -137,6 +185,7 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
     conn.write_lock = _lock_for(path)
     conn.db_path = str(path)
     conn.file_id = file_id(path)
+    conn.companion_ids = {}
     conn.busy_ms = BUSY_TIMEOUT_MS
     conn.row_factory = sqlite3.Row
     conn.create_function(
@@ -203,14 +252,32 @@ def atomic(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
+            # The WAL deleted between the check and the COMMIT: this commit sits in the
+            # unlinked WAL; copy it into the file before the caller acks it.
+            _rescue_if_wal_gone(conn)
     finally:
         lock.release()
 
 
 def _check_file(conn: sqlite3.Connection) -> None:
-    problem = file_problem(getattr(conn, "db_path", ""), getattr(conn, "file_id", None))
+    path = getattr(conn, "db_path", "")
+    problem = file_problem(path, getattr(conn, "file_id", None))
     if problem is not None:
         raise StoreGone(problem)
+    problem = _rescue_if_wal_gone(conn)
+    if problem is not None:
+        raise StoreGone(problem)
+
+
+def _rescue_if_wal_gone(conn: sqlite3.Connection) -> str | None:
+    """The WAL problem, if any, after copying the unlinked WAL into the file (outside any
+    transaction: a checkpoint cannot run inside one)."""
+    problem = companion_problem(getattr(conn, "db_path", ""), getattr(conn, "companion_ids", {}))
+    if problem is not None:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        rescue_wal(conn)
+    return problem
 
 
 def _set_busy_timeout(conn: sqlite3.Connection, ms: int) -> None:

@@ -7,7 +7,9 @@ own long-lived connection. ``close()`` closes every connection it handed out.
 A writable store remembers which file it opened (device and inode). If that file is deleted
 or replaced while the store is open, ``problem()`` says so, no new connection is opened onto
 whatever now sits at the path, and every write is refused (``StoreGone``, see
-``connection.atomic``).
+``connection.atomic``). The same holds for its ``-wal`` and ``-shm`` files (recorded once
+the store is open and migrated: the first read creates them), whose loss would otherwise drop
+every commit not yet checkpointed at the next kill -9.
 """
 
 from __future__ import annotations
@@ -18,7 +20,14 @@ from pathlib import Path
 
 from workbench.errors import StoreGone
 from workbench.store import schema
-from workbench.store.connection import FileId, connect, file_problem
+from workbench.store.connection import (
+    Connection,
+    FileId,
+    companion_ids,
+    companion_problem,
+    connect,
+    file_problem,
+)
 
 
 class Store:
@@ -31,6 +40,7 @@ class Store:
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self.file_id: FileId | None = None
+        self.companion_ids: dict[str, FileId | None] = {}
         if readonly and not self.path.exists():
             raise FileNotFoundError(
                 f"no workbench database at {self.path}; start the service once "
@@ -43,6 +53,11 @@ class Store:
                 schema.check_not_newer(self.conn, str(self.path))
             elif migrate:
                 schema.apply(self.conn, str(self.path))
+            if not readonly:
+                self.companion_ids = companion_ids(self.path)
+                first = self.conn
+                if isinstance(first, Connection):
+                    first.companion_ids = self.companion_ids
         except BaseException:
             self.close()  # a refused open (SchemaTooNew…) must not leak its connection
             raise
@@ -58,6 +73,7 @@ class Store:
             opened = connect(self.path, readonly=self.readonly)
             if self.file_id is not None:
                 opened.file_id = self.file_id  # the file we migrated, not whatever is there now
+                opened.companion_ids = self.companion_ids
             conn = opened
             self._local.conn = conn
             with self._lock:
@@ -65,8 +81,13 @@ class Store:
         return conn
 
     def problem(self) -> str | None:
-        """Why this store can no longer write its file (deleted or replaced), else None."""
-        return None if self.readonly else file_problem(self.path, self.file_id)
+        """Why this store can no longer write its file (it, its WAL or its shared-memory
+        index deleted or replaced), else None."""
+        if self.readonly:
+            return None
+        return file_problem(self.path, self.file_id) or companion_problem(
+            self.path, self.companion_ids
+        )
 
     def close(self) -> None:
         with self._lock:
