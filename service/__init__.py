@@ -6,6 +6,7 @@ Modules:
 - ``deps``       ``Annotated`` dependency aliases used by route signatures
 - ``schemas``    request bodies (the wire contract; unknown fields are a 422)
 - ``limits``     pure-ASGI guards: body size limit, cross-origin write refusal
+- ``instance_guard`` pure ASGI: the data dir's id on every reply; 421 for another's request
 - ``worker``     the background thread that drains the durable queue
 - ``replay``     replays spooled hook events through the same ingest path
 - ``routes/``    one module per resource

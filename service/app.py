@@ -8,7 +8,8 @@
 - CORS allows only http://localhost:* and http://127.0.0.1:* origins; ``LocalOriginOnly``
   refuses cross-origin writes (and the ledger-writing ``/api/context/*`` GETs);
   ``TrustedHostMiddleware`` refuses a foreign ``Host`` (DNS rebinding); ``BodyLimit`` caps
-  bodies before parsing.
+  bodies before parsing. ``InstanceGuard`` (outermost) stamps every reply with the data dir's
+  id and refuses (421) a request meant for another data dir (``workbench/instance.py``).
 - The lifespan starts the ``Runtime`` (store, worker, spool replay, PID lock) unless one is
   passed in (tests of validation edge cases use an in-process app). ``pid_lock`` may be a
   ``PidFile`` already held (``python -m service`` takes it before uvicorn starts); the
@@ -31,6 +32,7 @@ from fastapi.middleware.trustedhost import TrustedHostMiddleware
 from fastapi.responses import JSONResponse
 
 from service.boundary import TextBoundary
+from service.instance_guard import InstanceGuard
 from service.limits import LOCAL_ORIGIN, BodyLimit, HtmlSecurityHeaders, LocalOriginOnly
 from service.routes import (
     agent,
@@ -55,7 +57,7 @@ from service.routes import (
 from service.routes import settings as settings_routes
 from service.routes.viewer import SECURITY_HEADERS
 from service.runtime import Runtime
-from workbench import __version__
+from workbench import __version__, instance
 from workbench.errors import WorkbenchError
 from workbench.pidfile import PidFile
 from workbench.settings import Settings
@@ -145,6 +147,15 @@ def create_app(settings: Settings, *, pid_lock: bool | PidFile = True) -> FastAP
     # then *read* our API as same-origin; refusing any Host but ours closes that door.
     app.add_middleware(TrustedHostMiddleware, allowed_hosts=["127.0.0.1", "localhost"])
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    # Outermost: every reply names this data dir, and a request for another one is refused.
+    settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    app.state.instance_id = instance.ensure(settings.data_dir)
+    app.add_middleware(
+        InstanceGuard,
+        instance_id=app.state.instance_id,
+        data_dir=str(settings.data_dir),
+        port=settings.port,
+    )
     return app
 
 
