@@ -65,7 +65,8 @@ TOTAL_TIMEOUT_S = 2.0
 PLATFORM_SOURCE = "claude-code"  # Claude Code's; every adapter has its own (hooks/adapters/)
 DEFAULT_PLATFORM = "claude"
 # 4xx statuses that say "try later", not "this event is invalid": spooled, not rejected.
-RETRYABLE_4XX = frozenset({408, 429})
+# 421: the service of another data dir refused it (workbench/instance.py); ours will take it.
+RETRYABLE_4XX = frozenset({408, 421, 429})
 
 
 # ----- stdin: the normalised hook input -------------------------------------------------------

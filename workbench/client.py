@@ -122,7 +122,14 @@ def require_data_dir(settings: Settings) -> None:
 def data_dir_id(settings: Settings) -> str:
     """The data dir's id (made now if it has none: the data dir must exist)."""
     require_data_dir(settings)
-    return instance.ensure(settings.data_dir)
+    try:
+        return instance.ensure(settings.data_dir)
+    except OSError as exc:
+        raise WorkbenchError(
+            f"cannot read or write {settings.data_dir / instance.FILE_NAME}, which tells this "
+            f"data dir's service from another's ({exc.strerror or exc}); make the data dir "
+            "writable by you (or point -d / WORKBENCH_DATA_DIR at one that is)"
+        ) from None
 
 
 # How long a temporary service may keep running after its command, to finish the queue the

@@ -136,7 +136,9 @@ def status(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
         return
     out = console()
     if foreign is not None:
-        out.print(f"[red]not this data dir's service:[/] {foreign}", markup=True, highlight=False)
+        from rich.markup import escape
+
+        out.print(f"[red]not this data dir's service:[/] {escape(foreign)}", highlight=False)
     if health is None:
         out.print(
             f"[yellow]service not running[/] at {settings.base_url} (read-only view of "
