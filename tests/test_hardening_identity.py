@@ -185,6 +185,10 @@ def test_status_and_search_of_b_never_show_a(a_running: Any, tmp_path: Path) -> 
     assert data["service"] == "stopped"
     assert "health" not in data
     assert str(svc.data_dir) in data["wrongService"]
+    text = cli({**env, "COLUMNS": "300"}, "status", "-d", str(b_dir))
+    assert text.returncode == 0, text.stderr
+    assert "not this data dir's service" in text.stdout
+    assert "service running" not in text.stdout
     search = cli(env, "search", MARKER, "-d", str(b_dir), "--json")
     assert search.returncode == 1, search.stdout
     assert MARKER not in search.stdout

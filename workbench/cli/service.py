@@ -139,7 +139,8 @@ def status(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
         from rich.markup import escape
 
         out.print(f"[red]not this data dir's service:[/] {escape(foreign)}", highlight=False)
-    if health is None:
+        out.print(f"read-only view of {settings.db_path}", markup=False, highlight=False)
+    elif health is None:
         out.print(
             f"[yellow]service not running[/] at {settings.base_url} (read-only view of "
             f"{settings.db_path}); start it with `workbench serve --detach`"
