@@ -30,6 +30,13 @@ time: a hook has ``DELIVERY_DEADLINE_S`` from its start to deliver, well inside 
 timeout, and spools rather than be killed with its event. A spool write that fails
 (disk full) loses that one event but never the hook's one line of output.
 
+Whose service (``request``): the data dir's id (``workbench/instance.py``) goes out as the
+``X-Workbench-Instance`` header, so a service of another data dir refuses the write (421),
+and the reply's header must carry the same id. A reply from another data dir's service (the
+two share a port) raises ``WrongInstance``, an ``OSError``: every caller already treats that
+as "the service is down" (spool, no context), so nothing is posted into, or read from,
+another data dir's memory. The check costs one small file read and one header.
+
 Text at the boundary (``parse_input``): the whole payload is redacted once, every string and
 every dict key (``workbench.redact``), and a lone UTF-16 surrogate becomes U+FFFD, so what is
 posted or spooled is always valid UTF-8 and never holds a ``<private>`` block.
@@ -43,7 +50,7 @@ import sys
 import time
 from pathlib import Path
 
-from workbench import locate, redact, spool
+from workbench import instance, locate, redact, spool
 
 # ``typing`` and ``dataclasses`` (which pulls in ``inspect``) are kept out of the hooks' own
 # code: measured with bench/hooks.py-style runs they add ~3 ms and ~12 ms of start-up, on a
@@ -60,7 +67,8 @@ TOTAL_TIMEOUT_S = 2.0
 PLATFORM_SOURCE = "claude-code"  # Claude Code's; every adapter has its own (hooks/adapters/)
 DEFAULT_PLATFORM = "claude"
 # 4xx statuses that say "try later", not "this event is invalid": spooled, not rejected.
-RETRYABLE_4XX = frozenset({408, 429})
+# 421: the service of another data dir refused it (workbench/instance.py); ours will take it.
+RETRYABLE_4XX = frozenset({408, 421, 429})
 # The hook's own deadline for delivering, counted from its start (``STARTED``): half the
 # shortest timeout any agent gives our hooks (10 s: Claude Code, Codex, Gemini CLI and the
 # OpenCode plugin; ``workbench.claude_settings.HOOK_SCRIPTS``, ``workbench/agents/*``), so
@@ -320,8 +328,33 @@ def data_dir() -> Path:
     return locate.resolve_data_dir()
 
 
+# port -> the data dir a hook looks for there (``service_port`` records it for ``request``).
+_data_dirs: dict[int, Path] = {}
+
+
 def service_port(root: Path) -> int:
-    return locate.service_port(root)
+    """The port of ``root``'s service; ``request`` to it then checks it serves ``root``."""
+    port = locate.service_port(root)
+    _data_dirs[port] = root
+    return port
+
+
+def _instance_id(root: Path) -> str:
+    """``root``'s id, or ``NO_INSTANCE`` when it has none yet.
+
+    Always some value: a request without one would be served by any data dir's service, and
+    the write would land there before the reply could be checked. A data dir without an id
+    has never had a service (the service makes it when it starts), so no service that
+    answers can be its own; and a hook writes nothing it does not have to.
+    """
+    return instance.read(root) or NO_INSTANCE
+
+
+NO_INSTANCE = "none"  # matches no service's id: the service refuses, the hook spools
+
+
+class WrongInstance(OSError):
+    """The reply came from the service of another data dir: treat it as no service at all."""
 
 
 # ----- HTTP over a raw socket ------------------------------------------------------------------
@@ -330,11 +363,12 @@ def service_port(root: Path) -> int:
 class Reply:
     """A parsed HTTP response: status code and the (de-chunked) body bytes."""
 
-    __slots__ = ("status", "body")
+    __slots__ = ("status", "body", "instance")
 
-    def __init__(self, status: int, body: bytes) -> None:
+    def __init__(self, status: int, body: bytes, instance: str | None = None) -> None:
         self.status = status
         self.body = body
+        self.instance = instance  # the X-Workbench-Instance header: whose service answered
 
     @property
     def ok(self) -> bool:
@@ -361,7 +395,8 @@ def request(
     """One HTTP/1.1 request to ``127.0.0.1:port``; raises OSError (refused, timeout) or ValueError.
 
     ``total_timeout`` bounds the whole exchange, connect included: a hook must not hang on a
-    service that accepted the connection and then stalled.
+    service that accepted the connection and then stalled. ``WrongInstance`` when the port
+    belongs to a data dir (``service_port``) whose id the reply does not carry.
     """
     deadline = time.monotonic() + total_timeout
     payload = b"" if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8")
@@ -374,6 +409,10 @@ def request(
     ]
     if body is not None:
         lines += ["Content-Type: application/json", f"Content-Length: {len(payload)}"]
+    root = _data_dirs.get(port)
+    expected = _instance_id(root) if root is not None else None
+    if expected is not None:
+        lines.append(f"{instance.HEADER}: {expected}")
     lines += [f"{key}: {value}" for key, value in (headers or {}).items()]
     head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
     # A plain connect to a numeric address: create_connection() would call getaddrinfo(),
@@ -383,7 +422,13 @@ def request(
         sock.connect((HOST, port))
         sock.settimeout(_remaining(deadline))
         sock.sendall(head + payload)
-        return read_response(sock, deadline)
+        reply = read_response(sock, deadline)
+    if root is not None and reply.instance != expected:
+        # Trigger: another data dir's service answers on this port (or ours has no id, or an
+        # older service none). / Why: posting or reading there is another memory. /
+        # Outcome: as if nothing answered: the caller spools or goes without context.
+        raise WrongInstance(f"the service on port {port} does not serve {root}")
+    return reply
 
 
 def _remaining(deadline: float) -> float:
@@ -397,12 +442,12 @@ def read_response(sock: socket.socket, deadline: float) -> Reply:
     """Read one response from ``sock``: stop at Content-Length, else read until the peer closes."""
     buf = bytearray()
     head_end = -1
-    status, length, chunked = 0, None, False
+    status, length, chunked, whose = 0, None, False, None
     while True:
         if head_end < 0:
             head_end = buf.find(b"\r\n\r\n")
             if head_end >= 0:
-                status, length, chunked = _parse_head(bytes(buf[:head_end]))
+                status, length, chunked, whose = _parse_head(bytes(buf[:head_end]))
         if head_end >= 0 and length is not None and len(buf) - head_end - 4 >= length:
             break
         sock.settimeout(_remaining(deadline))
@@ -419,11 +464,12 @@ def read_response(sock: socket.socket, deadline: float) -> Reply:
         if len(content) < length:
             raise ValueError("the connection closed before the whole HTTP body arrived")
         content = content[:length]
-    return Reply(status=status, body=content)
+    return Reply(status=status, body=content, instance=whose)
 
 
-def _parse_head(head: bytes) -> tuple[int, int | None, bool]:
-    """The status line and the framing headers: (status, content-length, chunked).
+def _parse_head(head: bytes) -> tuple[int, int | None, bool, str | None]:
+    """The status line, the framing headers and whose service answered: (status,
+    content-length, chunked, X-Workbench-Instance or None).
 
     Numbers must be ASCII digits: latin-1 decoding turns byte 0xB9 into ``"¹"``, which
     ``str.isdigit()`` accepts and ``int()`` does not. A malformed one is a ``ValueError``
@@ -443,7 +489,10 @@ def _parse_head(head: bytes) -> tuple[int, int | None, bool]:
     if length_text and not chunked and not _is_number(length_text):
         raise ValueError(f"not a valid Content-Length: {length_text[:40]!r}")
     length = int(length_text) if length_text and not chunked else None
-    return int(parts[1]), length, chunked
+    return int(parts[1]), length, chunked, headers.get(_INSTANCE_KEY)
+
+
+_INSTANCE_KEY = instance.HEADER.lower()
 
 
 def _is_number(text: str) -> bool:

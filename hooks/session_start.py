@@ -8,7 +8,8 @@ Steps, each bounded so a session never waits long on its memory:
    poll health for at most ``SPAWN_BUDGET_S``. The spawn happens under an exclusive,
    non-blocking ``flock`` on ``<data_dir>/spawn.lock``: when it is held, another session is
    spawning right now, so this one only waits. When something that is *not* workbench answers
-   on the port, nothing is spawned (it could not bind anyway) and nothing is injected.
+   on the port, or the workbench service of another data dir (``hooks/_runtime.py``, "Whose
+   service"), nothing is spawned (it could not bind anyway) and nothing is injected.
 3. ``POST /api/spool/replay``, outcome ignored, so a backlog from a down period drains now
    rather than at the service's next timer (the service also replays when it starts).
 4. ``GET /api/context/inject?projects=<project>&contentSessionId=<session>`` (text/plain; the
@@ -57,6 +58,8 @@ def probe(port: int) -> str:
     """``UP`` (workbench answers), ``DOWN`` (nothing answers) or ``FOREIGN`` (something else)."""
     try:
         reply = _runtime.request(port, "GET", "/api/health", total_timeout=HEALTH_TIMEOUT_S)
+    except _runtime.WrongInstance:  # another data dir's service: ours could not bind the port
+        return FOREIGN
     except (OSError, ValueError):
         return DOWN
     data = reply.json()

@@ -8,7 +8,9 @@
 - Only the service's own origin reads or writes: ``OwnOriginOnly`` (service/origin.py)
   refuses a ``Host`` other than 127.0.0.1/localhost/[::1] with our port (DNS rebinding),
   any other ``Origin`` on any request, and no-Origin loads from other sites on the API; CORS
-  names only our own origins (its three spellings). ``BodyLimit`` caps bodies before parsing.
+  names only our own origins (its three spellings). ``BodyLimit`` caps bodies before
+  parsing. ``InstanceGuard`` (outermost) stamps every reply with the data dir's id and
+  refuses (421) a request meant for another data dir (``workbench/instance.py``).
 - The lifespan starts the ``Runtime`` (store, worker, spool replay, PID lock) unless one is
   passed in (tests of validation edge cases use an in-process app). ``pid_lock`` may be a
   ``PidFile`` already held (``python -m service`` takes it before uvicorn starts); the
@@ -30,6 +32,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 
 from service.boundary import TextBoundary
+from service.instance_guard import InstanceGuard
 from service.limits import BodyLimit, HtmlSecurityHeaders
 from service.origin import OwnOriginOnly, own_origins
 from service.routes import (
@@ -55,7 +58,7 @@ from service.routes import (
 from service.routes import settings as settings_routes
 from service.routes.viewer import SECURITY_HEADERS
 from service.runtime import Runtime
-from workbench import __version__
+from workbench import __version__, instance
 from workbench.errors import WorkbenchError
 from workbench.pidfile import PidFile
 from workbench.settings import Settings
@@ -143,6 +146,15 @@ def create_app(settings: Settings, *, pid_lock: bool | PidFile = True) -> FastAP
     # Outside CORS, so another origin's preflight is a 403 too, never a CORS answer.
     app.add_middleware(OwnOriginOnly, port=settings.port)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    # Outermost: every reply names this data dir, and a request for another one is refused.
+    settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    app.state.instance_id = instance.ensure(settings.data_dir)
+    app.add_middleware(
+        InstanceGuard,
+        instance_id=app.state.instance_id,
+        data_dir=str(settings.data_dir),
+        port=settings.port,
+    )
     return app
 
 

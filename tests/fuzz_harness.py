@@ -242,6 +242,7 @@ class Relay:
                 status: int | None = None
                 reply = b""
                 kind = "application/json"
+                whose = None  # the service's data dir id, relayed back (workbench/instance.py)
                 try:
                     conn = http.client.HTTPConnection(
                         "127.0.0.1", upstream_port, timeout=REQUEST_TIMEOUT_S
@@ -250,6 +251,7 @@ class Relay:
                     resp = conn.getresponse()
                     status, reply = resp.status, resp.read()
                     kind = resp.getheader("content-type") or kind
+                    whose = resp.getheader("X-Workbench-Instance")
                     conn.close()
                 except OSError:
                     pass
@@ -270,6 +272,8 @@ class Relay:
                 self.send_response(status)
                 self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(reply)))
+                if whose is not None:
+                    self.send_header("X-Workbench-Instance", whose)
                 self.end_headers()
                 self.wfile.write(reply)
 

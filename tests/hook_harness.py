@@ -174,11 +174,17 @@ class Recorded:
 
 @dataclass
 class Recorder:
-    """A real loopback HTTP/1.1 server that records requests and answers canned replies."""
+    """A real loopback HTTP/1.1 server that records requests and answers canned replies.
+
+    It plays the hook's own data dir's service: each reply carries the
+    ``X-Workbench-Instance`` id the request sent (``workbench/instance.py``), unless
+    ``instance`` names another one (a service of another data dir).
+    """
 
     port: int = 0
     requests: list[Recorded] = field(default_factory=list)
     replies: dict[str, tuple[int, bytes]] = field(default_factory=dict)
+    instance: str | None = None
 
     def __post_init__(self) -> None:
         self.replies.setdefault("/api/health", (200, b'{"service": "workbench", "status": "ok"}'))
@@ -205,6 +211,9 @@ class Recorder:
                 kind = "application/json" if reply.startswith(b"{") else "text/plain"
                 self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(reply)))
+                whose = recorder.instance or self.headers.get("X-Workbench-Instance")
+                if whose is not None:
+                    self.send_header("X-Workbench-Instance", whose)
                 self.end_headers()
                 self.wfile.write(reply)
 

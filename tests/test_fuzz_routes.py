@@ -742,3 +742,83 @@ def test_search_query_answers_or_names_a_parameter_it_was_sent(
         assert status == 422
         named = [k for k in query if re.search(rf"(?<![\w-]){k}=", reply["message"])]
         assert len(named) == 2, reply  # both spellings sent, each by the name it was sent as
+
+
+# ----- the data dir's identity header (issue 19, item 2) ----------------------------------------
+
+
+def _raw_post(port: int, path: str, body: bytes, header_value: bytes) -> tuple[int, bytes, bytes]:
+    """POST with ``X-Workbench-Instance: <header_value>`` as raw bytes (any byte but CR/LF);
+    returns (status, the reply's X-Workbench-Instance, body)."""
+    import socket
+
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+    ).encode("ascii")
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(head + b"X-Workbench-Instance: " + header_value + b"\r\n\r\n" + body)
+        reply = b""
+        while chunk := sock.recv(65536):
+            reply += chunk
+    head_bytes, _, content = reply.partition(b"\r\n\r\n")
+    lines = head_bytes.split(b"\r\n")
+    status = int(lines[0].split()[1])
+    whose = b""
+    for line in lines[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"x-workbench-instance":
+            whose = value.strip()
+    return status, whose, content
+
+
+_header_bytes = st.binary(max_size=80).map(lambda b: b.replace(b"\r", b"").replace(b"\n", b""))
+
+
+@settings(max_examples=budget(40), **FUZZ_SETTINGS)
+@given(
+    value=st.one_of(
+        _header_bytes,
+        texts.map(lambda t: t.encode("utf-8", "surrogatepass")).map(
+            lambda b: b.replace(b"\r", b"").replace(b"\n", b"")
+        ),
+        st.sampled_from([b"", b" ", b"none", b"0" * 32, b"f" * 32, b"F" * 32, b"\x00" * 32]),
+    )
+)
+@example(value=b"\xff\xfe\x00garbage")
+@example(value=b"0" * 4000)
+def test_an_identity_header_that_is_not_ours_is_a_421_and_writes_nothing(
+    scratch: Service, value: bytes
+) -> None:
+    """A request carrying another (or a garbage) ``X-Workbench-Instance`` never reaches a
+    route: 421 with the service's own id (or the HTTP parser's 400 for bytes it refuses),
+    never a 5xx, never a write. The service's own id (spaces around it allowed) is served."""
+    own = (scratch.data_dir / "instance_id").read_text(encoding="ascii").strip()
+    body = json.dumps({"text": "identity fuzz", "project": "identity-fuzz"}).encode()
+    status, whose, content = _raw_post(scratch.port, "/api/memory/save", body, value)
+    if value.strip(b" \t") == own.encode():
+        assert status == 200, (value, status, content)
+        return
+    assert status in (400, 421), (value, status, content)
+    if status == 421:
+        assert whose == own.encode(), (value, whose)
+        assert json.loads(content)["error"] == "WRONG_INSTANCE"
+
+
+def test_the_identity_fuzz_wrote_nothing_it_refused(scratch: Service) -> None:
+    """The fuzz above saved nothing (only our own id may save), and this one write counts."""
+    own = (scratch.data_dir / "instance_id").read_text(encoding="ascii").strip()
+    before = len(scratch.get("/api/observations?project=identity-fuzz&limit=100")[1]["items"])
+    status, _, _ = _raw_post(
+        scratch.port,
+        "/api/memory/save",
+        json.dumps({"text": "one of ours", "project": "identity-fuzz"}).encode(),
+        own.encode(),
+    )
+    assert status == 200
+    for refused in (b"0" * 32, b"garbage", b""):
+        status, _, _ = _raw_post(scratch.port, "/api/memory/save", b"{}", refused)
+        assert status == 421
+    assert before == 0  # every fuzzed header was refused
+    after = len(scratch.get("/api/observations?project=identity-fuzz&limit=100")[1]["items"])
+    assert after == before + 1

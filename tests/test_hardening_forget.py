@@ -26,6 +26,7 @@ import pytest
 
 from tests.conftest import ROOT, Service, http_json
 from tests.hook_harness import load_payload, run_hook
+from tests.test_hardening_newuser import http_json_or_none
 from workbench import forget
 from workbench.derive import store_result
 from workbench.models import CompressionResult, ObservationDraft
@@ -184,12 +185,18 @@ def test_delete_route_reports_what_it_scrubbed(make_service: Any) -> None:
     assert where_is(MARKER, svc.data_dir) == []
 
 
-def test_forget_cli_refuses_without_a_service_and_starts_none(make_service: Any) -> None:
+def test_forget_cli_without_a_service_starts_a_temporary_one_and_stops_it(
+    make_service: Any,
+) -> None:
+    """The one rule of every command that needs the service (issue 19, item 13)."""
     svc = make_service(start=False)
-    proc = workbench_cli(svc, "forget", "1")
-    assert proc.returncode == 1
-    assert "workbench serve" in proc.stderr
+    proc = workbench_cli(svc, "forget", "1", "--json")
+    assert proc.returncode == 1, proc.stderr  # id 1 does not exist: named, exit 1
+    assert json.loads(proc.stdout)["notFound"] == [1]
+    assert "temporary" in proc.stderr
+    assert "stopped the temporary workbench service" in proc.stderr
     assert "Traceback" not in proc.stderr
+    assert http_json_or_none(f"{svc.url}/api/health") is None
 
 
 def test_forget_cli_names_ids_it_did_not_find(make_service: Any) -> None:

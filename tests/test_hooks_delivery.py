@@ -59,7 +59,7 @@ def test_4xx_means_invalid_and_is_parked_in_rejected_not_spooled(
     assert spool.backlog(data_dir / "spool")["rejected"] == 1
 
 
-@pytest.mark.parametrize("status", [500, 502, 503, 408, 429])
+@pytest.mark.parametrize("status", [500, 502, 503, 408, 421, 429])
 def test_5xx_and_try_later_statuses_spool_under_the_same_key(
     status: int, data_dir: Path, recorder: Recorder
 ) -> None:
@@ -188,3 +188,17 @@ def test_read_response_rejects_broken_replies(raw: bytes, error: str) -> None:
         theirs.shutdown(socket.SHUT_WR)
         with pytest.raises(ValueError, match=error):
             _runtime.read_response(ours, time.monotonic() + 2)
+
+
+def test_a_reply_from_another_data_dirs_service_spools_and_says_which_data_dir_it_was_for(
+    data_dir: Path, recorder: Recorder
+) -> None:
+    """The reply names another data dir (issue 19, item 2): as if nothing answered."""
+    (data_dir / "instance_id").write_text("a" * 32 + "\n", encoding="ascii")
+    recorder.instance = "b" * 32
+    payload = load_payload("user_prompt_submit")
+    assert run_hook("user_prompt_submit", payload, base_env(data_dir, recorder.port)).output() == {}
+    (request,) = recorder.requests
+    assert request.headers["x-workbench-instance"] == "a" * 32
+    ((_, envelope),) = spooled(data_dir)
+    assert envelope.event_key == request.headers["idempotency-key"]

@@ -246,7 +246,7 @@ class RawServer:
 
 
 def test_service_down_is_started_and_stdout_carries_only_the_protocol(data_dir: Path) -> None:
-    from workbench.pidfile import terminate
+    from workbench.pidfile import read_pid, terminate
 
     port = free_port()
     server = RawServer(data_dir, port)
@@ -278,10 +278,14 @@ def test_service_down_is_started_and_stdout_carries_only_the_protocol(data_dir: 
         assert saved["project"] == "p"
         assert saved["id"] >= 1
         lines, stderr = server.close()
+        # The rule of every command that needs the service (issue 19, item 13): the MCP
+        # server started a temporary one, and stopped it when its session ended.
+        still_running = read_pid(data_dir / "service.pid")
     finally:
         if server.proc.poll() is None:
             server.proc.kill()
-        terminate(data_dir / "service.pid")  # the service our server started, detached
+        terminate(data_dir / "service.pid")  # in case it did not
+    assert still_running is None
     assert server.proc.returncode == 0, stderr
     for line in lines:
         assert json.loads(line)["jsonrpc"] == "2.0", line

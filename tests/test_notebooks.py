@@ -267,6 +267,42 @@ def test_the_jupyter_example_executes_top_to_bottom(demo: Service, tmp_path: Pat
     assert f"{total} observations in 5 projects" in printed
 
 
+def test_the_jupyter_example_reads_a_relative_data_dir(demo: Service, tmp_path: Path) -> None:
+    """The README's ``WORKBENCH_DATA_DIR=.demo/data jupyter lab`` (issue 19, item 13): the
+    kernel runs in the notebook's folder, the relative path was typed in the shell's."""
+    import nbformat
+
+    launched_in = demo.data_dir.parent
+    env = {
+        **_env(demo),
+        "WORKBENCH_DATA_DIR": demo.data_dir.name,
+        "PWD": str(launched_in),
+        "PYTHONPATH": str(ROOT),  # the kernel imports this checkout's workbench
+    }
+    proc = subprocess.run(
+        [
+            sys.executable, "-m", "nbconvert", "--to", "notebook", "--execute",
+            str(NOTEBOOKS / "workbench_example.ipynb"), "--output-dir", str(tmp_path),
+            "--ExecutePreprocessor.timeout=120",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        env=env,
+        cwd=launched_in,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    executed = nbformat.read(tmp_path / "workbench_example.ipynb", as_version=4)
+    printed = "".join(
+        o.get("text", "")
+        for c in executed.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+        if o.output_type == "stream"
+    )
+    assert printed.startswith(f"{demo.data_dir}: ")
+
+
 def test_workbench_notebook_lists_opens_and_refuses(demo: Service) -> None:
     from typer.testing import CliRunner
 

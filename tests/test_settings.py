@@ -7,7 +7,6 @@ each test sets exactly the environment it describes.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -30,7 +29,7 @@ def write_file(data_dir: Path, content: Any) -> Path:
 # ----- precedence -----------------------------------------------------------------------------
 def test_defaults_without_file_or_env(data_dir: Path) -> None:
     settings = load_settings(data_dir)
-    assert settings.port == PORT_BASE + os.getuid() % 100
+    assert settings.port == default_port(data_dir)
     assert settings.host == "127.0.0.1"
     assert settings.context_observations == 50
     assert settings.excluded_projects == []
@@ -39,8 +38,11 @@ def test_defaults_without_file_or_env(data_dir: Path) -> None:
     assert settings.load_warnings == []
 
 
-def test_default_port_is_base_plus_uid() -> None:
-    assert default_port() == 37700 + os.getuid() % 100
+def test_default_port_is_the_data_dirs_own(tmp_path: Path) -> None:
+    """Each data dir its own port in 37700-39699 (issue 19, item 2): two never share one."""
+    ports = {default_port(tmp_path / f"d{i}") for i in range(20)}
+    assert len(ports) > 15  # a hash, so a rare collision is possible; 20 dirs on 1 port is not
+    assert all(PORT_BASE <= port < PORT_BASE + 2000 for port in ports)
 
 
 @pytest.mark.parametrize(
@@ -186,7 +188,7 @@ def test_corrupt_file_gives_defaults_and_a_warning(
 ) -> None:
     path = write_file(data_dir, content)
     settings = load_settings(data_dir)
-    assert settings.port == default_port()
+    assert settings.port == default_port(data_dir)
     assert settings.context_observations == 50
     assert settings.excluded_projects == []
     [warning] = settings.load_warnings

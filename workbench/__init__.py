@@ -16,7 +16,8 @@ Modules:
 - ``claude_settings`` merge our hooks into Claude Code settings.json and take them out
 - ``compress/`` turning events into observations and summaries (offline rules or Claude)
 - ``client``    the small HTTP client the CLI uses to talk to the service
-- ``launch``    stdlib-only: find the running service or start it detached
+- ``launch``    stdlib-only: find the running service (of this data dir) or start it detached
+- ``instance``  stdlib-only: the data dir's id, which tells its service from another's
 - ``spawn``     stdlib-only: how the service is started (command, cwd, env), CLI and hooks alike
 - ``pidfile``   the PID file held with a lock: one service per data dir
 - ``cli/``      the Typer app, one module per command group

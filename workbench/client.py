@@ -7,6 +7,13 @@ that is not running is a ``ServiceUnavailable`` that says how to start it.
 A write command run while no service serves the data dir gets a *temporary* one from
 ``writer``: started for the command, stopped when its client closes (after the queue it fed
 has drained, within a bound), so a CLI command never leaves a daemon behind unasked.
+
+Every request names the data dir it is meant for (``X-Workbench-Instance``, the data dir's id:
+``workbench/instance.py``) and every reply must carry the same id: the service refuses (421) a
+request for another data dir, and the client refuses a reply from one (``WrongService``). So a
+command never reads or writes another data dir's memory through a service that happens to
+answer on its port. A data dir that does not exist is a ``NoDataDir`` error, never created
+here (``require_data_dir``).
 """
 
 from __future__ import annotations
@@ -15,7 +22,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from workbench.errors import InvalidInput, NotFound, ServiceUnavailable, WorkbenchError
+from workbench import instance
+from workbench.errors import (
+    InvalidInput,
+    NoDataDir,
+    NotFound,
+    ServiceUnavailable,
+    WorkbenchError,
+    WrongService,
+)
 from workbench.settings import Settings
 
 
@@ -30,7 +45,13 @@ class ServiceClient:
         import httpx
 
         self.settings = settings
-        self._http = httpx.Client(base_url=settings.base_url, timeout=timeout, trust_env=False)
+        self.instance_id = data_dir_id(settings)
+        self._http = httpx.Client(
+            base_url=settings.base_url,
+            timeout=timeout,
+            trust_env=False,
+            headers={instance.HEADER: self.instance_id},
+        )
         self._on_close = on_close
 
     def close(self) -> None:
@@ -55,6 +76,17 @@ class ServiceClient:
                 f"the workbench service is not answering at {self.settings.base_url}; "
                 "start it with `workbench serve --detach` (or check `workbench doctor`)"
             ) from None
+        if response.headers.get(instance.HEADER) != self.instance_id:
+            # Trigger: the reply names another data dir (or none: an older service). / Why:
+            # its data would be another memory's; a 421 means it refused our write. /
+            # Outcome: refuse, naming both data dirs and the fix; nothing is used.
+            from workbench import launch
+
+            raise WrongService(
+                launch.wrong_service_message(
+                    self.settings.data_dir, self.settings.port, launch.health(self.settings.port)
+                )
+            )
         content_type = response.headers.get("content-type", "")
         body = response.json() if "json" in content_type else response.text
         if response.status_code >= 400:
@@ -78,6 +110,26 @@ class ServiceClient:
 
     def delete(self, path: str) -> Any:
         return self.request("DELETE", path)
+
+
+def require_data_dir(settings: Settings) -> None:
+    """``NoDataDir`` unless the data dir exists: a command that does not create one must not
+    create it silently (nor, worse, act on whatever service answers on its port)."""
+    if not settings.data_dir.is_dir():
+        raise NoDataDir(str(settings.data_dir))
+
+
+def data_dir_id(settings: Settings) -> str:
+    """The data dir's id (made now if it has none: the data dir must exist)."""
+    require_data_dir(settings)
+    try:
+        return instance.ensure(settings.data_dir)
+    except OSError as exc:
+        raise WorkbenchError(
+            f"cannot read or write {settings.data_dir / instance.FILE_NAME}, which tells this "
+            f"data dir's service from another's ({exc.strerror or exc}); make the data dir "
+            "writable by you (or point -d / WORKBENCH_DATA_DIR at one that is)"
+        ) from None
 
 
 # How long a temporary service may keep running after its command, to finish the queue the
@@ -104,7 +156,8 @@ def writer(
     from workbench import launch
 
     report = say or (lambda _message: None)
-    if launch.health(settings.port) is not None:
+    data_dir_id(settings)
+    if launch.serving(settings.data_dir, settings.port) is not None:
         return ServiceClient(settings, timeout=600.0), False
     if not start:
         raise ServiceUnavailable(

@@ -140,3 +140,27 @@ class CorpusNotFound(NotFound):
             "`workbench corpus build NAME --project ...` (or POST /api/corpus).",
             available=available,
         )
+
+
+class WrongService(WorkbenchError):
+    """The service on our port serves another data dir: reading or writing it would touch
+    the wrong memory (``workbench/instance.py``). Not a ``ServiceUnavailable``: nothing may
+    fall back, start a service or retry on it."""
+
+    status_code = 421
+    code = "WRONG_INSTANCE"
+
+
+class NoDataDir(WorkbenchError):
+    """A command that does not create a data dir was pointed at a folder that holds none."""
+
+    status_code = 404
+    code = "NO_DATA_DIR"
+
+    def __init__(self, data_dir: str) -> None:
+        super().__init__(
+            f"no workbench data dir at {data_dir}: nothing was read or written. Check the path "
+            "(-d / WORKBENCH_DATA_DIR); to start a new memory there, run `workbench serve "
+            f"--detach -d {data_dir}` or `workbench import FILE -d {data_dir}`",
+            data_dir=data_dir,
+        )

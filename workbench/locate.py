@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 SETTINGS_FILE = "settings.json"
 PORT_BASE = 37700
+PORT_SPAN = 2000  # default ports: 37700-39699 (default_port)
 MAX_PROJECT_CHARS = 200  # the longest project name the HTTP API accepts (service/schemas.py)
 MAX_PROJECT_KEY_CHARS = 1024  # a longer root path is keyed by its hash (``project_identity``)
 MAX_CWD_CHARS = 4096  # PATH_MAX: a longer cwd is no folder a process can be in
@@ -49,10 +50,22 @@ def resolve_data_dir(explicit: Path | str | None = None) -> Path:
     return Path(os.path.abspath(chosen))
 
 
-def default_port() -> int:
-    """``37700 + uid % 100`` so two users on one machine do not fight over one port."""
+def default_port(data_dir: Path | str) -> int:
+    """A port of its own for each data dir: ``PORT_BASE + hash(uid, real path) % PORT_SPAN``.
+
+    Two data dirs used to share ``37700 + uid % 100``, and a client of one then talked to
+    the other's service. The hash is FNV-1a (no import: hooks pay for each module) over the
+    uid and the data dir's real path (symlinks followed: two spellings of one folder are one
+    data dir), so it is stable across runs and differs between data dirs and users. A setting
+    (``WORKBENCH_PORT`` or settings.json ``port``) overrides it; ``workbench.instance`` catches
+    the rare collision that remains.
+    """
     uid = os.getuid() if hasattr(os, "getuid") else 0
-    return PORT_BASE + uid % 100
+    key = f"{uid}:{os.path.realpath(data_dir)}".encode("utf-8", "surrogateescape")
+    digest = 0x811C9DC5
+    for byte in key:
+        digest = ((digest ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return PORT_BASE + digest % PORT_SPAN
 
 
 def service_port(data_dir: Path) -> int:
@@ -71,7 +84,7 @@ def service_port(data_dir: Path) -> int:
             return port
     except (OSError, ValueError):
         pass
-    return default_port()
+    return default_port(data_dir)
 
 
 def parse_port(value: object) -> int | None:

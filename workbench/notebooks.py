@@ -76,7 +76,20 @@ def parse_known(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> 
 
 
 def settings_for(data_dir: Path | str | None) -> Settings:
-    """The settings of the notebook's data dir (None: ``WORKBENCH_DATA_DIR`` or the default)."""
+    """The settings of the notebook's data dir (None: ``WORKBENCH_DATA_DIR`` or the default).
+
+    A relative path is taken from where the user typed it, the shell's ``$PWD``, not from
+    the process's cwd: Jupyter starts each kernel in the notebook's own folder, so
+    ``WORKBENCH_DATA_DIR=.demo/data jupyter lab`` would otherwise look in
+    ``notebooks/.demo/data``.
+    """
+    if data_dir is None:
+        data_dir = os.environ.get("WORKBENCH_DATA_DIR", "").strip() or None
+    if data_dir is not None:
+        chosen = Path(data_dir).expanduser()
+        typed_in = os.environ.get("PWD", "")
+        if not chosen.is_absolute() and os.path.isabs(typed_in):
+            data_dir = Path(typed_in) / chosen
     return load_settings(data_dir)
 
 

@@ -99,7 +99,12 @@ class Settings(BaseSettings):
 
     data_dir: Path = Field(default_factory=default_data_dir)
     host: str = "127.0.0.1"
-    port: int = Field(default_factory=default_port, ge=1, le=65535)
+    # Each data dir's own default port (locate.default_port), so two never meet on one.
+    port: int = Field(
+        default_factory=lambda values: default_port(values.get("data_dir") or default_data_dir()),
+        ge=1,
+        le=65535,
+    )
 
     # Compression
     compressor: Literal["auto", "offline", "claude", "openai_compat"] = "auto"

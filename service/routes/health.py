@@ -18,7 +18,7 @@ import sqlite3
 import time
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from service.deps import RuntimeDep
@@ -34,7 +34,7 @@ BUSY_REPORT_S = 10.0  # how long after a refused hook write health still says "b
 
 
 @router.get("/health", response_model=Health, response_model_exclude_unset=True)
-def health(runtime: RuntimeDep) -> dict[str, Any]:
+def health(runtime: RuntimeDep, request: Request) -> dict[str, Any]:
     problem = runtime.store.problem() or _not_storing(runtime)
     queue: dict[str, int] = {}
     version: int | None = None
@@ -59,6 +59,8 @@ def health(runtime: RuntimeDep) -> dict[str, Any]:
         "uptimeSeconds": round(runtime.uptime_s, 1),
         "pid": os.getpid(),
         "dataDir": str(runtime.settings.data_dir),
+        # Which data dir this is (workbench/instance.py): clients compare it with their own.
+        "instanceId": str(getattr(request.app.state, "instance_id", "")),
         "spool": spool.backlog(runtime.settings.spool_dir),
         "warnings": runtime.settings.load_warnings,
         # "paused" (with the reason) while settings.json cannot be read: nothing is captured.

@@ -49,6 +49,7 @@ class Health(CamelModel):
     uptime_seconds: float
     pid: int
     data_dir: str
+    instance_id: str  # the data dir's id (workbench/instance.py), also X-Workbench-Instance
     spool: dict[str, int]
     warnings: list[str]
     capture: dict[str, str]

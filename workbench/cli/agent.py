@@ -44,7 +44,11 @@ def register(app: typer.Typer) -> None:
 @agent_app.command("prime")
 @handle_errors
 def prime(name: NameArg, data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
-    """Start a conversation with the corpus loaded once (keeps an intact one)."""
+    """Start a conversation with the corpus loaded once (keeps an intact one).
+
+    Needs the service: when none runs for this data dir, a temporary one is started for this
+    command and stopped after it. The data dir must exist.
+    """
     settings = load_settings(data_dir)
     with service_client(settings) as client:
         result = client.post(f"/api/corpus/{checked_name(name)}/prime")
@@ -54,7 +58,11 @@ def prime(name: NameArg, data_dir: DataDirOption = None, as_json: JsonOption = F
 @agent_app.command("reprime")
 @handle_errors
 def reprime(name: NameArg, data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
-    """Start a fresh conversation on the corpus (earlier questions are forgotten)."""
+    """Start a fresh conversation on the corpus (earlier questions are forgotten).
+
+    Needs the service: when none runs for this data dir, a temporary one is started for this
+    command and stopped after it. The data dir must exist.
+    """
     settings = load_settings(data_dir)
     with service_client(settings) as client:
         result = client.post(f"/api/corpus/{checked_name(name)}/reprime")
@@ -69,7 +77,11 @@ def ask(
     data_dir: DataDirOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Ask the corpus's agent a question; follow-ups build on earlier answers."""
+    """Ask the corpus's agent a question; follow-ups build on earlier answers.
+
+    Needs the service: when none runs for this data dir, a temporary one is started for this
+    command and stopped after it. The data dir must exist.
+    """
     settings = load_settings(data_dir)
     with service_client(settings) as client:
         result = client.post(f"/api/corpus/{checked_name(name)}/query", {"question": question})

@@ -93,7 +93,11 @@ def build(
     data_dir: DataDirOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Build (or replace) a corpus from a filter; observations are kept oldest first."""
+    """Build (or replace) a corpus from a filter; observations are kept oldest first.
+
+    Needs the service: when none runs for this data dir, a temporary one is started for this
+    command and stopped after it. The data dir must exist.
+    """
     settings = load_settings(data_dir)
     body: dict[str, Any] = {"name": checked_name(name), "description": description}
     options = opt.merge_old_options(
@@ -114,6 +118,8 @@ def build(
     parse_filter({k: v for k, v in options.items() if v is not None})  # fail before the call
     body.update({k: v for k, v in options.items() if v is not None})
     with service_client(settings) as client:
+        if project is not None and not team:
+            _known_project(client, project)
         built = client.post("/api/corpus", body)
     if as_json:
         print_json(built)
@@ -121,6 +127,25 @@ def build(
     _summary(built, "replaced" if built.get("replaced") else "built")
     for warning in built.get("warnings", []):
         typer.secho(f"warning: {warning}", fg=typer.colors.YELLOW, err=True)
+
+
+def _known_project(client: Any, project: str) -> None:
+    """Refuse a ``--project`` this memory has never seen: the corpus would be silently empty.
+
+    Trigger: a typo, or the folder name of a repo never used with an agent. / Why: an empty
+    corpus looks like a successful build. / Outcome: an error naming the known projects;
+    nothing is built or replaced. (With ``--team`` the lake may know it: not checked.)
+    """
+    from workbench.errors import InvalidInput
+
+    known = client.get("/api/projects")["projects"]
+    if project not in known:
+        listed = ", ".join(sorted(known)) if known else "none yet"
+        raise InvalidInput(
+            f"no project named {project!r} in {client.settings.data_dir}; known projects: "
+            f"{listed}. Nothing was built: pass one of them to --project (see `workbench "
+            "stats`), or leave --project out for every project"
+        )
 
 
 @corpus_app.command("list")
@@ -172,7 +197,11 @@ def show(
 @corpus_app.command("rm")
 @handle_errors
 def rm(name: NameArg, data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
-    """Delete a corpus and its agent conversation (the memory itself is untouched)."""
+    """Delete a corpus and its agent conversation (the memory itself is untouched).
+
+    Needs the service: when none runs for this data dir, a temporary one is started for this
+    command and stopped after it. The data dir must exist.
+    """
     settings = load_settings(data_dir)
     with service_client(settings) as client:
         result = client.delete(f"/api/corpus/{checked_name(name)}")
@@ -185,7 +214,11 @@ def rm(name: NameArg, data_dir: DataDirOption = None, as_json: JsonOption = Fals
 @corpus_app.command("rebuild")
 @handle_errors
 def rebuild(name: NameArg, data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
-    """Re-run a corpus's stored filter to pull in new observations (clears the agent session)."""
+    """Re-run a corpus's stored filter to pull in new observations (clears the agent session).
+
+    Needs the service: when none runs for this data dir, a temporary one is started for this
+    command and stopped after it. The data dir must exist.
+    """
     settings = load_settings(data_dir)
     with service_client(settings) as client:
         result = client.post(f"/api/corpus/{checked_name(name)}/rebuild")

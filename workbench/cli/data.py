@@ -1,7 +1,8 @@
 """``workbench export | import | replay | retry | recompress``: move and repair the memory.
 
 Everything that writes goes through the service (the store's one writer); a command that
-needs it while it is down starts a temporary one, says so, and stops it when done.
+needs it while it is down starts a temporary one, says so, and stops it when done. Only
+``import`` creates a missing data dir; the others refuse one that does not exist.
 ``export`` only reads, so it opens the database read-only.
 """
 
@@ -71,7 +72,12 @@ def import_(
     data_dir: DataDirOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Import an export file; rows already present are skipped, never overwritten."""
+    """Import an export file; rows already present are skipped, never overwritten.
+
+    Creates the data dir when it does not exist (importing is how a memory moves to a new
+    one). Needs the service: when none runs for this data dir, a temporary one is started for
+    this command and stopped after it.
+    """
     from workbench.errors import InvalidInput
 
     settings = load_settings(data_dir)
@@ -79,6 +85,7 @@ def import_(
         document = json.loads(source.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidInput(f"{source} is not a JSON file ({exc})") from None
+    settings.ensure_dirs()
     with _writer(settings) as client:
         report = client.post("/api/import", document)["imported"]
     if as_json:
@@ -93,7 +100,11 @@ def import_(
 
 @handle_errors
 def replay(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
-    """Deliver spooled hook events (captured while the service was down) now."""
+    """Deliver spooled hook events (captured while the service was down) now.
+
+    Needs the service: when none runs for this data dir, a temporary one is started for this
+    command and stopped after it. The data dir must exist.
+    """
     settings = load_settings(data_dir)
     with _writer(settings) as client:
         report = client.post("/api/spool/replay")
@@ -122,7 +133,11 @@ def retry(
     event_ids: Annotated[list[int] | None, typer.Argument(help="Event ids (default: all).")] = None,
     data_dir: DataDirOption = None,
 ) -> None:
-    """Re-queue parked (failed) events, e.g. after fixing the API key."""
+    """Re-queue parked (failed) events, e.g. after fixing the API key.
+
+    Needs the service: when none runs for this data dir, a temporary one is started for this
+    command and stopped after it. The data dir must exist.
+    """
     settings = load_settings(data_dir)
     with _writer(settings) as client:
         result = client.post("/api/queue/retry", {"eventIds": event_ids or None})
@@ -139,7 +154,11 @@ def recompress(
     data_dir: DataDirOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Re-derive observations and summaries from the events log and report what changed."""
+    """Re-derive observations and summaries from the events log and report what changed.
+
+    Needs the service: when none runs for this data dir, a temporary one is started for this
+    command and stopped after it. The data dir must exist.
+    """
     from workbench.cli.output import console
 
     settings = load_settings(data_dir)

@@ -35,11 +35,15 @@ def forget(
     data_dir: DataDirOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Forget observations: delete them, scrub their source events, purge the file."""
+    """Forget observations: delete them, scrub their source events, purge the file.
+
+    Needs the service: when none runs for this data dir, a temporary one is started for this
+    command and stopped after it. The data dir must exist (it is never created here).
+    """
     from workbench.client import writer
 
     settings = load_settings(data_dir)
-    client, _ = writer(settings, start=False)
+    client, _ = writer(settings, say=lambda message: typer.echo(message, err=True))
     with client:
         report = client.post("/api/observations/forget", {"ids": observation_ids})
     if as_json:

@@ -40,7 +40,11 @@ def reindex(
     ] = True,
     timeout: Annotated[float, typer.Option(help="Seconds to wait at most.")] = 3600.0,
 ) -> None:
-    """Rebuild full-text and vector indexes from the database, with a progress bar."""
+    """Rebuild full-text and vector indexes from the database, with a progress bar.
+
+    Needs the service: when none runs for this data dir, a temporary one is started for this
+    command and stopped after it. The data dir must exist.
+    """
     from workbench.client import writer
     from workbench.errors import WorkbenchError
 

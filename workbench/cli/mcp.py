@@ -31,7 +31,9 @@ def mcp(
     """Run the MCP server over stdio (search, timeline, get_observations, save_memory, workflow).
 
     Claude Code runs this itself once `workbench install` has registered it; run it by hand
-    only to debug (it speaks JSON-RPC on stdin/stdout).
+    only to debug (it speaks JSON-RPC on stdin/stdout). Creates the data dir when it does not
+    exist. Needs the service: when none runs for this data dir, a temporary one is started
+    for this MCP session and stopped when it ends.
     """
     from workbench.mcp_server.server import run
     from workbench.settings import load_settings

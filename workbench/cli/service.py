@@ -45,13 +45,18 @@ def serve(
     port: Annotated[int | None, typer.Option(help="Port (default from settings).")] = None,
     detach: Annotated[bool, typer.Option("--detach", help="Run in the background.")] = False,
 ) -> None:
-    """Run the local service on 127.0.0.1 (foreground unless --detach)."""
-    from workbench import launch, spawn
+    """Run the local service on 127.0.0.1 (foreground unless --detach).
+
+    Creates the data dir when it does not exist. The port: --port > WORKBENCH_PORT >
+    settings.json `port` > a default of the data dir's own (37700-39699, from its path).
+    """
+    from workbench import instance, launch, spawn
     from workbench.pidfile import already_running_message, read_pid, read_port
 
     settings = load_settings(data_dir, **({"port": port} if port else {}))
     settings.ensure_dirs()
-    running = launch.health(settings.port)
+    instance.ensure(settings.data_dir)
+    running = launch.serving(settings.data_dir, settings.port)
     if running is not None:
         typer.echo(f"workbench is already running at {settings.base_url} (pid {running['pid']})")
         return
@@ -100,10 +105,17 @@ def status(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
     """Show what is stored, queued and failed, and whether the service runs."""
     from workbench import launch, spool
     from workbench.client import ServiceClient
-    from workbench.errors import WorkbenchError
+    from workbench.errors import WorkbenchError, WrongService
 
     settings = load_settings(data_dir)
-    health = launch.health(settings.port)
+    foreign = None
+    try:
+        health = launch.serving(settings.data_dir, settings.port)
+    except WrongService as exc:
+        # Trigger: another data dir's service answers on this port. / Why: its counts are
+        # another memory's and must never show under this data dir's name. / Outcome: the
+        # read-only view of this data dir, and the reason in red.
+        health, foreign = None, exc.message
     if health is None:
         data = _offline_status(settings)
         data["spool"] = spool.backlog(settings.spool_dir)
@@ -117,11 +129,18 @@ def status(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
                 data["statsError"] = exc.message
         # The running service's own view: it read the file when it started.
         data["capture"] = health.get("capture", settings.capture_state())
+    if foreign is not None:
+        data["wrongService"] = foreign
     if as_json:
         print_json(data)
         return
     out = console()
-    if health is None:
+    if foreign is not None:
+        from rich.markup import escape
+
+        out.print(f"[red]not this data dir's service:[/] {escape(foreign)}", highlight=False)
+        out.print(f"read-only view of {settings.db_path}", markup=False, highlight=False)
+    elif health is None:
         out.print(
             f"[yellow]service not running[/] at {settings.base_url} (read-only view of "
             f"{settings.db_path}); start it with `workbench serve --detach`"
@@ -290,16 +309,16 @@ def doctor(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
             checks.append(_check("database", False, str(exc)))
     else:
         checks.append(_check("database", True, "not created yet (the service creates it)"))
-    health = launch.health(settings.port)
-    checks.append(
-        _check(
-            "service",
-            health is not None,
+    try:
+        health = launch.serving(settings.data_dir, settings.port)
+        detail = (
             f"running at {settings.base_url}"
             if health
-            else f"not answering at {settings.base_url}: `workbench serve --detach`",
+            else f"not answering at {settings.base_url}: `workbench serve --detach`"
         )
-    )
+    except WorkbenchError as exc:  # another data dir's service holds the port
+        health, detail = None, exc.message
+    checks.append(_check("service", health is not None, detail))
     backlog = spool.backlog(settings.spool_dir)
     checks.append(
         _check(

@@ -5,8 +5,14 @@ happen here so no tool has to think about them:
 
 - **The service is not running.** The first call that finds nothing listening starts it
   (``launch.ensure_running``, the same path as ``workbench serve --detach``) and retries once.
+  It is the MCP server's temporary service, the rule of every command that needs one: when
+  the MCP server exits (``close``), a service it started is stopped after its queue drains
+  (``workbench.client.stop_temporary``); one it found running is left alone.
   With ``start=False`` (``workbench mcp --no-start``), or when starting fails, the call fails
   with a message that says how to start it.
+- **Another data dir's service answers on the port.** ``ServiceClient`` sends this data dir's
+  id and checks the reply's (``workbench/instance.py``): the call fails with a ``ToolError``
+  naming both data dirs and the fix, and nothing is read or written through it.
 - **Errors become tool errors.** A ``WorkbenchError`` (the service's own message, e.g. a 400
   "no query and no filter" or a 404 "no observation with id 7") is raised as the SDK's
   ``ToolError``, which the client receives as an ``isError`` result the model can read and
@@ -39,11 +45,17 @@ class ServiceBackend:
         self._timeout = timeout
         self._client: ServiceClient | None = None
         self._lock = threading.Lock()
+        self._started_pid: int | None = None
 
     def close(self) -> None:
         if self._client is not None:
             self._client.close()
             self._client = None
+        pid, self._started_pid = self._started_pid, None
+        if pid is not None:
+            from workbench.client import stop_temporary
+
+            stop_temporary(self.settings, pid, log.info)
 
     def get(self, path: str, **params: Any) -> Any:
         return self.call("GET", path, params={k: v for k, v in params.items() if v is not None})
@@ -78,7 +90,7 @@ class ServiceBackend:
         from workbench import launch
 
         settings = self.settings
-        if launch.health(settings.port) is not None:
+        if launch.serving(settings.data_dir, settings.port) is not None:
             raise ServiceUnavailable(
                 f"the workbench service at {settings.base_url} did not answer in "
                 f"{self._timeout:.0f} s; try again, or check `workbench status`"
@@ -98,3 +110,5 @@ class ServiceBackend:
                 "`workbench serve --detach` or run `workbench doctor`"
             )
         log.info("workbench service is up (pid %s)", found.get("pid"))
+        if self._started_pid is None:
+            self._started_pid = int(found["pid"])
