@@ -2,7 +2,8 @@
 
 Cursor's and Windsurf's hooks cannot hand context to the model, but both read the project's
 rules files into every chat. So, for a platform whose adapter names a ``CONTEXT_FILE`` (a path
-under the workspace root), marks it as ours (``CONTEXT_MARK``) and renders it
+under the workspace root), marks it as ours (its first lines are exactly ``CONTEXT_HEAD``) and
+renders it
 (``context_document``), this script fetches the memory that SessionStart injects elsewhere
 (``GET /api/context/inject?projects=<project>``, exactly as ``hooks/session_start.py`` asks for
 it) and writes it there. Neither agent has a session-start event, so this script is also where
@@ -13,7 +14,8 @@ the service is spawned when it is down, and the spool drained. It runs:
 
 Only that one file is written, and atomically (a temp file beside it, then ``os.replace``), so
 the agent never reads half a file; nothing is written through a symlink. A file of that name
-without our mark, a symlink or anything but a regular file is the user's and is left alone.
+that does not begin with our head, a symlink or anything but a regular file is the user's
+and is left alone: a rule of the user's that merely quotes our marker text stays theirs.
 Nothing is written when there is no memory yet, the service cannot answer, or the workspace
 root is not an existing absolute folder: a stale file is better than an empty one. No ledger row is
 recorded: the file is read by whatever session comes next, not injected into this one.
@@ -61,10 +63,12 @@ def target(adapter: Any, root: str) -> str | None:
     return os.path.join(root, relative)
 
 
-def is_foreign(path: str, mark: str) -> bool:
-    """True when something is at ``path`` that is not our file: the user's rule (no ``mark``
-    near its top), a symlink (whatever it points to is theirs), or not a regular file at all
-    (a FIFO would block the read, and with it the agent's prompt)."""
+def is_foreign(path: str, head: str) -> bool:
+    """True when something is at ``path`` that is not our file: the user's rule (it does not
+    begin with our ``head``, byte for byte: the front matter and marker lines we write; a
+    rule that quotes our marker anywhere else is theirs), a symlink (whatever it points to is
+    theirs), or not a regular file at all (a FIFO would block the read, and with it the
+    agent's prompt)."""
     try:
         info = os.lstat(path)
     except FileNotFoundError:
@@ -76,10 +80,11 @@ def is_foreign(path: str, mark: str) -> bool:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         with os.fdopen(fd, "rb") as handle:
-            head = handle.read(4096)
+            wanted = head.encode("utf-8")
+            start = handle.read(len(wanted))
     except OSError:  # unreadable: leave it alone
         return True
-    return mark.encode("utf-8") not in head
+    return start != wanted
 
 
 def write_atomically(path: str, text: str) -> bool:
@@ -126,7 +131,7 @@ def refresh(event: _runtime.HookInput) -> bool:
         return False
     session_start.request_replay(port)
     path = target(event.adapter, event.cwd)
-    if path is None or is_foreign(path, event.adapter.CONTEXT_MARK):
+    if path is None or is_foreign(path, event.adapter.CONTEXT_HEAD):
         return False
     context = session_start.fetch_context(port, event.cwd)
     return write_context(event.adapter, event.cwd, context)
@@ -139,7 +144,7 @@ def write_context(adapter: Any, root: str, context: str) -> bool:
     folder on the way, or something at that name that is not ours (``is_foreign``).
     """
     path = target(adapter, root)
-    if path is None or not context.strip() or is_foreign(path, adapter.CONTEXT_MARK):
+    if path is None or not context.strip() or is_foreign(path, adapter.CONTEXT_HEAD):
         return False
     return write_atomically(path, adapter.context_document(context))
 

@@ -94,3 +94,45 @@ def test_a_users_symlinked_rule_of_that_name_is_left_alone(tmp_path: Path) -> No
     assert not context_file.write_context(cursor_adapter, str(workspace), CONTEXT)
     assert (workspace / RULES).is_symlink()
     assert shared.read_text("utf-8") == "---\nalwaysApply: true\n---\nteam rules\n"
+
+
+# ----- issue 19, item 12: a user's rule that quotes our marker text is theirs ----------------
+
+
+def quoting_rules() -> list[str]:
+    """Rules a user wrote that mention our marker, none of them a file we wrote."""
+    from hooks.adapters import windsurf as windsurf_adapter
+
+    cursor_mark, windsurf_mark = cursor_adapter.CONTEXT_MARK, windsurf_adapter.CONTEXT_MARK
+    return [
+        f"---\nalwaysApply: true\n---\nNever edit the block marked '{cursor_mark}'.\n",
+        f"# my notes\n{cursor_adapter.CONTEXT_HEADER}mine\n",  # our header, not at the top
+        f"---\ndescription: {cursor_mark}\n---\nmine, written to look like theirs\n",
+        f"---\ntrigger: always_on\n---\nquote: {windsurf_mark}\n",
+        f"{windsurf_mark}\nmine\n",
+    ]
+
+
+def test_a_users_rule_quoting_our_marker_is_never_overwritten(tmp_path: Path) -> None:
+    from hooks.adapters import windsurf as windsurf_adapter
+
+    for n, text in enumerate(quoting_rules()):
+        for adapter in (cursor_adapter, windsurf_adapter):
+            workspace = tmp_path / f"ws-{n}-{adapter.PLATFORM_SOURCE}"
+            rules = workspace / adapter.CONTEXT_FILE
+            rules.parent.mkdir(parents=True)
+            rules.write_text(text, "utf-8")
+            assert not context_file.write_context(adapter, str(workspace), CONTEXT), text
+            assert rules.read_text("utf-8") == text
+
+
+def test_a_rule_we_wrote_is_still_refreshed(tmp_path: Path) -> None:
+    from hooks.adapters import windsurf as windsurf_adapter
+
+    for adapter in (cursor_adapter, windsurf_adapter):
+        workspace = tmp_path / f"ws-{adapter.PLATFORM_SOURCE}"
+        rules = workspace / adapter.CONTEXT_FILE
+        rules.parent.mkdir(parents=True)
+        rules.write_text(adapter.context_document("older memory"), "utf-8")
+        assert context_file.write_context(adapter, str(workspace), CONTEXT)
+        assert rules.read_text("utf-8") == adapter.context_document(CONTEXT)

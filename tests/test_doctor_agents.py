@@ -188,3 +188,46 @@ def test_doctor_exits_1_on_an_agent_problem_and_prints_the_fix(
     (row,) = [r for r in json.loads(proc.stdout) if r["check"] == "agent gemini"]
     assert row["status"] == "PROBLEM"
     assert "must hold a JSON object" in row["detail"]
+
+
+# ----- issue 19, item 13 -------------------------------------------------------------------
+
+
+def test_right_after_uninstall_doctor_says_not_installed_not_a_problem(
+    home: Path, env: dict[str, str]
+) -> None:
+    make_agents(home, "claude", "gemini")
+    assert run_workbench(env, "install", "--agent", "all").returncode == 0
+    assert run_workbench(env, "uninstall", "--agent", "all").returncode == 0
+    rows = doctor_rows(env)
+    for name in ("claude", "gemini"):
+        row = rows[f"agent {name}"]
+        assert row["status"] == "info", row
+        assert "not installed" in row["detail"]
+        assert f"workbench install --agent {name}" in row["detail"]
+    assert rows.get("agents", {}).get("status") != "PROBLEM", rows.get("agents")
+
+
+@pytest.mark.parametrize(
+    ("agent", "folder"),
+    [
+        ("gemini", ".gemini"),
+        ("codex", ".codex"),
+        ("cursor", ".cursor"),
+        ("windsurf", ".codeium/windsurf"),
+        ("opencode", ".config/opencode"),
+    ],
+)
+def test_install_for_an_agent_that_is_not_there_is_refused_unless_forced(
+    home: Path, env: dict[str, str], agent: str, folder: str
+) -> None:
+    proc = run_workbench(env, "install", "--agent", agent)
+    assert proc.returncode != 0
+    out = proc.stdout + proc.stderr
+    assert "not on this machine" in out
+    assert "--force" in out
+    assert "Traceback" not in out
+    assert not list(home.iterdir())  # nothing created
+    forced = run_workbench(env, "install", "--agent", agent, "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert (home / folder).is_dir()

@@ -40,7 +40,7 @@ def test_a_hooks_file_that_is_not_utf8_is_refused_and_nothing_is_written(
     message = result.stdout + result.stderr
     assert "Traceback" not in message
     assert str(path) in message
-    assert "not valid JSON" in message
+    assert "not UTF-8" in message
     assert "nothing was changed" in message
     assert path.read_bytes() == b'{"hooks": {"stop": [{"command": "caf\xe9"}]}}'
     assert sorted(p.name for p in path.parent.iterdir()) == ["hooks.json"]

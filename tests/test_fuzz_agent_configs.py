@@ -15,6 +15,9 @@ For each, through the agent modules (``workbench.agents.codex``/``gemini``) on r
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import tempfile
 import tomllib
 from collections.abc import Iterator
@@ -27,6 +30,7 @@ import tomlkit
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import ROOT
 from tests.fuzz_strategies import json_objects, json_values, render
 from workbench import claude_settings
 from workbench.agents import codex, gemini, mcp_json
@@ -200,3 +204,329 @@ def test_gemini_settings_json_of_any_shape(
         if hooks == {}:
             expected.pop("hooks", None)
         assert json.dumps(after, sort_keys=True) == json.dumps(expected, sort_keys=True)
+
+
+# ----- hostile config files, through the real CLI (issue 19, item 10) -------------------------
+# Every agent's config file in turn, each hostile shape, `workbench install | uninstall` run as
+# a real subprocess with HOME in tmp_path. Each case ends one of two ways: the user's values
+# (and the raw text of their numbers) outside our entries are as they were, or the command
+# refused with a clear message, exit code != 0, and no file in HOME changed.
+
+# agent -> its config folder under HOME (its presence is what ``detected()`` asks)
+AGENT_DIRS = {
+    "claude": ".claude",
+    "codex": ".codex",
+    "gemini": ".gemini",
+    "cursor": ".cursor",
+    "windsurf": ".codeium/windsurf",
+    "opencode": ".config/opencode",
+}
+# (agent, file under HOME, what install writes there: "hooks", "flat" hooks, "mcp", "toml")
+AGENT_FILES = [
+    ("claude", ".claude/settings.json", "hooks"),
+    ("claude", ".claude.json", "mcp"),
+    ("codex", ".codex/hooks.json", "hooks"),
+    ("codex", ".codex/config.toml", "toml"),
+    ("gemini", ".gemini/settings.json", "hooks"),
+    ("cursor", ".cursor/hooks.json", "flat"),
+    ("cursor", ".cursor/mcp.json", "mcp"),
+    ("windsurf", ".codeium/windsurf/hooks.json", "flat"),
+    ("windsurf", ".codeium/windsurf/mcp_config.json", "mcp"),
+    ("opencode", ".config/opencode/opencode.json", "opencode"),
+]
+FILE_IDS = [f"{agent}:{name}" for agent, name, _ in AGENT_FILES]
+JSON_FILES = [f for f in AGENT_FILES if f[2] != "toml"]
+HOOK_FILES = [f for f in AGENT_FILES if f[2] in ("hooks", "flat")]
+MCP_FILES = [f for f in AGENT_FILES if f[2] in ("mcp", "toml", "opencode")] + [
+    ("gemini", ".gemini/settings.json", "mcp")
+]
+# The event of each agent whose hook runs ``stop.py``.
+STOP_EVENT = {
+    "claude": "Stop",
+    "codex": "Stop",
+    "gemini": "AfterAgent",
+    "cursor": "stop",
+    "windsurf": "post_cascade_response",
+}
+# Number spellings Python's json would rewrite: 1e400 as Infinity (not JSON at all), the rest
+# as another spelling of the same value; big ints past Python's 4300-digit str limit too.
+NUMBERS = (
+    "[1e400, -1e400, 1.0E+2, -0, -0.0, 1E-400, 0.1, 100, 1.5e3, "
+    "123456789012345678901234567890123, " + "9" * 5000 + "]"
+)
+
+
+def cli(home: Path, *args: str) -> Any:
+    from tests.agent_home import agent_env
+    from tests.conftest import run_workbench
+
+    return run_workbench(agent_env(home), *args, timeout=60)
+
+
+def home_with(tmp_path: Path, agent: str) -> Path:
+    from tests.agent_home import make_home
+
+    home = make_home(tmp_path)
+    (home / AGENT_DIRS[agent]).mkdir(parents=True)
+    return home
+
+
+def snapshot(home: Path) -> dict[str, Any]:
+    """Every entry under HOME: bytes of a regular file, the kind (and target) of anything else."""
+    seen: dict[str, Any] = {}
+    for path in sorted(home.rglob("*")):
+        key = str(path.relative_to(home))
+        if path.is_symlink():
+            seen[key] = ("link", os.readlink(path))
+        elif path.is_fifo():
+            seen[key] = "fifo"
+        elif path.is_dir():
+            seen[key] = "dir"
+        else:
+            seen[key] = path.read_bytes()
+    return seen
+
+
+def raw_json(text: str) -> Any:
+    """JSON with every number (and NaN/Infinity) kept as its own text, to compare spellings."""
+    return json.loads(
+        text,
+        parse_int=lambda s: ("number", s),
+        parse_float=lambda s: ("number", s),
+        parse_constant=lambda s: ("number", s),
+    )
+
+
+def strict_json(text: str) -> Any:
+    """JSON as the agents read it: no NaN or Infinity (numbers as text, however long)."""
+
+    def refuse(token: str) -> Any:
+        raise AssertionError(f"{token} is not JSON")
+
+    return json.loads(text, parse_int=str, parse_float=str, parse_constant=refuse)
+
+
+def assert_refused(proc: Any, before: dict[str, Any], home: Path, *words: str) -> None:
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    assert "Traceback" not in out, out
+    for word in words:
+        assert word in out, out
+    assert snapshot(home) == before
+
+
+def user_hook_file(shape: str, agent: str, command: str) -> dict[str, Any]:
+    if shape == "flat":  # Cursor's "version" is written by install when absent: the user's here
+        return {"version": 1, "hooks": {STOP_EVENT[agent]: [{"command": command}]}}
+    hook = {"type": "command", "command": command, "timeout": 5}
+    return {"hooks": {STOP_EVENT[agent]: [{"hooks": [hook]}]}}
+
+
+@pytest.mark.parametrize("form", ["tilde", "absolute", "absolute-python"])
+@pytest.mark.parametrize(
+    ("agent", "name", "shape"), HOOK_FILES, ids=[f"{a}:{n}" for a, n, _ in HOOK_FILES]
+)
+def test_a_user_hook_named_like_ours_survives_install_and_uninstall(
+    tmp_path: Path, agent: str, name: str, shape: str, form: str
+) -> None:
+    home = home_with(tmp_path, agent)
+    (home / "hooks").mkdir()
+    (home / "hooks" / "stop.py").write_text("print('{}')\n")
+    script = "~/hooks/stop.py" if form == "tilde" else str(home / "hooks" / "stop.py")
+    python = "/usr/bin/python3" if form == "absolute-python" else "python"
+    command = f"{python} -S {script}"
+    text = json.dumps(user_hook_file(shape, agent, command), indent=2) + "\n"
+    path = home / name
+    path.write_text(text)
+    proc = cli(home, "install", "--agent", agent)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert command in [
+        h.get("command")
+        for group in json.loads(path.read_text())["hooks"][STOP_EVENT[agent]]
+        for h in (group.get("hooks", [group]))
+    ]
+    proc = cli(home, "uninstall", "--agent", agent)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(path.read_text()) == json.loads(text)
+
+
+@pytest.mark.parametrize(
+    ("agent", "name", "shape"), JSON_FILES, ids=[f"{a}:{n}" for a, n, _ in JSON_FILES]
+)
+def test_numbers_are_kept_as_written(tmp_path: Path, agent: str, name: str, shape: str) -> None:
+    home = home_with(tmp_path, agent)
+    path = home / name
+    # "version": Cursor's install writes it when absent, so the user's file has it already.
+    text = '{\n  "version": 1,\n  "userNumbers": ' + NUMBERS + ',\n  "n": 1.0E+2\n}\n'
+    path.write_text(text)
+    proc = cli(home, "install", "--agent", agent)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    after = path.read_text()
+    strict_json(after)
+    installed = raw_json(after)
+    assert installed["userNumbers"] == raw_json(text)["userNumbers"]
+    assert installed["n"] == ("number", "1.0E+2")
+    proc = cli(home, "uninstall", "--agent", agent)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert raw_json(path.read_text()) == raw_json(text)
+
+
+def user_text(shape: str) -> str:
+    if shape == "toml":
+        return 'model = "o3"\n\n[mcp_servers.docs]\ncommand = "npx"\nargs = ["-y", "docs"]\n'
+    user = {"version": 1, "theme": "dark", "mcpServers": {"docs": {"command": "npx"}}}
+    return json.dumps(user) + "\n"
+
+
+def parsed(shape: str, text: str) -> Any:
+    return tomllib.loads(text) if shape == "toml" else strict_json(text)
+
+
+@pytest.mark.parametrize(("agent", "name", "shape"), AGENT_FILES, ids=FILE_IDS)
+def test_a_symlinked_config_stays_a_link_and_its_target_is_edited(
+    tmp_path: Path, agent: str, name: str, shape: str
+) -> None:
+    home = home_with(tmp_path, agent)
+    dotfiles = home / "dotfiles"
+    dotfiles.mkdir()
+    target = dotfiles / Path(name).name
+    text = user_text(shape)
+    target.write_text(text)
+    path = home / name
+    path.symlink_to(target)
+    proc = cli(home, "install", "--agent", agent)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert path.is_symlink()
+    assert os.readlink(path) == str(target)
+    assert parsed(shape, target.read_text()) != parsed(shape, text)  # ours went in, there
+    proc = cli(home, "uninstall", "--agent", agent)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert path.is_symlink()
+    assert os.readlink(path) == str(target)
+    assert parsed(shape, target.read_text()) == parsed(shape, text)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "directory", "dangling-link"])
+@pytest.mark.parametrize(("agent", "name", "shape"), AGENT_FILES, ids=FILE_IDS)
+def test_a_config_path_that_is_not_a_file_is_refused(
+    tmp_path: Path, agent: str, name: str, shape: str, kind: str
+) -> None:
+    home = home_with(tmp_path, agent)
+    path = home / name
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        path.symlink_to(home / "nowhere" / "settings.json")
+    before = snapshot(home)
+    for command in ("install", "uninstall"):
+        proc = cli(home, command, "--agent", agent)
+        assert_refused(proc, before, home, str(path))
+
+
+FOREIGN_SERVERS = {
+    "ssh": {"command": "ssh", "args": ["box", "python3", "-m", "workbench", "mcp"]},
+    "docker": {
+        "command": "docker",
+        "args": ["run", "-i", "img", "/usr/bin/python3", "-P", "-m", "workbench", "mcp"],
+    },
+}
+
+
+def foreign_text(shape: str, how: str) -> str:
+    server = FOREIGN_SERVERS[how]
+    if shape == "toml":
+        return tomlkit.dumps({"mcp_servers": {"workbench": server}})
+    if shape == "opencode":
+        entry = {"type": "local", "command": [server["command"], *server["args"]]}
+        return json.dumps({"mcp": {"workbench": entry}}, indent=2) + "\n"
+    return json.dumps({"mcpServers": {"workbench": server}}, indent=2) + "\n"
+
+
+@pytest.mark.parametrize("how", sorted(FOREIGN_SERVERS))
+@pytest.mark.parametrize(
+    ("agent", "name", "shape"), MCP_FILES, ids=[f"{a}:{n}" for a, n, _ in MCP_FILES]
+)
+def test_an_mcp_entry_named_workbench_that_runs_elsewhere_is_never_replaced(
+    tmp_path: Path, agent: str, name: str, shape: str, how: str
+) -> None:
+    home = home_with(tmp_path, agent)
+    path = home / name
+    path.write_text(foreign_text(shape, how))
+    before = snapshot(home)
+    assert_refused(cli(home, "install", "--agent", agent), before, home, "not workbench's")
+    proc = cli(home, "uninstall", "--agent", agent)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert snapshot(home)[name] == before[name]
+
+
+DOTTED_TOML = [
+    'model = "o3"\nmcp_servers.other.command = "npx"\nmcp_servers.other.args = ["-y", "srv"]\n',
+    '[mcp_servers]\nother.command = "npx"\nother.args = ["-y", "srv"]\n',
+    '[mcp_servers]\nother = { command = "npx", args = ["-y"] }\n\n[profile]\nx = 1\n',
+    '[mcp_servers.other]\ncommand = "npx"\nargs = ["a"]\n\n[profile]\nx = 1\n\n'
+    '[mcp_servers.more]\ncommand = "uvx"\nargs = ["b"]\n',
+    'mcp_servers.other = { command = "npx", args = ["-y"] }\n[tui]\nx = 1\n',
+]
+
+
+@pytest.mark.parametrize("text", DOTTED_TOML)
+def test_codex_config_toml_with_dotted_keys_keeps_every_other_server(
+    tmp_path: Path, text: str
+) -> None:
+    home = home_with(tmp_path, "codex")
+    path = home / ".codex" / "config.toml"
+    path.write_text(text)
+    before = snapshot(home)
+    proc = cli(home, "install", "--agent", "codex")
+    if proc.returncode != 0:  # refused: said why, changed nothing
+        assert_refused(proc, before, home, str(path))
+        return
+    installed = tomllib.loads(path.read_text())
+    expected = tomllib.loads(text)
+    ours = installed["mcp_servers"].pop("workbench")
+    assert ours["args"] == ["-P", *mcp_json.MODULE_ARGS]
+    assert installed == expected
+    proc = cli(home, "uninstall", "--agent", "codex")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert tomllib.loads(path.read_text()) == expected
+
+
+def test_twelve_concurrent_installs_all_succeed_and_leave_one_entry_each(tmp_path: Path) -> None:
+    from tests.agent_home import agent_env, make_home
+
+    home = make_home(tmp_path)
+    for folder in AGENT_DIRS.values():
+        (home / folder).mkdir(parents=True)
+    for _agent, name, shape in AGENT_FILES:
+        if shape in ("hooks", "flat", "mcp", "opencode"):
+            (home / name).write_text(json.dumps({"theme": "dark", "n": 1e300}) + "\n")
+    (home / ".codex" / "config.toml").write_text('model = "o3"\n')
+    env = agent_env(home)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "workbench", "install", "--agent", "all"],
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(12)
+    ]
+    results = [(p.wait(timeout=120), *p.communicate()) for p in procs]
+    assert [rc for rc, _, _ in results] == [0] * 12, results
+    again = cli(home, "install", "--agent", "all")
+    assert again.returncode == 0, again.stderr
+    lines = again.stdout.strip().splitlines()
+    assert lines, again.stdout
+    assert all("nothing changed" in line for line in lines), again.stdout
+    for _agent, name, shape in AGENT_FILES:
+        data = parsed(shape, (home / name).read_text())
+        if shape != "toml":
+            assert data["theme"] == "dark"
+    leftovers = [p for p in home.rglob("*") if p.name.endswith((".tmp", ".workbench-lock"))]
+    assert leftovers == []

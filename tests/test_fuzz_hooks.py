@@ -761,6 +761,28 @@ def test_windsurf_rule_file_holds_any_context_within_its_limit(
     assert len(text) <= windsurf.MAX_RULE_CHARS
 
 
+@settings(max_examples=budget(100), **HOOK_SETTINGS)
+@given(before=texts, after=texts, platform=st.sampled_from(["cursor", "windsurf"]))
+def test_a_users_rule_that_quotes_our_marker_anywhere_is_never_overwritten(
+    before: str, after: str, platform: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Issue 19, item 12: the marker (or our whole head) quoted in a user's rule, not at the
+    very top, leaves the file theirs."""
+    import importlib
+
+    adapter = importlib.import_module(f"hooks.adapters.{platform}")
+    workspace = tmp_path_factory.mktemp("ws")
+    path = workspace / adapter.CONTEXT_FILE
+    path.parent.mkdir(parents=True)
+    quoted = (before or "x") + adapter.CONTEXT_MARK + after + adapter.CONTEXT_HEAD
+    if quoted.startswith(adapter.CONTEXT_HEAD):
+        return  # exactly our head at the top: that is our file
+    data = quoted.encode("utf-8", "surrogatepass")
+    path.write_bytes(data)
+    assert not context_file.write_context(adapter, str(workspace), "# memory\n- a row")
+    assert path.read_bytes() == data
+
+
 # ----- OpenCode: what its plugin (hooks/opencode/workbench.js) writes on the hooks' stdin ------
 
 OPENCODE_SCRIPT = {

@@ -126,6 +126,7 @@ def test_the_installed_command_runs_the_platforms_adapter(
     agent: str, home: Path, data_dir: Path
 ) -> None:
     env = env_for(home, data_dir)
+    config_file(home, agent).parent.mkdir(parents=True)  # the agent is on this machine
     assert run_workbench(env, "install", "--agent", agent).returncode == 0
     event, fixture = PROBE[agent]
     ((hook,),) = [ours(json.loads(config_file(home, agent).read_text("utf-8")))[event]]

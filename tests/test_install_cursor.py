@@ -107,6 +107,7 @@ def test_install_merges_idempotently_with_backups_and_uninstall_removes_only_our
 
 
 def test_a_fresh_install_writes_cursors_schema(home: Path, env: dict[str, str]) -> None:
+    (home / ".cursor").mkdir()  # Cursor is on this machine, its files not yet written
     assert run_workbench(env, "install", "--agent", "cursor").returncode == 0
     config = read_json(hooks_file(home))
     assert list(config) == ["version", "hooks"]
@@ -119,6 +120,7 @@ def test_the_installed_commands_run_the_cursor_adapter(
     home: Path, env: dict[str, str], data_dir: Path
 ) -> None:
     """Every command written, run as Cursor runs it, on that event's fixtures (service down)."""
+    (home / ".cursor").mkdir()
     assert run_workbench(env, "install", "--agent", "cursor").returncode == 0
     config = read_json(hooks_file(home))
     fixtures = sorted((FIXTURES / "hooks" / "cursor").glob("*.json"))

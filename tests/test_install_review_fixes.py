@@ -183,6 +183,7 @@ def test_opencode_install_refuses_config_that_is_not_utf8(home: Path, env: dict[
 def test_doctor_reports_opencode_plugin_config_line_not_an_object(
     home: Path, env: dict[str, str]
 ) -> None:
+    (home / ".config" / "opencode").mkdir(parents=True)  # OpenCode is on this machine
     assert cli(env, "install", "--agent", "opencode")[0] == 0
     plugin = home / ".config" / "opencode" / "plugins" / "workbench.js"
     plugin.parent.mkdir(parents=True, exist_ok=True)

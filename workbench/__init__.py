@@ -14,6 +14,8 @@ Modules:
 - ``derive``    events → observations and summaries (the worker, and recompress)
 - ``forget``    forgetting observations: delete, scrub sources and spool copies, purge the file
 - ``claude_settings`` merge our hooks into Claude Code settings.json and take them out
+- ``config_file``     an agent's config file: regular files only, symlinks kept, locked, atomic
+- ``exact_json``      JSON read and written back with every number spelled as it was
 - ``compress/`` turning events into observations and summaries (offline rules or Claude)
 - ``client``    the small HTTP client the CLI uses to talk to the service
 - ``launch``    stdlib-only: find the running service (of this data dir) or start it detached

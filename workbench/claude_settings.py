@@ -4,12 +4,14 @@ Claude Code reads ``$CLAUDE_CONFIG_DIR/settings.json`` (default ``~/.claude/sett
 ``{"hooks": {"PostToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": …,
 "timeout": …}]}], …}}``. Events without tools take no matcher.
 
-Rules: the user's other hooks and settings are kept exactly; ours are recognised by the
-shape ``hook_command`` writes (``is_our_command``: ``<python> -S <dir>/hooks/<script>.py``),
-so a moved checkout is replaced, not duplicated, and a user's own script in a ``hooks/``
-folder is never touched; running
-install twice writes nothing the second time; every write is preceded by a timestamped backup
-and done atomically (temp file + rename), so a crash cannot leave Claude Code with half a file.
+Rules: the user's other hooks and settings are kept exactly, numbers as they were spelled
+(``workbench.exact_json``); ours are recognised by the shape ``hook_command`` writes
+(``is_our_command``: ``<python> -S <dir>/hooks/<script>.py``) *and* a script that is provably
+ours (``is_our_script``), so a moved checkout is replaced, not duplicated, and a user's own
+script in a ``hooks/`` folder is never touched; running install twice writes nothing the
+second time. Files are read and written through ``workbench.config_file``: only a regular
+file (or a symlink to one, which stays a link), a timestamped backup before each write, an
+atomic replace, and a lock held by the callers for each read-modify-write.
 
 Commands call the venv's interpreter by absolute path with ``-S`` (no site import): measured
 at ~13 ms before any code runs, against ~57 ms through a pyenv shim (ENVIRONMENT.md).
@@ -17,17 +19,17 @@ at ~13 ms before any code runs, against ~57 ms through a pyenv shim (ENVIRONMENT
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
 import shlex
-import stat
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from workbench import config_file, exact_json
 from workbench.errors import WorkbenchError
 
 HOOKS_DIR = Path(__file__).resolve().parent.parent / "hooks"
@@ -87,15 +89,15 @@ def hook_command(
 
 
 def read(path: Path) -> dict[str, Any]:
-    if not path.exists():
+    """The file as a dict (``{}`` when absent), numbers kept as written (``exact_json``).
+
+    What is at ``path`` must be a regular file or a link to one (``config_file``).
+    """
+    text = config_file.read_text(path)
+    if text is None:
         return {}
     try:
-        data = json.loads(path.read_bytes().decode("utf-8") or "{}")
-    except UnicodeDecodeError as exc:
-        raise ClaudeSettingsError(
-            f"{path} is not UTF-8 text ({exc}); save it as UTF-8 by hand (nothing was "
-            "changed) and run the command again"
-        ) from None
+        data = exact_json.loads(text or "{}")
     except (json.JSONDecodeError, RecursionError) as exc:  # Recursion: nested too deeply
         raise ClaudeSettingsError(
             f"{path} is not valid JSON ({exc}); fix it by hand (nothing was changed) and run "
@@ -107,9 +109,25 @@ def read(path: Path) -> dict[str, Any]:
 
 
 def is_our_script(word: str) -> bool:
-    """``word`` is the path of one of our hook scripts (``<dir>/hooks/<script>.py``)."""
+    """``word`` is the path of one of our hook scripts, provably.
+
+    ``<dir>/hooks/<script>.py`` where ``<dir>/hooks`` is this checkout's hooks folder or
+    another workbench checkout's (it holds ``_runtime.py``), or where the script no longer
+    exists (a moved or deleted checkout: nothing of the user's runs there). A user's own
+    ``~/hooks/stop.py`` that exists is never ours, whatever runs it.
+    """
     path = Path(word)
-    return path.is_absolute() and path.parent.name == "hooks" and path.name in OUR_SCRIPTS
+    if not (path.is_absolute() and path.parent.name == "hooks" and path.name in OUR_SCRIPTS):
+        return False
+    folder = path.parent
+    try:
+        return (
+            folder == HOOKS_DIR
+            or (folder / "_runtime.py").is_file()
+            or not (path.exists() or path.is_symlink())
+        )
+    except (OSError, ValueError):  # a NUL byte, a path too long: not a path we wrote
+        return False
 
 
 def is_our_command(command: Any) -> bool:
@@ -172,7 +190,7 @@ def without_hook_entries(
     list, then ``hooks`` itself), so a file holding nothing of ours compares equal to itself
     and is never rewritten.
     """
-    result: dict[str, Any] = json.loads(json.dumps(config))
+    result: dict[str, Any] = copy.deepcopy(config)
     hooks = result.get("hooks")
     if not isinstance(hooks, dict):
         return result
@@ -222,38 +240,13 @@ def with_ours(
 def write(path: Path, data: dict[str, Any], new_mode: int = 0o644) -> Path | None:
     """Back up the current file (if any) and write ``data`` atomically; return the backup.
 
-    The backup and the new file keep the current file's permissions (``~/.claude.json`` is
-    owner-only and holds account state); a file that did not exist gets ``new_mode``.
+    Numbers read with ``read`` are written as they were spelled. The backup and the new file
+    keep the current file's permissions (``~/.claude.json`` is owner-only and holds account
+    state); a file that did not exist gets ``new_mode``. A symlink is followed, and kept.
     """
-    return write_text(path, json.dumps(data, indent=2) + "\n", new_mode)
+    return write_text(path, exact_json.dumps(data, indent=2) + "\n", new_mode)
 
 
 def write_text(path: Path, text: str, new_mode: int = 0o644) -> Path | None:
-    """``write`` for any text (an agent's TOML too): backup, atomic replace, mode kept.
-
-    A backup never replaces an earlier one: a second write within the same second (install,
-    then install again with another ``--data-dir``) gets a numbered name, so the backup of
-    the user's own file survives.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    backup = None
-    mode = new_mode
-    if path.exists():
-        mode = stat.S_IMODE(path.stat().st_mode)
-        stem = f"{path.name}.workbench-backup-{time.strftime('%Y%m%d-%H%M%S')}"
-        backup, n = path.with_name(stem), 1
-        while backup.exists():
-            backup, n = path.with_name(f"{stem}-{n}"), n + 1
-        _write_bytes(backup, path.read_bytes(), mode)
-    tmp = path.with_name(f"{path.name}.tmp")
-    _write_bytes(tmp, text.encode("utf-8"), mode)
-    os.replace(tmp, path)
-    return backup
-
-
-def _write_bytes(path: Path, data: bytes, mode: int) -> None:
-    """Write ``data`` to ``path`` created with ``mode`` (never readable by others meanwhile)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-        os.fchmod(handle.fileno(), mode)
+    """``write`` for any text (an agent's TOML too): ``workbench.config_file.write_text``."""
+    return config_file.write_text(path, text, new_mode)

@@ -52,7 +52,7 @@ FROM_NORMALISED = {"UserPromptSubmit": "beforeSubmitPrompt", "Stop": "stop"}
 
 # The project file Cursor reads as an always-applied rule (relative to the workspace root).
 CONTEXT_FILE = ".cursor/rules/workbench-context.mdc"
-# Our mark in the file: a rules file of that name without it is the user's, never overwritten.
+# Our mark, in the front matter of the file we write (``CONTEXT_HEAD``).
 CONTEXT_MARK = "workbench memory of earlier sessions in this project"
 # Front matter of a project rule (Cursor's rules docs, and claude-mem's
 # ``src/utils/cursor-utils.ts`` ``writeContextFile``): always in the model's context.
@@ -63,6 +63,9 @@ CONTEXT_HEADER = (
     "alwaysApply: true\n"
     "---\n\n"
 )
+# How every file we write begins: a file that does not begin so is the user's, even if it
+# quotes our mark (``hooks/context_file.py`` ``is_foreign``).
+CONTEXT_HEAD = CONTEXT_HEADER
 
 
 def _text(value: Any) -> str:

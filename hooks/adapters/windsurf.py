@@ -57,10 +57,12 @@ FROM_NORMALISED = {
 }
 
 # The workspace rule that carries the memory (see the module docstring); written by
-# ``hooks/context_file.py``, which never overwrites a file of that name without our mark.
+# ``hooks/context_file.py``, which never overwrites a file of that name not begun by our head.
 CONTEXT_FILE = ".windsurf/rules/workbench-context.md"
 RULE_HEAD = "---\ntrigger: always_on\n---\n"
 CONTEXT_MARK = "<!-- workbench-context: rewritten by workbench after each Cascade response -->"
+# How every file we write begins; one that does not is the user's, even if it quotes the mark.
+CONTEXT_HEAD = f"{RULE_HEAD}{CONTEXT_MARK}\n\n"
 MAX_RULE_CHARS = 12_000  # Windsurf's limit per rule file
 CUT_NOTE = "\n\n[cut to fit Windsurf's rule size; search workbench over MCP for more]\n"
 
@@ -134,7 +136,7 @@ def event_name(kind: str) -> str:
 
 def context_document(context: str) -> str:
     """The rule file's text: always-on front matter, our mark, the memory (cut to fit)."""
-    head = f"{RULE_HEAD}{CONTEXT_MARK}\n\n"
+    head = CONTEXT_HEAD
     room = MAX_RULE_CHARS - len(head) - 1
     if len(context) > room:
         context = context[: room - len(CUT_NOTE)].rstrip() + CUT_NOTE

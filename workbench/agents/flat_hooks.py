@@ -12,9 +12,10 @@ The merge rules are ``workbench.claude_settings``'s, for this shape: the user's 
 exactly and first, ours recognised by the shape of our command
 (``claude_settings.is_our_command``: a moved checkout is replaced, not doubled; a user's own
 ``hooks/stop.py`` is never touched),
-nothing written when nothing changes, a timestamped backup before each write, an atomic
-write. The hooks file and the MCP file are both checked before either is written, so a
-refusal changes nothing.
+nothing written when nothing changes, numbers kept as spelled, a timestamped backup before
+each write, an atomic write under the file's lock (``workbench.config_file``). The hooks
+file and the MCP file are both checked before either is written, so a refusal changes
+nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench import claude_settings
+from workbench import claude_settings, config_file, exact_json
 from workbench.agents import mcp_json
 from workbench.agents.base import Change
 from workbench.errors import WorkbenchError
@@ -50,11 +51,12 @@ class FlatHooks:
 
     def read(self, path: Path) -> dict[str, Any]:
         """The hooks file (``{}`` when absent); raises ``self.error`` naming what is wrong."""
-        if not path.exists():
+        text = config_file.read_text(path)  # a FIFO, a device, a folder: refused
+        if text is None:
             return {}
         try:
-            data = json.loads(path.read_text(encoding="utf-8") or "{}")
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+            data = exact_json.loads(text or "{}")
+        except (json.JSONDecodeError, RecursionError) as exc:
             raise self.error(self.not_json.format(path=path, exc=exc)) from None
         if not isinstance(data, dict):
             raise self.error(self.not_object.format(path=path))
@@ -111,13 +113,14 @@ class FlatHooks:
     ) -> list[Change]:
         """Merge our hooks and MCP server in; both files are checked before either is written."""
         self.check(hooks_path, mcp_path, remove_hint)  # refuse before writing anything
-        current = self.read(hooks_path)
-        merged = self.with_ours(current, python, data_dir)
-        hooks = Change("workbench hooks", hooks_path, False)
-        if merged != current:
-            hooks = Change(
-                "workbench hooks", hooks_path, True, claude_settings.write(hooks_path, merged)
-            )
+        with config_file.locked(hooks_path):
+            current = self.read(hooks_path)
+            merged = self.with_ours(current, python, data_dir)
+            hooks = Change("workbench hooks", hooks_path, False)
+            if merged != current:
+                hooks = Change(
+                    "workbench hooks", hooks_path, True, claude_settings.write(hooks_path, merged)
+                )
         entry = mcp_json.server_entry(python, data_dir)
         changed, backup = mcp_json.install(mcp_path, entry, remove_hint)
         return [hooks, Change("workbench MCP server", mcp_path, changed, backup)]
@@ -125,13 +128,14 @@ class FlatHooks:
     def uninstall(self, hooks_path: Path, mcp_path: Path) -> list[Change]:
         """Take only our hooks and our MCP entry out; both files are checked first."""
         self.check_uninstall(hooks_path, mcp_path)  # refuse before writing anything
-        current = self.read(hooks_path)
-        cleaned = without_ours(current)
-        hooks = Change("workbench hooks", hooks_path, False)
-        if cleaned != current:
-            hooks = Change(
-                "workbench hooks", hooks_path, True, claude_settings.write(hooks_path, cleaned)
-            )
+        with config_file.locked(hooks_path):
+            current = self.read(hooks_path)
+            cleaned = without_ours(current)
+            hooks = Change("workbench hooks", hooks_path, False)
+            if cleaned != current:
+                hooks = Change(
+                    "workbench hooks", hooks_path, True, claude_settings.write(hooks_path, cleaned)
+                )
         changed, backup = mcp_json.uninstall(mcp_path)
         return [hooks, Change("workbench MCP server", mcp_path, changed, backup)]
 

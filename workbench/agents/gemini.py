@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from workbench import claude_settings
+from workbench import claude_settings, config_file
 from workbench.agents import health, hook_json, mcp_json
 from workbench.agents.base import Change, Check
 
@@ -61,7 +61,14 @@ def check() -> None:
 def install(python: str | None = None, data_dir: Path | None = None) -> list[Change]:
     check()
     path = settings_path()
+    with config_file.locked(path):
+        return _install(path, python, data_dir)
+
+
+def _install(path: Path, python: str | None, data_dir: Path | None) -> list[Change]:
     current = claude_settings.read(path)
+    hook_json.refuse_bad_shape(current, path, SCRIPTS)
+    mcp_json.refuse_foreign(current, path, REMOVE_HINT)
     hooked = claude_settings.with_ours(current, python, data_dir, scripts=SCRIPTS, platform=NAME)
     merged = mcp_json.with_server(hooked, mcp_json.server_entry(python, data_dir), path)
     return _write(path, current, hooked, merged)
@@ -75,9 +82,10 @@ def check_uninstall() -> None:
 def uninstall() -> list[Change]:
     check_uninstall()
     path = settings_path()
-    current = claude_settings.read(path)
-    unhooked = claude_settings.without_ours(current)
-    return _write(path, current, unhooked, mcp_json.without_server(unhooked, path))
+    with config_file.locked(path):
+        current = claude_settings.read(path)
+        unhooked = claude_settings.without_ours(current)
+        return _write(path, current, unhooked, mcp_json.without_server(unhooked, path))
 
 
 def _write(path: Path, current: dict, hooked: dict, final: dict) -> list[Change]:

@@ -5,11 +5,13 @@ An agent module's ``checks()`` gathers one ``Finding`` per thing it installs (``
 machine, or is but never had workbench installed (opt-in per agent); a problem when its file
 cannot be read, when only part of ours is there, or when what ours run is gone: an
 interpreter or hook script that no longer exists is what a moved checkout or a deleted venv
-leaves behind, and installing again rewrites the commands.
+leaves behind, and installing again rewrites the commands. An agent found with none of ours
+but with our backups beside its files was uninstalled: a note, never a problem.
 """
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 import shlex
@@ -25,6 +27,19 @@ from workbench.errors import WorkbenchError
 
 # ``WORKBENCH_DATA_DIR=… python -S …``: the assignments before the program.
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+# In the detail of an agent whose workbench entries were taken out (``uninstalled``); the
+# ``doctor`` "agents" row reads it: nothing installed after an uninstall is not a problem.
+UNINSTALLED = "it was uninstalled"
+
+
+def uninstalled(path: Path) -> bool:
+    """A backup that install or uninstall made is beside ``path``: workbench was here."""
+    try:
+        return any(path.parent.glob(f"{glob.escape(path.name)}.workbench-backup-*"))
+    except OSError:
+        return False
 
 
 class Finding(NamedTuple):
@@ -126,6 +141,11 @@ def agent_check(
             "; ".join(f"{f.what} missing from {f.path}" for f in absent) + f": {again}",
         )
     hint = f"run `workbench install --agent {name}`"
+    if any(uninstalled(f.path) for f in findings):
+        # Trigger: none of ours is there, but a backup of ours is beside the file.
+        # Why: uninstall (or the user) took workbench out on purpose; that is not a fault.
+        # Outcome: a note, for Claude Code too, and the "agents" row stays quiet.
+        return Check(row, None, f"{label} found, workbench not installed ({UNINSTALLED}; {hint}")
     if required:
         return Check(row, False, f"{label} found but workbench is not installed: {hint}")
     return Check(row, None, f"{label} found, workbench not installed ({hint} to use it)")

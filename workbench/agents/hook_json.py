@@ -3,7 +3,7 @@
 The shape is ``{"hooks": {Event: [{"matcher"?, "hooks": [{"type": "command", "command",
 "timeout"}]}]}}``; the merge rules are ``workbench.claude_settings``'s (the user's entries
 kept exactly, ours found by the shape of our command (``claude_settings.is_our_command``),
-idempotent, a timestamped backup, an atomic write).
+idempotent, a timestamped backup, an atomic write under the file's lock).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from workbench import claude_settings
+from workbench import claude_settings, config_file
 from workbench.agents.base import Change, Check
 from workbench.claude_settings import ClaudeSettingsError
 
@@ -42,24 +42,26 @@ def check_file(path: Path, scripts: Scripts) -> None:
 def install(
     path: Path, scripts: Scripts, python: str | None, data_dir: Path | None, platform: str | None
 ) -> Change:
-    """Merge our hooks into ``path``."""
-    current = claude_settings.read(path)
-    refuse_bad_shape(current, path, scripts)
-    merged = claude_settings.with_ours(
-        current, python, data_dir, scripts=scripts, platform=platform
-    )
-    if merged == current:
-        return Change("workbench hooks", path, False)
-    return Change("workbench hooks", path, True, claude_settings.write(path, merged))
+    """Merge our hooks into ``path`` (under its lock: concurrent installs serialise)."""
+    with config_file.locked(path):
+        current = claude_settings.read(path)
+        refuse_bad_shape(current, path, scripts)
+        merged = claude_settings.with_ours(
+            current, python, data_dir, scripts=scripts, platform=platform
+        )
+        if merged == current:
+            return Change("workbench hooks", path, False)
+        return Change("workbench hooks", path, True, claude_settings.write(path, merged))
 
 
 def uninstall(path: Path) -> Change:
     """Take only our hooks out of ``path``."""
-    current = claude_settings.read(path)
-    cleaned = claude_settings.without_ours(current)
-    if cleaned == current:
-        return Change("workbench hooks", path, False)
-    return Change("workbench hooks", path, True, claude_settings.write(path, cleaned))
+    with config_file.locked(path):
+        current = claude_settings.read(path)
+        cleaned = claude_settings.without_ours(current)
+        if cleaned == current:
+            return Change("workbench hooks", path, False)
+        return Change("workbench hooks", path, True, claude_settings.write(path, cleaned))
 
 
 def installed(path: Path) -> bool:

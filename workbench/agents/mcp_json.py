@@ -5,7 +5,9 @@ Claude Code (``~/.claude.json``), Cursor (``~/.cursor/mcp.json``), Windsurf
 keep stdio servers this way: ``{"mcpServers": {"<name>": {"command", "args", "env"}}}``. The
 rules, for files that also hold the agent's own state: every other key is kept exactly,
 install is idempotent, each write is preceded by a backup and done atomically with the file's
-mode kept, and an existing ``workbench`` entry that is not ours is never overwritten.
+mode kept, under the file's lock (``workbench.config_file``), and an existing ``workbench``
+entry that is not ours (``is_ours``: one that runs the server over ssh or in docker is not)
+is never overwritten.
 
 ``-P`` (Python 3.11+) keeps the agent's cwd off ``sys.path``: agents start the server in the
 user's project, where a folder named ``workbench`` would otherwise shadow the package. ``env``
@@ -14,15 +16,19 @@ pins ``WORKBENCH_DATA_DIR`` when install was given one (as the hooks do).
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
+from workbench import config_file
 from workbench.claude_settings import ClaudeSettingsError, read, write
 
 SERVER_NAME = "workbench"
 MODULE_ARGS = ["-m", "workbench", "mcp"]
 KEY = "mcpServers"
+# The basename of a Python interpreter: python, python3, python3.11, pypy3…
+PYTHON = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?$")
 
 
 def server_entry(
@@ -33,13 +39,21 @@ def server_entry(
     return {**extra, "command": python or sys.executable, "args": ["-P", *MODULE_ARGS], "env": env}
 
 
+def is_python(program: Any) -> bool:
+    """``program`` names a Python interpreter (``/venv/bin/python``, ``python3.11``)."""
+    return isinstance(program, str) and PYTHON.match(Path(program).name) is not None
+
+
 def is_ours(entry: Any) -> bool:
-    """An entry that runs ``-m workbench mcp`` (any interpreter, any flags before it)."""
-    args = entry.get("args") if isinstance(entry, dict) else None
-    if not isinstance(args, list):
+    """An entry that provably runs our server here: a Python interpreter with exactly
+    ``[-P] -m workbench mcp``, as ``server_entry`` writes it (from any checkout or venv).
+
+    ``ssh box python -m workbench mcp`` or ``docker run … python -m workbench mcp`` also
+    end in our module's arguments, but run it elsewhere: the user's, never replaced.
+    """
+    if not isinstance(entry, dict) or not is_python(entry.get("command")):
         return False
-    n = len(MODULE_ARGS)
-    return any(args[i : i + n] == MODULE_ARGS for i in range(len(args) - n + 1))
+    return entry.get("args") in (["-P", *MODULE_ARGS], MODULE_ARGS)
 
 
 def servers(config: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -116,17 +130,19 @@ def install(
     path: Path, entry: dict[str, Any], remove_hint: str, new_mode: int = 0o644
 ) -> tuple[bool, Path | None]:
     """Add or update our entry; return (changed, backup path)."""
-    current = read(path)
-    refuse_foreign(current, path, remove_hint)
-    if servers(current, path).get(SERVER_NAME) == entry:
-        return False, None
-    return True, write(path, with_server(current, entry, path), new_mode=new_mode)
+    with config_file.locked(path):
+        current = read(path)
+        refuse_foreign(current, path, remove_hint)
+        if servers(current, path).get(SERVER_NAME) == entry:
+            return False, None
+        return True, write(path, with_server(current, entry, path), new_mode=new_mode)
 
 
 def uninstall(path: Path) -> tuple[bool, Path | None]:
     """Remove our entry only (a foreign ``workbench`` entry is left alone)."""
-    current = read(path)
-    cleaned = without_server(current, path)
-    if cleaned == current:
-        return False, None
-    return True, write(path, cleaned)
+    with config_file.locked(path):
+        current = read(path)
+        cleaned = without_server(current, path)
+        if cleaned == current:
+            return False, None
+        return True, write(path, cleaned)

@@ -14,7 +14,10 @@ in ``$XDG_CONFIG_HOME/opencode``, default ``~/.config/opencode``) keeps servers 
 "enabled": true}}`` (opencode.ai/docs/mcp-servers; ``McpLocalConfig`` in
 ``packages/sdk/js/src/gen/types.gen.ts``). That file may be JSONC: one with comments (or
 trailing commas) is refused with the entry to add by hand, never rewritten without them.
-Everything else in it is kept; each write is preceded by a backup and done atomically.
+Everything else in it is kept, numbers as written; each write is preceded by a backup and
+done atomically under the file's lock (``workbench.config_file``). Ours is an entry whose
+command is a Python interpreter running exactly ``-P -m workbench mcp``: one run in docker is
+the user's, never replaced.
 
 OpenCode V2's config (``mcp.servers``) is not handled: this targets the V1 plugin API.
 """
@@ -24,10 +27,12 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
-from workbench.agents import health
+from workbench import config_file, exact_json
+from workbench.agents import health, mcp_json
 from workbench.agents.base import Change, Check
 from workbench.claude_settings import HOOKS_DIR, write
 from workbench.errors import WorkbenchError
@@ -77,14 +82,17 @@ def render_plugin(python: str | None = None, data_dir: Path | None = None) -> st
 
 
 def plugin_is_ours(path: Path) -> bool:
+    """A regular file at ``path`` that carries our marker (a FIFO there is never read)."""
     try:
-        return MARKER in path.read_text("utf-8", errors="replace")
-    except OSError:
+        data = config_file.read_bytes(path)
+    except (OSError, WorkbenchError):
         return False
+    return data is not None and MARKER.encode() in data
 
 
 def _check_plugin(path: Path) -> None:
-    if path.exists() and not plugin_is_ours(path):
+    config_file.read_bytes(path)  # refuses a FIFO, a device, a folder
+    if (path.exists() or path.is_symlink()) and not plugin_is_ours(path):
         raise OpenCodeConfigError(
             f"{path} exists and is not workbench's plugin; rename or remove it and run the "
             "command again; nothing was changed"
@@ -92,13 +100,17 @@ def _check_plugin(path: Path) -> None:
 
 
 def _install_plugin(path: Path, text: str) -> Change:
-    if path.exists() and path.read_text("utf-8", errors="replace") == text:
-        return Change("workbench plugin", path, False)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, "utf-8")
-    os.replace(tmp, path)  # OpenCode never imports half a file
-    return Change("workbench plugin", path, True)
+    with config_file.locked(path):
+        if config_file.read_bytes(path) == text.encode("utf-8"):
+            return Change("workbench plugin", path, False)
+        # Atomic (OpenCode never imports half a file); our own file needs no backup.
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8"))
+            os.fchmod(handle.fileno(), 0o644)
+        os.replace(tmp, path)
+        return Change("workbench plugin", path, True)
 
 
 # ----- the MCP entry in opencode.json ------------------------------------------------------
@@ -117,27 +129,27 @@ def server_entry(python: str | None = None, data_dir: Path | None = None) -> dic
 
 
 def is_ours(entry: Any) -> bool:
-    """An entry whose command runs ``-m workbench mcp``."""
+    """An entry that provably runs our server here: ``[<python>, -P, -m, workbench, mcp]``.
+
+    ``docker run … python -m workbench mcp`` ends the same way but is the user's own.
+    """
     command = entry.get("command") if isinstance(entry, dict) else None
-    if not isinstance(command, list):
+    if not isinstance(command, list) or not command or not mcp_json.is_python(command[0]):
         return False
-    n = len(MODULE_ARGS)
-    return any(command[i : i + n] == MODULE_ARGS for i in range(len(command) - n + 1))
+    return command[1:] in (["-P", *MODULE_ARGS], MODULE_ARGS)
 
 
 def read_config(path: Path, entry: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The config as a dict ({} when absent); refuses JSONC it would have to strip."""
-    if not path.exists():
+    """The config as a dict ({} when absent); refuses JSONC it would have to strip.
+
+    Numbers are kept as written (``workbench.exact_json``); a FIFO, a device or a folder at
+    the path is refused (``workbench.config_file``).
+    """
+    text = config_file.read_text(path)
+    if text is None:
         return {}
     try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise OpenCodeConfigError(
-            f"{path} is not UTF-8 text ({exc}); save it as UTF-8 by hand (nothing was "
-            "changed) and run the command again"
-        ) from None
-    try:
-        data = json.loads(text or "{}")
+        data = exact_json.loads(text or "{}")
     except RecursionError:
         raise OpenCodeConfigError(
             f"{path} is nested too deeply to read as JSON; fix it by hand (nothing was "
@@ -194,34 +206,40 @@ def install(python: str | None = None, data_dir: Path | None = None) -> list[Cha
     plugin, config = plugin_path(), config_path()
     entry = server_entry(python, data_dir)
     _check_plugin(plugin)  # refuse before writing anything
-    current = _check_config(config, entry)
+    _check_config(config, entry)
     changes = [_install_plugin(plugin, render_plugin(python, data_dir))]
-    servers = current.get("mcp", {})
-    if servers.get(SERVER_NAME) == entry:
-        changes.append(Change("workbench MCP server", config, False))
-    else:
-        merged = {**current, "mcp": {**servers, SERVER_NAME: entry}}
-        changes.append(Change("workbench MCP server", config, True, write(config, merged)))
+    with config_file.locked(config):
+        current = _check_config(config, entry)
+        servers = current.get("mcp", {})
+        if servers.get(SERVER_NAME) == entry:
+            changes.append(Change("workbench MCP server", config, False))
+        else:
+            merged = {**current, "mcp": {**servers, SERVER_NAME: entry}}
+            changes.append(Change("workbench MCP server", config, True, write(config, merged)))
     return changes
 
 
 def uninstall() -> list[Change]:
     plugin, config = plugin_path(), config_path()
-    current = read_config(config)  # refuse before removing anything
+    read_config(config)  # refuse before removing anything
     changes = []
     if plugin_is_ours(plugin):
         plugin.unlink()
         changes.append(Change("workbench plugin", plugin, True))
     else:
         changes.append(Change("workbench plugin", plugin, False))
-    servers = current.get("mcp", {})
-    if not is_ours(servers.get(SERVER_NAME)):
-        changes.append(Change("workbench MCP server", config, False))
-        return changes
-    rest = {k: v for k, v in servers.items() if k != SERVER_NAME}
-    # Ours was the only server: drop the key too, so the file is as it was before install.
-    cleaned = {**current, "mcp": rest} if rest else {k: v for k, v in current.items() if k != "mcp"}
-    changes.append(Change("workbench MCP server", config, True, write(config, cleaned)))
+    with config_file.locked(config):
+        current = read_config(config)
+        servers = current.get("mcp", {})
+        if not is_ours(servers.get(SERVER_NAME)):
+            changes.append(Change("workbench MCP server", config, False))
+            return changes
+        rest = {k: v for k, v in servers.items() if k != SERVER_NAME}
+        # Ours was the only server: drop the key too, so the file is as it was before install.
+        cleaned = (
+            {**current, "mcp": rest} if rest else {k: v for k, v in current.items() if k != "mcp"}
+        )
+        changes.append(Change("workbench MCP server", config, True, write(config, cleaned)))
     return changes
 
 

@@ -26,8 +26,15 @@ AgentOption = Annotated[
 ]
 
 
-def _chosen(agent: str) -> list[str]:
-    """The agent names ``--agent`` stands for (``all``: the ones on this machine)."""
+def _chosen(agent: str, force: bool = True) -> list[str]:
+    """The agent names ``--agent`` stands for (``all``: the ones on this machine).
+
+    Trigger: ``install --agent NAME`` for an agent whose config folder is not there.
+    Why: writing ``~/.gemini`` for a Gemini CLI that was never installed leaves a folder the
+    user did not ask for, and a config no program reads. Claude Code, the default agent, is
+    the exception: ``workbench install`` may come before Claude Code's first run.
+    Outcome: refused with the folder it looked for, unless ``--force``.
+    """
     from workbench.agents import load
 
     if agent == "all":
@@ -41,6 +48,12 @@ def _chosen(agent: str) -> list[str]:
     if agent not in AGENT_NAMES:
         raise InvalidInput(
             f"unknown agent {agent!r}: use --agent with one of {', '.join(AGENT_NAMES)}, or all"
+        )
+    module = load(agent)
+    if not force and agent != "claude" and not module.detected():
+        raise InvalidInput(
+            f"{module.LABEL} is not on this machine (no {module.config_dir()}): install it "
+            f"first, or pass --force to write its config anyway; nothing was changed"
         )
     return [agent]
 
@@ -72,15 +85,22 @@ def install(
         typer.Option(help="Interpreter for the hooks and MCP server (default: this one)."),
     ] = None,
     agent: AgentOption = "claude",
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force", help="Write an agent's config even when the agent is not on this machine."
+        ),
+    ] = False,
 ) -> None:
     """Merge workbench's hooks (and MCP server) into the agent's config files.
 
     Idempotent, with a backup of each file it changes. Restart the agent to pick them up.
+    An agent other than claude must be on this machine (its config folder), or --force.
     """
     from workbench.agents import load
 
     pinned = Path(data_dir).expanduser().resolve() if data_dir else None
-    modules = [load(name) for name in _chosen(agent)]
+    modules = [load(name) for name in _chosen(agent, force)]
     # Every agent is asked first, so a refusal by one (``--agent all``) writes into none.
     for module in modules:
         module.check()

@@ -331,6 +331,13 @@ def doctor(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
     # The chain, in order; one provider that cannot run is only a warning when a later one can.
     chain = settings.compressor_names()
     problems = {name: settings.provider_problem(name) for name in chain}
+    down: set[str] = set()
+    if "openai_compat" in problems and problems["openai_compat"] is None:
+        from workbench.compress.providers import unreachable
+
+        # Configured is not running: an Ollama that is not started fails every batch.
+        problems["openai_compat"] = unreachable(str(settings.openai_compat().base_url))
+        down = {"openai_compat"} if problems["openai_compat"] else set()
     # Only where the key is the missing piece: offline runs because none is set.
     keyless = chain == ["offline"] and not settings.api_key()
     checks.append(
@@ -338,7 +345,9 @@ def doctor(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
             "compressor",
             any(problem is None for problem in problems.values()),
             " → ".join(
-                name if problem is None else f"{name} (not configured: {problem})"
+                name
+                if problem is None
+                else f"{name} ({'' if name in down else 'not configured: '}{problem})"
                 for name, problem in problems.items()
             )
             + (" (no ANTHROPIC_API_KEY)" if keyless else ""),
@@ -358,9 +367,10 @@ def _agent_checks() -> list[tuple[str, str, str]]:
     """One row per agent (``workbench.agents``: each module's ``checks()``).
 
     An agent that is not on this machine, or never had workbench installed, is a note; but
-    when no agent has it at all nothing is captured, and that is a problem.
+    when no agent has it at all nothing is captured, and that is a problem (unless it was
+    uninstalled: then that is what the user asked for).
     """
-    from workbench.agents import NAMES, load
+    from workbench.agents import NAMES, health, load
 
     rows = []
     for agent in NAMES:
@@ -368,7 +378,8 @@ def _agent_checks() -> list[tuple[str, str, str]]:
             (name, "info" if ok is None else "ok" if ok else "PROBLEM", detail)
             for name, ok, detail in _one_agent_checks(agent, load)
         ]
-    if not any(state != "info" for _, state, _ in rows):
+    uninstalled = any(health.UNINSTALLED in detail for _, _, detail in rows)
+    if not uninstalled and not any(state != "info" for _, state, _ in rows):
         rows.append(
             (
                 "agents",

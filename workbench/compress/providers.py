@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+PROBE_SECONDS = 3.0  # doctor's wait for an OpenAI-compatible server to answer
+
 COMPRESSORS = ("claude", "openai_compat", "offline")
 
 # provider → (base URL, env var of the key; None = a local server that needs no key)
@@ -108,6 +110,31 @@ class OpenAICompatConfig:
                 "WORKBENCH_OPENAI_COMPAT_API_KEY_ENV to the env var that holds the key"
             )
         return None
+
+
+def unreachable(base_url: str, timeout: float = PROBE_SECONDS) -> str | None:
+    """Why nothing answers at ``base_url`` (and the fix), else None: ``doctor``'s probe.
+
+    One GET of ``<base_url>/models`` (the OpenAI listing every compatible server has); any
+    HTTP answer, even 401 or 404, means a server is there. Only a refused connection, a
+    timeout or a name that does not resolve is "unreachable": the compressor would fail
+    every batch while the settings look fine.
+    """
+    import urllib.error
+    import urllib.request
+
+    url = base_url.rstrip("/") + "/models"
+    try:
+        with urllib.request.urlopen(url, timeout=timeout):  # noqa: S310 - http(s) validated
+            return None
+    except urllib.error.HTTPError:
+        return None  # a server answered
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", None) or exc
+        return (
+            f"{base_url} does not answer ({reason}): start the server (for Ollama: "
+            "`ollama serve`) or fix WORKBENCH_OPENAI_COMPAT_BASE_URL"
+        )
 
 
 def openai_compat_config(
