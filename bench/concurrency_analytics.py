@@ -39,17 +39,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.harness import free_port, progress, start_service, stop_service  # noqa: E402
+from workbench.knowledge.reports import REPORTS  # noqa: E402
 
-REPORTS = (
-    "economics",
-    "types",
-    "activity",
-    "files",
-    "concepts",
-    "cooccurrence",
-    "sessions",
-    "roi",
-)
 SESSION = "concurrency-session"
 
 

@@ -26,6 +26,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -173,3 +174,34 @@ def progress(message: str) -> None:
     """A timestamped line on stderr, so stdout keeps only the figures."""
     sys.stderr.write(f"[{time.strftime('%H:%M:%S')}] {message}\n")
     sys.stderr.flush()
+
+
+def module_at(ref: str, path: str, name: str) -> ModuleType:
+    """``path`` as it was at git ``ref``, imported as module ``name``: the "before" side of a
+    bench that runs old and new code in one process, so both figures come from one run.
+
+    Registered in ``sys.modules`` (dataclasses look their module up there); the temporary copy
+    is removed once executed.
+    """
+    import importlib.util
+    import shutil
+    import tempfile
+
+    source = subprocess.run(
+        ["git", "-C", str(ROOT), "show", f"{ref}:{path}"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    where = Path(tempfile.mkdtemp(prefix="wb-before-")) / f"{name}.py"
+    where.write_text(source, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(name, where)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        shutil.rmtree(where.parent, ignore_errors=True)
+    return module

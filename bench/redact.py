@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import http.client
-import importlib.util
 import json
 import multiprocessing
 import subprocess
@@ -40,7 +39,7 @@ from types import ModuleType
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import free_port, progress, start_service, stop_service  # noqa: E402
+from bench.harness import free_port, module_at, progress, start_service, stop_service  # noqa: E402
 from workbench import redact  # noqa: E402
 
 SIZES = {"60 KB": 60_000, "1 MB": 1_000_000, "10 MB": 10_000_000}
@@ -61,20 +60,7 @@ def dense(size: int) -> str:
 
 def before_module(ref: str) -> ModuleType:
     """``ref``'s ``workbench/redact.py`` (stdlib-only), imported as ``redact_before``."""
-    source = subprocess.run(
-        ["git", "-C", str(ROOT), "show", f"{ref}:workbench/redact.py"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    where = Path(tempfile.mkdtemp(prefix="wb-redact-before-")) / "redact_before.py"
-    where.write_text(source, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("redact_before", where)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return module_at(ref, "workbench/redact.py", "redact_before")
 
 
 def _timed_child(ref: str, kind: str, size: int, out: SimpleQueue[float]) -> None:

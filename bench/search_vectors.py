@@ -44,7 +44,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import free_port, progress, start_service, stop_service  # noqa: E402
+from bench.harness import free_port, module_at, progress, start_service, stop_service  # noqa: E402
 from workbench.recall import vectors  # noqa: E402
 from workbench.store.connection import atomic  # noqa: E402
 from workbench.store.database import Store  # noqa: E402
@@ -134,24 +134,7 @@ def _rss_mb(pid: int | str = "self") -> float:
 
 def before_module(ref: str) -> Any:
     """Main's ``vectors`` module (``git show ref:…``), imported under another name."""
-    import importlib.util
-
-    source = subprocess.run(
-        ["git", "-C", str(ROOT), "show", f"{ref}:workbench/recall/vectors.py"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    where = Path(tempfile.mkdtemp(prefix="wb-before-")) / "vectors_before.py"
-    where.write_text(source, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("vectors_before", where)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["vectors_before"] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    shutil.rmtree(where.parent, ignore_errors=True)
-    return module
+    return module_at(ref, "workbench/recall/vectors.py", "vectors_before")
 
 
 # ----- 1. growth, in-process ------------------------------------------------------------------

@@ -12,17 +12,9 @@ import pytest
 
 from tests import analytics_data
 from tests.conftest import Service
+from workbench.knowledge.reports import REPORTS
 
-ROUTES = (
-    "economics",
-    "types",
-    "activity",
-    "files",
-    "concepts",
-    "cooccurrence",
-    "sessions",
-    "roi",
-)
+ROUTES = REPORTS  # every /api/stats/<report>
 
 
 @pytest.fixture

@@ -58,6 +58,7 @@ from tests.fuzz_strategies import (
     sweep,
     texts,
 )
+from workbench.knowledge.reports import REPORTS
 from workbench.platforms import PLATFORM_SOURCES
 from workbench.recall.search_query import LEGACY_NAMES, SearchQuery
 from workbench.redact import redact_value
@@ -578,16 +579,7 @@ def test_a_body_that_is_not_utf8_is_a_415_and_keeps_nothing(
     assert marker_found(svc.data_dir) == []
 
 
-STATS_REPORTS = (
-    "economics",
-    "types",
-    "activity",
-    "files",
-    "concepts",
-    "cooccurrence",
-    "sessions",
-    "roi",
-)
+STATS_REPORTS = REPORTS  # every /api/stats/<report>
 stats_params = st.dictionaries(
     st.sampled_from(["project", "since", "until", "platform_source", "by", "limit"]),
     st.one_of(texts, st.integers(-5, 2000).map(str), st.sampled_from(["2026-12-01", "day"])),

@@ -40,22 +40,14 @@ from workbench import spool
 from workbench.cli.main import app
 from workbench.errors import InvalidInput
 from workbench.knowledge.corpus_filter import parse_limit
+from workbench.knowledge.reports import REPORTS
 from workbench.locate import project_from_cwd
 from workbench.pidfile import read_pid
 from workbench.recall.search import MAX_OFFSET
 
 TOO_BIG = [2**63, -(2**63) - 1, 2**70]
 LONG_NAME = "x" * 300  # one path component over the 255-byte NAME_MAX
-STATS_ROUTES = [
-    "economics",
-    "types",
-    "activity",
-    "files",
-    "concepts",
-    "cooccurrence",
-    "sessions",
-    "roi",
-]
+STATS_ROUTES = list(REPORTS)  # every /api/stats/<report>
 
 
 @pytest.fixture(scope="module")
