@@ -13,6 +13,7 @@ Modules:
 - ``ingest``    accepting one hook event: redact, skip rules, dedup, append, enqueue
 - ``derive``    events → observations and summaries (the worker, and recompress)
 - ``forget``    forgetting observations: delete, scrub sources and spool copies, purge the file
+- ``forget_words`` a forgotten observation's own words, and their copies in its summaries
 - ``claude_settings`` merge our hooks into Claude Code settings.json and take them out
 - ``compress/`` turning events into observations and summaries (offline rules or Claude)
 - ``client``    the small HTTP client the CLI uses to talk to the service

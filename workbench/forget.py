@@ -118,8 +118,18 @@ def forget(conn: sqlite3.Connection, spool_dir: Path, ids: list[int]) -> ForgetR
     for key in keys:
         report.spool_files.extend(remove_spool_copies(spool_dir, key))
     if report.deleted or report.scrubbed_event_ids or report.spool_files:
-        report.purge = deletions.purge(conn)
-        report.cleaned.append(Copy("search index and database file", ["merged, vacuumed"]))
+        report.purge = purge = deletions.purge(conn)
+        place = "search index and database file"
+        if purge.vacuumed and purge.wal_truncated:
+            report.cleaned.append(Copy(place, ["FTS merged", "VACUUM", "WAL truncated"]))
+        else:
+            report.not_cleaned.append(
+                Copy(
+                    place,
+                    ["FTS merged"],
+                    "another connection held the file; the next forget's purge finishes it",
+                )
+            )
     return report
 
 

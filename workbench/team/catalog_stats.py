@@ -32,6 +32,7 @@ from typing import Any
 from workbench.errors import WorkbenchError
 
 NAME = "workbench_no_text_stats_v1"
+LOCK_KEY = 0x776F726B62656E63  # "workbenc": the install's advisory lock
 STATS_TABLES = ("ducklake_file_column_stats", "ducklake_table_column_stats")
 # DuckLake column types whose min/max are numbers or instants, never words.
 KEPT_TYPES = (
@@ -88,7 +89,10 @@ def ensure(con: Any, lake: str) -> None:
     try:
         if installed(con, lake):
             return
-        statements = [_FUNCTION]
+        # Two first publishers may install at once: PostgreSQL refuses concurrent
+        # CREATE OR REPLACE FUNCTION ("tuple concurrently updated"), so the install takes a
+        # transaction-scoped advisory lock first; the second one then redoes the same install.
+        statements = [f"SELECT pg_advisory_xact_lock({LOCK_KEY})", _FUNCTION]
         for table in STATS_TABLES:
             statements += [
                 f"DROP TRIGGER IF EXISTS {NAME} ON {table}",
