@@ -23,7 +23,7 @@ from workbench.compress.base import build_compressor
 from workbench.derive import Derived
 from workbench.forget import ForgetReport, forget
 from workbench.ingest import Ingestor
-from workbench.knowledge import duck
+from workbench.knowledge import duck, forget_copies
 from workbench.knowledge.agent import KnowledgeAgent
 from workbench.knowledge.report_process import ReportProcess
 from workbench.pidfile import PidFile
@@ -218,6 +218,8 @@ class Runtime:
         """Forget observations for good (``workbench.forget``), then wake the indexer (its
         next pass drops their vectors and cached embeddings) and tell live pages."""
         report = forget(self.store.conn, self.settings.spool_dir, ids)
+        if report.deleted:
+            forget_copies.record(report, self.settings)
         if report.deleted and self.indexer is not None:
             self.indexer.notify()
         for gone in report.deleted:

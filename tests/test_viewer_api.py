@@ -241,7 +241,7 @@ def test_a_deleted_observation_is_never_derived_again(service: Service):
     assert len(titles) == 1
 
 
-def test_delete_names_the_corpora_that_still_hold_it_and_rebuild_drops_it(service: Service):
+def test_delete_takes_it_out_of_the_corpora_that_held_it(service: Service):
     obs_id = save(service, "corpus member to delete", project="corpus-p")
     save(service, "corpus member to keep", project="corpus-p")
     status, built = service.post("/api/corpus", {"name": "hygiene", "project": "corpus-p"})
@@ -250,11 +250,17 @@ def test_delete_names_the_corpora_that_still_hold_it_and_rebuild_drops_it(servic
 
     status, body = request(service, "DELETE", f"/api/observation/{obs_id}")
     assert status == 200
-    assert body["corpora"] == ["hygiene"]
+    assert body["corpora"] == []  # none still holds it: forget rewrote the corpus
+    assert {"place": "corpora", "items": ["hygiene"], "howToRemove": None} in body["copies"][
+        "cleaned"
+    ]
+    status, shown = service.get("/api/corpus/hygiene")
+    assert status == 200, shown
+    assert shown["stats"]["observation_count"] == 1
     status, rebuilt = service.post("/api/corpus/hygiene/rebuild", {})
     assert status == 200, rebuilt
     assert rebuilt["stats"]["observation_count"] == 1
-    assert rebuilt["removed"] == 1
+    assert rebuilt["removed"] == 0
 
 
 def test_delete_removes_the_vector_and_its_cached_embedding(make_service, data_dir: Path):

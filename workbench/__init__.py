@@ -13,6 +13,7 @@ Modules:
 - ``ingest``    accepting one hook event: redact, skip rules, dedup, append, enqueue
 - ``derive``    events → observations and summaries (the worker, and recompress)
 - ``forget``    forgetting observations: delete, scrub sources and spool copies, purge the file
+- ``forget_words`` a forgotten observation's own words, and their copies in its summaries
 - ``claude_settings`` merge our hooks into Claude Code settings.json and take them out
 - ``config_file``     an agent's config file: regular files only, symlinks kept, locked, atomic
 - ``exact_json``      JSON read and written back with every number spelled as it was

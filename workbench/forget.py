@@ -7,9 +7,16 @@ tombstone, source event scrubbed, one transaction); then every spool copy of a s
 overwritten with zeros and removed; then one ``deletions.purge`` for the whole batch (FTS merge,
 ``VACUUM``, WAL truncated), so forgetting many ids costs one rebuild of the file.
 
+The observation's own words (``forget_words``: tokens no other live observation of the project
+uses) are taken out of the summaries of its session too, before the purge, so search, the
+file and the next publish forget them; the caller (``service.runtime.Runtime.forget``) takes
+them out of corpora and knowledge-agent conversations (``knowledge.forget_copies``).
+
 The report says exactly what went: observation ids, scrubbed event ids (and the ``scrub``
-records naming them), FTS rows, spool files, and what the purge did. Vectors and cached
-embeddings are removed by the indexer's next pass (the caller wakes it).
+records naming them), FTS rows, spool files, what the purge did, and under ``copies`` every
+other place cleaned and every place it could not clean, each with how to remove what is left
+there. Vectors and cached embeddings are removed by the indexer's next pass (the caller wakes
+it). The words themselves are never echoed in the report: it is printed and logged.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench import forget_words
 from workbench.store import deletions
 from workbench.store.deletions import Deleted, Purge
 
@@ -37,6 +45,9 @@ class ForgetReport:
     scrub_record_ids: list[int] = field(default_factory=list)
     spool_files: list[str] = field(default_factory=list)
     purge: Purge | None = None
+    words: list[str] = field(default_factory=list)  # never serialised: they are the secret
+    cleaned: list[Copy] = field(default_factory=list)
+    not_cleaned: list[Copy] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -55,15 +66,39 @@ class ForgetReport:
                 "vacuumed": bool(self.purge and self.purge.vacuumed),
                 "walTruncated": bool(self.purge and self.purge.wal_truncated),
             },
+            "copies": {
+                "words": len(self.words),
+                "cleaned": [c.to_json() for c in self.cleaned],
+                "notCleaned": [c.to_json() for c in self.not_cleaned],
+            },
         }
+
+
+@dataclass(frozen=True)
+class Copy:
+    """One place holding a copy of forgotten words: cleaned, or not (then how to remove it)."""
+
+    place: str
+    items: list[str]
+    how_to_remove: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        found: dict[str, Any] = {"place": self.place, "items": self.items}
+        if self.how_to_remove is not None:
+            found["howToRemove"] = self.how_to_remove
+        return found
 
 
 def forget(conn: sqlite3.Connection, spool_dir: Path, ids: list[int]) -> ForgetReport:
     """Forget every id in ``ids`` (duplicates ignored); purge once if anything changed."""
     report = ForgetReport()
     keys: list[str] = []
+    said: list[forget_words.ForgottenText] = []
     for observation_id in dict.fromkeys(ids):
+        text = forget_words.read_text(conn, observation_id)
         gone = deletions.delete_observation(conn, observation_id)
+        if gone is not None and text is not None:
+            said.append(text)
         scrub = gone.scrub if gone is not None else None
         if gone is not None:
             report.deleted.append(gone)
@@ -79,11 +114,57 @@ def forget(conn: sqlite3.Connection, spool_dir: Path, ids: list[int]) -> ForgetR
             report.scrub_record_ids.append(scrub.record_id)
         if scrub is not None and scrub.event_key:
             keys.append(scrub.event_key)
+    keys += _forget_words(conn, said, report)
     for key in keys:
         report.spool_files.extend(remove_spool_copies(spool_dir, key))
     if report.deleted or report.scrubbed_event_ids or report.spool_files:
-        report.purge = deletions.purge(conn)
+        report.purge = purge = deletions.purge(conn)
+        place = "search index and database file"
+        if purge.vacuumed and purge.wal_truncated:
+            report.cleaned.append(Copy(place, ["FTS merged", "VACUUM", "WAL truncated"]))
+        else:
+            report.not_cleaned.append(
+                Copy(
+                    place,
+                    ["FTS merged"],
+                    "another connection held the file; the next forget's purge finishes it",
+                )
+            )
     return report
+
+
+def _forget_words(
+    conn: sqlite3.Connection, said: list[forget_words.ForgottenText], report: ForgetReport
+) -> list[str]:
+    """Take each forgotten observation's own words out of its session's summaries; list the
+    prompts that keep them. Returns the event keys of scrubbed summary sources (their spool
+    copies go too)."""
+    summaries: list[int] = []
+    prompts: list[int] = []
+    keys: list[str] = []
+    for text in said:
+        words = forget_words.distinctive_words(conn, text)
+        report.words = sorted({*report.words, *words})
+        if text.content_session_id is None:
+            continue
+        scrub = forget_words.scrub_summaries(conn, text.content_session_id, words)
+        summaries += scrub.summary_ids
+        report.scrubbed_event_ids += scrub.event_ids
+        keys += scrub.event_keys
+        prompts += forget_words.prompts_holding(conn, text.content_session_id, words)
+    if summaries:
+        report.cleaned.append(Copy("summaries", [str(i) for i in sorted(set(summaries))]))
+    if prompts:
+        report.not_cleaned.append(
+            Copy(
+                "prompts",
+                [str(i) for i in sorted(set(prompts))],
+                "your own prompts are kept as typed and no workbench command edits them; "
+                "stop the service and delete them with sqlite3 (DELETE FROM user_prompts "
+                "WHERE id IN (...)), then run workbench reindex",
+            )
+        )
+    return keys
 
 
 def remove_spool_copies(spool_dir: Path, event_key: str) -> list[str]:

@@ -151,7 +151,8 @@ def delete_observation(observation_id: ObservationIdPath, runtime: RuntimeDep) -
         **report.to_json(),
         "message": (
             f"observation {gone.id} deleted and its source scrubbed; it will not be derived "
-            "or imported again. Corpora listed here still hold it until rebuilt."
+            "or imported again. copies lists every other place that held its words: cleaned, "
+            "or not and how to remove them."
         ),
     }
 

@@ -25,6 +25,22 @@ class Purged(CamelModel):
     wal_truncated: bool
 
 
+class CopyPlace(CamelModel):
+    """One place that held a copy of forgotten words: cleaned, or not and how to remove it."""
+
+    place: str
+    items: list[str]
+    how_to_remove: str | None = None
+
+
+class Copies(CamelModel):
+    """Every other copy: ``words`` counts the observation's own words (never listed)."""
+
+    words: int
+    cleaned: list[CopyPlace]
+    not_cleaned: list[CopyPlace]
+
+
 class Forgotten(CamelModel):
     """``POST /api/observations/forget``: what went, what was not there, what was scrubbed."""
 
@@ -33,6 +49,7 @@ class Forgotten(CamelModel):
     not_found: list[int]
     scrubbed: Scrubbed
     purge: Purged
+    copies: Copies
     vectors: Literal["removing", "none"]
     corpora: list[str]
 

@@ -3,7 +3,11 @@
 Through the running service (the store's one writer), ``POST /api/observations/forget``: each
 observation's row, FTS entry, source event payload (replaced by its hash, recorded in the
 log) and spool copies go, then the database file is purged (FTS merged, VACUUM, WAL
-truncated); vectors go on the indexer's next pass. It never starts a service: forgetting is
+truncated); vectors go on the indexer's next pass. The observation's own words (those no
+other observation of the project uses) are also taken out of its session's summaries, of
+corpora and of knowledge-agent conversations; a second table lists every such place, cleaned
+or not, and for each one it could not clean (the team lake's older snapshots, your prompts,
+exports and backups) how to remove what is left. It never starts a service: forgetting is
 deliberate, and a service started only for it would stay behind.
 """
 
@@ -20,6 +24,7 @@ from workbench.cli.output import (
     key_values,
     load_settings,
     print_json,
+    table,
 )
 
 
@@ -35,7 +40,8 @@ def forget(
     data_dir: DataDirOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Forget observations: delete them, scrub their source events, purge the file.
+    """Forget observations: delete them, scrub their source events, summaries, corpora and
+    conversations of their words, purge the file; say what could not be cleaned.
 
     Needs the service: when none runs for this data dir, a temporary one is started for this
     command and stopped after it. The data dir must exist (it is never created here).
@@ -63,6 +69,18 @@ def forget(
                 ("vectors", report["vectors"]),
                 ("file purged", "yes" if purge["vacuumed"] and purge["walTruncated"] else "no"),
                 ("corpora to rebuild", ", ".join(report["corpora"]) or "none"),
+            ],
+        )
+        copies = report["copies"]
+        table(
+            f"copies of its words ({copies['words']} words only it used)",
+            ["place", "state", "which / how to remove"],
+            [
+                *((c["place"], "cleaned", ", ".join(c["items"])) for c in copies["cleaned"]),
+                *(
+                    (c["place"], "NOT cleaned", "; ".join([*c["items"], c["howToRemove"]]))
+                    for c in copies["notCleaned"]
+                ),
             ],
         )
     if report["notFound"]:

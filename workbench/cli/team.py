@@ -258,6 +258,12 @@ def maintain(
         ("snapshots kept", f"{report.oldest_snapshot} to {report.newest_snapshot}"),
         ("Parquet before", usage(report.parquet_before)),
         ("Parquet after", usage(report.parquet_after)),
+        (
+            "catalog statistics rewritten",
+            "skipped (dry run)"
+            if dry_run
+            else ("yes" if report.catalog_vacuumed else "no: PostgreSQL refused VACUUM FULL"),
+        ),
     ]
     table("team lake maintenance" + (" (dry run)" if dry_run else ""), ["step", "result"], rows)
 

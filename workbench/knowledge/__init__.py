@@ -21,5 +21,6 @@ Modules:
 - ``conversations``  agent conversations, one JSON file each under the data dir
 - ``prompts``   prompt text and the fencing of untrusted observation content
 - ``atomic``    JSON files written atomically (corpora, conversations)
+- ``forget_copies``  forgetting reaches corpora (rewritten) and conversations (redacted)
 - ``evaluate``  recall evaluation on a person's own history
 """

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from workbench.knowledge.prompts import fence_corpus
+from workbench.knowledge.prompts import fence_corpus, system_prompt
 
 if TYPE_CHECKING:
     from workbench.knowledge.corpus import Corpus, CorpusObservation
@@ -92,9 +92,22 @@ def corpus_text(corpus: Corpus) -> str:
 
 
 def system_blocks(corpus: Corpus) -> list[dict[str, Any]]:
-    """The ``system`` parameter: instructions, then the fenced corpus marked for caching."""
+    """The ``system`` parameter: instructions, then the fenced corpus marked for caching.
+
+    The instructions are made again from the corpus's fields rather than read from its stored
+    ``system_prompt``: a corpus built by an older release stored its description outside
+    the untrusted-data fence.
+    """
+    instructions = system_prompt(
+        name=corpus.name,
+        description=corpus.description,
+        filter_line=corpus.filter.describe(),
+        count=corpus.stats.observation_count,
+        earliest=corpus.stats.date_range.earliest,
+        latest=corpus.stats.date_range.latest,
+    )
     return [
-        {"type": "text", "text": corpus.system_prompt},
+        {"type": "text", "text": instructions},
         {"type": "text", "text": corpus_text(corpus), "cache_control": dict(CACHE_CONTROL)},
     ]
 

@@ -39,6 +39,7 @@ from workbench.store import events
 from workbench.store.connection import atomic
 from workbench.store.events import Scrub
 from workbench.store.observations import content_hash
+from workbench.store.schema import FTS_TABLES
 
 
 @dataclass(frozen=True)
@@ -140,7 +141,10 @@ def purge(conn: sqlite3.Connection) -> Purge:
     conn.execute("PRAGMA secure_delete = ON")
     try:
         with atomic(conn):
-            conn.execute("INSERT INTO observations_fts (observations_fts) VALUES ('optimize')")
+            # Every index, not only the observations': forget also rewrites summaries
+            # (``workbench.forget_words``), whose old tokens linger in their own segments.
+            for fts in FTS_TABLES:
+                conn.execute(f"INSERT INTO {fts} ({fts}) VALUES ('optimize')")
         try:
             conn.execute("VACUUM")
             vacuumed = True

@@ -3,6 +3,7 @@
 - ``location``    the catalog URL, data path and author id: checks (stdlib, used by settings)
 - ``lake``        a DuckDB connection with the DuckLake + postgres extensions loaded from their
                   PyPI packages and the lake attached; the lake's tables
+- ``catalog_stats`` a catalog trigger that keeps text out of DuckLake's column statistics
 - ``s3``          an ``s3://`` data path: httpfs and a temporary secret from the ``AWS_*`` variables
 - ``local_rows``  reads sessions, observations, summaries and tombstones from the SQLite store,
                   re-redacted, with their content hashes

@@ -23,6 +23,9 @@ author and the published fields: publishing twice adds nothing) and its ``platfo
 written in the same transaction as the rows they cover (see ``workbench/team/publish.py``).
 Every table also has ``machine_id`` (``ADDED_COLUMNS``: added to an older lake when opened).
 ``publish_locks`` (``LOCK_TABLE``) makes two publishing runs of one author conflict.
+
+A writer's connection (``create_tables``) first makes sure the catalog keeps no text in its
+column statistics (``catalog_stats.ensure``): forgetting must be able to reach every copy.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import MissingDependency, WorkbenchError
-from workbench.team import s3
+from workbench.team import catalog_stats, s3
 from workbench.team.location import conninfo
 
 if TYPE_CHECKING:
@@ -175,6 +178,8 @@ def connect(
                 "PGPASSWORD or ~/.pgpass"
             ) from None
         if create_tables:
+            # Before any row is written: the catalog must not keep words of it as statistics.
+            catalog_stats.ensure(con, LAKE)
             _create_missing_tables(con)
             _add_missing_columns(con)
     except BaseException:

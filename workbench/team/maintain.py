@@ -22,6 +22,10 @@ gap with the steps DuckLake's own ``CHECKPOINT`` bundles
 5. ``ducklake_delete_orphaned_files``: files no snapshot ever referenced (a publisher killed
    mid-run) older than ``ORPHAN_MIN_AGE_S``, whatever the retention: a younger one may belong
    to a publish still under way.
+6. The catalog's column statistics: the guard that keeps text out of them is installed if
+   missing (``catalog_stats.ensure``, which blanks what an older release stored), and both
+   statistics tables are rewritten (``VACUUM FULL``) so no old row version keeps a word of a
+   forgotten memory in PostgreSQL's table files.
 
 ``dry_run`` lists the snapshots and files steps 1, 4 and 5 would remove and changes nothing
 (steps 2 and 3 have no dry run in DuckLake, so they are skipped). The steps commit one by one;
@@ -36,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import WorkbenchError
-from workbench.team import lake
+from workbench.team import catalog_stats, lake
 from workbench.team.duration import parse_seconds
 
 if TYPE_CHECKING:
@@ -67,6 +71,7 @@ class MaintainReport:
     newest_snapshot: int | None = None
     parquet_before: tuple[int, int] | None = None  # (files, bytes) under the data path
     parquet_after: tuple[int, int] | None = None
+    catalog_vacuumed: bool = False  # step 6 rewrote the statistics tables
 
     def to_json(self) -> dict[str, Any]:
         def files(pair: tuple[int, int] | None) -> dict[str, int] | None:
@@ -85,6 +90,7 @@ class MaintainReport:
             "newestSnapshot": self.newest_snapshot,
             "parquetBefore": files(self.parquet_before),
             "parquetAfter": files(self.parquet_after),
+            "catalogVacuumed": self.catalog_vacuumed,
         }
 
 
@@ -122,6 +128,9 @@ def maintain(settings: Settings, *, older_than_s: float, dry_run: bool = False) 
             report.parquet_before = parquet_usage(data, con)
             _steps(con, report, older_than_s, dry_run)
             report.parquet_after = parquet_usage(data, con)
+            if not dry_run:
+                catalog_stats.ensure(con, lake.LAKE)
+                report.catalog_vacuumed = catalog_stats.vacuum(con, lake.LAKE)
         except duckdb.IOException as exc:  # the data path: S3 down, no bucket, disk full
             raise lake.storage_error(data, exc) from None
         except duckdb.TransactionException as exc:
