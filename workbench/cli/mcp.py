@@ -33,7 +33,6 @@ def mcp(
     Claude Code runs this itself once `workbench install` has registered it; run it by hand
     only to debug (it speaks JSON-RPC on stdin/stdout).
     """
-    from workbench.mcp_server.server import run
-    from workbench.settings import load_settings
+    from workbench.mcp_server.front import serve
 
-    run(load_settings(data_dir), start=start)
+    serve(str(data_dir) if data_dir is not None else None, start)
