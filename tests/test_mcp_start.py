@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import signal
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +64,7 @@ def test_handshake_tools_list_and_ping_are_answered_without_loading_the_sdk(
         assert client.reply(3)["result"] == {}
     finally:
         assert client.close() == 0
-    loaded = imported(client.stderr())
+    loaded = imported(client.stderr_at_exit())
     assert "workbench" in loaded  # the report is there
     assert loaded.isdisjoint(HEAVY), sorted(loaded & set(HEAVY))
 
@@ -89,7 +88,7 @@ def test_the_first_tool_call_loads_the_sdk_which_serves_the_rest(data_dir: Path)
         assert client.reply(5)["result"]["tools"] == client.reply(2)["result"]["tools"]
     finally:
         assert client.close() == 0
-    assert "mcp" in imported(client.stderr())
+    assert "mcp" in imported(client.stderr_at_exit())
     assert client.count("workbench-front-replayed-initialize") == 0  # the replay stays inside
 
 
@@ -132,6 +131,23 @@ def test_sigint_stops_the_server_at_once_without_a_traceback(after: str, data_di
         if client.proc.poll() is None:
             client.proc.kill()
             client.proc.wait()
-    time.sleep(0.1)  # let the stderr drain thread read the last lines
-    assert code in (0, 130), client.stderr()
-    assert "Traceback" not in client.stderr()
+    assert code in (0, 130), client.stderr_at_exit()
+    assert "Traceback" not in client.stderr_at_exit()
+
+
+def test_a_server_that_cannot_load_says_why_and_exits_instead_of_hanging(data_dir: Path) -> None:
+    """Bad settings used to stop ``workbench mcp`` at start; now they surface at the first
+    tool call, which must not leave the client waiting for a reply that never comes."""
+    env = base_env(data_dir, free_port(), WORKBENCH_EMBEDDER="bogus")
+    client = RawClient([sys.executable, "-m", "workbench", "mcp", "--no-start"], env, ROOT)
+    try:
+        client.initialize()
+        client.send({"id": 2, "method": "tools/call", "params": {"name": "workflow"}})
+        code = client.proc.wait(timeout=120)  # stdin stays open: the server ends by itself
+    finally:
+        if client.proc.poll() is None:
+            client.proc.kill()
+            client.proc.wait()
+    assert code == 1
+    assert "workbench mcp: the server stopped" in client.stderr_at_exit()
+    assert "embedder" in client.stderr_at_exit()
