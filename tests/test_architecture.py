@@ -2,9 +2,9 @@
 
 - ``workbench/`` never imports ``service/`` or ``hooks/``: the library sits below both.
 - ``hooks/`` import only the standard library and ``workbench.locate``/``spool``/``redact``/
-  ``spawn``, checked transitively, including the package ``__init__`` files a submodule import runs:
-  a hook pays for every module it loads, on every tool call.
-- Those four workbench modules (and ``workbench/__init__.py``) are stdlib-only.
+  ``spawn``/``own_tools``, checked transitively, including the package ``__init__`` files a
+  submodule import runs: a hook pays for every module it loads, on every tool call.
+- Those five workbench modules (and ``workbench/__init__.py``) are stdlib-only.
 - Heavy libraries are imported at module level only by the one module that wraps each
   (``HEAVY_ALLOWLIST``); everywhere else they are imported inside the function that needs them,
   so hooks and ``workbench --help`` stay fast.
@@ -23,7 +23,13 @@ import pytest
 from tests.conftest import ROOT
 
 PACKAGES = ("workbench", "service", "hooks")
-HOOK_ALLOWED = {"workbench.locate", "workbench.spool", "workbench.redact", "workbench.spawn"}
+HOOK_ALLOWED = {
+    "workbench.locate",
+    "workbench.spool",
+    "workbench.redact",
+    "workbench.spawn",
+    "workbench.own_tools",
+}
 HEAVY = {
     "faiss",
     "sentence_transformers",

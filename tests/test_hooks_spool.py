@@ -124,11 +124,11 @@ def test_runs_without_site_packages_from_any_cwd(
 def test_runs_from_an_installed_layout_with_only_the_stdlib_modules(
     tmp_path: Path, data_dir: Path, down_env: dict[str, str]
 ) -> None:
-    """hooks/ and the three stdlib-only workbench modules side by side, nothing else."""
+    """hooks/ and the stdlib-only workbench modules they import side by side, nothing else."""
     site = tmp_path / "site-packages"
     shutil.copytree(HOOKS_DIR, site / "hooks", ignore=shutil.ignore_patterns("__pycache__"))
     (site / "workbench").mkdir()
-    for name in ("__init__.py", "locate.py", "spool.py", "redact.py"):
+    for name in ("__init__.py", "locate.py", "spool.py", "redact.py", "own_tools.py"):
         shutil.copyfile(ROOT / "workbench" / name, site / "workbench" / name)
     for name in ("user_prompt_submit_private", "post_tool_use_edit", "session_end"):
         payload = load_payload(name)
