@@ -3,10 +3,12 @@
 An agent starts the MCP server at every session and probes it with ``initialize``; Claude
 Code gives up on the probe after a short wait (issue 20, item 2). Each run starts a fresh
 ``python -m workbench mcp --no-start`` (what ``workbench install`` registers), sends
-``initialize``, then ``notifications/initialized`` and ``tools/list``, and times each reply
-from the moment the process was spawned. "before" is the same command run on another
-commit's code (``git archive`` of ``--before-ref`` unpacked into a temporary folder and put
-first on ``PYTHONPATH``), in the same run, alternating with "after" so load hits both alike.
+``initialize``, then ``notifications/initialized``, ``tools/list`` and one tool call
+(``workflow``, which needs no service), and times each reply from the moment the process was
+spawned (the first tool call is where the SDK now loads). "before" is the same command run
+on another commit's code (``git archive`` of ``--before-ref`` unpacked into a temporary
+folder and put first on ``PYTHONPATH``), in the same run, alternating with "after" so load
+hits both alike.
 
 Figures, never assertions. Usage::
 
@@ -42,8 +44,8 @@ INITIALIZE = {
 }
 
 
-def one_start(code_root: Path, data_dir: Path) -> tuple[float, float]:
-    """Seconds from spawn to the ``initialize`` reply, and to the ``tools/list`` reply."""
+def one_start(code_root: Path, data_dir: Path) -> tuple[float, float, float]:
+    """Seconds from spawn to the ``initialize``, ``tools/list`` and first tool call replies."""
     env = hook_env(data_dir, free_port(), PYTHONPATH=str(code_root))
     started = time.perf_counter()
     proc = subprocess.Popen(
@@ -66,13 +68,18 @@ def one_start(code_root: Path, data_dir: Path) -> tuple[float, float]:
         proc.stdin.flush()
         json.loads(proc.stdout.readline())
         listed = time.perf_counter() - started
+        call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "workflow"}}
+        proc.stdin.write(json.dumps(call).encode() + b"\n")
+        proc.stdin.flush()
+        json.loads(proc.stdout.readline())
+        called = time.perf_counter() - started
         proc.stdin.close()
         proc.wait(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    return initialized, listed
+    return initialized, listed, called
 
 
 def unpack(ref: str, into: Path) -> Path:
@@ -93,16 +100,16 @@ def main() -> None:
         sides = {"before": unpack(args.before_ref, Path(tmp)), "after": ROOT}
         data_dir = Path(tmp) / "data"
         data_dir.mkdir()
-        figures: dict[str, list[tuple[float, float]]] = {name: [] for name in sides}
+        figures: dict[str, list[tuple[float, float, float]]] = {name: [] for name in sides}
         for _ in range(args.runs):
             for name, root in sides.items():
                 figures[name].append(one_start(root, data_dir))
     print(f"median of {args.runs} fresh starts (before = {args.before_ref}, after = this tree)")
-    print(f"{'':8}{'initialize (s)':>16}{'tools/list (s)':>16}")
+    columns = ["initialize (s)", "tools/list (s)", "first call (s)"]
+    print(f"{'':8}" + "".join(f"{c:>16}" for c in columns))
     for name, runs in figures.items():
-        init = statistics.median(r[0] for r in runs)
-        listed = statistics.median(r[1] for r in runs)
-        print(f"{name:8}{init:16.3f}{listed:16.3f}")
+        medians = [statistics.median(r[i] for r in runs) for i in range(len(columns))]
+        print(f"{name:8}" + "".join(f"{m:16.3f}" for m in medians))
 
 
 if __name__ == "__main__":
