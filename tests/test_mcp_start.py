@@ -19,6 +19,7 @@ import pytest
 
 from tests.conftest import ROOT, base_env, free_port
 from tests.mcp_stdio import RawClient
+from workbench.mcp_server.front import LISTS
 from workbench.mcp_server.handshake import sdk_replies
 
 HEAVY = ["mcp", "mcp_types", "pydantic", "pydantic_settings", "httpx", "anyio", "typer"]
@@ -62,6 +63,8 @@ def test_handshake_tools_list_and_ping_are_answered_without_loading_the_sdk(
         assert "save_memory" in {t["name"] for t in client.reply(2)["result"]["tools"]}
         client.send({"id": 3, "method": "ping"})
         assert client.reply(3)["result"] == {}
+        client.send({"id": 4, "method": "resources/list"})
+        assert client.reply(4)["result"] == {"resources": []}
     finally:
         assert client.close() == 0
     loaded = imported(client.stderr_at_exit())
@@ -103,14 +106,14 @@ def test_the_fast_answers_are_the_sdk_servers_own(
     requests = [
         initialize(version, 1),
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        *[{"jsonrpc": "2.0", "id": n, "method": method} for n, method in enumerate(LISTS, 2)],
     ]
     expected = sdk_replies(requests, env)
     client = RawClient([sys.executable, "-m", "workbench", "mcp", "--no-start"], env, ROOT)
     try:
         for request in requests:
             client.send_line(json.dumps(request).encode())
-        got = [client.reply(1), client.reply(2)]
+        got = [client.reply(n) for n in range(1, len(LISTS) + 2)]
     finally:
         client.close()
     assert got == expected, "stale: run `python -m workbench.mcp_server.handshake`"

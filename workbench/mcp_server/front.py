@@ -10,6 +10,7 @@ own replies, kept current by a test):
 - ``initialize``: the SDK's result, with the protocol version negotiated as the SDK does
   (the client's if it is a handshake version, else the latest one);
 - ``tools/list``: the SDK's tool list, with this session's project in ``save_memory``;
+- ``prompts/list``, ``resources/list``, ``resources/templates/list``: the SDK's (empty) lists;
 - ``ping``: ``{}``.
 
 Any other line (a tool call, a malformed line, any method it does not know) starts the real
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
 SNAPSHOT = Path(__file__).with_name("handshake.json")
 PROJECT_MARK = "@@workbench-project@@"  # where the project goes in the snapshot's tool list
 REPLAY_ID = "workbench-front-replayed-initialize"
+# What agents list at start (Gemini CLI and Codex ask for prompts and resources too).
+LISTS = ("tools/list", "prompts/list", "resources/list", "resources/templates/list")
 INITIALIZED = b'{"jsonrpc": "2.0", "method": "notifications/initialized"}'
 
 
@@ -79,6 +82,7 @@ class Front:
         self._lock = threading.Lock()
         self._data_dir, self._start = data_dir, start
         self._snapshot: dict[str, Any] | None = None
+        self._unusable = False  # the snapshot failed once: the SDK answers everything
         self._initialize: bytes | None = None
         self._initialized: bytes | None = None
         self._held: list[bytes] = []
@@ -106,7 +110,13 @@ class Front:
             if self._lines is not None:
                 self._lines.put(raw)
                 return
-            if self._answered_here(raw):
+            try:
+                answered = self._answered_here(raw)
+            except (LookupError, TypeError, ValueError, AttributeError) as exc:
+                # A snapshot of another shape (an older handshake.json): the SDK answers.
+                sys.stderr.write(f"workbench mcp: handshake.json unusable ({exc!r})\n")
+                self._unusable, answered = True, False
+            if answered:
                 return
             self._held.append(raw)
             self._take_over()
@@ -147,18 +157,21 @@ class Front:
             asked = params["protocolVersion"]
             versions = snapshot["handshake_versions"]
             chosen = asked if asked in versions else versions[-1]
-            self._initialize = raw
             self._answer(request_id, {**snapshot["initialize"], "protocolVersion": chosen})
+            self._initialize = raw
             return True
-        if method == "tools/list" and self._initialize is not None and not message.get("params"):
-            tools = json.dumps(snapshot["tools"]).replace(
-                PROJECT_MARK, _json_inner(current_project())
-            )
-            self._answer(request_id, {"tools": json.loads(tools)})
+        listed = snapshot["lists"].get(method) if isinstance(method, str) else None
+        if listed is not None and self._initialize is not None and not message.get("params"):
+            text = json.dumps(listed)
+            if PROJECT_MARK in text:
+                text = text.replace(PROJECT_MARK, _json_inner(current_project()))
+            self._answer(request_id, json.loads(text))
             return True
         return False
 
     def _snapshot_or_none(self) -> dict[str, Any] | None:
+        if self._unusable:
+            return None
         if self._snapshot is None:
             try:
                 self._snapshot = json.loads(SNAPSHOT.read_text("utf-8"))

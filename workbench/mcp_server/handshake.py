@@ -4,7 +4,8 @@ Run ``python -m workbench.mcp_server.handshake`` after changing a tool, its sche
 server's instructions (tests/test_mcp_start.py fails, naming this command, while the file is
 stale). It starts the SDK server as it ran before ``front`` (``python -m
 workbench.mcp_server``) with ``CLAUDE_PROJECT_DIR`` naming a project called
-``front.PROJECT_MARK``, sends ``initialize`` and ``tools/list``, and keeps their results:
+``front.PROJECT_MARK``, sends ``initialize`` and the ``front.LISTS`` requests (``tools/list``
+and the empty prompt and resource lists agents ask for at start), and keeps their results:
 ``front`` puts the session's own project back in place of the mark.
 """
 
@@ -17,7 +18,7 @@ import sys
 import tempfile
 from typing import Any
 
-from workbench.mcp_server.front import PROJECT_MARK, SNAPSHOT
+from workbench.mcp_server.front import LISTS, PROJECT_MARK, SNAPSHOT
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -71,14 +72,16 @@ def take() -> dict[str, Any]:
             "CLAUDE_PROJECT_DIR": os.path.join(home, PROJECT_MARK),
         }
         initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
-        first, tools = sdk_replies([INITIALIZE, initialized, listing], env)
+        listings = [
+            {"jsonrpc": "2.0", "id": n, "method": method} for n, method in enumerate(LISTS, 2)
+        ]
+        first, *lists = sdk_replies([INITIALIZE, initialized, *listings], env)
     result = dict(first["result"])
     result.pop("protocolVersion")
     return {
         "handshake_versions": list(HANDSHAKE_PROTOCOL_VERSIONS),
         "initialize": result,
-        "tools": tools["result"]["tools"],
+        "lists": {method: reply["result"] for method, reply in zip(LISTS, lists, strict=True)},
     }
 
 
