@@ -67,7 +67,11 @@ def _request(raw: bytes) -> dict[str, Any] | None:
 
 
 def current_project() -> str:
-    """``recall_tools.current_project``, without importing the SDK."""
+    """The project of this session: Claude Code's project dir, else the server's cwd.
+
+    Here, stdlib only, so ``front`` fills it into the tool list without the SDK;
+    ``recall_tools`` uses the same function.
+    """
     from workbench.locate import project_from_cwd
 
     return project_from_cwd(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
