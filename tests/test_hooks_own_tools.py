@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from hooks.post_tool_use import ROUTE
 from tests.agent_hooks import db_rows, run_as_agent, script_argv
 from tests.conftest import ROOT, base_env
 from tests.hook_harness import Recorder
-from workbench import own_tools
+from workbench import own_tools, spool
 
 CWD = "/home/dev/code/acme-api"
 SESSION = "own-tools-session"
@@ -131,6 +132,21 @@ def test_the_service_drops_them_too_for_old_hooks_and_spooled_events(make_servic
         assert answer["status"] == "skipped", answer
         assert tool in answer["reason"], answer
         assert "not memories" in answer["reason"], answer
+    assert events_of(svc, "observation") == []
+
+
+def test_a_spooled_call_of_our_tool_from_an_old_hook_is_dropped_at_replay(
+    make_service: Any,
+) -> None:
+    svc = make_service()
+    body = {"contentSessionId": SESSION, "tool_name": "mcp__workbench__search", "cwd": CWD}
+    envelope = spool.Envelope(
+        spool.new_event_key(), ROUTE, body, hook="PostToolUse", spooled_at_ns=time.time_ns()
+    )
+    spool.write(svc.data_dir / "spool", envelope)
+    status, report = svc.post("/api/spool/replay", {})
+    assert status == 200, report
+    assert list((svc.data_dir / "spool").glob("*.json")) == [], report
     assert events_of(svc, "observation") == []
 
 
