@@ -4,7 +4,9 @@ This runs after every tool call (matcher ``*``), so it is the hot path of the wh
 only redacts and posts; skip rules, size limits and compression are the service's job, done
 once, in the process that already has everything loaded. ``<private>`` and injected-context
 blocks were stripped from every string and key of the payload when it was read
-(``_runtime.parse_input``), so nothing private is sent or spooled.
+(``_runtime.parse_input``), so nothing private is sent or spooled. A call of workbench's own
+MCP tools or of the agent's tool discovery is not posted at all (``workbench.own_tools``):
+it is never a memory, and a saved memory is stored once, by ``save_memory`` itself.
 
 Prints ``{}``. Fail-open: see ``hooks/_runtime.py``; exits 0 whatever happens.
 """
@@ -23,6 +25,7 @@ if _ROOT not in sys.path:  # the dev checkout, ``python -S``, or a non-editable 
     sys.path.insert(0, _ROOT)
 
 from hooks import _runtime  # noqa: E402
+from workbench import own_tools  # noqa: E402
 
 HOOK = "PostToolUse"
 ROUTE = "/api/sessions/observations"
@@ -48,7 +51,7 @@ def build_body(event: _runtime.HookInput) -> dict[str, Any]:
 
 def main() -> None:
     event = _runtime.read_input()
-    if event is not None:
+    if event is not None and own_tools.skip_reason(event.tool_name) is None:
         _runtime.deliver(HOOK, ROUTE, build_body(event))
     _runtime.emit()
 

@@ -74,7 +74,8 @@ class RawClient:
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
         self._stderr: list[bytes] = []
-        threading.Thread(target=self._drain_stderr, daemon=True).start()
+        self._stderr_reader = threading.Thread(target=self._drain_stderr, daemon=True)
+        self._stderr_reader.start()
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -146,6 +147,11 @@ class RawClient:
 
     def stderr(self) -> str:
         return b"".join(self._stderr).decode("utf-8", "replace")
+
+    def stderr_at_exit(self) -> str:
+        """All of stderr, once the process has exited (its pipe read to the end)."""
+        self._stderr_reader.join(timeout=30)
+        return self.stderr()
 
     def close(self) -> int:
         """Close stdin (the client is done) and wait for the server to exit."""

@@ -2,9 +2,10 @@
 
 - ``workbench/`` never imports ``service/`` or ``hooks/``: the library sits below both.
 - ``hooks/`` import only the standard library and ``workbench.locate``/``spool``/``redact``/
-  ``spawn``/``instance``, checked transitively, including the package ``__init__`` files a
-  submodule import runs: a hook pays for every module it loads, on every tool call.
-- Those five workbench modules (and ``workbench/__init__.py``) are stdlib-only.
+  ``spawn``/``instance``/``own_tools``, checked transitively, including the package
+  ``__init__`` files a submodule import runs: a hook pays for every module it loads, on every
+  tool call.
+- Those six workbench modules (and ``workbench/__init__.py``) are stdlib-only.
 - Heavy libraries are imported at module level only by the one module that wraps each
   (``HEAVY_ALLOWLIST``); everywhere else they are imported inside the function that needs them,
   so hooks and ``workbench --help`` stay fast.
@@ -29,6 +30,7 @@ HOOK_ALLOWED = {
     "workbench.redact",
     "workbench.spawn",
     "workbench.instance",
+    "workbench.own_tools",
 }
 HEAVY = {
     "faiss",

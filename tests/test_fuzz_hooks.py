@@ -76,7 +76,7 @@ from tests.fuzz_strategies import (
     render,
     texts,
 )
-from workbench import redact
+from workbench import own_tools, redact
 from workbench.platforms import PLATFORM_SOURCES
 
 HOOK_FIXTURES = FIXTURES / "hooks"
@@ -1002,3 +1002,38 @@ def test_project_identity_of_any_text_is_bounded_and_never_raises(cwd: str) -> N
     name, key = locate.project_identity(cwd)
     assert 0 < len(name) <= locate.MAX_PROJECT_CHARS
     assert 0 < len(key) <= locate.MAX_PROJECT_KEY_CHARS
+
+
+# ----- our own MCP tools, in any agent's spelling (issue 20, item 3) ----------------------------
+
+separators = st.text(alphabet="_-.:/ ", min_size=1, max_size=3)
+
+
+@st.composite
+def own_tool_spellings(draw: st.DrawFn) -> str:
+    """``[mcp<sep>]workbench<sep><tool>`` in any case, with any run of separators."""
+    tool = draw(st.sampled_from(sorted(own_tools.OWN_TOOLS)))
+    words = [*draw(st.sampled_from([[], ["mcp"], ["mcp", "plugin", "workbench"]])), "workbench"]
+    words += tool.split("_")
+    name = words[0]
+    for word in words[1:]:
+        name += draw(separators) + word
+    return "".join(ch.upper() if draw(st.booleans()) else ch for ch in name)
+
+
+@settings(max_examples=budget(300), **HOOK_SETTINGS)
+@given(name=own_tool_spellings())
+def test_any_spelling_of_our_own_tools_is_not_a_memory(name: str) -> None:
+    reason = own_tools.skip_reason(name)
+    assert reason is not None
+    assert "own MCP tool" in reason
+
+
+@settings(max_examples=budget(300), **HOOK_SETTINGS)
+@given(name=st.one_of(texts, st.builds(lambda t: "mcp__other__" + t, texts)))
+def test_another_servers_tools_and_any_text_stay_memories(name: str) -> None:
+    reason = own_tools.skip_reason(name)
+    key = own_tools.key(name)
+    if "workbench" not in key and "toolsearch" != key:
+        assert reason is None
+    assert own_tools.skip_reason("mcp__github__" + name) is None

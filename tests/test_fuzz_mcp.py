@@ -169,6 +169,61 @@ HOSTILE_LINES: list[tuple[str, bytes, str]] = [
 def test_every_hostile_line_is_answered_and_the_server_lives(
     mcp: RawClient, name: str, template: bytes, expect: str
 ) -> None:
+    assert_answered(mcp, template, expect)
+
+
+@pytest.mark.parametrize(
+    ("name", "template", "expect"), HOSTILE_LINES, ids=[h[0] for h in HOSTILE_LINES]
+)
+def test_a_hostile_line_right_after_the_fast_handshake_is_answered(
+    service: Service, name: str, template: bytes, expect: str
+) -> None:
+    """The first line after ``initialize`` meets ``front`` (no SDK yet), which hands it over."""
+    client = RawClient(
+        [sys.executable, "-m", "workbench", "mcp", "--no-start"],
+        base_env(service.data_dir, service.port),
+        ROOT,
+    )
+    try:
+        client.initialize()
+        assert_answered(client, template, expect)
+    finally:
+        assert client.close() == 0, client.stderr()[-2000:]
+    assert "Traceback" not in client.stderr()
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"protocolVersion": 20250618, "capabilities": {}, "clientInfo": {"name": "x"}},
+        {"protocolVersion": "2025-06-18", "capabilities": {}},
+        {"protocolVersion": "\ud800", "capabilities": {}, "clientInfo": {"name": "x"}},
+        {"protocolVersion": "", "capabilities": [], "clientInfo": "x"},
+        None,
+    ],
+    ids=["version-number", "no-client-info", "version-surrogate", "wrong-shapes", "no-params"],
+)
+def test_an_odd_initialize_is_answered_by_the_sdk(service: Service, params: Any) -> None:
+    """What ``front`` does not recognise as a plain handshake, the SDK answers (or refuses)."""
+    client = RawClient(
+        [sys.executable, "-m", "workbench", "mcp", "--no-start"],
+        base_env(service.data_dir, service.port),
+        ROOT,
+    )
+    try:
+        message: dict[str, Any] = {"id": "init", "method": "initialize"}
+        if params is not None:
+            message["params"] = params
+        client.send(message)
+        reply = client.reply("init", timeout=60)
+        assert "result" in reply or "error" in reply, reply
+    finally:
+        assert client.close() == 0, client.stderr()[-2000:]
+    assert "Traceback" not in client.stderr()
+
+
+def assert_answered(mcp: RawClient, template: bytes, expect: str) -> None:
+    """Send ``template`` (``{id}`` filled in); its answer is ``expect``; the server lives."""
     request_id = next(_ids)
     line = template.replace(b'"{id}"', b"{id}").replace(b"{id}", str(request_id).encode())
     nulls = mcp.count(None)

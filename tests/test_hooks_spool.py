@@ -128,7 +128,8 @@ def test_runs_from_an_installed_layout_with_only_the_stdlib_modules(
     site = tmp_path / "site-packages"
     shutil.copytree(HOOKS_DIR, site / "hooks", ignore=shutil.ignore_patterns("__pycache__"))
     (site / "workbench").mkdir()
-    for name in ("__init__.py", "locate.py", "spool.py", "redact.py", "instance.py"):
+    hook_modules = ("locate.py", "spool.py", "redact.py", "instance.py", "own_tools.py")
+    for name in ("__init__.py", *hook_modules):
         shutil.copyfile(ROOT / "workbench" / name, site / "workbench" / name)
     for name in ("user_prompt_submit_private", "post_tool_use_edit", "session_end"):
         payload = load_payload(name)

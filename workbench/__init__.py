@@ -9,6 +9,7 @@ Modules:
 - ``clock``     timestamps: ISO text plus epoch milliseconds
 - ``locate``    stdlib-only: the data dir, the service port, the project of a cwd (hooks use it)
 - ``spool``     stdlib-only: the on-disk spool of events the service could not take yet
+- ``own_tools`` stdlib-only: tool calls that are never memories (our MCP tools, tool discovery)
 - ``store/``    SQLite: connection policy, migrations, events log + queue, typed tables
 - ``ingest``    accepting one hook event: redact, skip rules, dedup, append, enqueue
 - ``derive``    events → observations and summaries (the worker, and recompress)

@@ -14,6 +14,7 @@ Skips are answered with a stated reason (``status="skipped"``) and store nothing
   unknown: ``Settings.capture_paused``);
 - an excluded project (glob list, matched on the full cwd or the project name);
 - a skipped tool (settings ``skipped_tools``);
+- workbench's own MCP tools and the agent's tool discovery (``own_tools``): never memories;
 - a private prompt, and the observations and summary that belong to it;
 - a prompt that is only a ``<task-notification>`` block.
 """
@@ -25,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from workbench import own_tools
 from workbench.clock import now_ms
 from workbench.errors import InvalidInput
 from workbench.locate import is_excluded, project_identity
@@ -276,6 +278,8 @@ class Ingestor:
         project, project_key = project_identity(cwd)
         if tool_name in self.settings.skipped_tools:
             return IngestResult("skipped", reason=f"tool {tool_name!r} is skipped")
+        if (not_memory := own_tools.skip_reason(tool_name)) is not None:
+            return IngestResult("skipped", reason=not_memory)
         if (excluded := self.exclusion(project, cwd)) is not None:
             return IngestResult("skipped", reason=excluded)
         # Claude Code's tool_use_id names the call itself, so it beats the hook's own key: a

@@ -35,7 +35,6 @@ def mcp(
     exist. Needs the service: when none runs for this data dir, a temporary one is started
     for this MCP session and stopped when it ends.
     """
-    from workbench.mcp_server.server import run
-    from workbench.settings import load_settings
+    from workbench.mcp_server.front import serve
 
-    run(load_settings(data_dir), start=start)
+    serve(str(data_dir) if data_dir is not None else None, start)

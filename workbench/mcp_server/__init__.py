@@ -1,10 +1,14 @@
 """The stdio MCP server: workbench's memory as tools for an agent (``workbench mcp``).
 
+- ``front``         ``workbench mcp``'s start: answers the handshake and ``tools/list`` from
+                    ``handshake.json`` with the stdlib only, hands over to the SDK on a tool call
+- ``handshake``     takes ``handshake.json`` from the SDK server's own replies
 - ``server``        builds the ``MCPServer``, discovers the tool modules, runs it over stdio
 - ``backend``       the tools' line to the service (HTTP): started on demand, errors as tool errors
 - ``recall_tools``  search, timeline, get_observations, save_memory, workflow (the 3-layer recall)
 - ``wire``          the stdio transport: every request line gets an answer, the loop never dies
 - ``line_check``    one raw line judged: a message to serve, or the JSON-RPC error answering it
+- ``stdio_fds``     the wire moved to private descriptors, fd 0/1 pointed away while serving
 
 Adding a group of tools is one new module here defining ``register(server, client)``, where
 ``server`` is the ``MCPServer`` and ``client`` the shared ``ServiceBackend``; ``server.py``

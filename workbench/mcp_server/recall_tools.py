@@ -12,7 +12,6 @@ the schemas, and plain annotations keep that evaluation trivially correct.
 """
 
 import json
-import os
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
@@ -20,8 +19,8 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from workbench.api_models.check import checked
-from workbench.locate import ProjectIdentity, project_identity
 from workbench.mcp_server.backend import ServiceBackend
+from workbench.mcp_server.front import current_identity, current_project
 from workbench.mcp_server.query_schema import (
     model_arguments,
     model_parameters,
@@ -75,16 +74,6 @@ price of reading a few; full records are for the handful that matter.
 Also: save_memory(text, title?) stores a note you want future sessions to find (a decision,
 a gotcha, a how-to). It is searchable at once.
 """
-
-
-def current_project() -> str:
-    """The project of this session: Claude Code's project dir, else the server's cwd."""
-    return current_identity().name
-
-
-def current_identity() -> ProjectIdentity:
-    """Name and key of this session's project (``workbench.locate.project_identity``)."""
-    return project_identity(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
 
 
 def as_text(body: Any) -> str:

@@ -8,6 +8,10 @@ stdout is the protocol channel. The transport (``wire``) points fd 1 at stderr w
 serves, so a stray ``print`` in a tool cannot corrupt the stream; before that, nothing here
 writes anything: logs go to ``<data_dir>/logs/mcp.log`` and warnings (only) to stderr, which
 Claude Code keeps in its MCP logs.
+
+``workbench mcp`` starts in ``front``, which answers the handshake without the SDK and calls
+``run_on_lines`` on the first real request; ``run`` serves stdio with the SDK from the start
+(``python -m workbench.mcp_server``, what ``front``'s snapshot is taken from).
 """
 
 from __future__ import annotations
@@ -15,13 +19,15 @@ from __future__ import annotations
 import importlib
 import logging
 import pkgutil
+import queue
+from collections.abc import Callable
 from logging.handlers import RotatingFileHandler
 from typing import Any
 
 from workbench import __version__
 from workbench.mcp_server.backend import ServiceBackend
 from workbench.mcp_server.wire import StdioServer
-from workbench.settings import Settings
+from workbench.settings import Settings, load_settings
 
 log = logging.getLogger("workbench.mcp")
 
@@ -90,6 +96,28 @@ def configure_logging(settings: Settings) -> None:
         return
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
     root.addHandler(handler)
+
+
+def run_on_lines(
+    data_dir: str | None,
+    start: bool,
+    lines: queue.Queue[bytes | None],
+    write: Callable[[bytes], None],
+) -> None:
+    """Serve the lines ``front`` hands over (it has answered the handshake) until ``None``."""
+    import anyio
+
+    settings = load_settings(data_dir)
+    configure_logging(settings)
+    server, client = build_server(settings, start=start)
+    log.info(
+        "mcp server taking over (data dir %s, service %s)", settings.data_dir, settings.base_url
+    )
+    try:
+        anyio.run(server.run_lines_async, lines, write)
+    finally:
+        client.close()
+        log.info("mcp server stopped")
 
 
 def run(settings: Settings, *, start: bool = True) -> None:

@@ -16,16 +16,17 @@ What it keeps from the SDK's transport:
   A reply that cannot be encoded (a lone surrogate in a tool's result) becomes an internal
   error for that id instead of killing the writer, and with it the server.
 
-``StdioServer`` is the ``MCPServer`` whose ``run("stdio")`` uses this transport.
+``StdioServer`` is the ``MCPServer`` whose ``run("stdio")`` uses this transport, and whose
+``run_lines_async`` serves the lines ``front`` hands over once it has answered the handshake.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager, suppress
+import queue
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -36,6 +37,7 @@ from mcp.shared.message import SessionMessage
 from pydantic_core import PydanticSerializationError
 
 from workbench.mcp_server.line_check import Refusal, judge
+from workbench.mcp_server.stdio_fds import claim
 
 log = logging.getLogger("workbench.mcp")
 
@@ -50,50 +52,84 @@ class StdioServer(MCPServer[Any]):
         async with guarded_stdio() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
+    async def run_lines_async(
+        self, lines: queue.Queue[bytes | None], write: Callable[[bytes], None]
+    ) -> None:
+        """Serve the lines ``front`` hands over (``None`` ends them), replying via ``write``."""
+
+        async def next_line() -> bytes | None:
+            return await anyio.to_thread.run_sync(lines.get)
+
+        async def write_line(line: bytes) -> None:
+            write(line)
+
+        server = self._lowlevel_server
+        async with line_streams(next_line, write_line) as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
 
 @asynccontextmanager
 async def guarded_stdio() -> AsyncIterator[
     tuple[MemoryObjectReceiveStream[Inbound], MemoryObjectSendStream[SessionMessage]]
 ]:
     """The server's two streams over this process's stdin and stdout."""
-    wire_in, restore_in = _claim(0, os.open(os.devnull, os.O_RDONLY))
-    wire_out, restore_out = _claim(1, os.dup(2))
+    wire_in, restore_in = claim(0, os.open(os.devnull, os.O_RDONLY))
+    wire_out, restore_out = claim(1, os.dup(2))
     try:
         stdin = anyio.wrap_file(os.fdopen(wire_in, "rb", closefd=False))
         stdout = anyio.wrap_file(os.fdopen(wire_out, "wb", closefd=False))
-        inbound_send, inbound = anyio.create_memory_object_stream[Inbound](0)
-        outbound, outbound_receive = anyio.create_memory_object_stream[SessionMessage](0)
-        answers = outbound.clone()
 
-        async def read() -> None:
-            async with inbound_send, answers:
-                async for raw in stdin:
-                    verdict = judge(raw)
-                    if verdict is None:
-                        continue
-                    if isinstance(verdict, Refusal):
-                        log.warning("refused a line from the client: %s", verdict.reason)
-                        if verdict.answer is not None:
-                            await answers.send(SessionMessage(verdict.answer))
-                        continue
-                    await inbound_send.send(SessionMessage(verdict))
+        async def next_line() -> bytes | None:
+            return (await stdin.readline()) or None
 
-        async def write() -> None:
-            async with outbound_receive:
-                async for message in outbound_receive:
-                    await stdout.write(encode_line(message.message))
-                    await stdout.flush()
+        async def write_line(line: bytes) -> None:
+            await stdout.write(line)
+            await stdout.flush()
 
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(read)
-            tasks.start_soon(write)
-            try:
-                yield inbound, outbound
-            finally:
-                await outbound.aclose()  # the server is done: let the writer finish
+        async with line_streams(next_line, write_line) as streams:
+            yield streams
     finally:
         restore_out()
         restore_in()
+
+
+@asynccontextmanager
+async def line_streams(
+    next_line: Callable[[], Awaitable[bytes | None]],
+    write_line: Callable[[bytes], Awaitable[None]],
+) -> AsyncIterator[
+    tuple[MemoryObjectReceiveStream[Inbound], MemoryObjectSendStream[SessionMessage]]
+]:
+    """The server's two streams over raw lines in (``None``: the end) and lines out."""
+    inbound_send, inbound = anyio.create_memory_object_stream[Inbound](0)
+    outbound, outbound_receive = anyio.create_memory_object_stream[SessionMessage](0)
+    answers = outbound.clone()
+
+    async def read() -> None:
+        async with inbound_send, answers:
+            while (raw := await next_line()) is not None:
+                verdict = judge(raw)
+                if verdict is None:
+                    continue
+                if isinstance(verdict, Refusal):
+                    log.warning("refused a line from the client: %s", verdict.reason)
+                    if verdict.answer is not None:
+                        await answers.send(SessionMessage(verdict.answer))
+                    continue
+                await inbound_send.send(SessionMessage(verdict))
+
+    async def write() -> None:
+        async with outbound_receive:
+            async for message in outbound_receive:
+                await write_line(encode_line(message.message))
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(read)
+        tasks.start_soon(write)
+        try:
+            yield inbound, outbound
+        finally:
+            await outbound.aclose()  # the server is done: let the writer finish
 
 
 def encode_line(message: types.JSONRPCMessage) -> bytes:
@@ -113,24 +149,3 @@ def encode_line(message: types.JSONRPCMessage) -> bytes:
         )
         text = error.model_dump_json(by_alias=True, exclude_unset=True)
     return text.encode("utf-8") + b"\n"
-
-
-def _claim(fd: int, diversion: int) -> tuple[int, Callable[[], None]]:
-    """Move the wire on ``fd`` to a private descriptor and point ``fd`` at ``diversion``.
-
-    Returns the private descriptor and the function that puts the wire back.
-    """
-    if sys.platform == "win32":  # pragma: no cover - the stdio wire is never diverted there
-        os.close(diversion)
-        return fd, lambda: None
-    import fcntl
-
-    wire = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
-    os.dup2(diversion, fd)
-    os.close(diversion)
-
-    def restore() -> None:
-        with suppress(OSError):
-            os.dup2(wire, fd)
-
-    return wire, restore

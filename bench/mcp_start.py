@@ -1,0 +1,116 @@
+"""How soon ``workbench mcp`` answers ``initialize`` and ``tools/list``, before vs after.
+
+An agent starts the MCP server at every session and probes it with ``initialize``; Claude
+Code gives up on the probe after a short wait (issue 20, item 2). Each run starts a fresh
+``python -m workbench mcp --no-start`` (what ``workbench install`` registers), sends
+``initialize``, then ``notifications/initialized``, ``tools/list`` and one tool call
+(``workflow``, which needs no service), and times each reply from the moment the process was
+spawned (the first tool call is where the SDK now loads). "before" is the same command run
+on another commit's code (``git archive`` of ``--before-ref`` unpacked into a temporary
+folder and put first on ``PYTHONPATH``), in the same run, alternating with "after" so load
+hits both alike.
+
+Figures, never assertions. Usage::
+
+    .venv/bin/python bench/mcp_start.py [--runs 7] [--before-ref main]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.harness import free_port, hook_env  # noqa: E402
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "0"},
+    },
+}
+
+
+def one_start(code_root: Path, data_dir: Path) -> tuple[float, float, float]:
+    """Seconds from spawn to the ``initialize``, ``tools/list`` and first tool call replies."""
+    env = hook_env(data_dir, free_port(), PYTHONPATH=str(code_root))
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "workbench", "mcp", "--no-start"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=code_root,
+    )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    try:
+        proc.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+        proc.stdin.flush()
+        json.loads(proc.stdout.readline())
+        initialized = time.perf_counter() - started
+        proc.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+        proc.stdin.write(b'{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}\n')
+        proc.stdin.flush()
+        json.loads(proc.stdout.readline())
+        listed = time.perf_counter() - started
+        call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "workflow"}}
+        proc.stdin.write(json.dumps(call).encode() + b"\n")
+        proc.stdin.flush()
+        json.loads(proc.stdout.readline())
+        called = time.perf_counter() - started
+        proc.stdin.close()
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return initialized, listed, called
+
+
+def unpack(ref: str, into: Path) -> Path:
+    """The ``workbench`` package of ``ref``, as files under ``into``."""
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", ref, "workbench"], capture_output=True, check=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--before-ref", default="main", help="the commit to compare with")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        sides = {"before": unpack(args.before_ref, Path(tmp)), "after": ROOT}
+        data_dir = Path(tmp) / "data"
+        data_dir.mkdir()
+        figures: dict[str, list[tuple[float, float, float]]] = {name: [] for name in sides}
+        for _ in range(args.runs):
+            for name, root in sides.items():
+                figures[name].append(one_start(root, data_dir))
+    print(f"median of {args.runs} fresh starts (before = {args.before_ref}, after = this tree)")
+    columns = ["initialize (s)", "tools/list (s)", "first call (s)"]
+    print(f"{'':8}" + "".join(f"{c:>16}" for c in columns))
+    for name, runs in figures.items():
+        medians = [statistics.median(r[i] for r in runs) for i in range(len(columns))]
+        print(f"{name:8}" + "".join(f"{m:16.3f}" for m in medians))
+
+
+if __name__ == "__main__":
+    main()
