@@ -205,3 +205,17 @@ def module_at(ref: str, path: str, name: str) -> ModuleType:
     finally:
         shutil.rmtree(where.parent, ignore_errors=True)
     return module
+
+
+def tree_at(ref: str) -> Path:
+    """``ref``'s whole tree in a temporary folder (``git archive``; no worktree is touched):
+    the "before" side of a bench that runs the old service beside the new one."""
+    import tempfile
+
+    where = Path(tempfile.mkdtemp(prefix="wb-before-")) / ref
+    where.mkdir()
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(where)], input=archive, check=True)
+    return where

@@ -31,17 +31,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.harness import free_port, hook_env  # noqa: E402
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "bench", "version": "0"},
-    },
-}
+from workbench.mcp_server.handshake import INITIALIZE  # noqa: E402
 
 
 def one_start(code_root: Path, data_dir: Path) -> tuple[float, float, float]:

@@ -27,7 +27,6 @@ import argparse
 import http.client
 import json
 import multiprocessing
-import subprocess
 import sys
 import tempfile
 import threading
@@ -39,7 +38,7 @@ from types import ModuleType
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import free_port, module_at, progress, start_service, stop_service  # noqa: E402
+from bench.harness import free_port, module_at, progress, start_service, stop_service, tree_at  # noqa: E402
 from workbench import redact  # noqa: E402
 
 SIZES = {"60 KB": 60_000, "1 MB": 1_000_000, "10 MB": 10_000_000}
@@ -117,15 +116,6 @@ def redaction_figures(ref: str, cap: float) -> None:
 
 
 # ----- the service's event loop ------------------------------------------------------------------
-def extract(ref: str) -> Path:
-    """``ref``'s tree in a temporary folder (``git archive``)."""
-    where = Path(tempfile.mkdtemp(prefix="wb-redact-tree-")) / ref
-    where.mkdir()
-    archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", str(where)], input=archive, check=True)
-    return where
 
 
 def _request(port: int, method: str, path: str, body: bytes | None = None) -> float:
@@ -171,7 +161,7 @@ def service_figures(ref: str) -> None:
         "plain": "note " + "words " * (SAVE_BYTES // 6),
         "nested": "note " + nested(SAVE_BYTES),
     }
-    for label, root in ((f"before ({ref})", extract(ref)), ("after", ROOT)):
+    for label, root in ((f"before ({ref})", tree_at(ref)), ("after", ROOT)):
         progress(f"service {label}")
         data_dir = Path(tempfile.mkdtemp(prefix="wb-redact-svc-")) / "data"
         port = free_port()

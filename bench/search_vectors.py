@@ -44,7 +44,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import free_port, module_at, progress, start_service, stop_service  # noqa: E402
+from bench.harness import free_port, module_at, progress, start_service, stop_service, tree_at  # noqa: E402
 from workbench.recall import vectors  # noqa: E402
 from workbench.store.connection import atomic  # noqa: E402
 from workbench.store.database import Store  # noqa: E402
@@ -343,17 +343,6 @@ def query_embedding(qs: list[str], n: int, fig: Any) -> Any:
     return figure
 
 
-def extract(ref: str) -> Path:
-    """``ref``'s tree in a temporary folder (``git archive``; the worktrees are not touched)."""
-    where = Path(tempfile.mkdtemp(prefix="wb-before-")) / ref
-    where.mkdir()
-    archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", str(where)], input=archive, check=True)
-    return where
-
-
 def vector_figures(
     data_dir: Path,
     n: int,
@@ -371,7 +360,7 @@ def vector_figures(
     figures = [fig("embed minilm (2 threads)", n, 0.0, 0.0, f"{rate:.0f} texts/s")]
     figures.append(query_embedding(qs, n, fig))
     runs = [(ROOT, f"after {kind}", kind) for kind in kinds]
-    old = extract(before) if before else None
+    old = tree_at(before) if before else None
     if old is not None:
         runs = [(old, f"before {kind}", kind) for kind in ("flat", "hnsw")] + runs
     for root, label, kind in runs:

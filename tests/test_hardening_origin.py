@@ -16,6 +16,7 @@ import http.client
 import json
 import sqlite3
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -57,8 +58,9 @@ def raw(
         conn.close()
 
 
-def store_rows(svc: Service) -> tuple[int, int, int]:
-    conn = sqlite3.connect(f"file:{svc.data_dir / 'workbench.db'}?mode=ro", uri=True)
+def store_rows(data_dir: Path) -> tuple[int, int, int]:
+    """Observations, forgotten ones and events: what a refused request must leave unchanged."""
+    conn = sqlite3.connect(f"file:{data_dir / 'workbench.db'}?mode=ro", uri=True)
     try:
         return (
             conn.execute("SELECT count(*) FROM observations").fetchone()[0],
@@ -117,7 +119,7 @@ def attempts(svc: Service) -> list[tuple[str, str, bytes | None, dict[str, str]]
 
 
 def test_every_request_from_another_origin_is_a_403_and_changes_nothing(svc: Service) -> None:
-    before = store_rows(svc)
+    before = store_rows(svc.data_dir)
     refused = 0
     for origin in foreign_origins(svc):
         for method, path, body, headers in attempts(svc):
@@ -131,7 +133,7 @@ def test_every_request_from_another_origin_is_a_403_and_changes_nothing(svc: Ser
             assert f"http://127.0.0.1:{svc.port}" in refusal["message"], where
             refused += 1
     assert refused == len(foreign_origins(svc)) * len(attempts(svc))
-    assert store_rows(svc) == before
+    assert store_rows(svc.data_dir) == before
 
 
 def test_the_services_own_origin_reads_writes_and_passes_preflight(svc: Service) -> None:
@@ -150,7 +152,7 @@ def test_the_services_own_origin_reads_writes_and_passes_preflight(svc: Service)
         )
         assert status == 200, origin
         assert headers["access-control-allow-origin"] == origin
-    before = store_rows(svc)
+    before = store_rows(svc.data_dir)
     status, _, body = raw(
         svc,
         "POST",
@@ -160,7 +162,7 @@ def test_the_services_own_origin_reads_writes_and_passes_preflight(svc: Service)
         **{"Content-Type": "application/json", "Sec-Fetch-Site": "cross-site"},
     )
     assert status == 200, body
-    assert store_rows(svc)[0] == before[0] + 1
+    assert store_rows(svc.data_dir)[0] == before[0] + 1
 
 
 @pytest.mark.parametrize("site", ["cross-site", "same-site"])
@@ -173,12 +175,12 @@ def test_a_browser_request_without_origin_from_another_site_is_refused(
 ) -> None:
     """A no-cors ``<img>``/``<script>`` load sends no Origin; ``localhost:3000`` and
     ``localhost:<port>`` are the *same site* (ports do not count), so both are refused."""
-    before = store_rows(svc)
+    before = store_rows(svc.data_dir)
     body = b'{"text": "planted"}' if method == "POST" else None
     status, _, answer = raw(svc, method, path, body, **{"Sec-Fetch-Site": site})
     assert status == 403, answer[:200]
     assert json.loads(answer)["error"] == "FOREIGN_ORIGIN"
-    assert store_rows(svc) == before
+    assert store_rows(svc.data_dir) == before
 
 
 def test_the_viewer_page_opens_from_a_link_on_another_site(svc: Service) -> None:
@@ -222,7 +224,7 @@ def test_the_host_must_name_this_service(svc: Service) -> None:
 
 
 def test_a_foreign_host_cannot_write_either(svc: Service) -> None:
-    before = store_rows(svc)
+    before = store_rows(svc.data_dir)
     status, _, _ = raw(
         svc,
         "POST",
@@ -232,7 +234,7 @@ def test_a_foreign_host_cannot_write_either(svc: Service) -> None:
         **{"Content-Type": "application/json"},
     )
     assert status == 403
-    assert store_rows(svc) == before
+    assert store_rows(svc.data_dir) == before
 
 
 def test_hooks_and_the_client_send_an_acceptable_host(svc: Service) -> None:

@@ -14,16 +14,15 @@ viewer is tests/test_viewer_browser.py).
 from __future__ import annotations
 
 import socket
-import sqlite3
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import Service, base_env, free_port
+from tests.test_hardening_origin import store_rows
 from tests.viewer_page import CHROMIUM, MISSING, launch_browser, live_page
 
 if not CHROMIUM.exists():
@@ -127,18 +126,6 @@ def browser() -> Iterator[Any]:
     yield from launch_browser()
 
 
-def rows(data_dir: Path) -> tuple[int, int, int]:
-    conn = sqlite3.connect(f"file:{data_dir / 'workbench.db'}?mode=ro", uri=True)
-    try:
-        return (
-            conn.execute("SELECT count(*) FROM observations").fetchone()[0],
-            conn.execute("SELECT count(*) FROM deleted_observations").fetchone()[0],
-            conn.execute("SELECT count(*) FROM events").fetchone()[0],
-        )
-    finally:
-        conn.close()
-
-
 @pytest.mark.parametrize(
     ("bind", "name"), [("127.0.0.1", "localhost"), ("127.0.0.1", "127.0.0.1"), ("::1", "[::1]")]
 )
@@ -148,7 +135,7 @@ def test_a_page_on_another_local_port_can_neither_read_nor_write(
     site = AttackerSite(bind)
     context = browser.new_context()
     try:
-        before = rows(svc.data_dir)
+        before = store_rows(svc.data_dir)
         page = context.new_page()
         page.set_default_timeout(10000)
         page.goto(site.origin(name) + "/")
@@ -169,7 +156,7 @@ def test_a_page_on_another_local_port_can_neither_read_nor_write(
     for read in ("export", "search", "save_json", "forget", "stream"):
         assert str(seen[read]).startswith("blocked"), (read, seen[read])
     assert SECRET not in repr(seen)
-    assert rows(svc.data_dir) == before
+    assert store_rows(svc.data_dir) == before
     status, obs = svc.get("/api/observation/1")
     assert status == 200
     assert SECRET in repr(obs)
