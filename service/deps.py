@@ -62,6 +62,12 @@ async def get_indexer(request: Request) -> Indexer:
     return indexer
 
 
+async def get_instance_id(request: Request) -> str:
+    """The data dir's id (``workbench/instance.py``) that ``create_app`` put on the app."""
+    value = getattr(request.app.state, "instance_id", "")
+    return value if isinstance(value, str) else ""
+
+
 async def get_event_key(request: Request) -> str | None:
     """The hook's idempotency key (``Idempotency-Key`` header), if it sent one."""
     key = request.headers.get("idempotency-key")
@@ -74,3 +80,4 @@ SettingsDep = Annotated[Settings, Depends(get_settings)]
 KnowledgeAgentDep = Annotated[KnowledgeAgent, Depends(get_knowledge_agent)]
 IndexerDep = Annotated[Indexer, Depends(get_indexer)]
 EventKeyDep = Annotated[str | None, Depends(get_event_key)]
+InstanceIdDep = Annotated[str, Depends(get_instance_id)]

@@ -86,14 +86,22 @@ def test_m012_keys_existing_rows_by_the_folder_they_were_recorded_in(tmp_path: P
     assert manual_key == "api"
     assert {r[0] for r in conn.execute("SELECT project FROM observations")} == {"api"}
 
-    # What SessionStart shows in clientB/api after the upgrade: its own rows only.
+    # What SessionStart shows in clientB/api after the upgrade: its own rows, and the rows
+    # whose folder is unknown (keyed by the bare name: nothing is lost on upgrade); never a
+    # row recorded in clientA/api.
     identity = locate.project_identity(str(b))
     block = build_session_context(
         conn, [identity.name], ContextLimits(), project_key=identity.key
     ).text
-    assert "seen in in-b" in block
-    for elsewhere in ("seen in in-a", "seen in no-cwd", "saved by hand"):
-        assert elsewhere not in block
+    for shown in ("seen in in-b", "seen in no-cwd", "seen in renamed", "saved by hand"):
+        assert shown in block
+    assert "seen in in-a" not in block
+    identity_a = locate.project_identity(str(a))
+    block_a = build_session_context(
+        conn, [identity_a.name], ContextLimits(), project_key=identity_a.key
+    ).text
+    assert "seen in in-a" in block_a
+    assert "seen in in-b" not in block_a
     assert schema.apply(conn, "w.db") == []  # applied once, recorded with it
 
 

@@ -18,10 +18,10 @@ import sqlite3
 import time
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
-from service.deps import RuntimeDep
+from service.deps import InstanceIdDep, RuntimeDep
 from service.runtime import Runtime
 from workbench import __version__, spool
 from workbench.api_models.health import Health, Readiness
@@ -34,7 +34,7 @@ BUSY_REPORT_S = 10.0  # how long after a refused hook write health still says "b
 
 
 @router.get("/health", response_model=Health, response_model_exclude_unset=True)
-def health(runtime: RuntimeDep, request: Request) -> dict[str, Any]:
+def health(runtime: RuntimeDep, instance_id: InstanceIdDep) -> dict[str, Any]:
     problem = runtime.store.problem() or _not_storing(runtime)
     queue: dict[str, int] = {}
     version: int | None = None
@@ -60,7 +60,7 @@ def health(runtime: RuntimeDep, request: Request) -> dict[str, Any]:
         "pid": os.getpid(),
         "dataDir": str(runtime.settings.data_dir),
         # Which data dir this is (workbench/instance.py): clients compare it with their own.
-        "instanceId": str(getattr(request.app.state, "instance_id", "")),
+        "instanceId": instance_id,
         "spool": spool.backlog(runtime.settings.spool_dir),
         "warnings": runtime.settings.load_warnings,
         # "paused" (with the reason) while settings.json cannot be read: nothing is captured.

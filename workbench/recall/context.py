@@ -246,9 +246,15 @@ def build_session_context(
 def project_scope(
     projects: Sequence[str], project_key: str | None
 ) -> tuple[Sequence[str], ProjectColumn]:
-    """What to query "the project" by: its key when there is one, else the names."""
+    """What to query "the project" by: its key when there is one, else the names.
+
+    With a key, the rows keyed by the bare name count too: their folder is unknown (rows from
+    before m012 whose session left no cwd, memories saved by name, imports), and hiding them
+    would lose memory on upgrade. A row keyed by another folder's path never matches.
+    """
     if project_key:
-        return [project_key[:MAX_PROJECT_KEY_CHARS]], "project_key"
+        key = project_key[:MAX_PROJECT_KEY_CHARS]
+        return [key, *(p for p in dict.fromkeys(projects) if p != key)], "project_key"
     return projects, "project"
 
 

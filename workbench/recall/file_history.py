@@ -124,6 +124,12 @@ def _has_file_table(conn: sqlite3.Connection) -> bool:
     return row is not None
 
 
+def _keys(cands: Candidates) -> tuple[str, str]:
+    """The cwd's project key, and its bare name: rows whose folder is unknown are keyed by
+    the name (``recall.context.project_scope``)."""
+    return cands.project_key or "", cands.project or cands.project_key or ""
+
+
 def _matching_ids(conn: sqlite3.Connection, cands: Candidates) -> list[tuple[int, int]]:
     """``(id, created_at_epoch)`` of every row naming an absolute candidate (any project) or a
     relative one (the cwd's project only).
@@ -145,9 +151,9 @@ def _matching_ids(conn: sqlite3.Connection, cands: Candidates) -> list[tuple[int
             parts.append(
                 f"SELECT f.observation_id FROM {FILE_TABLE} f"
                 " JOIN observations p ON p.id = f.observation_id"
-                f" WHERE f.path IN ({marks}) AND p.project_key = ?"
+                f" WHERE f.path IN ({marks}) AND p.project_key IN (?, ?)"
             )
-            params += [*relative, cands.project_key or ""]
+            params += [*relative, *_keys(cands)]
         if not parts:
             return []
         sql = f"SELECT id, created_at_epoch FROM observations WHERE id IN ({' UNION '.join(parts)})"
@@ -163,8 +169,8 @@ def _matching_ids(conn: sqlite3.Connection, cands: Candidates) -> list[tuple[int
     clauses = [test] * len(cands.absolute)
     scan_params: list[str] = quoted(cands.absolute)
     if relative:
-        clauses.append(f"(project_key = ? AND ({' OR '.join([test] * len(relative))}))")
-        scan_params += [cands.project_key or "", *quoted(relative)]
+        clauses.append(f"(project_key IN (?, ?) AND ({' OR '.join([test] * len(relative))}))")
+        scan_params += [*_keys(cands), *quoted(relative)]
     if not clauses:
         return []
     sql = f"SELECT id, created_at_epoch FROM observations WHERE {' OR '.join(clauses)}"
@@ -194,7 +200,7 @@ def find(conn: sqlite3.Connection, cands: Candidates, *, limit: int = MATCH_LIMI
     for row in _rows(conn, cands, limit):
         obs = obs_store.from_row(row)
         names = set(cands.absolute)
-        if cands.relative and obs.project_key == cands.project_key:
+        if cands.relative and obs.project_key in _keys(cands):
             names |= set(cands.relative)
         read = names.intersection(obs.files_read)
         modified = names.intersection(obs.files_modified)

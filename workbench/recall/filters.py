@@ -308,10 +308,13 @@ class SearchFilters(BaseModel):
     def _common_sql(self, alias: str) -> tuple[list[str], list[Any]]:
         clauses: list[str] = []
         params: list[Any] = []
-        if self.project_key:
-            clauses.append(f"{alias}.project_key = ?")
-            params.append(self.project_key)
         projects = self.all_projects
+        if self.project_key:
+            # This folder's rows, and those keyed by a bare name of the filter (folder unknown:
+            # ``recall.context.project_scope``).
+            keys = [self.project_key, *(p for p in projects if p != self.project_key)]
+            clauses.append(f"{alias}.project_key IN ({_marks(keys)})")
+            params.extend(keys)
         if len(projects) == 1:
             clauses.append(f"{alias}.project = ?")
             params.append(projects[0])

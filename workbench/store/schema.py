@@ -708,9 +708,9 @@ def m012_project_key(conn: sqlite3.Connection) -> None:
     Existing rows, best effort: a session whose observation events recorded a ``cwd`` takes
     that folder's key when the folder still resolves to the session's project name (it still
     exists, or never was in a repository above it); every other session, and every row with
-    no session (memories saved by hand), takes its name as its key. Such a row is still found
-    by name (``--project api``) but shown to no new session, where it could be the other
-    folder's memory.
+    no session (memories saved by hand), takes its name as its key. A name as key means "folder
+    unknown": such a row is shown to every folder of that name (``recall.context
+    .project_scope``), so an upgrade hides no memory; a row keyed by a path only to its folder.
     """
     for table, when in PROJECT_TABLES.items():
         conn.execute(f"ALTER TABLE {table} ADD COLUMN project_key TEXT")
