@@ -211,3 +211,22 @@ def test_compact_clear_and_unknown_sources_give_the_full_block(
 def test_a_resume_the_service_never_gave_a_block_gets_the_full_block(service: Service) -> None:
     _save(service, "token expiry fixed")
     assert "token expiry fixed" in _start(service, "resume", session="never-seen-before")
+
+
+@needs_service
+def test_a_resumed_session_is_not_shown_its_own_work_again(service: Service) -> None:
+    """What the session itself did after its block is in its conversation: only other
+    sessions' work is news to it."""
+    _save(service, "token expiry fixed")
+    assert "token expiry fixed" in _start(service, "startup")
+    for session in ("resumable-session-1", "another-session"):
+        edit = {**load_payload("post_tool_use_edit"), "session_id": session}
+        assert run_hook("post_tool_use", edit, service.env).returncode == 0
+    service.wait_idle()
+    status, body = service.get("/api/observations?project=acme-api&limit=50")
+    assert status == 200, body
+    made = {o["content_session_id"]: o["id"] for o in body["items"] if o["content_session_id"]}
+    assert set(made) == {"resumable-session-1", "another-session"}, body
+    resumed = _start(service, "resume")
+    assert f"#{made['another-session']} " in resumed
+    assert f"#{made['resumable-session-1']} " not in resumed
