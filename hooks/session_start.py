@@ -12,8 +12,11 @@ Steps, each bounded so a session never waits long on its memory:
    service"), nothing is spawned (it could not bind anyway) and nothing is injected.
 3. ``POST /api/spool/replay``, outcome ignored, so a backlog from a down period drains now
    rather than at the service's next timer (the service also replays when it starts).
-4. ``GET /api/context/inject?projects=<project>&contentSessionId=<session>`` (text/plain; the
-   session id lets the service record the injection in its ledger). Non-empty text is printed as
+4. ``GET /api/context/inject?projects=<project>&contentSessionId=<session>&source=<source>``
+   (text/plain; the session id lets the service record the injection in its ledger, and with
+   the agent's ``source`` decide what this start needs: a resumed session only what is new
+   since its own block, ``workbench/recall/resume.py``; the hook only passes it on).
+   Non-empty text is printed as
    ``{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}``;
    a 404 (the route is not there yet) or any failure means no context, and ``{}``. Gemini CLI
    and Codex CLI take the same shape (with their event name). Cursor and Windsurf cannot take
@@ -49,6 +52,7 @@ SPAWN_BUDGET_S = 5.0
 HEALTH_TIMEOUT_S = 1.0
 POLL_INTERVAL_S = 0.05
 REPLAY_TIMEOUT_S = 1.0
+SOURCE_CHARS = 64  # startup/resume/clear/compact are short; the route refuses past 200
 CONTEXT_TIMEOUT_S = 3.0  # building context may touch the store cold, right after a spawn
 
 UP, DOWN, FOREIGN = "up", "down", "foreign"
@@ -110,17 +114,15 @@ def request_replay(port: int) -> None:
         pass
 
 
-def fetch_context(port: int, cwd: str, session_id: str = "") -> str:
+def fetch_context(port: int, cwd: str, session_id: str = "", source: str = "") -> str:
     """The memory to inject for the project of ``cwd``, or ``""`` when there is none or it
     failed. Asked by the project's key as well as its name: two folders named ``api`` are
-    two projects (``locate.project_identity``)."""
+    two projects (``locate.project_identity``). ``source`` is the agent's, clipped: the
+    service decides what it means."""
     project, key = locate.project_identity(cwd)
-    return _runtime.get_text(
-        port,
-        "/api/context/inject",
-        {"projects": project, "project_key": key, "contentSessionId": session_id},
-        total_timeout=CONTEXT_TIMEOUT_S,
-    )
+    params = {"projects": project, "project_key": key, "contentSessionId": session_id}
+    params["source"] = source[:SOURCE_CHARS]
+    return _runtime.get_text(port, "/api/context/inject", params, total_timeout=CONTEXT_TIMEOUT_S)
 
 
 def main() -> None:
@@ -133,7 +135,7 @@ def main() -> None:
     context = ""
     if ensure_service(root, port):
         request_replay(port)
-        context = fetch_context(port, event.cwd, event.session_id)
+        context = fetch_context(port, event.cwd, event.session_id, event.source)
     _runtime.emit(_runtime.context_output(event, HOOK, context))
 
 

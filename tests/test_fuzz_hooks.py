@@ -191,6 +191,16 @@ def transcript_path(draw: st.DrawFn, folder: Path) -> Any:
     return value
 
 
+# SessionStart's ``source``: the known values, any text, huge, private, or not text at all.
+session_sources = st.one_of(
+    st.sampled_from(["startup", "resume", "clear", "compact", "fork", " Resume ", ""]),
+    st.sampled_from(["<private>resume</private>", "resume<private>x</private>", "<private>"]),
+    texts,
+    st.text(min_size=60, max_size=5000),
+    atoms,
+)
+
+
 @st.composite
 def hook_stdin(draw: st.DrawFn, script: str, folder: Path) -> bytes:
     """What Claude Code might write to ``script``'s stdin: usually a real payload of its event
@@ -206,6 +216,8 @@ def hook_stdin(draw: st.DrawFn, script: str, folder: Path) -> bytes:
     group = "prompt" if script == "user_prompt_submit" else "work"
     payload["session_id"] = f"fuzz-{group}-{draw(st.integers(0, 3))}"
     payload["transcript_path"] = draw(transcript_path(folder))
+    if script == "session_start" and draw(st.booleans()):
+        payload["source"] = draw(session_sources)  # issue 20 item 4: the service reads it
     if script == "pre_tool_use_read" and draw(st.booleans()):
         payload["tool_input"] = {"file_path": str(folder / "big-file.py")}
     for _ in range(draw(st.integers(0, 3))):

@@ -60,6 +60,7 @@ from tests.fuzz_strategies import (
 )
 from workbench.knowledge.reports import REPORTS
 from workbench.platforms import PLATFORM_SOURCES
+from workbench.recall.resume import MAX_SOURCE_CHARS, is_resume
 from workbench.recall.search_query import LEGACY_NAMES, SearchQuery
 from workbench.redact import redact_value
 from workbench.store import transfer
@@ -406,6 +407,44 @@ def test_a_platform_filter_is_a_known_platform_or_a_precise_422(
         return
     assert status == 422, (route, source, status, reply)
     assert "platform" in json.dumps(reply).lower(), reply
+
+
+@settings(max_examples=budget(40), **FUZZ_SETTINGS)
+@given(
+    source=st.one_of(
+        texts,
+        st.text(min_size=190, max_size=3000),
+        st.sampled_from(["resume", " RESUME\t", "fork", "compact", "clear", "startup", ""]),
+        st.sampled_from(["<private>x</private>resume", "<private>resume</private>", "resume<"]),
+        st.sampled_from(["resume" + "x" * 300, "<private>" + "y" * 300 + "</private>resume"]),
+    )
+)
+def test_any_session_start_source_gives_the_block_nothing_new_or_a_precise_422(
+    shared: Service, source: str
+) -> None:
+    """Issue 20 item 4: ``source`` on the SessionStart route. A resume of a session given a
+    block with nothing new since is an empty body; any other source is the full block; too
+    long is a 422 naming ``source``, never a 500."""
+    n = next(_keys)
+    status, _ = shared.post("/api/memory/save", {"text": f"note {n}", "project": "fuzz-source"})
+    assert status == 200
+    base = {"projects": "fuzz-source", "contentSessionId": f"fuzz-source-{n}"}
+    status, first = shared.get(f"/api/context/inject?{urllib.parse.urlencode(base)}")
+    assert status == 200, first
+    assert f"note {n}" in first, first
+    query = urllib.parse.urlencode({**base, "source": source}, errors="surrogatepass")
+    status, reply = shared.get(f"/api/context/inject?{query}")
+    seen = redact_value(source, surrogates=True)
+    if len(seen) > MAX_SOURCE_CHARS:
+        assert status == 422, (source, status, reply)
+        assert "source" in json.dumps(reply), reply
+    elif len(source) > MAX_SOURCE_CHARS and status == 422:  # refused before its redaction
+        assert "source" in json.dumps(reply), reply
+    elif is_resume(seen):
+        assert (status, reply) == (200, ""), (source, status, reply)
+    else:
+        assert status == 200, (source, status, reply)
+        assert f"note {n}" in reply, (source, reply)
 
 
 @settings(max_examples=budget(40), **FUZZ_SETTINGS)

@@ -11,6 +11,11 @@
   ``project_key=<the folder's key>`` (what the hooks send: ``workbench.locate.
   project_identity``) shows that one project's rows only, under the name given: two folders
   named ``api`` are two projects. Without it, every project of that name (older clients).
+  ``source=<the agent's SessionStart source>`` (``workbench.recall.resume``): ``resume`` with
+  the ``contentSessionId`` of a session given a block before answers only what other
+  sessions added since (an empty body, and no ledger row, when nothing is new: the resumed
+  conversation still holds the earlier block); startup, clear, compact, none, or any other
+  text answer the full block.
 - ``GET /api/context/prompt?query=&project=&project_key=`` → text/plain, memories related to
   a prompt (``project_key`` scopes them as above), or an empty body when ``prompt_injection``
   is off, the prompt is short, or no vector ranker runs.
@@ -58,6 +63,12 @@ from workbench.recall.context import (
 from workbench.recall.filters import coerce_list
 from workbench.recall.ledger import InjectionKind
 from workbench.recall.prompt_context import MAX_QUERY_CHARS, related, render_prompt_context
+from workbench.recall.resume import (
+    MAX_SOURCE_CHARS,
+    build_resume_context,
+    is_resume,
+    last_block_ms,
+)
 from workbench.store.connection import write_wait
 
 log = logging.getLogger("workbench.service")
@@ -134,6 +145,13 @@ def inject(
         str | None,
         Query(max_length=200, description="deprecated: use platform_source", deprecated=True),
     ] = None,
+    source: Annotated[
+        str | None,
+        Query(
+            max_length=MAX_SOURCE_CHARS,
+            description="why the session starts: startup, resume, clear, compact (SessionStart)",
+        ),
+    ] = None,
 ) -> PlainTextResponse:
     names = parse_projects(projects, project)
     if project_key and len(names) > 1:
@@ -145,11 +163,17 @@ def inject(
     values, _, notices = one_spelling(sent, {"platform_source"})
     platform = check_platform(values.get("platform_source"))
     limits = ContextLimits.from_settings(runtime.settings)
-    if team_context.enabled(runtime.settings):
+    since = last_block_ms(runtime.store.conn, session) if is_resume(source) else None
+    if session and since is not None:
+        injection = build_resume_context(
+            runtime.store.conn, names, limits, session, since, platform, project_key
+        )
+    elif team_context.enabled(runtime.settings):
         injection = _with_team(runtime, names, limits, platform, project_key)
     else:
         injection = build_session_context(runtime.store.conn, names, limits, platform, project_key)
-    _record(runtime, injection, "session_start", session, ",".join(names))
+    if injection.text:  # a resume with nothing new injects nothing: no ledger row
+        _record(runtime, injection, "session_start", session, ",".join(names))
     answer = _text(injection)
     mark_deprecated(answer, notices)
     return answer

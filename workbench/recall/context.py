@@ -125,6 +125,23 @@ class Digest:
     next_steps: str = ""
 
 
+@dataclass(frozen=True)
+class Since:
+    """Rows made at or after ``epoch_ms`` by any session but ``session``: what a resumed
+    session has not seen (its own rows are in its conversation already)."""
+
+    epoch_ms: int
+    session: str
+
+    @property
+    def sql(self) -> str:
+        return " AND created_at_epoch >= ? AND coalesce(content_session_id, '') != ?"
+
+    @property
+    def params(self) -> list[object]:
+        return [self.epoch_ms, self.session]
+
+
 # Which column names "the project": its short name, or its key (m012; the SessionStart hook's).
 ProjectColumn = Literal["project", "project_key"]
 _ROW_COLUMNS = "id, type, title, project, created_at_epoch, discovery_tokens"
@@ -141,10 +158,12 @@ def recent_observations(
     full: int = 0,
     platform_source: str | None = None,
     column: ProjectColumn = "project",
+    since: Since | None = None,
 ) -> list[Row]:
     """The newest ``limit`` observations of ``projects``, newest first; the first ``full``
     of them with their narrative and facts. ``platform_source`` keeps one agent's only.
     ``column="project_key"``: ``projects`` are keys (``workbench.locate.project_identity``).
+    ``since``: only rows made from then on by other sessions (a resumed session's news).
 
     One indexed ``LIMIT`` query per project and a merge, because ``project IN (…) ORDER BY
     created_at_epoch`` would read every row of every project to sort them.
@@ -152,7 +171,10 @@ def recent_observations(
     if limit <= 0:
         return []
     platform = " AND platform_source = ?" if platform_source else ""
-    extra = [platform_source] if platform_source else []
+    extra: list[object] = [platform_source] if platform_source else []
+    if since is not None:
+        platform += since.sql
+        extra += since.params
     found: list[Row] = []
     for project in projects:
         rows = conn.execute(
@@ -186,6 +208,7 @@ def recent_summaries(
     limit: int,
     platform_source: str | None = None,
     column: ProjectColumn = "project",
+    since: Since | None = None,
 ) -> list[Digest]:
     """The newest ``limit`` summaries of ``projects``, newest first (same plan as above).
 
@@ -199,7 +222,10 @@ def recent_summaries(
         if platform_source
         else ""
     )
-    extra = [platform_source] if platform_source else []
+    extra: list[object] = [platform_source] if platform_source else []
+    if since is not None:
+        platform += since.sql
+        extra += since.params
     found: list[Digest] = []
     for project in projects:
         rows = conn.execute(
@@ -264,11 +290,13 @@ def render_session_context(
     digests: Sequence[Digest],
     limits: ContextLimits,
     team: Sequence[TeamRow] = (),
+    subject: str | None = None,
 ) -> Injection:
     """Render the block from rows already fetched (newest first); pure, so it can be bounded.
 
     ``team``: colleagues' rows (newest first), shown after the local ones; not in ``items``
-    (the ledger counts local observations by id; team rows have none here).
+    (the ledger counts local observations by id; team rows have none here). ``subject``
+    replaces "project <name>" in the header (a resumed session's "what is new").
     """
     if not newest and not digests and not team:
         text = render.fence(
@@ -279,7 +307,7 @@ def render_session_context(
     full = list(newest[: limits.full])
     full_ids = {o.id for o in full}
     discovery = sum(o.discovery_tokens for o in newest)
-    body = _body(projects, newest, full, digests, limits, team)
+    body = _body(projects, newest, full, digests, limits, team, subject)
 
     def with_footer(tokens: int) -> str:
         return render.fence(body + "\n\n" + _footer(tokens, len(newest), discovery))
@@ -298,8 +326,9 @@ def _body(
     digests: Sequence[Digest],
     limits: ContextLimits,
     team: Sequence[TeamRow] = (),
+    subject: str | None = None,
 ) -> str:
-    lines = [header(projects)]
+    lines = [header(projects, subject)]
     many = len(projects) > 1
     if newest:
         lines.append("Legend: " + render.legend([o.type for o in newest]))

@@ -112,6 +112,22 @@ def injected_ids(
     return {int(r[0]) for r in rows}
 
 
+def last_injection_ms(
+    conn: sqlite3.Connection, content_session_id: str, kind: InjectionKind
+) -> int | None:
+    """When this session last had a block of ``kind`` (epoch ms), or None when it never did.
+
+    A resumed session is shown only what is new since then (``workbench.recall.resume``).
+    """
+    if not content_session_id:
+        return None
+    row = conn.execute(
+        "SELECT MAX(created_at_epoch) FROM injections WHERE content_session_id = ? AND kind = ?",
+        (content_session_id, kind),
+    ).fetchone()
+    return int(row[0]) if row and row[0] is not None else None
+
+
 def history(
     conn: sqlite3.Connection, observation_id: int, rows: int = HISTORY_ROWS
 ) -> dict[str, Any] | None:
