@@ -144,3 +144,15 @@ def test_with_no_service_status_and_doctor_say_what_the_settings_give(
         "claude; by the settings (no service running): claude: settings compressor=claude, "
         "key from ANTHROPIC_API_KEY"
     )
+
+
+def test_recompressing_with_claude_under_auto_says_how_to_opt_in(
+    make_service: Any, fake_anthropic: FakeAnthropic
+) -> None:
+    service: Service = make_service(
+        ANTHROPIC_API_KEY=INHERITED_KEY, ANTHROPIC_BASE_URL=fake_anthropic.base_url
+    )
+    status, body = service.post("/api/recompress", {"compressor": "claude"})
+    assert status == 400, body
+    assert "used only when the settings name claude" in json.dumps(body)
+    assert fake_anthropic.requests == []

@@ -510,6 +510,12 @@ class Settings(BaseSettings):
     def provider_problem(self, name: str) -> str | None:
         """Why compressor ``name`` cannot run with these settings (and the fix), else None."""
         if name == "claude" and not self.api_key():
+            if os.environ.get("ANTHROPIC_API_KEY"):  # set, but the settings did not opt in
+                return (
+                    "no Anthropic API key: ANTHROPIC_API_KEY is inherited and used only when "
+                    "the settings name claude (compressor=claude, or in compressor_chain); "
+                    "or set WORKBENCH_ANTHROPIC_API_KEY"
+                )
             return "no Anthropic API key: set WORKBENCH_ANTHROPIC_API_KEY (or ANTHROPIC_API_KEY)"
         if name == "openai_compat":
             return self.openai_compat().problem
