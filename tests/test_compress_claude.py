@@ -382,7 +382,9 @@ def test_from_settings_reads_the_standard_env_key(
     data_dir: Path, fake_anthropic: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-from-env")
-    settings = load_settings(data_dir, anthropic_base_url=fake_anthropic.base_url)
+    settings = load_settings(
+        data_dir, compressor="claude", anthropic_base_url=fake_anthropic.base_url
+    )
     claude = ClaudeCompressor.from_settings(settings)
     try:
         claude.observe(tool_event())

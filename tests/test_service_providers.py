@@ -109,25 +109,27 @@ def test_doctor_reports_each_provider_of_the_chain(data_dir: Path, make_service:
     assert check["status"] == "ok"  # offline ends the chain
     assert "claude (not configured: no Anthropic API key" in check["detail"]
     assert "openai_compat (not configured: no API key: export OPENROUTER_API_KEY" in check["detail"]
-    assert check["detail"].endswith("→ offline")
+    assert "→ offline; by the settings (no service running): claude: settings " in check["detail"]
 
 
 @pytest.mark.parametrize(
     ("chain", "says_key"),
-    [("offline", True), ("claude", False), ("openai_compat", False)],
+    [(None, True), ("offline", False), ("claude", False), ("openai_compat", False)],
 )
 def test_doctor_blames_a_missing_anthropic_key_only_when_it_is_why_offline_runs(
-    data_dir: Path, make_service: Any, chain: str, says_key: bool
+    data_dir: Path, make_service: Any, chain: str | None, says_key: bool
 ) -> None:
     service = make_service(
         start=False,
-        WORKBENCH_COMPRESSOR_CHAIN=chain,
+        **({"WORKBENCH_COMPRESSOR_CHAIN": chain} if chain else {}),
         WORKBENCH_OPENAI_COMPAT_BASE_URL="http://127.0.0.1:9/v1",
         WORKBENCH_OPENAI_COMPAT_MODEL="llama3.2",
     )
     out = run_workbench(service.env, "doctor", "--json")
     [check] = [c for c in json.loads(out.stdout) if c["check"] == "compressor"]
-    assert ("(no ANTHROPIC_API_KEY)" in check["detail"]) is says_key, check["detail"]
+    blames = "no compressor configured (compressor=auto and no WORKBENCH_ANTHROPIC_API_KEY"
+    assert (blames in check["detail"]) is says_key, check["detail"]
+    assert "by the settings (no service running)" in check["detail"]
 
 
 def test_recompress_with_a_provider_that_is_not_configured_is_a_400_that_says_what_to_set(

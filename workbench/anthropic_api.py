@@ -34,7 +34,7 @@ def build_client(settings: Settings, *, max_retries: int) -> Any:
 
     return anthropic.Anthropic(
         api_key=settings.api_key(),
-        base_url=settings.anthropic_base_url or None,
+        base_url=settings.anthropic_endpoint()[0],
         max_retries=max_retries,
         timeout=settings.llm_timeout_s,
     )

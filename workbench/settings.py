@@ -78,6 +78,10 @@ __all__ = [
     "write_settings_file",
 ]
 
+# The Anthropic API's own address: passed explicitly so the SDK never falls back to whatever
+# ANTHROPIC_BASE_URL the process inherited (see ``Settings.anthropic_endpoint``).
+ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
+
 DEFAULT_SKIPPED_TOOLS = [
     "ListMcpResourcesTool",
     "SlashCommand",
@@ -413,16 +417,78 @@ class Settings(BaseSettings):
             return {"state": "on"}
         return {"state": "paused", "reason": self._capture_paused}
 
-    def api_key(self) -> str | None:
-        """The Anthropic key: ``WORKBENCH_ANTHROPIC_API_KEY``, else ``ANTHROPIC_API_KEY``."""
+    def names_claude(self) -> bool:
+        """Whether the settings ask for claude by name (``compressor`` or the chain): the
+        opt-in that lets an inherited ``ANTHROPIC_API_KEY`` be used."""
+        return self.compressor == "claude" or "claude" in (self.compressor_chain or [])
+
+    def api_key_source(self) -> str | None:
+        """Which variable the Anthropic key comes from, else None.
+
+        ``WORKBENCH_ANTHROPIC_API_KEY`` (the ``anthropic_api_key`` setting) always counts.
+        ``ANTHROPIC_API_KEY`` is whatever environment started the process: Claude Code passes
+        its own down to the service the SessionStart hook spawns, a shell may not. So it is
+        used only when the settings name claude; under ``auto`` it would make the compressor
+        depend on who started the service.
+        """
         if self.anthropic_api_key is not None and self.anthropic_api_key.get_secret_value():
+            return "WORKBENCH_ANTHROPIC_API_KEY"
+        if self.names_claude() and os.environ.get("ANTHROPIC_API_KEY"):
+            return "ANTHROPIC_API_KEY"
+        return None
+
+    def api_key(self) -> str | None:
+        """The Anthropic key, from where ``api_key_source`` says (None when it says nowhere)."""
+        source = self.api_key_source()
+        if source == "WORKBENCH_ANTHROPIC_API_KEY" and self.anthropic_api_key is not None:
             return self.anthropic_api_key.get_secret_value()
-        return os.environ.get("ANTHROPIC_API_KEY") or None
+        if source == "ANTHROPIC_API_KEY":
+            return os.environ.get("ANTHROPIC_API_KEY") or None
+        return None
+
+    def anthropic_endpoint(self) -> tuple[str, str]:
+        """(base URL, where it comes from) for the Anthropic client.
+
+        ``WORKBENCH_ANTHROPIC_BASE_URL`` first. ``ANTHROPIC_BASE_URL`` only goes with the key
+        of the same environment (``ANTHROPIC_API_KEY``): workbench's own key is never sent to
+        an endpoint another program set up. Always explicit, so the SDK never reads the
+        environment by itself.
+        """
+        if self.anthropic_base_url:
+            return self.anthropic_base_url, "WORKBENCH_ANTHROPIC_BASE_URL"
+        inherited = os.environ.get("ANTHROPIC_BASE_URL")
+        if inherited and self.api_key_source() == "ANTHROPIC_API_KEY":
+            return inherited, "ANTHROPIC_BASE_URL"
+        return ANTHROPIC_DEFAULT_URL, "default"
 
     def active_compressor(self) -> str:
         """The first compressor tried: the chain's head, else ``compressor`` (auto = claude
-        when a key is set, else the deterministic offline compressor)."""
+        when ``WORKBENCH_ANTHROPIC_API_KEY`` is set, else the deterministic offline one)."""
         return self.compressor_names()[0]
+
+    def compressor_choice(self) -> str:
+        """The first compressor and why, in one line: what health, ``status`` and ``doctor``
+        print, e.g. ``claude: settings compressor=claude, key from ANTHROPIC_API_KEY``."""
+        name = self.active_compressor()
+        if self.compressor_chain:
+            why = "settings compressor_chain=" + ",".join(self.compressor_chain)
+        elif self.compressor == "auto" and name == "offline":
+            return (
+                "offline: no compressor configured (compressor=auto and no "
+                "WORKBENCH_ANTHROPIC_API_KEY; an inherited ANTHROPIC_API_KEY is used only when "
+                "the settings name claude)"
+            )
+        elif self.compressor == "auto":
+            why = "settings compressor=auto"
+        else:
+            why = f"settings compressor={self.compressor}"
+        if name == "claude":
+            source = self.api_key_source()
+            why += f", key from {source}" if source else ", but no Anthropic API key"
+            _, where = self.anthropic_endpoint()
+            if where != "default":
+                why += f", endpoint from {where}"
+        return f"{name}: {why}"
 
     def compressor_names(self) -> list[str]:
         """The fallback chain, in order (one name when no chain is set)."""
@@ -444,7 +510,13 @@ class Settings(BaseSettings):
     def provider_problem(self, name: str) -> str | None:
         """Why compressor ``name`` cannot run with these settings (and the fix), else None."""
         if name == "claude" and not self.api_key():
-            return "no Anthropic API key: set ANTHROPIC_API_KEY (or WORKBENCH_ANTHROPIC_API_KEY)"
+            if os.environ.get("ANTHROPIC_API_KEY"):  # set, but the settings did not opt in
+                return (
+                    "no Anthropic API key: ANTHROPIC_API_KEY is inherited and used only when "
+                    "the settings name claude (compressor=claude, or in compressor_chain); "
+                    "or set WORKBENCH_ANTHROPIC_API_KEY"
+                )
+            return "no Anthropic API key: set WORKBENCH_ANTHROPIC_API_KEY (or ANTHROPIC_API_KEY)"
         if name == "openai_compat":
             return self.openai_compat().problem
         return None

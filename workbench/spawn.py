@@ -16,6 +16,9 @@ way whoever started it:
     never a ``service`` from the user's own path. When ``CODE_ROOT`` is the interpreter's
     site-packages (an installed package), ``PYTHONPATH`` is dropped instead: the child looks
     there anyway, and naming it would put it ahead of the standard library;
+  - Claude Code's ``ANTHROPIC_API_KEY`` and ``ANTHROPIC_BASE_URL`` pass through like the rest,
+    but the service uses them only when its settings name claude (``Settings.api_key_source``):
+    the settings, not the spawner, decide the compressor;
   - ``HF_HUB_OFFLINE`` and ``TRANSFORMERS_OFFLINE`` default to 1 (loading a model by hub name
     otherwise hangs ~70 s offline); a caller's explicit value stands;
 - stdin from /dev/null, stdout and stderr appended to ``<data_dir>/logs/service.log`` (0600),

@@ -54,6 +54,9 @@ def health(runtime: RuntimeDep, instance_id: InstanceIdDep) -> dict[str, Any]:
         "queue": queue,
         "queueDepth": queue.get("pending", 0) + queue.get("claimed", 0),
         "compressor": runtime.settings.active_compressor(),
+        # The service's own environment decides the key, so only it can say (Settings.
+        # compressor_choice): status and doctor print this line, never their own view.
+        "compressorReason": runtime.settings.compressor_choice(),
         # The fallback chain: per provider, configured or why not, and its last error.
         "compressors": compressor_chain(runtime),
         "uptimeSeconds": round(runtime.uptime_s, 1),

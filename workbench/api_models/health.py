@@ -45,6 +45,9 @@ class Health(CamelModel):
     queue: dict[str, int]
     queue_depth: int
     compressor: str
+    # Why: "offline: no compressor configured (…)", "claude: settings compressor=claude, key
+    # from ANTHROPIC_API_KEY"; status and doctor print it rather than recomputing.
+    compressor_reason: str
     compressors: list[CompressorLink]
     uptime_seconds: float
     pid: int

@@ -145,6 +145,11 @@ def status(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
             f"[yellow]service not running[/] at {settings.base_url} (read-only view of "
             f"{settings.db_path}); start it with `workbench serve --detach`"
         )
+        out.print(
+            f"compressor (by the settings, once started) {settings.compressor_choice()}",
+            markup=False,
+            highlight=False,
+        )
     elif health.get("status", "ok") != "ok":
         # Trigger: the service runs but cannot store (its database file was deleted or
         # replaced). / Why: "running" alone would read as healthy while every write is
@@ -158,6 +163,9 @@ def status(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
             f"[green]service running[/] at {settings.base_url}, pid {health['pid']}, "
             f"compressor {health['compressor']}, up {health['uptimeSeconds']} s"
         )
+        # The service's own reason: its environment (who spawned it) is not this shell's.
+        if health.get("compressorReason"):
+            out.print(f"compressor {health['compressorReason']}", markup=False, highlight=False)
         chain = health.get("compressors") or []
         if len(chain) > 1 or any(
             not p.get("configured", True) or p.get("lastError") for p in chain
@@ -328,31 +336,7 @@ def doctor(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
         )
     )
     checks += _agent_checks()
-    # The chain, in order; one provider that cannot run is only a warning when a later one can.
-    chain = settings.compressor_names()
-    problems = {name: settings.provider_problem(name) for name in chain}
-    down: set[str] = set()
-    if "openai_compat" in problems and problems["openai_compat"] is None:
-        from workbench.compress.providers import unreachable
-
-        # Configured is not running: an Ollama that is not started fails every batch.
-        problems["openai_compat"] = unreachable(str(settings.openai_compat().base_url))
-        down = {"openai_compat"} if problems["openai_compat"] else set()
-    # Only where the key is the missing piece: offline runs because none is set.
-    keyless = chain == ["offline"] and not settings.api_key()
-    checks.append(
-        _check(
-            "compressor",
-            any(problem is None for problem in problems.values()),
-            " → ".join(
-                name
-                if problem is None
-                else f"{name} ({'' if name in down else 'not configured: '}{problem})"
-                for name, problem in problems.items()
-            )
-            + (" (no ANTHROPIC_API_KEY)" if keyless else ""),
-        )
-    )
+    checks.append(_compressor_check(settings, health))
     checks.append(_embeddings_check(settings, health))
     checks.append(_team_check(settings))
     if as_json:
@@ -361,6 +345,39 @@ def doctor(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
         table("workbench doctor", ["check", "status", "detail"], checks)
     if any(state == "PROBLEM" for _, state, _ in checks):
         raise typer.Exit(1)
+
+
+def _compressor_check(settings: Settings, health: dict[str, Any] | None) -> tuple[str, str, str]:
+    """The chain, in order, and why its head runs; one provider that cannot run is only a
+    warning when a later one can.
+
+    With a service running, what *it* reports: the Anthropic key it may use comes from its own
+    environment (the SessionStart hook's, i.e. Claude Code's), which this shell does not
+    share. With none, what the settings give.
+    """
+    served = health.get("compressors") if health else None
+    if health and isinstance(served, list) and health.get("compressorReason"):
+        problems = {str(p.get("name")): p.get("problem") for p in served if isinstance(p, dict)}
+        why = f"the service says {health['compressorReason']}"
+    else:
+        problems = {name: settings.provider_problem(name) for name in settings.compressor_names()}
+        why = f"by the settings (no service running): {settings.compressor_choice()}"
+    down: set[str] = set()
+    if "openai_compat" in problems and problems["openai_compat"] is None:
+        from workbench.compress.providers import unreachable
+
+        # Configured is not running: an Ollama that is not started fails every batch.
+        problems["openai_compat"] = unreachable(str(settings.openai_compat().base_url))
+        down = {"openai_compat"} if problems["openai_compat"] else set()
+    chain = " → ".join(
+        name
+        if problem is None
+        else f"{name} ({'' if name in down else 'not configured: '}{problem})"
+        for name, problem in problems.items()
+    )
+    return _check(
+        "compressor", any(problem is None for problem in problems.values()), f"{chain}; {why}"
+    )
 
 
 def _agent_checks() -> list[tuple[str, str, str]]:

@@ -51,8 +51,9 @@ class ClaudeCompressor(LlmCompressor):
         """A compressor for ``settings``; raises ``CompressionError`` when no key is set."""
         key = settings.api_key()
         if not key:
+            why = settings.provider_problem("claude") or "no Anthropic API key"
             raise CompressionError(
-                f"the claude compressor needs an Anthropic API key and none is set. {_KEY_FIX}",
+                f"the claude compressor cannot run ({why}). {_KEY_FIX}",
                 retryable=False,
                 kind="auth",
             )

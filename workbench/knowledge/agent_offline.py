@@ -176,7 +176,8 @@ def _compose(
         )
     lines = [
         intro + f'These are the {len(hits)} observations of corpus "{corpus.name}" that best '
-        f"match the question{context}, quoted. Set ANTHROPIC_API_KEY for synthesized answers.",
+        f"match the question{context}, quoted. Set WORKBENCH_ANTHROPIC_API_KEY for synthesized "
+        "answers.",
         "",
     ]
     wanted = set(query_terms)
