@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -30,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.harness import free_port, hook_env  # noqa: E402
+from bench.harness import free_port, hook_env, tree_at  # noqa: E402
 from workbench.mcp_server.handshake import INITIALIZE  # noqa: E402
 
 
@@ -72,28 +73,21 @@ def one_start(code_root: Path, data_dir: Path) -> tuple[float, float, float]:
     return initialized, listed, called
 
 
-def unpack(ref: str, into: Path) -> Path:
-    """The ``workbench`` package of ``ref``, as files under ``into``."""
-    archive = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", ref, "workbench"], capture_output=True, check=True
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
-    return into
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--before-ref", default="main", help="the commit to compare with")
     args = parser.parse_args()
+    before = tree_at(args.before_ref)
     with tempfile.TemporaryDirectory() as tmp:
-        sides = {"before": unpack(args.before_ref, Path(tmp)), "after": ROOT}
+        sides = {"before": before, "after": ROOT}
         data_dir = Path(tmp) / "data"
         data_dir.mkdir()
         figures: dict[str, list[tuple[float, float, float]]] = {name: [] for name in sides}
         for _ in range(args.runs):
             for name, root in sides.items():
                 figures[name].append(one_start(root, data_dir))
+    shutil.rmtree(before.parent, ignore_errors=True)
     print(f"median of {args.runs} fresh starts (before = {args.before_ref}, after = this tree)")
     columns = ["initialize (s)", "tools/list (s)", "first call (s)"]
     print(f"{'':8}" + "".join(f"{c:>16}" for c in columns))

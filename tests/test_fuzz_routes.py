@@ -51,6 +51,7 @@ from tests.fuzz_harness import (
     start_service,
 )
 from tests.fuzz_strategies import (
+    WIDE_ENCODINGS,
     Operation,
     Request,
     operations,
@@ -572,14 +573,7 @@ def test_a_hostile_origin_or_host_is_refused_precisely(
 # Issue 19, item 6: bodies that are not UTF-8. Starlette reads UTF-16/32 JSON, the boundary's
 # byte scans do not, so these carried private text into the store (and 12 answered 500).
 NOT_UTF8 = {
-    "utf-16-le": lambda t: t.encode("utf-16-le"),
-    "utf-16-be": lambda t: t.encode("utf-16-be"),
-    "utf-16+bom": lambda t: t.encode("utf-16"),
-    "utf-16-be+bom": lambda t: b"\xfe\xff" + t.encode("utf-16-be"),
-    "utf-32-le": lambda t: t.encode("utf-32-le"),
-    "utf-32-be": lambda t: t.encode("utf-32-be"),
-    "utf-32+bom": lambda t: t.encode("utf-32"),
-    "utf-32-be+bom": lambda t: b"\x00\x00\xfe\xff" + t.encode("utf-32-be"),
+    **WIDE_ENCODINGS,
     "latin-1": lambda t: (t[:-1] + ', "zz-latin": "caf\u00e9"}').encode("latin-1", "replace"),
 }
 ENCODED_MARKER = "NOTUTFEIGHTPRIVATEMARKER"

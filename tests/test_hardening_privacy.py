@@ -23,6 +23,7 @@ import pytest
 from hooks import _runtime, post_tool_use, session_end, stop, user_prompt_submit
 from hooks.adapters import PLATFORMS
 from tests.conftest import FIXTURES, Service, base_env, free_port
+from tests.fuzz_strategies import WIDE_ENCODINGS
 from tests.hook_harness import TRANSCRIPT, load_payload, run_hook
 from tests.test_hardening_text import raw_post
 from workbench import spool
@@ -320,14 +321,7 @@ def test_import_redacts_every_string_field_in_the_library() -> None:
 # and UTF-32. So those bodies carried private text past it (16 of 114 markers reached
 # settings.json, the fetch ledger, corpora, conversations) and 12 of them answered 500.
 NOT_UTF8 = {
-    "utf-16-le": lambda text: text.encode("utf-16-le"),
-    "utf-16-be": lambda text: text.encode("utf-16-be"),
-    "utf-16 with BOM": lambda text: text.encode("utf-16"),
-    "utf-16-be with BOM": lambda text: b"\xfe\xff" + text.encode("utf-16-be"),
-    "utf-32-le": lambda text: text.encode("utf-32-le"),
-    "utf-32-be": lambda text: text.encode("utf-32-be"),
-    "utf-32 with BOM": lambda text: text.encode("utf-32"),
-    "utf-32-be with BOM": lambda text: b"\x00\x00\xfe\xff" + text.encode("utf-32-be"),
+    **WIDE_ENCODINGS,
     "latin-1": lambda text: text.replace("ok", "ok\u00e9").encode("latin-1", "replace"),
 }
 
