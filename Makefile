@@ -6,13 +6,18 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test fuzz install lint clean static-model screenshot
+.PHONY: demo test fuzz install lint clean static-model screenshot agents
 
 demo: $(STAMP)
 	$(BIN)/workbench demo
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# The agents' own CLIs from npm at the versions the real-agent tests pin (tests/real_agents.py),
+# into .venv/share/real-agents; the first real-agent test does it too when this was not run.
+agents: $(STAMP)
+	$(BIN)/python -m tests.real_agents
 
 # The property-based fuzz suite (routes and hook stdin) with the long Hypothesis profile: ten
 # times the examples `make test` runs. Minutes, not seconds.

@@ -39,6 +39,7 @@ pytest_plugins = [
     "tests.fake_openai",
     "tests.onnx_model",
     "tests.hook_harness",
+    "tests.real_world",
 ]
 
 # Variables that would let the developer's shell leak into a test.
