@@ -70,7 +70,7 @@ def install(root: Path | None = None) -> Path:
     """Install every pinned CLI into ``root`` (once: a stamp names the pins installed)."""
     root = root or prefix()
     root.mkdir(parents=True, exist_ok=True)
-    with open(root / ".lock", "w") as lock:
+    with open(root / ".lock", "w", encoding="utf-8") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if _stamp(root).exists() and _stamp(root).read_text("utf-8") == _wanted():
             return root
