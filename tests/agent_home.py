@@ -48,3 +48,20 @@ def doctor_rows(env: dict[str, str]) -> dict[str, dict[str, str]]:
     proc = run_workbench(env, "doctor", "--json")
     assert proc.returncode in (0, 1), proc.stderr
     return {row["check"]: row for row in json.loads(proc.stdout)}
+
+
+def trust_codex_hooks(codex_home: Path) -> None:
+    """Record in ``config.toml`` what Codex records when the user picks "Trust all and
+    continue": ``[hooks.state."<key>"] trusted_hash`` for each of our hooks (the real TUI
+    doing it is ``tests/test_real_codex.py``)."""
+    import tomlkit
+
+    from workbench.agents import codex_trust
+
+    config = codex_home / "config.toml"
+    doc = tomlkit.parse(config.read_text("utf-8") if config.exists() else "")
+    hooks = doc.setdefault("hooks", tomlkit.table())
+    state = hooks.setdefault("state", tomlkit.table())
+    for hook in codex_trust.review(codex_home / "hooks.json", config):
+        state[hook.key] = {"trusted_hash": hook.current_hash}
+    config.write_text(tomlkit.dumps(doc), "utf-8")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agent_home import agent_env, doctor_rows, make_home
+from tests.agent_home import agent_env, doctor_rows, make_home, trust_codex_hooks
 from tests.conftest import run_workbench
 
 AGENTS = ("claude", "gemini", "codex")
@@ -76,6 +76,7 @@ def test_every_installed_agent_is_one_ok_row_naming_its_hooks_and_mcp_files(
 ) -> None:
     make_agents(home, *AGENTS)
     assert run_workbench(env, "install", "--agent", "all").returncode == 0
+    trust_codex_hooks(home / ".codex")  # the user's one step in Codex (codex_trust)
     rows = doctor_rows(env)
     assert "agents" not in rows
     expected = {
@@ -125,6 +126,8 @@ def test_a_deleted_interpreter_is_a_problem_fixed_by_installing_again(
     venv_python.symlink_to(sys.executable)
     install = run_workbench(env, "install", "--agent", agent, "--python", str(venv_python))
     assert install.returncode == 0, install.stderr
+    if agent == "codex":
+        trust_codex_hooks(home / ".codex")  # the user's one step in Codex (codex_trust)
     assert agent_rows(env)[agent]["status"] == "ok"
 
     venv_python.unlink()
@@ -135,6 +138,9 @@ def test_a_deleted_interpreter_is_a_problem_fixed_by_installing_again(
     assert f"run `workbench install --agent {agent}` again" in row["detail"]
 
     assert run_workbench(env, "install", "--agent", agent).returncode == 0
+    if agent == "codex":  # new commands: Codex asks for trust again, and doctor says so
+        assert "changed since you trusted them" in agent_rows(env)[agent]["detail"]
+        trust_codex_hooks(home / ".codex")
     assert agent_rows(env)[agent]["status"] == "ok"
 
 
@@ -156,6 +162,8 @@ def test_hooks_from_a_moved_checkout_are_a_problem_that_names_the_missing_script
     assert f"{moved}/session_start.py" in row["detail"]
     assert f"run `workbench install --agent {agent}` again" in row["detail"]
     assert run_workbench(env, "install", "--agent", agent).returncode == 0
+    if agent == "codex":
+        trust_codex_hooks(home / ".codex")  # the user's one step in Codex (codex_trust)
     assert agent_rows(env)[agent]["status"] == "ok"
 
 

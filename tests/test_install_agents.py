@@ -38,7 +38,7 @@ USER = {
 }
 EVENTS = {
     "gemini": {"SessionStart", "BeforeAgent", "AfterTool", "AfterAgent", "SessionEnd"},
-    "codex": {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"},
+    "codex": {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"},
 }
 SOURCE = {"gemini": "gemini-cli", "codex": "codex-cli"}
 # The prompt event of each agent and its fixture: it carries platformSource.

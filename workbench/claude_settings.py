@@ -219,22 +219,94 @@ def with_ours(
     scripts: dict[str, tuple[str, str | None, int]] | None = None,
     platform: str | None = None,
 ) -> dict[str, Any]:
-    """``settings`` with exactly one current workbench entry per event."""
-    result = without_ours(settings)
+    """``settings`` with exactly one current workbench entry per event, nothing moved.
+
+    Our entry is replaced where it stands; only an event without one gets ours appended.
+    Why: Codex keys the user's trust in each hook by its position (``<event>:<group>:<hook>``,
+    ``workbench.agents.codex_trust``); moving our group to the end also moved the user's
+    groups after it, and the next run silently ran neither (issue 20 item 7).
+    """
+    chosen = scripts or HOOK_SCRIPTS
+    result: dict[str, Any] = copy.deepcopy(settings)
     hooks = result.setdefault("hooks", {})
-    for event, (script, matcher, timeout) in (scripts or HOOK_SCRIPTS).items():
-        group: dict[str, Any] = {}
-        if matcher is not None:
-            group["matcher"] = matcher
-        group["hooks"] = [
-            {
-                "type": "command",
-                "command": hook_command(script, python, data_dir, platform),
-                "timeout": timeout,
-            }
-        ]
-        hooks.setdefault(event, []).append(group)
+    for event in list(hooks):
+        groups = hooks[event]
+        if not (isinstance(groups, list) and any(_holds_ours(g) for g in groups)):
+            continue
+        if event in chosen:
+            hooks[event] = _ours_in_place(
+                groups, _our_group(event, chosen, python, data_dir, platform)
+            )
+            continue
+        kept, _ = _without_ours_in_groups(groups)  # an event we no longer register
+        if kept:
+            hooks[event] = kept
+        else:
+            del hooks[event]
+    for event in chosen:
+        groups = hooks.get(event)
+        if not (isinstance(groups, list) and any(_holds_ours(g) for g in groups)):
+            hooks.setdefault(event, []).append(
+                _our_group(event, chosen, python, data_dir, platform)
+            )
     return result
+
+
+def _our_group(
+    event: str,
+    scripts: dict[str, tuple[str, str | None, int]],
+    python: str | None,
+    data_dir: Path | None,
+    platform: str | None,
+) -> dict[str, Any]:
+    script, matcher, timeout = scripts[event]
+    group: dict[str, Any] = {}
+    if matcher is not None:
+        group["matcher"] = matcher
+    group["hooks"] = [
+        {
+            "type": "command",
+            "command": hook_command(script, python, data_dir, platform),
+            "timeout": timeout,
+        }
+    ]
+    return group
+
+
+def _holds_ours(group: Any) -> bool:
+    return (
+        isinstance(group, dict)
+        and isinstance(group.get("hooks"), list)
+        and any(_is_ours(h) for h in group["hooks"])
+    )
+
+
+def _ours_in_place(groups: list[Any], ours: dict[str, Any]) -> list[Any]:
+    """``groups`` with the first of our entries replaced by ``ours``, any other of ours gone.
+
+    A group holding only ours becomes ``ours`` (its matcher too); in a group the user shares
+    with ours, only our hook is replaced. Every other group and hook keeps its place.
+    """
+    out: list[Any] = []
+    placed = False
+    for group in copy.deepcopy(groups):
+        if not _holds_ours(group):
+            out.append(group)
+            continue
+        if all(_is_ours(h) for h in group["hooks"]):
+            if not placed:
+                out.append(ours)
+                placed = True
+            continue
+        kept = []
+        for hook in group["hooks"]:
+            if not _is_ours(hook):
+                kept.append(hook)
+            elif not placed:
+                kept.append(ours["hooks"][0])
+                placed = True
+        out.append({**group, "hooks": kept})
+    return out
 
 
 def write(path: Path, data: dict[str, Any], new_mode: int = 0o644) -> Path | None:

@@ -13,7 +13,7 @@ Every event carries ``session_id``, ``transcript_path`` (nullable), ``cwd``,
 - Stop: ``stop_hook_active``, ``last_assistant_message`` (nullable). A stop with
   ``stop_hook_active`` is a re-entry caused by a Stop hook: a no-op, as in Claude Code.
 
-Codex has no SessionEnd event: a session is closed by the service's idle rules.
+- SessionEnd (Codex 0.171 and later): the session is over; ``install`` registers it.
 """
 
 from __future__ import annotations

@@ -16,6 +16,8 @@ so an agent is added by writing its module and listing it in ``MODULES``. Each m
 - ``check_uninstall()``: the same for ``uninstall``: every file it would write is read and
   shape-checked first, for one agent and across ``--agent all``
 - ``checks() -> list[Check]``: what ``doctor`` says about this agent
+- optional ``notes() -> list[str]``: what the user must still do in the agent after
+  ``install`` (Codex: trust the hooks in its own screen), printed after the changes
 
 ``Change`` and ``Check`` are in ``workbench.agents.base``.
 """

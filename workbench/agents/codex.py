@@ -2,11 +2,15 @@
 
 ``CODEX_HOME`` defaults to ``~/.codex``. Codex reads Claude Code's hook shape
 (``workbench.agents.hook_json``) and event names (SessionStart, UserPromptSubmit, PostToolUse,
-Stop; it has no SessionEnd) with ``timeout`` in seconds (openai/codex
-``codex-rs/config/src/hook_config.rs``, ``engine/discovery.rs``). Each command ends in
-``--platform codex``, which picks ``hooks/adapters/codex.py``. The MCP server is the table
-``[mcp_servers.workbench]`` (``workbench.agents.mcp_toml``); config.toml is checked before
-either file is written, so a refusal leaves both untouched.
+Stop, and since 0.171 SessionEnd: its ``hooks/list`` lists a ``session_end`` hook) with
+``timeout`` in seconds (openai/codex ``codex-rs/config/src/hook_config.rs``,
+``engine/discovery.rs``). Each command ends in ``--platform codex``, which picks
+``hooks/adapters/codex.py``. The MCP server is the table ``[mcp_servers.workbench]``
+(``workbench.agents.mcp_toml``); config.toml is checked before either file is written, so a
+refusal leaves both untouched.
+
+Codex runs a hook only once the user trusted it (``workbench.agents.codex_trust``): ``notes``
+tells the user at install, and ``checks`` makes ``doctor`` report untrusted or changed hooks.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import os
 from pathlib import Path
 
 from workbench import claude_settings
-from workbench.agents import health, hook_json, mcp_json, mcp_toml
+from workbench.agents import codex_trust, health, hook_json, mcp_json, mcp_toml
 from workbench.agents.base import Change, Check
 
 NAME = "codex"
@@ -25,6 +29,7 @@ SCRIPTS: hook_json.Scripts = {
     "UserPromptSubmit": ("user_prompt_submit.py", None, 10),
     "PostToolUse": ("post_tool_use.py", None, 10),
     "Stop": ("stop.py", None, 10),
+    "SessionEnd": ("session_end.py", None, 10),
 }
 REMOVE_HINT = f"`codex mcp remove {mcp_json.SERVER_NAME}`"
 
@@ -74,12 +79,23 @@ def uninstall() -> list[Change]:
     return [hooks, Change("workbench MCP server", config_path(), changed, backup)]
 
 
+def notes() -> list[str]:
+    """What the user must still do after ``install``: trust our hooks in Codex, if not yet."""
+    said = codex_trust.problem(codex_trust.review(hooks_path(), config_path()))
+    return [f"{LABEL}: {said}"] if said else []
+
+
 def checks() -> list[Check]:
-    return [
-        health.agent_check(
-            NAME,
-            LABEL,
-            detected(),
-            [health.hooks(hooks_path()), health.mcp(config_path(), mcp_toml.entry)],
-        )
-    ]
+    row = health.agent_check(
+        NAME,
+        LABEL,
+        detected(),
+        [health.hooks(hooks_path()), health.mcp(config_path(), mcp_toml.entry)],
+    )
+    if row.ok is not True:
+        return [row]
+    # Trigger: our hooks are installed and runnable, but Codex has not trusted them (or they
+    # changed since). Why: Codex then runs none of them and says nothing ("agent codex ok"
+    # was the report while no hook ran, issue 20 item 6). Outcome: a problem, with the step.
+    said = codex_trust.problem(codex_trust.review(hooks_path(), config_path()))
+    return [row if said is None else Check(row.name, False, said)]

@@ -106,6 +106,9 @@ def install(
         module.check()
     for module in modules:
         _report(module.LABEL, module.install(python, pinned), "installed")
+        # What the user must still do in the agent itself (Codex: trust the hooks).
+        for note in getattr(module, "notes", list)():
+            typer.echo(note)
 
 
 @handle_errors
