@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 from tests.conftest import ROOT
 from tests.fuzz_strategies import json_objects, json_values, render
 from workbench import claude_settings
-from workbench.agents import codex, gemini, mcp_json
+from workbench.agents import codex, codex_trust, gemini, mcp_json
 from workbench.errors import WorkbenchError
 
 FUZZ = settings(suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
@@ -204,6 +204,100 @@ def test_gemini_settings_json_of_any_shape(
         if hooks == {}:
             expected.pop("hooks", None)
         assert json.dumps(after, sort_keys=True) == json.dumps(expected, sort_keys=True)
+
+
+codex_groups = st.lists(
+    st.fixed_dictionaries(
+        {"hooks": st.lists(st.fixed_dictionaries({"type": st.just("command"),
+                                                  "command": st.text(max_size=8)}),
+                           min_size=1, max_size=2)},
+        optional={"matcher": st.text(max_size=4)},
+    ),
+    max_size=3,
+)  # fmt: skip
+
+
+@FUZZ
+@given(
+    before=st.dictionaries(st.sampled_from(sorted(codex.SCRIPTS)), codex_groups, max_size=5),
+    after=st.dictionaries(st.sampled_from(sorted(codex.SCRIPTS)), codex_groups, max_size=5),
+)
+def test_codex_hook_groups_never_move_on_reinstall(
+    before: dict[str, list[Any]], after: dict[str, list[Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 20 item 7: groups the user added before and after ours keep their indexes (the
+    trust keys), through a reinstall with other commands."""
+    with agent_home(monkeypatch) as home:
+        path = home / ".codex" / "hooks.json"
+        path.write_text(json.dumps({"hooks": before}), encoding="utf-8")
+        codex.install("/usr/bin/python3", None)
+        config = json.loads(path.read_text("utf-8"))
+        for event, groups in after.items():
+            config["hooks"][event].extend(groups)
+        path.write_text(json.dumps(config), encoding="utf-8")
+        codex.install("/usr/bin/python3", home / "elsewhere")
+        moved = json.loads(path.read_text("utf-8"))["hooks"]
+        for event, groups in config["hooks"].items():
+            assert len(moved[event]) == len(groups)
+            for was, now in zip(groups, moved[event], strict=True):
+                if claude_settings.without_ours({"hooks": {event: [was]}}) == {
+                    "hooks": {event: [was]}
+                }:
+                    assert now == was  # the user's group, in its place
+
+
+codex_states = st.one_of(
+    toml_values,
+    st.dictionaries(
+        st.one_of(toml_keys, st.sampled_from(["OURS"])),
+        st.one_of(
+            toml_values,
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "trusted_hash": st.one_of(toml_atoms, st.sampled_from(["CURRENT"])),
+                    "enabled": st.one_of(st.booleans(), toml_atoms),
+                },
+            ),
+        ),
+        max_size=4,
+    ),
+)
+
+
+@FUZZ
+@given(state=codex_states, where=st.sampled_from(["state", "hooks", "top"]))
+def test_codex_trust_state_of_any_shape(
+    state: Any, where: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``[hooks.state]`` as Codex or the user left it: doctor's row is ok only when every hook
+    of ours is trusted as it is now, a problem naming the step otherwise, never a crash."""
+    with agent_home(monkeypatch) as home:
+        codex.install("/usr/bin/python3", None)
+        config = home / ".codex" / "config.toml"
+        ours = codex_trust.review(home / ".codex" / "hooks.json", config)
+        if isinstance(state, dict):  # "OURS"/"CURRENT": one of our real keys and hashes
+            state = {
+                (ours[0].key if k == "OURS" else k): (
+                    {**v, "trusted_hash": ours[0].current_hash}
+                    if isinstance(v, dict) and v.get("trusted_hash") == "CURRENT"
+                    else v
+                )
+                for k, v in state.items()
+            }
+        doc = tomlkit.parse(config.read_text("utf-8"))
+        doc["hooks"] = {"state": state} if where == "state" else state
+        if where == "top":
+            doc["hooks"] = {"state": {"x": 1}, "other": state}
+        config.write_text(tomlkit.dumps(doc), encoding="utf-8")
+        (row,) = codex.checks()
+        trusted = all(
+            h.status == "trusted"
+            for h in codex_trust.review(home / ".codex" / "hooks.json", config)
+        )
+        assert row.ok is trusted, row
+        if not trusted:
+            assert "Trust all and continue" in row.detail or "/hooks" in row.detail, row
 
 
 # ----- hostile config files, through the real CLI (issue 19, item 10) -------------------------

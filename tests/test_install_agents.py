@@ -105,7 +105,7 @@ def test_install_merges_idempotently_keeps_the_users_entries_and_uninstall_remov
         assert {h["timeout"] for (h,) in mine.values()} == {30_000, 10_000}  # milliseconds
         assert mine["SessionStart"][0]["timeout"] == 30_000
     else:
-        assert {h["timeout"] for (h,) in mine.values()} == {30, 10}  # seconds
+        assert {h["timeout"] for (h,) in mine.values()} == {30, 10, 3}  # seconds; SessionEnd 3
     backups = list(path.parent.glob(f"{path.name}.workbench-backup-*"))
     assert len(backups) == 1
     assert json.loads(backups[0].read_text("utf-8")) == USER[agent]

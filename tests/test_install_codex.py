@@ -103,6 +103,14 @@ def test_hook_hash_is_the_one_codex_computes() -> None:
         codex_trust.hook_hash("PostToolUse", {"hooks": [hook]}, hook)
         == "sha256:088a99f4e75556ff1a2659e5e27d797a5c469e26bd68d04dc21d6421816c47fe"
     )
+    # SessionEnd: 1 s when unset, 3 s at most, in the hash too.
+    for end, expected in [
+        ({"type": "command", "command": "echo b", "timeout": 600}, "7fdcfde7cebf533caec0e61dd"),
+        ({"type": "command", "command": "echo c"}, "9d8a250cbaa9446cb09a0fd532edfa87"),
+    ]:
+        assert codex_trust.hook_hash("SessionEnd", {"hooks": [end]}, end).startswith(
+            f"sha256:{expected}"
+        )
     stop = {**hook, "command": command.replace("post_tool_use", "stop")}
     assert (
         codex_trust.hook_hash("Stop", {"hooks": [stop]}, stop)

@@ -29,7 +29,7 @@ SCRIPTS: hook_json.Scripts = {
     "UserPromptSubmit": ("user_prompt_submit.py", None, 10),
     "PostToolUse": ("post_tool_use.py", None, 10),
     "Stop": ("stop.py", None, 10),
-    "SessionEnd": ("session_end.py", None, 10),
+    "SessionEnd": ("session_end.py", None, 3),  # Codex allows SessionEnd 3 s at most
 }
 REMOVE_HINT = f"`codex mcp remove {mcp_json.SERVER_NAME}`"
 

@@ -12,8 +12,9 @@ hook silently). Trusting writes, to ``$CODEX_HOME/config.toml``::
 is why install never moves a group (``claude_settings.with_ours``). The hash is SHA-256 of
 the canonical JSON (keys sorted, no spaces) of ``{"event_name": <snake_case event>,
 "matcher"?: …, "hooks": [<the one hook, normalised>]}``, the hook normalised to ``type``,
-``command``, ``timeout`` (600 when absent), ``async`` and ``statusMessage`` when set; fields
-that are absent are left out, as TOML has no null. Checked against the hashes the real
+``command``, ``timeout`` (600 when absent; for SessionEnd 1 when absent and 3 at most),
+``async`` and ``statusMessage`` when set; fields that are absent are left out, as TOML has
+no null. Checked against the hashes the real
 ``codex app-server`` reports (``hooks/list`` ``currentHash``) in ``tests/test_install_codex.py``
 and, for every installed hook, by the real TUI's trust in ``tests/test_real_codex.py``.
 
@@ -35,12 +36,14 @@ from typing import Any, NamedTuple
 from workbench import claude_settings, config_file
 
 DEFAULT_TIMEOUT = 600  # seconds: Codex's own default for a hook without ``timeout``
+# SessionEnd runs as Codex exits: 1 s when unset, at most 3 s (what 0.171's hooks/list shows).
+SESSION_END_TIMEOUT = (1, 3)
 # Codex drops a group's matcher for these events (they have nothing to match on).
 NO_MATCHER = frozenset({"UserPromptSubmit", "Stop"})
 # What the user does, in Codex's own words; ``doctor`` and install print it.
 STEP = (
     'start `codex` in a terminal and answer "Hooks need review" with "Trust all and continue" '
-    '(or pick "Review hooks" and press t); until then Codex runs none of them, and `codex exec` '
+    "(or open /hooks and press t); until then Codex runs none of them, and `codex exec` "
     "skips them without a word"
 )
 
@@ -65,11 +68,15 @@ def hook_key(hooks_file: Path, event: str, group: int, handler: int) -> str:
 
 def hook_hash(event: str, group: dict[str, Any], handler: dict[str, Any]) -> str:
     """The hash Codex compares with ``trusted_hash`` for ``handler`` of ``group``."""
-    timeout = handler.get("timeout")
+    given = handler.get("timeout")
+    timeout = max(given, 1) if isinstance(given, int) else None
+    if event == "SessionEnd":
+        default, most = SESSION_END_TIMEOUT
+        timeout = min(timeout or default, most)
     normalised: dict[str, Any] = {
         "type": "command",
         "command": handler.get("command"),
-        "timeout": max(timeout, 1) if isinstance(timeout, int) else DEFAULT_TIMEOUT,
+        "timeout": timeout or DEFAULT_TIMEOUT,
         "async": handler.get("async") is True,
     }
     if isinstance(handler.get("statusMessage"), str):
