@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
@@ -40,6 +41,7 @@ class ResponsesRequest:
     path: str
     headers: dict[str, str]
     body: Any = None  # parsed JSON, or None
+    at: float = field(default_factory=time.monotonic)  # when it arrived (bench figures)
 
     @property
     def input(self) -> list[Item]:
