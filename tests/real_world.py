@@ -83,12 +83,15 @@ class World:
         return rows
 
 
-@pytest.fixture
-def world(tmp_path: Path) -> Iterator[World]:
-    """An empty HOME, a project folder (a git repository), a data dir and its (stopped) service."""
-    home = tmp_path / "home"
-    project = tmp_path / "project"
-    data_dir = tmp_path / "data"
+def open_world(root: Path) -> World:
+    """An empty HOME, a project folder (a git repository), a data dir and its (stopped) service.
+
+    For a module-scoped world (one install, several sessions): ``open_world(tmp_path_factory
+    .mktemp(...))``, then ``close_world`` at the end.
+    """
+    home = root / "home"
+    project = root / "project"
+    data_dir = root / "data"
     for folder in (home, project, data_dir):
         folder.mkdir()
     subprocess.run(["git", "init", "-q", str(project)], check=True)
@@ -98,7 +101,18 @@ def world(tmp_path: Path) -> Iterator[World]:
     for key in [k for k in env if k.startswith(("ANTHROPIC_", "OPENAI_", "GOOGLE_"))]:
         del env[key]
     service = Service(data_dir=data_dir, port=port, env=env)
-    found = World(home=home, project=project, data_dir=data_dir, env=env, service=service)
+    return World(home=home, project=project, data_dir=data_dir, env=env, service=service)
+
+
+def close_world(found: World) -> None:
+    """Stop the world's service, and whatever service a hook spawned on a cold start."""
+    found.service.stop()
+    run_workbench(found.env, "stop", timeout=30)
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[World]:
+    """An empty HOME, a project folder (a git repository), a data dir and its (stopped) service."""
+    found = open_world(tmp_path)
     yield found
-    service.stop()
-    run_workbench(env, "stop", timeout=30)  # a service a hook spawned on a cold start
+    close_world(found)
