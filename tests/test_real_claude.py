@@ -221,10 +221,11 @@ def test_the_memory_reaches_the_model_and_the_next_session_sees_it(runs: ClaudeR
 
 
 def test_the_mcp_tools_are_listed_and_a_search_returns_results(runs: ClaudeRuns) -> None:
+    for session in runs.sessions.values():  # the tools exist before the first request
+        first = body_text(session.main_requests[0])
+        for tool in ("search", "timeline", "get_observations", "save_memory"):
+            assert f"mcp__workbench__{tool}" in first, session.name  # listed by name
     search = runs.sessions["search"]
-    first = body_text(search.main_requests[0])
-    for tool in ("search", "timeline", "get_observations", "save_memory"):
-        assert f"mcp__workbench__{tool}" in first  # deferred: listed by name to the model
     last = search.main_requests[-1]
     assert "mcp__workbench__search" in tool_names(last)  # loaded by ToolSearch
     uses = tool_uses(last)
