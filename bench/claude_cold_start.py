@@ -28,7 +28,7 @@ if str(ROOT) not in sys.path:
 from tests.claude_script import claude_rule  # noqa: E402
 from tests.fake_anthropic import FakeAnthropic  # noqa: E402
 from tests.real_agents import program  # noqa: E402
-from tests.real_world import World, close_world, open_world  # noqa: E402
+from tests.real_world import World, open_world  # noqa: E402
 
 MEMORY = "frobnicator"
 SESSION_START = re.compile(r"SessionStart:startup \[[^\]]*\] finished with status \d+ \((\d+)ms\)")
@@ -55,8 +55,7 @@ def main() -> None:
     args = parser.parse_args()
     claude = program("claude")
     with tempfile.TemporaryDirectory() as tmp, FakeAnthropic() as fake:
-        world = open_world(Path(tmp))
-        try:
+        with open_world(Path(tmp)) as world:
             (world.project / "notes.md").write_text(f"The {MEMORY} is 42.\n", "utf-8")
             world.install("claude")
             world.service.start(timeout=60)
@@ -70,8 +69,6 @@ def main() -> None:
                 time.sleep(1)
                 seconds, delivered = session(world, fake, claude, Path(tmp) / f"cold{run}.log")
                 print(f"{run:3}  {seconds:16.2f}  {'yes' if delivered else 'no'}")
-        finally:
-            close_world(world)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ from tests.claude_script import REPLY_HEAD, claude_rule, result_text
 from tests.conftest import http_json
 from tests.fake_anthropic import FakeAnthropic, RecordedRequest
 from tests.real_agents import program
-from tests.real_world import World, close_world, open_world
+from tests.real_world import World, open_world
 
 CONTEXT_OPEN = "<workbench-context>"
 FACT = "The frobnicator in notes.md is sized 42 millimetres"
@@ -148,29 +148,25 @@ def tool_uses(request: RecordedRequest) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClaudeRuns]:
     claude = program("claude")
-    world = open_world(tmp_path_factory.mktemp("real-claude"))
-    try:
+    with open_world(tmp_path_factory.mktemp("real-claude")) as world, FakeAnthropic() as fake:
         (world.project / "notes.md").write_text(NOTES, "utf-8")
         world.install("claude")
         world.service.start(timeout=60)
-        with FakeAnthropic() as fake:
-            fake.answer_by(claude_rule)
-            found = ClaudeRuns(world, fake, claude)
-            notes = world.project / "notes.md"
-            for name, argv in [
-                ("read", ["-p", f"READ {notes}"]),
-                ("save", ["-p", f"SAVE {FACT}", *ALLOW_OURS]),
-                ("search", ["-p", "SEARCH frobnicator millimetres", *ALLOW_OURS]),
-                ("resume", ["-p", "--continue", "Thanks, that is all."]),
-            ]:
-                found.session(name, *argv)
-                world.service.wait_idle(timeout=60)
-            world.service.stop()
-            found.session("cold", "-p", f"READ {notes}")
-            world.service.wait_idle(timeout=90)  # the service the SessionStart hook spawned
-            yield found
-    finally:
-        close_world(world)
+        fake.answer_by(claude_rule)
+        found = ClaudeRuns(world, fake, claude)
+        notes = world.project / "notes.md"
+        for name, argv in [
+            ("read", ["-p", f"READ {notes}"]),
+            ("save", ["-p", f"SAVE {FACT}", *ALLOW_OURS]),
+            ("search", ["-p", "SEARCH frobnicator millimetres", *ALLOW_OURS]),
+            ("resume", ["-p", "--continue", "Thanks, that is all."]),
+        ]:
+            found.session(name, *argv)
+            world.service.wait_idle(timeout=60)
+        world.service.stop()
+        found.session("cold", "-p", f"READ {notes}")
+        world.service.wait_idle(timeout=90)  # the service the SessionStart hook spawned
+        yield found
 
 
 def test_every_hook_claude_code_runs_succeeds_and_is_stored_once(runs: ClaudeRuns) -> None:
