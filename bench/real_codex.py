@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from tests.agent_home import doctor_rows  # noqa: E402
 from tests.conftest import run_workbench  # noqa: E402
 from tests.fake_openai_responses import FakeResponses  # noqa: E402
-from tests.real_world import close_world, make_world  # noqa: E402
+from tests.real_world import open_world  # noqa: E402
 from tests.test_real_codex import (  # noqa: E402
     CONTEXT_TAG,
     KEY_VAR,
@@ -57,8 +57,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     runs = parser.parse_args().runs
-    with tempfile.TemporaryDirectory() as folder:
-        world = make_world(Path(folder))
+    with tempfile.TemporaryDirectory() as folder, open_world(Path(folder)) as world:
         fake = FakeResponses().start()
         fake.rules.append(answer)
         codex_home = world.home / ".codex"
@@ -102,7 +101,6 @@ def main() -> None:
                   f"seconds from the stop to that request, median: {median}")  # fmt: skip
         finally:
             fake.stop()
-            close_world(world)
 
 
 if __name__ == "__main__":

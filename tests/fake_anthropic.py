@@ -9,6 +9,9 @@ What it does:
   out; when the queue is empty it answers a minimal valid message (text ``"OK"``).
 - Every request is recorded (method, path, lowercased headers, parsed JSON body) in
   ``.requests``, in arrival order, whatever the answer was.
+- ``answer_by(rule)``: once the queue is empty, ``rule(request)`` gives the reply's content
+  blocks (an agent CLI makes requests of its own: titles, tool discovery, one per tool result),
+  so a scripted session follows from what each request says, not from arrival order.
 - Scripted answers: ``queue_text`` (a text reply with chosen usage, including
   ``cache_creation_input_tokens`` / ``cache_read_input_tokens``), ``queue_message`` (any content
   blocks, e.g. ``tool_use``), ``queue_error`` (status + Anthropic error JSON
@@ -75,6 +78,7 @@ class RecordedRequest:
 
 
 Handler = Callable[[RecordedRequest], Scripted]
+Rule = Callable[[RecordedRequest], list[dict[str, Any]]]  # a request -> the reply's content
 
 
 def message_body(
@@ -119,6 +123,7 @@ class FakeAnthropic(FakeHTTPServer[RecordedRequest, "Scripted | Handler"]):
     def __init__(self) -> None:
         super().__init__()
         self._count = 0
+        self._rule: Rule | None = None
 
     def _client_class(self) -> Any:
         """A real ``anthropic.Anthropic`` (see ``FakeHTTPServer.client``)."""
@@ -167,6 +172,13 @@ class FakeAnthropic(FakeHTTPServer[RecordedRequest, "Scripted | Handler"]):
         """A function that gets the recorded request and returns a ``Scripted`` answer."""
         self._script.append(handler)
 
+    def answer_by(self, rule: Rule | None) -> None:
+        """Answer every request the queue does not with ``rule(request)``'s content blocks.
+
+        The reply's ``stop_reason`` is ``tool_use`` when the content has a ``tool_use`` block.
+        """
+        self._rule = rule
+
     @property
     def pending(self) -> int:
         """Scripted answers not used yet."""
@@ -183,8 +195,14 @@ class FakeAnthropic(FakeHTTPServer[RecordedRequest, "Scripted | Handler"]):
             self._count += 1
             number = self._count
             item = self._script.popleft() if self._script else None
+            rule = self._rule
         if callable(item):
             return item(request)
+        if item is None and rule is not None:
+            content = rule(request)
+            uses_tool = any(block.get("type") == "tool_use" for block in content)
+            stop = {"stop_reason": "tool_use"} if uses_tool else {}
+            item = Scripted(200, ("message", content, stop))
         if item is None:
             item = Scripted(200, ("message", [{"type": "text", "text": "OK"}], {}))
         if isinstance(item.body, tuple) and item.body[:1] == ("message",):

@@ -16,6 +16,7 @@ import json
 import sqlite3
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -83,9 +84,16 @@ class World:
         return rows
 
 
-def make_world(root: Path) -> World:
-    """An empty HOME, a project folder (a git repository), a data dir and its (stopped)
-    service, under ``root``: the ``world`` fixture's, for a module-scoped one too."""
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[World]:
+    """An empty HOME, a project folder (a git repository), a data dir and its (stopped) service."""
+    with open_world(tmp_path) as found:
+        yield found
+
+
+@contextmanager
+def open_world(root: Path) -> Iterator[World]:
+    """``world`` under ``root``, for a fixture of a wider scope (one install, many sessions)."""
     home = root / "home"
     project = root / "project"
     data_dir = root / "data"
@@ -98,18 +106,9 @@ def make_world(root: Path) -> World:
     for key in [k for k in env if k.startswith(("ANTHROPIC_", "OPENAI_", "GOOGLE_"))]:
         del env[key]
     service = Service(data_dir=data_dir, port=port, env=env)
-    return World(home=home, project=project, data_dir=data_dir, env=env, service=service)
-
-
-def close_world(found: World) -> None:
-    """Stop its service, and whatever service a hook spawned on a cold start."""
-    found.service.stop()
-    run_workbench(found.env, "stop", timeout=30)
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> Iterator[World]:
-    """An empty HOME, a project folder (a git repository), a data dir and its (stopped) service."""
-    found = make_world(tmp_path)
-    yield found
-    close_world(found)
+    found = World(home=home, project=project, data_dir=data_dir, env=env, service=service)
+    try:
+        yield found
+    finally:
+        service.stop()
+        run_workbench(env, "stop", timeout=30)  # a service a hook spawned on a cold start

@@ -17,6 +17,7 @@ import json
 import sqlite3
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -217,6 +218,41 @@ def test_an_odd_initialize_is_answered_by_the_sdk(service: Service, params: Any)
         client.send(message)
         reply = client.reply("init", timeout=60)
         assert "result" in reply or "error" in reply, reply
+    finally:
+        assert client.close() == 0, client.stderr()[-2000:]
+    assert "Traceback" not in client.stderr()
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"id": "server-discover-probe-1", "method": "server/discover"},
+        {"id": 7, "method": "server/discover", "params": None},
+        {"id": 8, "method": "server/discover", "params": ["2026-07-28"]},
+        {"id": 9, "method": "server/discover", "params": {"_meta": "\ud800"}},
+        {"id": 10, "method": "server/discover", "params": {"_meta": {"x": 1e308}}},
+        {"method": "server/discover", "params": {}},
+    ],
+    ids=["no-params", "null-params", "list-params", "surrogate-meta", "odd-meta", "no-id"],
+)
+def test_an_odd_discover_probe_first_is_answered_and_initialize_still_works(
+    data_dir: Path, message: dict[str, Any]
+) -> None:
+    """Claude Code 2.1 opens with ``server/discover``; any shape of it, first, leaves a
+    server that answers the probe (when it has an id) and then the legacy handshake."""
+    client = RawClient(
+        [sys.executable, "-m", "workbench", "mcp", "--no-start"],
+        base_env(data_dir, free_port()),
+        ROOT,
+    )
+    try:
+        client.send(message)
+        if "id" in message:
+            reply = client.reply(message["id"], timeout=60)
+            assert "error" in reply, reply
+        assert client.initialize()["result"]["serverInfo"]["name"] == "workbench"
+        client.send({"id": "tools", "method": "tools/list"})
+        assert client.reply("tools", timeout=60)["result"]["tools"]
     finally:
         assert client.close() == 0, client.stderr()[-2000:]
     assert "Traceback" not in client.stderr()

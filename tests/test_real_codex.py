@@ -35,7 +35,7 @@ from tests.fake_openai_responses import (
     text_item,
 )
 from tests.real_agents import program
-from tests.real_world import World, close_world, make_world
+from tests.real_world import World, open_world
 
 MODEL = "gpt-5.5"
 SECRET = "pumpernickel"
@@ -160,7 +160,12 @@ def trust_in_codex(codex: Codex) -> None:
 @pytest.fixture(scope="module")
 def codex(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Codex]:
     program("codex")  # skips here when npm is unreachable, before anything starts
-    world = make_world(tmp_path_factory.mktemp("codex"))
+    with open_world(tmp_path_factory.mktemp("codex")) as world:
+        yield from _codex_in(world)
+
+
+def _codex_in(world: World) -> Iterator[Codex]:
+    """The module's Codex in ``world``: installed, trusted, three sessions and a resume."""
     fake = FakeResponses().start()
     fake.rules.append(answer)
     codex_home = world.home / ".codex"
@@ -191,7 +196,6 @@ def codex(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Codex]:
         yield found
     finally:
         fake.stop()
-        close_world(world)
 
 
 # ----- what a user is told ------------------------------------------------------------------

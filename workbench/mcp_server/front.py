@@ -11,7 +11,9 @@ own replies, kept current by a test):
   (the client's if it is a handshake version, else the latest one);
 - ``tools/list``: the SDK's tool list, with this session's project in ``save_memory``;
 - ``prompts/list``, ``resources/list``, ``resources/templates/list``: the SDK's (empty) lists;
-- ``ping``: ``{}``.
+- ``ping``: ``{}``;
+- ``server/discover`` (the 2026-07-28 era's probe, which Claude Code 2.1 sends before
+  ``initialize``): "method not found", so the client falls back to ``initialize`` at once.
 
 Any other line (a tool call, a malformed line, any method it does not know) starts the real
 server (``server.build_server``) in a thread: it is handed the client's ``initialize`` and
@@ -20,9 +22,9 @@ held so far and every line after, in order. From then on the SDK answers everyth
 ``line_check`` included. The service is only reached by a tool call (``backend``), never at
 start.
 
-stdin EOF ends the server; SIGINT ends it at once with status 0 (Claude Code sends SIGINT,
-then SIGTERM if the process is still there). While serving, fd 0 reads the null device and
-fd 1 writes to stderr, as in ``wire``.
+stdin EOF ends the server; SIGINT ends it at once with status 0, skipping the interpreter's
+teardown (Claude Code sends SIGINT, then SIGTERM if the process is still there 100 ms later).
+While serving, fd 0 reads the null device and fd 1 writes to stderr, as in ``wire``.
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ REPLAY_ID = "workbench-front-replayed-initialize"
 # What agents list at start (Gemini CLI and Codex ask for prompts and resources too).
 LISTS = ("tools/list", "prompts/list", "resources/list", "resources/templates/list")
 INITIALIZED = b'{"jsonrpc": "2.0", "method": "notifications/initialized"}'
+# The 2026-07-28 era's first request (Claude Code 2.1 sends it before ``initialize``).
+DISCOVER = "server/discover"
 
 
 def _reject_constant(name: str) -> Any:
@@ -109,7 +113,14 @@ class Front:
             self._out.flush()
 
     def _answer(self, request_id: Any, result: Any) -> None:
-        reply = {"jsonrpc": "2.0", "id": request_id, "result": result}
+        self._reply({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+    def _error(self, request_id: Any, code: int, message: str) -> None:
+        self._reply(
+            {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+        )
+
+    def _reply(self, reply: dict[str, Any]) -> None:
         text = json.dumps(reply, ensure_ascii=False, separators=(",", ":"))
         self.write(text.encode("utf-8") + b"\n")
 
@@ -159,6 +170,12 @@ class Front:
         snapshot = self._snapshot_or_none()
         if snapshot is None:
             return False
+        if method == DISCOVER:
+            # Trigger: Claude Code 2.1 probes for the 2026-07-28 protocol era first. / Why:
+            # handed to the SDK, the probe waited for it to load, past the probe's timeout.
+            # Outcome: "method not found" at once; the client falls back to ``initialize``.
+            self._error(request_id, -32601, f"Method not found: {DISCOVER}")
+            return True
         if method == "initialize" and self._initialize is None:
             params = message.get("params")
             if not isinstance(params, dict) or not isinstance(params.get("protocolVersion"), str):
@@ -247,16 +264,24 @@ def serve(data_dir: str | None = None, start: bool = True) -> None:
     wire_in, restore_in = claim(0, os.open(os.devnull, os.O_RDONLY))
     wire_out, restore_out = claim(1, os.dup(2))
     front = Front(wire_out, data_dir, start)
+    interrupted = False
     try:
         with os.fdopen(wire_in, "rb", closefd=False) as stdin:
             for raw in stdin:
                 front.feed(raw)
         front.close()
     except KeyboardInterrupt:
-        pass  # SIGINT: the client asked us to stop; a traceback would only alarm its log
+        interrupted = True  # the client asked us to stop; a traceback would only alarm its log
     finally:
         restore_out()
         restore_in()
+    if interrupted:
+        # Trigger: SIGINT. / Why: Claude Code sends SIGTERM if we are still there 100 ms
+        # later, and with the SDK loaded the interpreter's teardown alone takes ~0.4 s.
+        # Outcome: leave now; nothing here needs tearing down (every reply is already
+        # flushed, and the service, not this process, holds the store).
+        sys.stderr.flush()
+        os._exit(0)
 
 
 def main(argv: list[str]) -> bool:
