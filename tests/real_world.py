@@ -16,6 +16,7 @@ import json
 import sqlite3
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -83,12 +84,12 @@ class World:
         return rows
 
 
-@pytest.fixture
-def world(tmp_path: Path) -> Iterator[World]:
-    """An empty HOME, a project folder (a git repository), a data dir and its (stopped) service."""
-    home = tmp_path / "home"
-    project = tmp_path / "project"
-    data_dir = tmp_path / "data"
+@contextmanager
+def open_world(root: Path) -> Iterator[World]:
+    """A ``World`` under ``root``, torn down on exit (for a module-scoped fixture of one's own)."""
+    home = root / "home"
+    project = root / "project"
+    data_dir = root / "data"
     for folder in (home, project, data_dir):
         folder.mkdir()
     subprocess.run(["git", "init", "-q", str(project)], check=True)
@@ -99,6 +100,15 @@ def world(tmp_path: Path) -> Iterator[World]:
         del env[key]
     service = Service(data_dir=data_dir, port=port, env=env)
     found = World(home=home, project=project, data_dir=data_dir, env=env, service=service)
-    yield found
-    service.stop()
-    run_workbench(env, "stop", timeout=30)  # a service a hook spawned on a cold start
+    try:
+        yield found
+    finally:
+        service.stop()
+        run_workbench(env, "stop", timeout=30)  # a service a hook spawned on a cold start
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[World]:
+    """An empty HOME, a project folder (a git repository), a data dir and its (stopped) service."""
+    with open_world(tmp_path) as found:
+        yield found

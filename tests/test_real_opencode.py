@@ -1,0 +1,280 @@
+"""OpenCode 1.18.33 for real: ``workbench install --agent opencode``, then ``opencode run``.
+
+The real ``opencode`` binary (npm ``opencode-ai``, ``tests/real_agents.py``) runs in a temp
+HOME (``tests/real_world.py``) the way a user runs it: their ``opencode.json`` names the
+model provider and one MCP server of their own (``tests/notes_mcp_server.py``), then install
+adds workbench's plugin and MCP server. The model is a fake Anthropic API on 127.0.0.1
+(``tests/opencode_model.py``, answering by rule); nothing else is faked: the plugin runs the
+hook scripts, the service stores, the MCP servers run over stdio.
+
+Nothing reaches the network: the provider's ``baseURL`` is the fake, ``autoupdate`` and
+``share`` are off in the config, and the environment turns off OpenCode's models.dev fetch,
+its default (npm-installed) plugins and LSP downloads (``OPENCODE_DISABLE_*``; the names are
+those the 1.18.33 binary reads).
+
+One world (module-scoped: one install, one service), sessions in order: read a file (the
+first memory); call the user's MCP tool (item 13; this session's system prompt must hold the
+first one's memory); call workbench's ``search`` through MCP; save a memory through MCP
+(item 14, built on branch i20-cold: xfail); and, last, a session after the service was
+stopped. That cold start passes on today's code when the hook-spawned service answers within
+the SessionStart hook's spawn budget (5 s), which it did here; item 1 (i20-cold) takes that
+race away. ``opencode run`` wraps a prompt holding spaces in double quotes before sending it
+(the stored prompts show them); the rules only look for the text inside.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from hooks.adapters.opencode import PLATFORM_SOURCE
+from tests.conftest import ROOT
+from tests.notes_mcp_server import note_on
+from tests.opencode_model import REPLY, OpenCodeModel, tool_names, tool_results
+from tests.real_agents import program
+from tests.real_world import World, open_world
+
+READ = "Read notes.md and tell me how long refresh tokens live"
+LOOKUP = "Ask the notes server about refresh tokens"
+SEARCH = "Search what workbench remembers about notes"
+SAVE = "Remember for later how long refresh tokens live"
+SAVED = {
+    "text": "Refresh tokens live 14 days (the auth module rotates them).",
+    "title": "Token lifetime",
+}
+COLD = "Read the notes file once more"
+NOTE = "The auth module rotates refresh tokens every 14 days.\n"
+PLAYS_ARGS = {"topic": "refresh tokens"}
+# OpenCode's switches for what it would fetch from the network (read by the 1.18.33 binary).
+OFFLINE = {
+    "OPENCODE_DISABLE_AUTOUPDATE": "1",
+    "OPENCODE_DISABLE_MODELS_FETCH": "1",
+    "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+    "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+    "OPENCODE_DISABLE_SHARE": "1",
+}
+CONTEXT_MARKS = ("<workbench-context>", "workbench-context>")
+OWN_TOOLS_SHOWN = {"workbench_search", "workbench_timeline", "workbench_get_observations"}
+
+
+@dataclass
+class Run:
+    """One ``opencode run``: its prompt, OpenCode's session id and its JSON event lines."""
+
+    prompt: str
+    session_id: str
+    lines: list[dict[str, Any]]
+
+    def tool_calls(self) -> list[dict[str, Any]]:
+        """The tool parts OpenCode reported (``tool``, ``callID``, ``state``)."""
+        return [line["part"] for line in self.lines if line.get("type") == "tool_use"]
+
+
+@dataclass
+class Suite:
+    world: World
+    model: OpenCodeModel
+    runs: dict[str, Run]
+
+
+def user_config(world: World, model: OpenCodeModel) -> None:
+    """The user's own ``opencode.json``, written before install (which must keep it)."""
+    folder = world.home / ".config" / "opencode"
+    folder.mkdir(parents=True)
+    config = {
+        "$schema": "https://opencode.ai/config.json",
+        "autoupdate": False,
+        "share": "disabled",
+        "model": "anthropic/claude-haiku-4-5",
+        "provider": {
+            "anthropic": {"options": {"baseURL": f"{model.base_url}/v1", "apiKey": "test-key"}}
+        },
+        "mcp": {
+            "notes": {
+                "type": "local",
+                "command": [sys.executable, str(ROOT / "tests" / "notes_mcp_server.py")],
+                "enabled": True,
+            }
+        },
+    }
+    (folder / "opencode.json").write_text(json.dumps(config, indent=2), "utf-8")
+
+
+def opencode(world: World, prompt: str) -> Run:
+    """``opencode run --format json PROMPT`` in the project; asserts it ended well."""
+    argv = [str(program("opencode")), "run", "--format", "json", prompt]
+    # OpenCode takes its folder from $PWD: the project's, as a shell there would set it.
+    proc = world.run(argv, timeout=120, PWD=str(world.project), **OFFLINE)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    lines = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    (session_id,) = {line["sessionID"] for line in lines if "sessionID" in line}
+    assert any(line.get("part", {}).get("text") == REPLY for line in lines), proc.stdout
+    return Run(prompt, session_id, lines)
+
+
+def wait_for_stop(world: World, session_id: str, timeout: float = 30.0) -> None:
+    """Until the session's Stop (``summarize``) is stored: the plugin sends it last, after
+    OpenCode may already have exited (its hook scripts finish in the background)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        kinds = world.rows("SELECT kind FROM events WHERE content_session_id = ?", session_id)
+        if {"kind": "summarize"} in kinds:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"no Stop stored for {session_id} in {timeout}s: {world.events()}")
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Suite]:
+    program("opencode")  # skips the module only when npm cannot reach its registry
+    plays = {
+        "Read notes.md": ("read", {"filePath": ""}),  # the path is set once the world exists
+        "the notes file": ("read", {"filePath": ""}),
+        "notes server": ("notes_lookup", PLAYS_ARGS),
+        "workbench remembers": ("workbench_search", {"query": "notes"}),
+        "Remember for later": ("workbench_save_memory", SAVED),
+    }
+    with (
+        OpenCodeModel(plays) as model,
+        open_world(tmp_path_factory.mktemp("opencode")) as world,
+    ):
+        notes = world.project / "notes.md"
+        notes.write_text(NOTE, "utf-8")
+        for keyword in ("Read notes.md", "the notes file"):
+            plays[keyword] = ("read", {"filePath": str(notes)})
+        user_config(world, model)
+        world.install("opencode")
+        world.service.start()
+        runs: dict[str, Run] = {}
+        for prompt in (READ, LOOKUP, SEARCH, SAVE):
+            runs[prompt] = opencode(world, prompt)
+            wait_for_stop(world, runs[prompt].session_id)
+        world.service.wait_idle()
+        yield Suite(world, model, runs)
+
+
+def observations(world: World, session_id: str) -> list[dict[str, Any]]:
+    return world.rows("SELECT * FROM observations WHERE content_session_id = ?", session_id)
+
+
+def test_install_kept_the_users_config_and_added_ours(suite: Suite) -> None:
+    config = json.loads((suite.world.home / ".config/opencode/opencode.json").read_text("utf-8"))
+    assert set(config["mcp"]) == {"notes", "workbench"}
+    assert config["provider"]["anthropic"]["options"]["baseURL"] == f"{suite.model.base_url}/v1"
+    assert (suite.world.home / ".config/opencode/plugins/workbench.js").is_file()
+
+
+def test_every_event_the_plugin_sends_is_stored_once_as_opencode(suite: Suite) -> None:
+    world = suite.world
+    for prompt, run in suite.runs.items():
+        events = world.rows(
+            "SELECT kind, payload FROM events WHERE content_session_id = ? ORDER BY id",
+            run.session_id,
+        )
+        calls = [c for c in run.tool_calls() if not c["tool"].startswith("workbench_")]
+        expected = ["session_init", *["observation"] * len(calls), "summarize"]
+        assert [e["kind"] for e in events] == expected, (prompt, events)
+        stored_calls = [json.loads(e["payload"])["tool_use_id"] for e in events[1:-1]]
+        assert stored_calls == [c["callID"] for c in calls]
+        (session,) = world.rows(
+            "SELECT * FROM sessions WHERE content_session_id = ?", run.session_id
+        )
+        assert session["platform_source"] == PLATFORM_SOURCE == "opencode"
+        assert session["project"] == world.project.name
+        assert len(observations(world, run.session_id)) == len(calls)
+        assert {o["platform_source"] for o in observations(world, run.session_id)} <= {"opencode"}
+    (read,) = observations(world, suite.runs[READ].session_id)
+    assert "notes.md" in read["files_read"]
+
+
+def test_the_memory_reaches_the_system_prompt_and_the_next_session_sees_the_first(
+    suite: Suite,
+) -> None:
+    first = suite.model.asked(READ)
+    assert len(first) == 2  # the tool call, then the answer after its result
+    assert all(CONTEXT_MARKS[0] in r.system_text for r in first)
+    (read,) = observations(suite.world, suite.runs[READ].session_id)
+    assert read["title"] not in first[0].system_text  # nothing of it before it happened
+    second = suite.model.asked(LOOKUP)
+    assert second
+    for request in second:
+        context = request.system_text[request.system_text.index(CONTEXT_MARKS[0]) :]
+        assert read["title"] in context
+
+
+def test_the_users_mcp_tool_result_makes_an_observation(suite: Suite) -> None:
+    """Issue 20 item 13: OpenCode hands plugins an MCP result as {content, isError}."""
+    run = suite.runs[LOOKUP]
+    (call,) = run.tool_calls()
+    assert call["tool"] == "notes_lookup"
+    (event,) = suite.world.rows(
+        "SELECT payload FROM events WHERE kind = 'observation' AND content_session_id = ?",
+        run.session_id,
+    )
+    text = note_on(PLAYS_ARGS["topic"])
+    assert json.loads(event["payload"])["tool_response"] == {
+        "content": [{"type": "text", "text": text}],
+        "isError": False,
+    }
+    (observation,) = observations(suite.world, run.session_id)
+    assert "notes_lookup" in observation["title"]
+    assert "the refresh token lives 14 days" in observation["narrative"]
+
+
+def test_workbench_mcp_tools_are_listed_and_a_call_returns_the_memory(suite: Suite) -> None:
+    asked = suite.model.asked(SEARCH)
+    assert OWN_TOOLS_SHOWN <= set(tool_names(asked[0]))
+    (call,) = suite.runs[SEARCH].tool_calls()
+    assert call["tool"] == "workbench_search"
+    assert call["state"]["status"] == "completed"
+    (result,) = tool_results(asked[-1])
+    (read,) = observations(suite.world, suite.runs[READ].session_id)
+    assert result.startswith("workbench search")
+    assert read["title"] in result
+
+
+def test_nothing_of_our_own_context_or_tools_is_stored_back(suite: Suite) -> None:
+    world = suite.world
+    stored = [
+        *(json.dumps(e["payload"]) for e in world.events()),
+        *(json.dumps(r) for r in world.rows("SELECT * FROM observations")),
+        *(json.dumps(r) for r in world.rows("SELECT * FROM user_prompts")),
+        *(json.dumps(r) for r in world.rows("SELECT * FROM session_summaries")),
+    ]
+    for text in stored:
+        assert not any(mark in text for mark in CONTEXT_MARKS), text
+    assert not observations(world, suite.runs[SEARCH].session_id)
+    prompts = world.rows("SELECT prompt_text FROM user_prompts ORDER BY id")
+    assert [p["prompt_text"] for p in prompts] == [f'"{p}"' for p in (READ, LOOKUP, SEARCH, SAVE)]
+
+
+@pytest.mark.xfail(strict=True, reason="issue 20 item 14: branch i20-cold")
+def test_a_memory_saved_through_mcp_is_stored_once_as_opencode(suite: Suite) -> None:
+    (call,) = suite.runs[SAVE].tool_calls()
+    assert call["tool"] == "workbench_save_memory"
+    assert call["state"]["status"] == "completed"
+    saved = [
+        o for o in suite.world.rows("SELECT * FROM observations") if SAVED["text"] in json.dumps(o)
+    ]
+    assert len(saved) == 1, saved
+    assert saved[0]["platform_source"] == "opencode"
+
+
+def test_a_cold_start_still_injects_the_memory(suite: Suite) -> None:
+    """The service stopped: the session's start spawns it, and the memory is still there.
+
+    Last in the file: it stops the module's service (the spawned one is stopped with
+    ``workbench stop`` when the world closes)."""
+    suite.world.service.stop()
+    run = opencode(suite.world, COLD)
+    (read,) = observations(suite.world, suite.runs[READ].session_id)
+    asked = suite.model.asked(COLD)
+    assert asked
+    assert all(read["title"] in r.system_text for r in asked)
+    wait_for_stop(suite.world, run.session_id)
