@@ -34,6 +34,7 @@ from typing import Any
 import pytest
 
 from hooks.adapters.opencode import PLATFORM_SOURCE
+from tests.agent_home import doctor_rows
 from tests.conftest import ROOT
 from tests.notes_mcp_server import note_on
 from tests.opencode_model import REPLY, OpenCodeModel, tool_names, tool_results
@@ -163,11 +164,16 @@ def observations(world: World, session_id: str) -> list[dict[str, Any]]:
     return world.rows("SELECT * FROM observations WHERE content_session_id = ?", session_id)
 
 
-def test_install_kept_the_users_config_and_added_ours(suite: Suite) -> None:
-    config = json.loads((suite.world.home / ".config/opencode/opencode.json").read_text("utf-8"))
+def test_install_kept_the_users_config_added_ours_and_doctor_says_so(suite: Suite) -> None:
+    folder = suite.world.home / ".config" / "opencode"
+    config = json.loads((folder / "opencode.json").read_text("utf-8"))
     assert set(config["mcp"]) == {"notes", "workbench"}
     assert config["provider"]["anthropic"]["options"]["baseURL"] == f"{suite.model.base_url}/v1"
-    assert (suite.world.home / ".config/opencode/plugins/workbench.js").is_file()
+    (backup,) = folder.glob("opencode.json.workbench-backup-*")
+    assert set(json.loads(backup.read_text("utf-8"))["mcp"]) == {"notes"}
+    row = doctor_rows(suite.world.env)["agent opencode"]
+    assert row["status"] == "ok", row
+    assert row["detail"].startswith(f"plugin in {folder / 'plugins' / 'workbench.js'};")
 
 
 def test_every_event_the_plugin_sends_is_stored_once_as_opencode(suite: Suite) -> None:
@@ -187,6 +193,7 @@ def test_every_event_the_plugin_sends_is_stored_once_as_opencode(suite: Suite) -
         )
         assert session["platform_source"] == PLATFORM_SOURCE == "opencode"
         assert session["project"] == world.project.name
+        assert session["status"] == "active"  # `opencode run` deletes no session: no end
         assert len(observations(world, run.session_id)) == len(calls)
         assert {o["platform_source"] for o in observations(world, run.session_id)} <= {"opencode"}
     (read,) = observations(world, suite.runs[READ].session_id)
@@ -201,6 +208,10 @@ def test_the_memory_reaches_the_system_prompt_and_the_next_session_sees_the_firs
     assert all(CONTEXT_MARKS[0] in r.system_text for r in first)
     (read,) = observations(suite.world, suite.runs[READ].session_id)
     assert read["title"] not in first[0].system_text  # nothing of it before it happened
+    # OpenCode runs the system transform for its side requests too (the title: no tools).
+    titles = [r for r in suite.model.requests if not tool_names(r)]
+    assert titles
+    assert all(CONTEXT_MARKS[0] in r.system_text for r in titles)
     second = suite.model.asked(LOOKUP)
     assert second
     for request in second:
