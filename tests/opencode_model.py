@@ -16,6 +16,7 @@ The rules, from the request body:
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from tests.fake_anthropic import FakeAnthropic, RecordedRequest, message_body
@@ -65,10 +66,12 @@ class OpenCodeModel(FakeAnthropic):
     def __init__(self, plays: dict[str, Play]) -> None:
         super().__init__()
         self.plays = plays
+        self.arrived: list[float] = []  # time.monotonic() of each request, as ``requests``
 
     def _answer(self, request: RecordedRequest) -> Scripted:
         with self._lock:
             self.requests.append(request)
+            self.arrived.append(time.monotonic())
             number = len(self.requests)
         model = request.body.get("model") if isinstance(request.body, dict) else None
         fields: dict[str, Any] = {"model": model or "claude-haiku-4-5"}

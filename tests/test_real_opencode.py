@@ -25,8 +25,6 @@ race away. ``opencode run`` wraps a prompt holding spaces in double quotes befor
 from __future__ import annotations
 
 import json
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -35,10 +33,10 @@ import pytest
 
 from hooks.adapters.opencode import PLATFORM_SOURCE
 from tests.agent_home import doctor_rows
-from tests.conftest import ROOT
 from tests.notes_mcp_server import note_on
-from tests.opencode_model import REPLY, OpenCodeModel, tool_names, tool_results
+from tests.opencode_model import OpenCodeModel, tool_names, tool_results
 from tests.real_agents import program
+from tests.real_opencode import Run, opencode, user_config, wait_for_stop
 from tests.real_world import World, open_world
 
 READ = "Read notes.md and tell me how long refresh tokens live"
@@ -52,29 +50,8 @@ SAVED = {
 COLD = "Read the notes file once more"
 NOTE = "The auth module rotates refresh tokens every 14 days.\n"
 PLAYS_ARGS = {"topic": "refresh tokens"}
-# OpenCode's switches for what it would fetch from the network (read by the 1.18.33 binary).
-OFFLINE = {
-    "OPENCODE_DISABLE_AUTOUPDATE": "1",
-    "OPENCODE_DISABLE_MODELS_FETCH": "1",
-    "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
-    "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
-    "OPENCODE_DISABLE_SHARE": "1",
-}
 CONTEXT_MARKS = ("<workbench-context>", "workbench-context>")
 OWN_TOOLS_SHOWN = {"workbench_search", "workbench_timeline", "workbench_get_observations"}
-
-
-@dataclass
-class Run:
-    """One ``opencode run``: its prompt, OpenCode's session id and its JSON event lines."""
-
-    prompt: str
-    session_id: str
-    lines: list[dict[str, Any]]
-
-    def tool_calls(self) -> list[dict[str, Any]]:
-        """The tool parts OpenCode reported (``tool``, ``callID``, ``state``)."""
-        return [line["part"] for line in self.lines if line.get("type") == "tool_use"]
 
 
 @dataclass
@@ -82,53 +59,6 @@ class Suite:
     world: World
     model: OpenCodeModel
     runs: dict[str, Run]
-
-
-def user_config(world: World, model: OpenCodeModel) -> None:
-    """The user's own ``opencode.json``, written before install (which must keep it)."""
-    folder = world.home / ".config" / "opencode"
-    folder.mkdir(parents=True)
-    config = {
-        "$schema": "https://opencode.ai/config.json",
-        "autoupdate": False,
-        "share": "disabled",
-        "model": "anthropic/claude-haiku-4-5",
-        "provider": {
-            "anthropic": {"options": {"baseURL": f"{model.base_url}/v1", "apiKey": "test-key"}}
-        },
-        "mcp": {
-            "notes": {
-                "type": "local",
-                "command": [sys.executable, str(ROOT / "tests" / "notes_mcp_server.py")],
-                "enabled": True,
-            }
-        },
-    }
-    (folder / "opencode.json").write_text(json.dumps(config, indent=2), "utf-8")
-
-
-def opencode(world: World, prompt: str) -> Run:
-    """``opencode run --format json PROMPT`` in the project; asserts it ended well."""
-    argv = [str(program("opencode")), "run", "--format", "json", prompt]
-    # OpenCode takes its folder from $PWD: the project's, as a shell there would set it.
-    proc = world.run(argv, timeout=120, PWD=str(world.project), **OFFLINE)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    lines = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
-    (session_id,) = {line["sessionID"] for line in lines if "sessionID" in line}
-    assert any(line.get("part", {}).get("text") == REPLY for line in lines), proc.stdout
-    return Run(prompt, session_id, lines)
-
-
-def wait_for_stop(world: World, session_id: str, timeout: float = 30.0) -> None:
-    """Until the session's Stop (``summarize``) is stored: the plugin sends it last, after
-    OpenCode may already have exited (its hook scripts finish in the background)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        kinds = world.rows("SELECT kind FROM events WHERE content_session_id = ?", session_id)
-        if {"kind": "summarize"} in kinds:
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"no Stop stored for {session_id} in {timeout}s: {world.events()}")
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,96 @@
+"""Driving the real ``opencode`` (``tests/real_agents.py``) in a ``World``, offline.
+
+Shared by ``tests/test_real_opencode.py`` and ``bench/opencode_session.py``: the user's
+``opencode.json`` (the model provider pointed at the fake, one MCP server of their own),
+OpenCode's switches for everything it would fetch from the network, one ``opencode run``
+read back from its JSON events, and the wait for the plugin's last write of a session.
+
+Read from the 1.18.33 binary and its runs: ``opencode run`` takes its folder from ``$PWD``;
+``--format json`` prints one JSON object per line, each with the ``sessionID``, tool calls as
+``{"type": "tool_use", "part": {"tool", "callID", "state"}}``; a prompt holding spaces is sent
+wrapped in double quotes.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from tests.conftest import ROOT
+from tests.opencode_model import REPLY, OpenCodeModel
+from tests.real_agents import program
+from tests.real_world import World
+
+# OpenCode's switches for what it would fetch from the network (read by the 1.18.33 binary).
+OFFLINE = {
+    "OPENCODE_DISABLE_AUTOUPDATE": "1",
+    "OPENCODE_DISABLE_MODELS_FETCH": "1",
+    "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+    "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+    "OPENCODE_DISABLE_SHARE": "1",
+}
+
+
+@dataclass
+class Run:
+    """One ``opencode run``: its prompt, OpenCode's session id and its JSON event lines."""
+
+    prompt: str
+    session_id: str
+    lines: list[dict[str, Any]]
+    ended: float  # time.monotonic() when OpenCode exited
+
+    def tool_calls(self) -> list[dict[str, Any]]:
+        """The tool parts OpenCode reported (``tool``, ``callID``, ``state``)."""
+        return [line["part"] for line in self.lines if line.get("type") == "tool_use"]
+
+
+def user_config(world: World, model: OpenCodeModel) -> None:
+    """The user's own ``opencode.json``, written before install (which must keep it)."""
+    folder = world.home / ".config" / "opencode"
+    folder.mkdir(parents=True)
+    config = {
+        "$schema": "https://opencode.ai/config.json",
+        "autoupdate": False,
+        "share": "disabled",
+        "model": "anthropic/claude-haiku-4-5",
+        "provider": {
+            "anthropic": {"options": {"baseURL": f"{model.base_url}/v1", "apiKey": "test-key"}}
+        },
+        "mcp": {
+            "notes": {
+                "type": "local",
+                "command": [sys.executable, str(ROOT / "tests" / "notes_mcp_server.py")],
+                "enabled": True,
+            }
+        },
+    }
+    (folder / "opencode.json").write_text(json.dumps(config, indent=2), "utf-8")
+
+
+def opencode(world: World, prompt: str) -> Run:
+    """``opencode run --format json PROMPT`` in the project; asserts it ended well."""
+    argv = [str(program("opencode")), "run", "--format", "json", prompt]
+    # OpenCode takes its folder from $PWD: the project's, as a shell there would set it.
+    proc = world.run(argv, timeout=120, PWD=str(world.project), **OFFLINE)
+    ended = time.monotonic()
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    lines = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    (session_id,) = {line["sessionID"] for line in lines if "sessionID" in line}
+    assert any(line.get("part", {}).get("text") == REPLY for line in lines), proc.stdout
+    return Run(prompt, session_id, lines, ended)
+
+
+def wait_for_stop(world: World, session_id: str, timeout: float = 30.0) -> None:
+    """Until the session's Stop (``summarize``) is stored: the plugin sends it last, after
+    OpenCode may already have exited (its hook scripts finish in the background)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        kinds = world.rows("SELECT kind FROM events WHERE content_session_id = ?", session_id)
+        if {"kind": "summarize"} in kinds:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"no Stop stored for {session_id} in {timeout}s: {world.events()}")
