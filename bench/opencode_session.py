@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.opencode_model import OpenCodeModel, tool_names  # noqa: E402
+from tests.opencode_model import Call, OpenCodeModel, tool_names  # noqa: E402
 from tests.real_opencode import Run, opencode, user_config  # noqa: E402
 from tests.real_world import World, open_world  # noqa: E402
 
@@ -74,7 +74,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    plays = {PROMPT[:13]: ("read", {"filePath": ""})}
+    plays: dict[str, list[Call]] = {PROMPT[:13]: []}
     with (
         tempfile.TemporaryDirectory() as tmp,
         OpenCodeModel(plays) as model,
@@ -82,7 +82,7 @@ def main() -> None:
     ):
         notes = world.project / "notes.md"
         notes.write_text("The auth module rotates refresh tokens every 14 days.\n", "utf-8")
-        plays[PROMPT[:13]] = ("read", {"filePath": str(notes)})
+        plays[PROMPT[:13]] = [("read", {"filePath": str(notes)})]
         user_config(world, model)
         world.install("opencode")
         world.service.start()

@@ -8,10 +8,11 @@ rather than by its place in a queue: OpenCode sends side requests (a session tit
 
 The rules, from the request body:
 - no ``tools``: a side request (the title); answered with ``TITLE``;
-- the last message carries a ``tool_result``: the tool ran; answered with ``REPLY``;
-- otherwise the user's prompt names a play (``PLAYS``: a keyword -> a tool and its input);
-  answered with that ``tool_use`` when the request lists the tool, else with a text saying the
-  tool is missing (the tests then fail on what the model was offered, not on a hang).
+- otherwise the user's prompt names a play (``plays``: a keyword -> the tool calls to make,
+  in order, each a tool and its input); the ``tool_result`` blocks already in the request say
+  how many were made: the next one is answered as a ``tool_use`` when the request lists its
+  tool, else with a text saying the tool is missing (the tests then fail on what the model
+  was offered, not on a hang); once all were made (or for no play), ``REPLY``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from tests.fake_http import Scripted
 
 TITLE = "Refresh token notes"
 REPLY = "Done: the refresh token lives 14 days."
-Play = tuple[str, dict[str, Any]]  # the tool the model calls and its input
+Call = tuple[str, dict[str, Any]]  # a tool the model calls and its input
 
 
 def tool_names(request: RecordedRequest) -> list[str]:
@@ -50,20 +51,12 @@ def tool_results(request: RecordedRequest) -> list[str]:
     return found
 
 
-def _last_is_tool_result(request: RecordedRequest) -> bool:
-    messages = request.body.get("messages", []) if isinstance(request.body, dict) else []
-    content = messages[-1].get("content") if messages and isinstance(messages[-1], dict) else None
-    return isinstance(content, list) and any(
-        isinstance(b, dict) and b.get("type") == "tool_result" for b in content
-    )
-
-
 class OpenCodeModel(FakeAnthropic):
     """The fake Anthropic server, answering by the rules above; ``plays`` by prompt keyword."""
 
     name = "fake Anthropic for OpenCode"
 
-    def __init__(self, plays: dict[str, Play]) -> None:
+    def __init__(self, plays: dict[str, list[Call]]) -> None:
         super().__init__()
         self.plays = plays
         self.arrived: list[float] = []  # time.monotonic() of each request, as ``requests``
@@ -82,11 +75,11 @@ class OpenCodeModel(FakeAnthropic):
         offered = tool_names(request)
         if not offered:
             return message_body([{"type": "text", "text": TITLE}], **fields)
-        if _last_is_tool_result(request):
-            return message_body([{"type": "text", "text": REPLY}], **fields)
-        for keyword, (tool, args) in self.plays.items():
-            if keyword not in request.user_text:
+        for keyword, calls in self.plays.items():
+            made = len(tool_results(request))
+            if keyword not in request.user_text or made >= len(calls):
                 continue
+            tool, args = calls[made]
             if tool not in offered:
                 missing = f"The tool {tool} is not offered."
                 return message_body([{"type": "text", "text": missing}], **fields)
