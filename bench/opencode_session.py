@@ -32,7 +32,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from tests.opencode_model import Call, OpenCodeModel, tool_names  # noqa: E402
-from tests.real_opencode import Run, opencode, user_config  # noqa: E402
+from tests.real_opencode import Run, Tripwire, opencode, user_config  # noqa: E402
 from tests.real_world import World, open_world  # noqa: E402
 
 PROMPT = "Read notes.md and say how long refresh tokens live"
@@ -78,6 +78,7 @@ def main() -> None:
     with (
         tempfile.TemporaryDirectory() as tmp,
         OpenCodeModel(plays) as model,
+        Tripwire() as network,
         open_world(Path(tmp)) as world,
     ):
         notes = world.project / "notes.md"
@@ -90,7 +91,7 @@ def main() -> None:
         print("round  warm run s  sent/stored/dup  Stop stored s after exit  cold: s to memory")
         for number in range(1, args.rounds + 1):
             started = time.monotonic()
-            warm = opencode(world, PROMPT)
+            warm = opencode(world, PROMPT, network)
             seconds = warm.ended - started
             after = stored_after_exit(world, warm)
             sent, stored, dup = event_counts(world, warm)
@@ -101,7 +102,7 @@ def main() -> None:
             world.service.stop()
             world.workbench("stop")  # a service a previous cold start spawned
             stopped, since = time.monotonic(), len(model.requests)
-            opencode(world, PROMPT)
+            opencode(world, PROMPT, network)
             cold = first_memory(model, since, title, stopped)
             late = "never" if after is None else f"{after:.2f}"
             counts = f"{sent}/{stored}/{dup}"

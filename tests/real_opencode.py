@@ -2,8 +2,16 @@
 
 Shared by ``tests/test_real_opencode.py`` and ``bench/opencode_session.py``: the user's
 ``opencode.json`` (the model provider pointed at the fake, one MCP server of their own),
-OpenCode's switches for everything it would fetch from the network, one ``opencode run``
-read back from its JSON events, and the wait for the plugin's last write of a session.
+OpenCode's switches for everything it would fetch from the network, a ``Tripwire`` proxy that
+shows whether anything still tried, one ``opencode run`` read back from its JSON events, and
+the wait for the plugin's last write of a session.
+
+Offline, as measured with the tripwire: without the switches OpenCode 1.18.33 fetches
+``models.opencode.ai`` and ``registry.npmjs.org``; with them, still the registry: for each
+config folder (``~/.config/opencode`` included) it installs ``@opencode-ai/plugin`` there in
+the background unless ``node_modules`` exists and ``package-lock.json`` already names every
+dependency of ``package.json`` (its ``Npm.install``). ``user_config`` leaves the folder as
+that install does on a user's machine with network, so nothing is fetched at all.
 
 Read from the 1.18.33 binary and its runs: ``opencode run`` takes its folder from ``$PWD``;
 ``--format json`` prints one JSON object per line, each with the ``sessionID``, tool calls as
@@ -17,9 +25,11 @@ import json
 import sys
 import time
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from tests.conftest import ROOT
+from tests.fake_http import FakeHTTPServer, QuietHandler, Scripted
 from tests.opencode_model import REPLY, OpenCodeModel
 from tests.real_agents import program
 from tests.real_world import World
@@ -32,6 +42,40 @@ OFFLINE = {
     "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
     "OPENCODE_DISABLE_SHARE": "1",
 }
+
+
+# What OpenCode's background install puts in a config folder (only the names are compared).
+PLUGIN_DEPENDENCY = {"@opencode-ai/plugin": "1.18.33"}
+LOOPBACK = "127.0.0.1,localhost"
+
+
+class Tripwire(FakeHTTPServer[str, None]):
+    """An HTTP(S) proxy that lets nothing through: each request is recorded and refused.
+
+    Given to OpenCode as ``HTTP(S)_PROXY`` (which its runtime's ``fetch`` honours), with the
+    loopback in ``NO_PROXY``: the fake model and the service are reached directly, anything
+    else ends here, as ``"CONNECT host:443"`` (or the method and URL) in ``requests``.
+    """
+
+    name = "network tripwire"
+
+    def env(self) -> dict[str, str]:
+        proxy = f"http://127.0.0.1:{self.port}"
+        names = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
+        return {**dict.fromkeys(names, proxy), "NO_PROXY": LOOPBACK, "no_proxy": LOOPBACK}
+
+    def _make_handler(self) -> type[BaseHTTPRequestHandler]:
+        tripwire = self
+
+        class _Refuse(QuietHandler):
+            def _refuse(self) -> None:
+                with tripwire._lock:
+                    tripwire.requests.append(f"{self.command} {self.path}")
+                self.send_answer(Scripted(403, "tests reach no network"))
+
+            do_CONNECT = do_GET = do_POST = do_HEAD = do_PUT = _refuse
+
+        return _Refuse
 
 
 @dataclass
@@ -69,13 +113,20 @@ def user_config(world: World, model: OpenCodeModel) -> None:
         },
     }
     (folder / "opencode.json").write_text(json.dumps(config, indent=2), "utf-8")
+    # OpenCode's own dependency, as its first run with network leaves it (module docstring).
+    (folder / "node_modules").mkdir()
+    (folder / "package.json").write_text(json.dumps({"dependencies": PLUGIN_DEPENDENCY}), "utf-8")
+    lock = {"lockfileVersion": 3, "packages": {"": {"dependencies": PLUGIN_DEPENDENCY}}}
+    (folder / "package-lock.json").write_text(json.dumps(lock), "utf-8")
 
 
-def opencode(world: World, prompt: str) -> Run:
-    """``opencode run --format json PROMPT`` in the project; asserts it ended well."""
+def opencode(world: World, prompt: str, network: Tripwire) -> Run:
+    """``opencode run --format json PROMPT`` in the project, its network through ``network``;
+    asserts it ended well."""
     argv = [str(program("opencode")), "run", "--format", "json", prompt]
     # OpenCode takes its folder from $PWD: the project's, as a shell there would set it.
-    proc = world.run(argv, timeout=120, PWD=str(world.project), **OFFLINE)
+    env = {**OFFLINE, **network.env(), "PWD": str(world.project)}
+    proc = world.run(argv, timeout=120, **env)
     ended = time.monotonic()
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     lines = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]

@@ -7,10 +7,12 @@ adds workbench's plugin and MCP server. The model is a fake Anthropic API on 127
 (``tests/opencode_model.py``, answering by rule); nothing else is faked: the plugin runs the
 hook scripts, the service stores, the MCP servers run over stdio.
 
-Nothing reaches the network: the provider's ``baseURL`` is the fake, ``autoupdate`` and
-``share`` are off in the config, and the environment turns off OpenCode's models.dev fetch,
-its default (npm-installed) plugins and LSP downloads (``OPENCODE_DISABLE_*``; the names are
-those the 1.18.33 binary reads).
+Nothing reaches the network, and a test shows it (every run's HTTP(S) goes through a proxy
+that refuses and records, ``tests/real_opencode.py`` ``Tripwire``): the provider's ``baseURL``
+is the fake, ``autoupdate`` and ``share`` are off in the config, the environment turns off
+OpenCode's models fetch, its default (npm-installed) plugins and LSP downloads
+(``OPENCODE_DISABLE_*``, the names the 1.18.33 binary reads), and its config folder holds the
+``@opencode-ai/plugin`` dependency OpenCode would otherwise install there from npm.
 
 One world (module-scoped: one install, one service), sessions in order: read a file (the
 first memory); call the user's MCP tool (item 13; this session's system prompt must hold the
@@ -36,7 +38,7 @@ from tests.agent_home import doctor_rows
 from tests.notes_mcp_server import note_on
 from tests.opencode_model import Call, OpenCodeModel, tool_names, tool_results
 from tests.real_agents import program
-from tests.real_opencode import Run, opencode, user_config, wait_for_stop
+from tests.real_opencode import Run, Tripwire, opencode, user_config, wait_for_stop
 from tests.real_world import World, open_world
 
 READ = "Read notes.md and tell me how long refresh tokens live"
@@ -57,6 +59,7 @@ OWN_TOOLS_SHOWN = {"workbench_search", "workbench_timeline", "workbench_get_obse
 class Suite:
     world: World
     model: OpenCodeModel
+    network: Tripwire
     runs: dict[str, Run]
 
 
@@ -74,6 +77,7 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Suite]:
     }
     with (
         OpenCodeModel(plays) as model,
+        Tripwire() as network,
         open_world(tmp_path_factory.mktemp("opencode")) as world,
     ):
         notes = world.project / "notes.md"
@@ -85,10 +89,10 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Suite]:
         world.service.start()
         runs: dict[str, Run] = {}
         for prompt in (READ, LOOKUP, SEARCH):
-            runs[prompt] = opencode(world, prompt)
+            runs[prompt] = opencode(world, prompt, network)
             wait_for_stop(world, runs[prompt].session_id)
         world.service.wait_idle()
-        yield Suite(world, model, runs)
+        yield Suite(world, model, network, runs)
 
 
 def observations(world: World, session_id: str) -> list[dict[str, Any]]:
@@ -212,9 +216,15 @@ def test_a_cold_start_still_injects_the_memory(suite: Suite) -> None:
     Last in the file: it stops the module's service (the spawned one is stopped with
     ``workbench stop`` when the world closes)."""
     suite.world.service.stop()
-    run = opencode(suite.world, COLD)
+    run = opencode(suite.world, COLD, suite.network)
     (read,) = observations(suite.world, suite.runs[READ].session_id)
     asked = suite.model.asked(COLD)
     assert asked
     assert all(read["title"] in r.system_text for r in asked)
     wait_for_stop(suite.world, run.session_id)
+
+
+def test_opencode_reached_no_network(suite: Suite) -> None:
+    """Every run's HTTP(S) went through the tripwire proxy: nothing but the loopback."""
+    assert len(suite.model.requests) > 10  # the loopback was reached, directly
+    assert suite.network.requests == []
