@@ -5,10 +5,11 @@ One user's machine (``tests/real_world.py``: a temp HOME, a project, a data dir)
 fake Anthropic API of the test suite (``tests/opencode_model.py``). Per round:
 
 - a warm session (the service up): a prompt that makes OpenCode read a file, then answer.
-  Printed: seconds of ``opencode run``; the events the plugin sends for it (from OpenCode's
-  own JSON output: the session's start with its prompt, one per tool call, the Stop at
-  ``session.idle``), how many were stored and how many twice; and how long after OpenCode
-  exited its Stop was stored (the plugin's hook scripts finish in the background);
+  Printed: seconds of ``opencode run``; seconds from its start to its first model request
+  holding the memory (from round 2: the first round makes it); the events the plugin sends
+  for it (from OpenCode's own JSON output: the session's start with its prompt, one per tool
+  call, the Stop at ``session.idle``), how many were stored and how many twice; and how long
+  after OpenCode exited its Stop was stored (0.00: before it exited);
 - a cold start: ``workbench stop``, then the same kind of session. Printed: seconds from the
   stop to the first model request whose system prompt holds the memory (the first round's
   observation), or "none" when no request of the session had it.
@@ -88,11 +89,13 @@ def main() -> None:
         world.install("opencode")
         world.service.start()
         title = ""
-        print("round  warm run s  sent/stored/dup  Stop stored s after exit  cold: s to memory")
+        columns = ["warm run s", "warm: s to memory", "sent/stored/dup", "Stop after exit s"]
+        print("round  " + "  ".join(columns) + "  cold: s to memory")
         for number in range(1, args.rounds + 1):
-            started = time.monotonic()
+            started, since = time.monotonic(), len(model.requests)
             warm = opencode(world, PROMPT, network)
             seconds = warm.ended - started
+            warm_memory = first_memory(model, since, title, started) if title else "-"
             after = stored_after_exit(world, warm)
             sent, stored, dup = event_counts(world, warm)
             if not title:
@@ -106,7 +109,10 @@ def main() -> None:
             cold = first_memory(model, since, title, stopped)
             late = "never" if after is None else f"{after:.2f}"
             counts = f"{sent}/{stored}/{dup}"
-            print(f"{number:5}  {seconds:10.1f}  {counts:>15}  {late:>24}  {cold:>17}")
+            print(
+                f"{number:5}  {seconds:10.1f}  {warm_memory:>17}  {counts:>15}  {late:>17}"
+                f"  {cold:>17}"
+            )
 
 
 if __name__ == "__main__":
