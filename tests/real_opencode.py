@@ -120,10 +120,10 @@ def user_config(world: World, model: OpenCodeModel) -> None:
     (folder / "package-lock.json").write_text(json.dumps(lock), "utf-8")
 
 
-def opencode(world: World, prompt: str, network: Tripwire) -> Run:
-    """``opencode run --format json PROMPT`` in the project, its network through ``network``;
-    asserts it ended well."""
-    argv = [str(program("opencode")), "run", "--format", "json", prompt]
+def opencode(world: World, prompt: str, network: Tripwire, *options: str) -> Run:
+    """``opencode run --format json [OPTIONS] PROMPT`` in the project (``--continue``…), its
+    network through ``network``; asserts it ended well."""
+    argv = [str(program("opencode")), "run", "--format", "json", *options, prompt]
     # OpenCode takes its folder from $PWD: the project's, as a shell there would set it.
     env = {**OFFLINE, **network.env(), "PWD": str(world.project)}
     proc = world.run(argv, timeout=120, **env)
@@ -135,13 +135,19 @@ def opencode(world: World, prompt: str, network: Tripwire) -> Run:
     return Run(prompt, session_id, lines, ended)
 
 
-def wait_for_stop(world: World, session_id: str, timeout: float = 30.0) -> None:
-    """Until the session's Stop (``summarize``) is stored: the plugin sends it last, after
-    OpenCode may already have exited (its hook scripts finish in the background)."""
+def wait_for_stop(
+    world: World, session_id: str, timeout: float = 30.0, *, prompt_number: int = 1
+) -> None:
+    """Until the Stop (``summarize``) of the session's prompt is stored: the plugin sends it
+    last, and may do so after OpenCode exited (its hook scripts run in the background)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        kinds = world.rows("SELECT kind FROM events WHERE content_session_id = ?", session_id)
-        if {"kind": "summarize"} in kinds:
+        if world.rows(
+            "SELECT 1 FROM events WHERE kind = 'summarize' AND content_session_id = ?"
+            " AND prompt_number = ?",
+            session_id,
+            prompt_number,
+        ):
             return
         time.sleep(0.1)
     raise AssertionError(f"no Stop stored for {session_id} in {timeout}s: {world.events()}")

@@ -15,6 +15,7 @@ import subprocess
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -207,6 +208,24 @@ def test_what_the_plugin_posts_in_claude_codes_words(data_dir: Path) -> None:
     # Both contexts reach the system prompt: the session's, then the prompt's.
     system = outputs[SESSION.index("system_transform")]["system"]
     assert system[1:] == ["<workbench-context>\nstart\n</workbench-context>", block.decode()]
+
+
+def test_a_session_met_at_its_prompt_is_given_the_whole_memory(data_dir: Path) -> None:
+    """Found with the real OpenCode (``opencode run --continue``, tests/test_real_opencode.py):
+    OpenCode builds the system prompt afresh for every model request, so a session the plugin
+    first meets at its prompt (resumed in a new process) carries no earlier block. Asking as
+    a ``resume`` got only what was new since that block: nothing, and no memory at all."""
+    peer = Recorder()
+    block = "<workbench-context>\nstart\n</workbench-context>"
+    peer.replies["/api/context/inject"] = (200, block.encode())
+    try:
+        steps = [load("chat_message"), load("system_transform")]
+        outputs = run_plugin(steps, base_env(data_dir, peer.port))
+    finally:
+        peer.close()
+    (inject,) = peer.to("/api/context/inject")
+    assert parse_qs(urlsplit(inject.path).query)["source"] == ["startup"]
+    assert outputs[1]["system"][1:] == [block]
 
 
 def test_a_subagents_tool_calls_count_for_the_parent_session(data_dir: Path) -> None:

@@ -48,6 +48,7 @@ SAVED = {
     "text": "Refresh tokens live 14 days (the auth module rotates them).",
     "title": "Token lifetime",
 }
+RESUME = "One more question on that"
 COLD = "Read the notes file once more"
 NOTE = "The auth module rotates refresh tokens every 14 days.\n"
 PLAYS_ARGS = {"topic": "refresh tokens"}
@@ -88,9 +89,10 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Suite]:
         world.install("opencode")
         world.service.start()
         runs: dict[str, Run] = {}
-        for prompt in (READ, LOOKUP, SEARCH):
-            runs[prompt] = opencode(world, prompt, network)
-            wait_for_stop(world, runs[prompt].session_id)
+        for prompt in (READ, LOOKUP, SEARCH, RESUME):
+            options = ["--continue"] if prompt == RESUME else []  # the last session: SEARCH's
+            runs[prompt] = opencode(world, prompt, network, *options)
+            wait_for_stop(world, runs[prompt].session_id, prompt_number=2 if options else 1)
         world.service.wait_idle()
         yield Suite(world, model, network, runs)
 
@@ -115,8 +117,10 @@ def test_every_event_the_plugin_sends_is_stored_once_as_opencode(suite: Suite) -
     world = suite.world
     for prompt, run in suite.runs.items():
         events = world.rows(
-            "SELECT kind, payload FROM events WHERE content_session_id = ? ORDER BY id",
+            "SELECT kind, payload FROM events"
+            " WHERE content_session_id = ? AND prompt_number = ? ORDER BY id",
             run.session_id,
+            2 if prompt == RESUME else 1,
         )
         calls = [c for c in run.tool_calls() if not c["tool"].startswith("workbench_")]
         expected = ["session_init", *["observation"] * len(calls), "summarize"]
@@ -129,8 +133,9 @@ def test_every_event_the_plugin_sends_is_stored_once_as_opencode(suite: Suite) -
         assert session["platform_source"] == PLATFORM_SOURCE == "opencode"
         assert session["project"] == world.project.name
         assert session["status"] == "active"  # `opencode run` deletes no session: no end
-        assert len(observations(world, run.session_id)) == len(calls)
-        assert {o["platform_source"] for o in observations(world, run.session_id)} <= {"opencode"}
+        made = [o for o in observations(world, run.session_id) if o["prompt_number"] == 1]
+        assert len(made) == (len(calls) if prompt != RESUME else 0)
+        assert {o["platform_source"] for o in made} <= {"opencode"}
     (read,) = observations(world, suite.runs[READ].session_id)
     assert "notes.md" in read["files_read"]
 
@@ -154,6 +159,19 @@ def test_the_memory_reaches_the_system_prompt_and_the_next_session_sees_the_firs
         assert read["title"] in context
 
 
+def test_a_resumed_session_is_given_the_whole_memory_once(suite: Suite) -> None:
+    """``opencode run --continue``: OpenCode builds the system prompt afresh for every model
+    request, so nothing of the first block is in what it sends: the memory must be added
+    again, whole (found here: the plugin asked for what was new since, and got nothing)."""
+    assert suite.runs[RESUME].session_id == suite.runs[SEARCH].session_id
+    asked = suite.model.asked(RESUME)
+    assert asked
+    (read,) = observations(suite.world, suite.runs[READ].session_id)
+    for request in asked:
+        assert request.system_text.count(CONTEXT_MARKS[0]) == 1
+        assert read["title"] in request.system_text
+
+
 def test_the_users_mcp_tool_result_makes_an_observation(suite: Suite) -> None:
     """Issue 20 item 13: OpenCode hands plugins an MCP result as {content, isError}."""
     run = suite.runs[LOOKUP]
@@ -174,7 +192,7 @@ def test_the_users_mcp_tool_result_makes_an_observation(suite: Suite) -> None:
 
 
 def test_workbench_mcp_tools_are_listed_and_a_call_returns_the_memory(suite: Suite) -> None:
-    asked = suite.model.asked(SEARCH)
+    asked = [r for r in suite.model.asked(SEARCH) if RESUME not in r.user_text]
     assert len(asked) == 3  # the search, the save, then the answer
     assert OWN_TOOLS_SHOWN <= set(tool_names(asked[0]))
     search, save = suite.runs[SEARCH].tool_calls()
@@ -198,7 +216,8 @@ def test_nothing_of_our_own_context_or_tools_is_stored_back(suite: Suite) -> Non
         assert not any(mark in text for mark in CONTEXT_MARKS), text
     assert not observations(world, suite.runs[SEARCH].session_id)
     prompts = world.rows("SELECT prompt_text FROM user_prompts ORDER BY id")
-    assert [p["prompt_text"] for p in prompts] == [f'"{p}"' for p in (READ, LOOKUP, SEARCH)]
+    typed = (READ, LOOKUP, SEARCH, RESUME)
+    assert [p["prompt_text"] for p in prompts] == [f'"{p}"' for p in typed]
 
 
 @pytest.mark.xfail(strict=True, reason="issue 20 item 14: branch i20-cold")
@@ -213,8 +232,8 @@ def test_a_memory_saved_through_mcp_is_stored_once_as_opencode(suite: Suite) -> 
 def test_a_cold_start_still_injects_the_memory(suite: Suite) -> None:
     """The service stopped: the session's start spawns it, and the memory is still there.
 
-    Last in the file: it stops the module's service (the spawned one is stopped with
-    ``workbench stop`` when the world closes)."""
+    It stops the module's service (the spawned one is stopped with ``workbench stop`` when the
+    world closes): only the network check, which needs no service, comes after it."""
     suite.world.service.stop()
     run = opencode(suite.world, COLD, suite.network)
     (read,) = observations(suite.world, suite.runs[READ].session_id)

@@ -9,8 +9,9 @@ interface) and ``packages/sdk/js/src/gen/types.gen.ts`` (``Session``, ``UserMess
 ``packages/opencode/src/tool/{read,edit,write,bash,grep,glob}.ts``. Per event:
 
 - ``session.created`` (= SessionStart): ``info`` (a ``Session``: ``id``, ``directory``,
-  ``parentID?``, ``title``…) and ``source`` (``startup``, or ``resume`` when the plugin first
-  meets the session at its prompt)
+  ``parentID?``, ``title``…) and ``source``, always ``startup``: also when the plugin first
+  meets a session at its prompt (resumed in a new process), because OpenCode builds the
+  system prompt afresh for each model request and a resumed session holds no earlier block
 - ``chat.message`` (= UserPromptSubmit): ``sessionID``, ``messageID``, ``agent``, ``message``
   (the ``UserMessage``) and its text ``parts``; the prompt is their text, synthetic parts
   (OpenCode's own insertions, such as a file's contents) left out

@@ -251,8 +251,11 @@ export default async function WorkbenchPlugin(input) {
       try {
         const sessionID = hookInput && hookInput.sessionID
         if (typeof sessionID !== "string" || parents.has(sessionID)) return
-        // A session OpenCode resumed (no session.created in this process): start it now.
-        start({ id: sessionID, directory }, "resume")
+        // A session OpenCode resumed (no session.created in this process): start it now, as
+        // a startup. OpenCode builds the system prompt afresh for every model request, so no
+        // earlier block is in what it sends: the session needs the whole memory, not only what
+        // is new since its last block (what "resume" asks the service for).
+        start({ id: sessionID, directory }, "startup")
         const payload = {
           hook_event_name: "chat.message",
           sessionID,
