@@ -117,6 +117,29 @@ def test_the_onnx_runtime_imports_no_torch(onnx_model: Path, tmp_path: Path) -> 
     assert done.stdout.split() == ["OnnxEmbedder", "False", "False"]
 
 
+def test_onnx_runtime_is_kept_from_phoning_home(onnx_model: Path, tmp_path: Path) -> None:
+    """Found by the real-OpenCode suite's tripwire (a proxy that refuses and records, given to
+    the agent and so to the service its hook spawned): ONNX Runtime 1.32 sends telemetry to
+    mobile.events.data.microsoft.com some seconds after a session starts, on Linux too, unless
+    ``ORT_DISABLE_TELEMETRY`` is set before it loads (``disable_telemetry_events()`` is not
+    enough). The embedder's process sets it, whatever the caller's environment."""
+    code = (
+        "import os\n"
+        "from workbench.recall.embed import load_embedder\n"
+        "from workbench.settings import load_settings\n"
+        f"e, why = load_embedder(load_settings({str(tmp_path)!r}, embedder='minilm'))\n"
+        "e.embed(['a query'])\n"
+        "print(type(e).__name__, os.environ.get('ORT_DISABLE_TELEMETRY'))\n"
+    )
+    env = base_env(tmp_path, free_port(), WORKBENCH_ONNX_MODEL_DIR=str(onnx_model))
+    env.pop("ORT_DISABLE_TELEMETRY", None)
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["OnnxEmbedder", "1"]
+
+
 def test_doctor_says_which_runtime_minilm_uses(onnx_model: Path, tmp_path: Path) -> None:
     def embeddings_check(model_dir: Path) -> str:
         env = base_env(

@@ -852,6 +852,11 @@ def opencode_stdin(draw: st.DrawFn, event: str) -> bytes:
         )
         if draw(st.booleans()):
             payload["parentID"] = draw(st.one_of(texts, atoms))
+        if draw(st.booleans()):  # an MCP tool's result: text blocks and isError, no output
+            del payload["output"]
+            block = st.fixed_dictionaries({"type": st.just("text"), "text": texts})
+            payload["content"] = draw(st.one_of(st.lists(block, max_size=3), json_values))
+            payload["isError"] = draw(st.one_of(st.booleans(), atoms))
     else:
         payload.update(
             reason="deleted", info=draw(st.one_of(json_values, st.just({"id": session})))

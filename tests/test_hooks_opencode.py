@@ -15,6 +15,7 @@ import subprocess
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -37,6 +38,7 @@ TURN = [
     "tool_before_edit",
     "tool_after_edit",
     "tool_after_bash",
+    "tool_after_mcp",
     "message_updated_assistant",
     "message_part_updated_text",
     "session_idle",
@@ -109,8 +111,11 @@ def test_a_session_end_to_end_then_the_next_session_gets_its_context(make_servic
     observations = db_rows(
         svc, "SELECT * FROM observations WHERE content_session_id = ?", SESSION_ID
     )
-    assert len(observations) == 3
+    assert len(observations) == 4
     assert {o["platform_source"] for o in observations} == {"opencode"}
+    # An MCP tool's result ({content, isError}, no `output`) is what its observation says.
+    (mcp,) = [o for o in observations if "notes_lookup" in o["title"]]
+    assert "the refresh token lives 14 days" in mcp["narrative"]
     # OpenCode's read/edit, mapped to Claude Code's tools, give the compressor its file lists.
     assert any("src/acme/auth.py" in o["files_read"] for o in observations)
     assert any("src/acme/auth.py" in o["files_modified"] for o in observations)
@@ -139,13 +144,13 @@ def test_a_down_service_loses_nothing_the_events_wait_in_the_spool(make_service:
     run_plugin([load(n) for n in TURN], svc.env)
     envelopes = spooled(svc.data_dir)
     assert [e.path for e in envelopes] == [
-        *["/api/sessions/observations"] * 3,
+        *["/api/sessions/observations"] * 4,
         "/api/sessions/summarize",
     ]
-    tools = [e.body for e in envelopes[:3]]
-    assert [b["tool_name"] for b in tools] == ["Read", "Edit", "Bash"]
+    tools = [e.body for e in envelopes[:4]]
+    assert [b["tool_name"] for b in tools] == ["Read", "Edit", "Bash", "notes_lookup"]
     assert tools[1]["tool_input"]["old_string"].endswith('return token["sub"]')
-    assert envelopes[3].body["last_assistant_message"].startswith("Fixed: check_refresh")
+    assert envelopes[4].body["last_assistant_message"].startswith("Fixed: check_refresh")
     # The service comes back: it replays the spool, and the turn is stored.
     back = make_service(port=svc.port)
     deadline = time.monotonic() + 20
@@ -155,7 +160,7 @@ def test_a_down_service_loses_nothing_the_events_wait_in_the_spool(make_service:
     observations = db_rows(
         back, "SELECT * FROM observations WHERE content_session_id = ?", SESSION_ID
     )
-    assert len(observations) == 3
+    assert len(observations) == 4
     summaries = db_rows(
         back, "SELECT * FROM session_summaries WHERE content_session_id = ?", SESSION_ID
     )
@@ -178,7 +183,7 @@ def test_what_the_plugin_posts_in_claude_codes_words(data_dir: Path) -> None:
     assert init["project"] == "acme-api"
     # The typed text only: the attached file part is not the prompt.
     assert init["prompt"] == load("chat_message")["output"]["parts"][0]["text"]
-    read, edit, bash = [r.json() for r in peer.to("/api/sessions/observations")]
+    read, edit, bash, mcp = [r.json() for r in peer.to("/api/sessions/observations")]
     assert read["tool_name"] == "Read"
     assert read["tool_input"] == {"file_path": f"{DIRECTORY}/src/acme/auth.py"}
     assert read["tool_response"] == load("tool_after_read")["output"]["output"]
@@ -189,6 +194,12 @@ def test_what_the_plugin_posts_in_claude_codes_words(data_dir: Path) -> None:
     assert set(edit["tool_input"]) == {"file_path", "old_string", "new_string"}
     assert bash["tool_name"] == "Bash"
     assert bash["tool_input"]["command"] == "python -m pytest tests/test_auth.py -q"
+    # An MCP tool's result has no `output`: its text content and isError are the response
+    # (issue 20 item 13; the image block's base64 data is no memory).
+    assert mcp["tool_name"] == "notes_lookup"
+    assert mcp["tool_input"] == {"topic": "refresh tokens"}
+    text = "Notes on refresh tokens: the refresh token lives 14 days."
+    assert mcp["tool_response"] == {"content": [{"type": "text", "text": text}], "isError": False}
     (summary,) = [r.json() for r in peer.to("/api/sessions/summarize")]
     part = load("message_part_updated_text")["input"]["event"]["properties"]["part"]
     assert summary == {"contentSessionId": SESSION_ID, "last_assistant_message": part["text"]}
@@ -197,6 +208,24 @@ def test_what_the_plugin_posts_in_claude_codes_words(data_dir: Path) -> None:
     # Both contexts reach the system prompt: the session's, then the prompt's.
     system = outputs[SESSION.index("system_transform")]["system"]
     assert system[1:] == ["<workbench-context>\nstart\n</workbench-context>", block.decode()]
+
+
+def test_a_session_met_at_its_prompt_is_given_the_whole_memory(data_dir: Path) -> None:
+    """Found with the real OpenCode (``opencode run --continue``, tests/test_real_opencode.py):
+    OpenCode builds the system prompt afresh for every model request, so a session the plugin
+    first meets at its prompt (resumed in a new process) carries no earlier block. Asking as
+    a ``resume`` got only what was new since that block: nothing, and no memory at all."""
+    peer = Recorder()
+    block = "<workbench-context>\nstart\n</workbench-context>"
+    peer.replies["/api/context/inject"] = (200, block.encode())
+    try:
+        steps = [load("chat_message"), load("system_transform")]
+        outputs = run_plugin(steps, base_env(data_dir, peer.port))
+    finally:
+        peer.close()
+    (inject,) = peer.to("/api/context/inject")
+    assert parse_qs(urlsplit(inject.path).query)["source"] == ["startup"]
+    assert outputs[1]["system"][1:] == [block]
 
 
 def test_a_subagents_tool_calls_count_for_the_parent_session(data_dir: Path) -> None:

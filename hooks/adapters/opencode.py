@@ -9,15 +9,19 @@ interface) and ``packages/sdk/js/src/gen/types.gen.ts`` (``Session``, ``UserMess
 ``packages/opencode/src/tool/{read,edit,write,bash,grep,glob}.ts``. Per event:
 
 - ``session.created`` (= SessionStart): ``info`` (a ``Session``: ``id``, ``directory``,
-  ``parentID?``, ``title``…) and ``source`` (``startup``, or ``resume`` when the plugin first
-  meets the session at its prompt)
+  ``parentID?``, ``title``…) and ``source``, always ``startup``: also when the plugin first
+  meets a session at its prompt (resumed in a new process), because OpenCode builds the
+  system prompt afresh for each model request and a resumed session holds no earlier block
 - ``chat.message`` (= UserPromptSubmit): ``sessionID``, ``messageID``, ``agent``, ``message``
   (the ``UserMessage``) and its text ``parts``; the prompt is their text, synthetic parts
   (OpenCode's own insertions, such as a file's contents) left out
 - ``tool.execute.after`` (= PostToolUse): ``tool``, ``sessionID``, ``callID``, ``args``,
   ``title``, ``output`` (the text the model saw), ``metadata`` (its scalars only), and
   ``parentID`` when the call ran in a subagent's child session: it then counts for the
-  parent session, with the child as ``agent_id``, as Claude Code reports subagent calls
+  parent session, with the child as ``agent_id``, as Claude Code reports subagent calls.
+  An MCP tool's call has no ``output``: OpenCode passes its MCP result, so the plugin sends
+  its text ``content`` blocks and ``isError``, and the response is ``{content, isError}``
+  (which the rules read like any tool's; issue 20 item 13)
 - ``session.idle`` (= Stop): ``sessionID``, the last assistant ``message`` and its text
   ``parts``, which are the answer (there is no transcript to read); OpenCode has no stop
   re-entry, so ``stop_hook_active`` is never set
@@ -108,6 +112,15 @@ def tool_args(args: Any) -> Any:
     return out
 
 
+def tool_response(payload: dict[str, Any]) -> Any:
+    """A built-in tool's ``output``; else an MCP tool's ``{content, isError}``; else None."""
+    output = payload.get("output")
+    content = payload.get("content")
+    if output is not None or not isinstance(content, list):
+        return output
+    return {"content": content, "isError": payload.get("isError") is True}
+
+
 def normalise(payload: dict[str, Any]) -> dict[str, Any]:
     """Claude Code's field names for the plugin's payload (see the module docstring)."""
     out = dict(payload)
@@ -130,7 +143,7 @@ def normalise(payload: dict[str, Any]) -> dict[str, Any]:
         out["tool_name"] = TOOL_NAMES.get(tool, tool)
         args = payload.get("args")
         out["tool_input"] = tool_args(args) if tool in TOOL_NAMES else args
-        out["tool_response"] = payload.get("output")
+        out["tool_response"] = tool_response(payload)
         out["tool_use_id"] = _text(payload.get("callID"))
     return out
 

@@ -28,6 +28,7 @@
 //   session.created     -> session_start.py       {info}
 //   chat.message        -> user_prompt_submit.py  {sessionID, messageID, agent, message, parts}
 //   tool.execute.after  -> post_tool_use.py       {tool, sessionID, callID, args, title, output, metadata}
+//                                                 (an MCP tool's: {…, content, isError}, no output)
 //   session.idle        -> stop.py                {sessionID, message, parts}  (the last answer)
 //   session.deleted     -> session_end.py         {info}
 // each with `hook_event_name`, `directory` and `worktree`. A subagent runs in a child session
@@ -122,6 +123,17 @@ function textParts(parts) {
   return parts
     .filter((p) => p && p.type === "text" && typeof p.text === "string")
     .map((p) => ({ id: p.id, type: "text", text: p.text, synthetic: p.synthetic }))
+}
+
+// The text blocks of an MCP tool's result. OpenCode hands `tool.execute.after` an MCP call's
+// CallToolResult as it came ({content, structuredContent?, isError}, no `output`: seen with
+// OpenCode 1.18.33); images' base64 data and embedded resources are no memory, and
+// structuredContent repeats the text. Undefined (not sent) when the result has no content list.
+function mcpContent(content) {
+  if (!Array.isArray(content)) return undefined
+  return content
+    .filter((c) => c && c.type === "text" && typeof c.text === "string")
+    .map((c) => ({ type: "text", text: c.text }))
 }
 
 // Scalars of a tool's metadata (bash's `exit`, `truncated`…); diffs and file copies left out.
@@ -239,8 +251,11 @@ export default async function WorkbenchPlugin(input) {
       try {
         const sessionID = hookInput && hookInput.sessionID
         if (typeof sessionID !== "string" || parents.has(sessionID)) return
-        // A session OpenCode resumed (no session.created in this process): start it now.
-        start({ id: sessionID, directory }, "resume")
+        // A session OpenCode resumed (no session.created in this process): start it now, as
+        // a startup. OpenCode builds the system prompt afresh for every model request, so no
+        // earlier block is in what it sends: the session needs the whole memory, not only what
+        // is new since its last block (what "resume" asks the service for).
+        start({ id: sessionID, directory }, "startup")
         const payload = {
           hook_event_name: "chat.message",
           sessionID,
@@ -276,6 +291,8 @@ export default async function WorkbenchPlugin(input) {
           args,
           title: output && output.title,
           output: output && output.output,
+          content: mcpContent(output && output.content),
+          isError: output && typeof output.isError === "boolean" ? output.isError : undefined,
           metadata: smallMetadata(output && output.metadata),
         })
       } catch {}

@@ -55,9 +55,13 @@ class Embedder(Protocol):
 
 
 def _offline() -> None:
-    """Never let a library reach for the hub (it hangs ~70 s offline before failing)."""
+    """Never let a library reach for the hub (it hangs ~70 s offline before failing), nor
+    phone home: ONNX Runtime 1.32 sends telemetry to mobile.events.data.microsoft.com some
+    seconds after a session starts, on Linux too, unless ``ORT_DISABLE_TELEMETRY`` is set
+    before it loads (seen by tests/test_real_opencode.py's network tripwire)."""
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    os.environ["ORT_DISABLE_TELEMETRY"] = "1"
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # no bars in the service log
 

@@ -5,7 +5,8 @@ session), ``resume`` (``--resume``, ``--continue``, ``/resume``: the earlier con
 loaded back, memory block included), ``clear`` (``/clear``: the conversation is gone) and
 ``compact`` (the conversation was replaced by a summary, which may have dropped the block).
 Gemini CLI sends startup / resume / clear, Codex CLI startup / resume, and OpenCode's plugin
-startup, or resume when it first meets a session already under way (``hooks/adapters``).
+always startup: OpenCode builds the system prompt afresh for each model request, so a resumed
+session holds none of its earlier block (``hooks/adapters/opencode.py``).
 
 So:
 
