@@ -208,13 +208,14 @@ def main() -> None:
     if state == UP:
         request_replay(port)
         context = ask_context(port, event.cwd, event.session_id, event.source)
-    elif state == DOWN:
-        start_service(root, port)
     if context is None:
         # Trigger: the service did not answer at once, or failed the context request. /
         # Why: it can need longer to come up than the session may wait. / Outcome: the
         # same block, read from this data dir's store (read-only).
         context = context_from_store(root, event)
+    if state == DOWN:
+        # After the block is read: the child competes for the CPU from its first instant.
+        start_service(root, port)
     _runtime.emit(_runtime.context_output(event, HOOK, context))
 
 
