@@ -7,8 +7,9 @@ Modules:
 - ``_runtime``            the shared runtime: the normalised input, raw-socket HTTP,
                           deliver-or-spool, one-line stdout; states the fail-open contract
 - ``adapters``            one module per platform: its stdin to the normalised input, its stdout
-- ``session_start``       SessionStart: make sure the service runs (spawn it detached under a
-                          lock), drain the spool, print the injected memory as additionalContext
+- ``session_start``       SessionStart: print the memory as additionalContext, from the service
+                          (and drain the spool) or, with the service cold, read-only from the
+                          store (spawning the service detached, under a lock, never waiting)
 - ``user_prompt_submit``  UserPromptSubmit: post the (privacy-stripped) prompt to sessions/init
 - ``post_tool_use``       PostToolUse: post one tool call (redacted) to sessions/observations
 - ``stop``                Stop: read the last assistant message from the transcript's tail and

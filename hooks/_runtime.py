@@ -543,12 +543,23 @@ def get_text(
     For the read-only context queries: a failure means "no context", never a spool file.
     Empty parameter values are left out.
     """
+    return fetch_text(port, path, params, total_timeout=total_timeout) or ""
+
+
+def fetch_text(
+    port: int, path: str, params: dict[str, str], *, total_timeout: float = TOTAL_TIMEOUT_S
+) -> str | None:
+    """As ``get_text``, but None when the service failed to answer: no connection, a
+    timeout, an unreadable reply or a 5xx (a 4xx, its judgement of the request, is ``""``).
+    The SessionStart hook then reads the store itself."""
     query = "&".join(f"{k}={quote(v)}" for k, v in params.items() if v)
     target = f"{path}?{query}" if query else path
     try:
         reply = request(port, "GET", target, total_timeout=total_timeout)
     except (OSError, ValueError):
-        return ""
+        return None
+    if reply.status >= 500:
+        return None
     return reply.body.decode("utf-8", errors="replace").strip() if reply.ok else ""
 
 

@@ -1,26 +1,34 @@
-"""SessionStart hook: make sure the service runs, let the spool drain, inject the memory.
+"""SessionStart hook: inject the memory at once, from the service or, when it is cold, the store.
 
 Steps, each bounded so a session never waits long on its memory:
 
 1. ``GET /api/health``: the service is up when the JSON says ``"service": "workbench"``.
-2. When nothing answers, spawn ``python -m service`` detached with ``workbench.spawn`` (the
-   CLI's spawner too: cwd the data dir, output appended to ``<data_dir>/logs/service.log``) and
-   poll health for at most ``SPAWN_BUDGET_S``. The spawn happens under an exclusive,
-   non-blocking ``flock`` on ``<data_dir>/spawn.lock``: when it is held, another session is
-   spawning right now, so this one only waits. When something that is *not* workbench answers
-   on the port, or the workbench service of another data dir (``hooks/_runtime.py``, "Whose
-   service"), nothing is spawned (it could not bind anyway) and nothing is injected.
-3. ``POST /api/spool/replay``, outcome ignored, so a backlog from a down period drains now
-   rather than at the service's next timer (the service also replays when it starts).
-4. ``GET /api/context/inject?projects=<project>&contentSessionId=<session>&source=<source>``
+2. Up: ``POST /api/spool/replay``, outcome ignored, so a backlog from a down period drains now
+   rather than at the service's next timer; then
+   ``GET /api/context/inject?projects=<project>&contentSessionId=<session>&source=<source>``
    (text/plain; the session id lets the service record the injection in its ledger, and with
    the agent's ``source`` decide what this start needs: a resumed session only what is new
    since its own block, ``workbench/recall/resume.py``; the hook only passes it on).
-   Non-empty text is printed as
-   ``{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}``;
-   a 404 (the route is not there yet) or any failure means no context, and ``{}``. Gemini CLI
-   and Codex CLI take the same shape (with their event name). Cursor and Windsurf cannot take
-   context from a hook: ``hooks/context_file.py`` writes it to their rules file instead.
+3. Not answering at once (issue 20: a spawned service needs seconds to answer, more than a
+   hook may wait on a loaded machine), or failing the context request (no reply in time, a
+   5xx): the hook builds the very same block itself, from its own data dir's store opened
+   read-only (``workbench/recall/cold_context.py``: the route's code, limits and ``source``
+   rule; no team rows, no ledger row). Nothing answering (connection refused): it also
+   spawns the service, detached, with ``workbench.spawn`` (the CLI's spawner too: cwd the
+   data dir, output appended to ``<data_dir>/logs/service.log``), and never waits for it. The
+   spawn happens under an exclusive, non-blocking ``flock`` on ``<data_dir>/spawn.lock``,
+   which then records the child's pid: while the lock is held, or its pid is alive and less
+   than ``SPAWN_GRACE_S`` old, another session is starting the service, so this one spawns
+   nothing. A port that accepts and never answers (a hung service) is held: nothing is
+   spawned (it could not bind). Something that is *not* workbench answering on the port, or
+   the workbench service of another data dir (``hooks/_runtime.py``, "Whose service"): no
+   spawn and no context (this data dir's own service cannot run there).
+
+Non-empty text is printed as
+``{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}``;
+no text means ``{}``. Gemini CLI and Codex CLI take the same shape (with their event name).
+Cursor and Windsurf cannot take context from a hook: ``hooks/context_file.py`` writes it to
+their rules file instead.
 
 The child's stdout/stderr never point at this hook's pipes: Claude Code waits for those to
 close, and the service outlives us (``workbench/spawn.py`` says how it is started, and why).
@@ -55,15 +63,20 @@ REPLAY_TIMEOUT_S = 1.0
 SOURCE_CHARS = 64  # startup/resume/clear/compact are short; the route refuses past 200
 CONTEXT_TIMEOUT_S = 3.0  # building context may touch the store cold, right after a spawn
 
-UP, DOWN, FOREIGN = "up", "down", "foreign"
+SPAWN_GRACE_S = 60.0  # a spawned service still starting after this is presumed dead
+
+UP, DOWN, SILENT, FOREIGN = "up", "down", "silent", "foreign"
 
 
 def probe(port: int) -> str:
-    """``UP`` (workbench answers), ``DOWN`` (nothing answers) or ``FOREIGN`` (something else)."""
+    """``UP`` (workbench answers), ``DOWN`` (nothing listens), ``SILENT`` (the port is held
+    but no answer came in time) or ``FOREIGN`` (something else answers)."""
     try:
         reply = _runtime.request(port, "GET", "/api/health", total_timeout=HEALTH_TIMEOUT_S)
     except _runtime.WrongInstance:  # another data dir's service: ours could not bind the port
         return FOREIGN
+    except TimeoutError:  # accepted (or queued) and never answered: a spawn could not bind
+        return SILENT
     except (OSError, ValueError):
         return DOWN
     data = reply.json()
@@ -106,6 +119,43 @@ def ensure_service(root: Path, port: int, budget_s: float = SPAWN_BUDGET_S) -> b
         os.close(lock_fd)  # closing the descriptor releases the lock
 
 
+def start_service(root: Path, port: int) -> None:
+    """Spawn the service detached unless another session is starting it; never wait for it."""
+    root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    lock_fd = os.open(root / "spawn.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return  # another hook is spawning it right now
+        if spawned_recently(lock_fd) or probe(port) != DOWN:
+            return  # a service is starting, or came up (or holds the port) meanwhile
+        child = spawn.spawn_service(root, port)
+        os.ftruncate(lock_fd, 0)
+        os.pwrite(lock_fd, f"{child.pid} {int(time.time())}".encode("ascii"), 0)
+    finally:
+        os.close(lock_fd)  # closing the descriptor releases the lock
+
+
+def spawned_recently(lock_fd: int) -> bool:
+    """True when ``spawn.lock`` names a service spawned less than ``SPAWN_GRACE_S`` ago that
+    is still running: it is starting, and a second one would only compete for the CPU."""
+    try:
+        pid_text, _, when_text = os.pread(lock_fd, 64, 0).decode("ascii").partition(" ")
+        pid, when = int(pid_text), float(when_text)
+    except (OSError, ValueError):  # empty (never spawned) or not ours to read
+        return False
+    if pid <= 0 or not -1.0 < time.time() - when < SPAWN_GRACE_S:  # whole seconds written
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False  # it died (the reason is in logs/service.log)
+    except PermissionError:
+        return True  # alive, another user's pid: presumed ours, for the grace period only
+    return True
+
+
 def request_replay(port: int) -> None:
     """Ask the service to drain the spool now; a failure or 404 is fine (fire and forget)."""
     try:
@@ -116,13 +166,31 @@ def request_replay(port: int) -> None:
 
 def fetch_context(port: int, cwd: str, session_id: str = "", source: str = "") -> str:
     """The memory to inject for the project of ``cwd``, or ``""`` when there is none or it
-    failed. Asked by the project's key as well as its name: two folders named ``api`` are
-    two projects (``locate.project_identity``). ``source`` is the agent's, clipped: the
-    service decides what it means."""
+    failed (``ask_context``)."""
+    return ask_context(port, cwd, session_id, source) or ""
+
+
+def ask_context(port: int, cwd: str, session_id: str = "", source: str = "") -> str | None:
+    """The service's block for the project of ``cwd`` (``""``: none), or None when the
+    service failed to answer. Asked by the project's key as well as its name: two folders
+    named ``api`` are two projects (``locate.project_identity``). ``source`` is the agent's,
+    clipped: the service decides what it means."""
     project, key = locate.project_identity(cwd)
     params = {"projects": project, "project_key": key, "contentSessionId": session_id}
     params["source"] = source[:SOURCE_CHARS]
-    return _runtime.get_text(port, "/api/context/inject", params, total_timeout=CONTEXT_TIMEOUT_S)
+    return _runtime.fetch_text(port, "/api/context/inject", params, total_timeout=CONTEXT_TIMEOUT_S)
+
+
+def context_from_store(root: Path, event: _runtime.HookInput) -> str:
+    """The same block, read from ``root``'s store by this process (the service is cold).
+
+    Imported here: most session starts find the service up and never pay for it.
+    """
+    from workbench.recall import cold_context
+
+    return cold_context.session_context(
+        root, event.cwd, event.session_id, event.source[:SOURCE_CHARS]
+    )
 
 
 def main() -> None:
@@ -132,10 +200,22 @@ def main() -> None:
         return
     root = _runtime.data_dir()
     port = _runtime.service_port(root)
-    context = ""
-    if ensure_service(root, port):
+    state = probe(port)
+    if state == FOREIGN:
+        _runtime.emit()
+        return
+    context: str | None = None
+    if state == UP:
         request_replay(port)
-        context = fetch_context(port, event.cwd, event.session_id, event.source)
+        context = ask_context(port, event.cwd, event.session_id, event.source)
+    if context is None:
+        # Trigger: the service did not answer at once, or failed the context request. /
+        # Why: it can need longer to come up than the session may wait. / Outcome: the
+        # same block, read from this data dir's store (read-only).
+        context = context_from_store(root, event)
+    if state == DOWN:
+        # After the block is read: the child competes for the CPU from its first instant.
+        start_service(root, port)
     _runtime.emit(_runtime.context_output(event, HOOK, context))
 
 

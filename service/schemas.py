@@ -78,6 +78,22 @@ FittedId = Annotated[ShortText, BeforeValidator(_fit_id)]
 FittedText = Annotated[ShortText, BeforeValidator(_fit_text)]
 
 
+def _known_platform(value: Any) -> Any:
+    """Only a platform with an adapter: a typo must not start a platform of its own."""
+    if not isinstance(value, str) or value not in PLATFORM_SOURCES:
+        known = ", ".join(repr(name) for name in PLATFORM_SOURCES)
+        shown = value[:40] if isinstance(value, str) else value
+        raise ValueError(
+            f"unknown platformSource {shown!r:.60}: send one of {known} (the hook's or the"
+            " MCP server's --platform sets it), or leave it out for 'claude-code'"
+        )
+    return value
+
+
+# Which agent sent it: a hook (its adapter) or the MCP server (``workbench mcp --platform``).
+PlatformSource = Annotated[str, BeforeValidator(_known_platform)]
+
+
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, allow_inf_nan=False)
 
@@ -90,19 +106,7 @@ class SessionInit(_Body):
     projectKey: ProjectKey | None = None
     # None (or absent): there was no prompt text; "": the hook's mark of an all-private one.
     prompt: str | None = None
-    platformSource: str = DEFAULT_PLATFORM_SOURCE
-
-    @field_validator("platformSource")
-    @classmethod
-    def _known_platform(cls, value: str) -> str:
-        """Only a platform with an adapter: a typo must not start a platform of its own."""
-        if value not in PLATFORM_SOURCES:
-            known = ", ".join(repr(name) for name in PLATFORM_SOURCES)
-            raise ValueError(
-                f"unknown platformSource {value[:40]!r}: send one of {known} (the hook's"
-                " --platform adapter sets it), or leave it out for 'claude-code'"
-            )
-        return value
+    platformSource: PlatformSource = DEFAULT_PLATFORM_SOURCE
 
     def ingest(self, ingestor: Ingestor, event_key: str | None) -> IngestResult:
         return ingestor.session_init(
@@ -173,6 +177,7 @@ class MemorySave(_Body):
     title: Annotated[str, Field(max_length=300), Redacted] | None = None
     project: Name | None = None
     projectKey: ProjectKey | None = None  # the saving client's folder (locate.project_identity)
+    platformSource: PlatformSource = DEFAULT_PLATFORM_SOURCE  # the agent whose MCP server saved it
 
     @field_validator("text")
     @classmethod
@@ -192,6 +197,7 @@ class MemorySave(_Body):
             project=self.project,
             event_key=event_key,
             project_key=self.projectKey,
+            platform_source=self.platformSource,
         )
 
 

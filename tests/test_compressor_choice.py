@@ -37,7 +37,8 @@ def run_through_the_hook(
     hook_env = {**svc.env, "ANTHROPIC_API_KEY": INHERITED_KEY, "ANTHROPIC_BASE_URL": fake.base_url}
     pid = None
     try:
-        assert run_hook("session_start", load_payload("session_start_startup"), hook_env).output()
+        started = run_hook("session_start", load_payload("session_start_startup"), hook_env)
+        assert started.output() is not None  # it spawned the service (and did not wait for it)
         pid = _wait_for_health(svc, timeout=60)["pid"]
         payload = load_payload("post_tool_use_bash_pytest_fail")
         assert run_hook("post_tool_use", payload, hook_env).output() == {}

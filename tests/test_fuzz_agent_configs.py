@@ -120,7 +120,12 @@ def codex_round_trip(path: Path, text: str) -> None:
         assert path.read_bytes() == text.encode()  # refused: untouched
         return
     installed = tomllib.loads(path.read_bytes().decode())
-    assert installed["mcp_servers"]["workbench"]["args"] == ["-P", *mcp_json.MODULE_ARGS]
+    assert installed["mcp_servers"]["workbench"]["args"] == [
+        "-P",
+        *mcp_json.MODULE_ARGS,
+        "--platform",
+        "codex",
+    ]
     (row,) = codex.checks()
     assert row.ok is not None, row  # installed: ok or a problem, never "not installed"
     codex.uninstall()
@@ -582,7 +587,7 @@ def test_codex_config_toml_with_dotted_keys_keeps_every_other_server(
     installed = tomllib.loads(path.read_text())
     expected = tomllib.loads(text)
     ours = installed["mcp_servers"].pop("workbench")
-    assert ours["args"] == ["-P", *mcp_json.MODULE_ARGS]
+    assert ours["args"] == ["-P", *mcp_json.MODULE_ARGS, "--platform", "codex"]
     assert installed == expected
     proc = cli(home, "uninstall", "--agent", "codex")
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -1054,3 +1054,76 @@ def test_another_servers_tools_and_any_text_stay_memories(name: str) -> None:
     if "workbench" not in key and "toolsearch" != key:
         assert reason is None
     assert own_tools.skip_reason("mcp__github__" + name) is None
+
+
+# ----- SessionStart with the service cold: the store file itself is the input (issue 20) ------
+
+
+@pytest.fixture(scope="module")
+def real_store_bytes(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    """A real store (this code's schema) holding a few memories of the fixtures' project,
+    checkpointed into one file: what the hook reads when the service is cold."""
+    import sqlite3
+
+    from workbench import locate
+    from workbench.models import ObservationDraft
+    from workbench.store import observations
+    from workbench.store.connection import atomic
+    from workbench.store.database import Store
+
+    path = tmp_path_factory.mktemp("cold-store") / "workbench.db"
+    project, key = locate.project_identity(_load("session_start_startup")["cwd"])
+    with Store(path) as store, atomic(store.conn):
+        for n in range(12):
+            draft = ObservationDraft(title=f"memory {n} <b>", narrative="n" * 50 * n)
+            observations.insert(
+                store.conn, draft, content_session_id=f"s{n % 3}", project=project, project_key=key
+            )
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return path.read_bytes()
+
+
+@st.composite
+def store_files(draw: st.DrawFn, real: bytes) -> bytes:
+    """Random bytes, a real store cut anywhere, or a real store with bytes overwritten."""
+    choice = draw(st.integers(0, 3))
+    if choice == 0:
+        return draw(st.binary(max_size=4096))
+    if choice == 1:
+        return real[: draw(st.integers(0, len(real)))]
+    if choice == 2:
+        return b"SQLite format 3\x00" + draw(st.binary(max_size=4096))
+    damaged = bytearray(real)
+    for _ in range(draw(st.integers(1, 8))):
+        damaged[draw(st.integers(0, len(real) - 1))] = draw(st.integers(0, 255))
+    return bytes(damaged)
+
+
+@settings(max_examples=budget(200), **HOOK_SETTINGS)
+@given(
+    data=st.data(),
+    source=session_sources.filter(lambda v: isinstance(v, str)),  # the hook's input is text
+    session=st.one_of(texts, st.just("s1")),
+)
+def test_any_store_file_gives_the_block_or_nothing_and_is_never_written(
+    data: st.DataObject, source: str, session: str, real_store_bytes: bytes
+) -> None:
+    """The cold path reads whatever file is there: never raises, answers a whole fenced block
+    or nothing, and leaves the file's bytes as they were."""
+    from workbench.recall import cold_context
+
+    content = data.draw(store_files(real_store_bytes))
+    cwd = _load("session_start_startup")["cwd"]
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        db = root / cold_context.DB_NAME
+        db.write_bytes(content)
+        text = cold_context.session_context(root, cwd, session, source)
+        assert text == "" or (
+            text.startswith("<workbench-context>\n") and text.endswith("\n</workbench-context>")
+        )
+        assert db.read_bytes() == content
+    if content == real_store_bytes and not source.strip().lower().startswith(("resume", "fork")):
+        assert "memory 11" in text

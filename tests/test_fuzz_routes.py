@@ -330,9 +330,21 @@ def test_platform_source_is_a_known_platform_or_a_precise_422(shared: Service, s
     status, reply = shared.post("/api/sessions/init", {**body, "platformSource": source})
     if isinstance(source, str) and source in PLATFORM_SOURCES:
         LEDGER.record("platform init", (status, reply))
+        saved = shared.post(
+            "/api/memory/save", {"text": f"fuzz note {next(_keys)}", "platformSource": source}
+        )
+        LEDGER.record("platform save", saved)
+        assert saved[0] == 200, saved
         return
     assert status == 422, (source, status, reply)
     assert "platformSource" in json.dumps(reply)
+    # Issue 20 item 14: a memory saved through an agent's MCP server names that agent too.
+    status, reply = shared.post(
+        "/api/memory/save", {"text": f"fuzz note {next(_keys)}", "platformSource": source}
+    )
+    assert status == 422, (source, status, reply)
+    assert "platformSource" in json.dumps(reply)
+    assert "gemini-cli" in json.dumps(reply)  # the fix: the known values
 
 
 @settings(max_examples=budget(40), **FUZZ_SETTINGS)

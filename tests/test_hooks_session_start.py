@@ -1,24 +1,18 @@
 """The SessionStart hook: context and replay when the service is up, leaving a foreign server
-alone, waiting on another hook's spawn lock, and spawning the service when it is down.
+alone, and spawning the service when it is down (with the service cold, the block comes from
+the store: tests/test_hooks_cold_start.py, which also covers another hook's spawn lock).
 """
 
 from __future__ import annotations
 
-import fcntl
-import json
-import os
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from hooks import session_start
-from tests.conftest import HOOKS_DIR, Service, base_env, free_port
+from tests.conftest import Service, base_env
 from tests.hook_harness import (
-    HookRun,
     Recorder,
     _stop_detached,
     _wait_for_health,
@@ -81,56 +75,6 @@ def test_session_start_leaves_a_foreign_server_alone(data_dir: Path, recorder: R
     assert [r.path for r in recorder.requests] == ["/api/health"]
     assert not (data_dir / "spawn.lock").exists()
     assert not (data_dir / "logs").exists()
-
-
-def test_session_start_waits_when_another_hook_holds_the_spawn_lock(
-    tmp_path: Path, data_dir: Path
-) -> None:
-    port = free_port()
-    stdin_file = tmp_path / "payload.json"
-    stdin_file.write_text(json.dumps(load_payload("session_start_startup")), encoding="utf-8")
-    fd = os.open(data_dir / "spawn.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    fcntl.flock(fd, fcntl.LOCK_EX)  # "another session is spawning"
-    try:
-        with stdin_file.open("rb") as stdin:
-            proc = subprocess.Popen(
-                [sys.executable, str(HOOKS_DIR / "session_start.py")],
-                stdin=stdin,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=base_env(data_dir, port),
-            )
-        _wait_until_it_opens(proc.pid, data_dir / "spawn.lock")  # it is now waiting on us
-        peer = Recorder(port=port)  # the other spawner's service comes up
-        peer.replies["/api/context/inject"] = (200, b"remembered")
-        try:
-            out, err = proc.communicate(timeout=30)
-        finally:
-            peer.close()
-    finally:
-        os.close(fd)
-    run = HookRun(proc.returncode, out, err, 0.0)
-    assert run.output() == {
-        "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "remembered"}
-    }
-    assert not (data_dir / "logs").exists()  # it never spawned a second service
-
-
-def _wait_until_it_opens(pid: int, path: Path, timeout: float = 20.0) -> None:
-    """Wait until process ``pid`` has ``path`` open (Linux /proc; elsewhere, a short sleep)."""
-    fd_dir = Path(f"/proc/{pid}/fd")
-    if not fd_dir.is_dir():
-        time.sleep(1.0)
-        return
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if any(os.readlink(fd_dir / fd) == str(path) for fd in os.listdir(fd_dir)):
-                return
-        except OSError:  # an fd closed while we looked
-            pass
-        time.sleep(0.01)
-    raise AssertionError(f"pid {pid} never opened {path}")
 
 
 @needs_service

@@ -88,7 +88,7 @@ def test_install_merges_idempotently_with_backups_and_uninstall_removes_only_our
     assert all(set(entry) == {"command"} for e in config["hooks"].values() for entry in e)
     servers = read_json(mcp_file(home))["mcpServers"]
     assert servers["github"] == USER_MCP["mcpServers"]["github"]
-    assert servers["workbench"]["args"][-3:] == ["-m", "workbench", "mcp"]
+    assert servers["workbench"]["args"][-5:] == ["-m", "workbench", "mcp", "--platform", "cursor"]
     assert [read_json(p) for p in backups(hooks_file(home))] == [USER_HOOKS]
     assert [read_json(p) for p in backups(mcp_file(home))] == [USER_MCP]
     assert "Cursor: installed workbench hooks" in first.stdout

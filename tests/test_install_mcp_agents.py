@@ -52,7 +52,7 @@ args = ["--port", "4000"]
 [profiles.fast]
 model = "gpt-5.1-codex-mini"   # quick answers
 """
-ENTRY = ["-P", "-m", "workbench", "mcp"]
+ENTRY = ["-P", "-m", "workbench", "mcp", "--platform"]  # + the agent (issue 20 item 14)
 
 
 def gemini_file(home: Path) -> Path:
@@ -96,7 +96,7 @@ def test_gemini_install_registers_the_server_beside_the_hooks_in_one_write(
     ours = config["mcpServers"].pop("workbench")
     assert ours == {
         "command": sys.executable,
-        "args": ENTRY,
+        "args": [*ENTRY, "gemini"],
         "env": {"WORKBENCH_DATA_DIR": str(data_dir)},
     }
     assert config["mcpServers"] == GEMINI_USER["mcpServers"]
@@ -131,7 +131,7 @@ def test_codex_install_adds_one_table_and_keeps_the_users_toml_byte_for_byte(
     servers = codex_servers(home)
     assert servers["workbench"] == {
         "command": sys.executable,
-        "args": ENTRY,
+        "args": [*ENTRY, "codex"],
         "env": {"WORKBENCH_DATA_DIR": str(data_dir)},
     }
     assert servers["docs"] == {"command": "docs-server", "args": ["--port", "4000"]}
@@ -156,7 +156,7 @@ def test_codex_install_without_a_config_toml_creates_one_owner_only(
 ) -> None:
     codex_file(home).unlink()
     assert run_workbench(env, "install", "--agent", "codex").returncode == 0
-    assert codex_servers(home)["workbench"]["args"] == ENTRY
+    assert codex_servers(home)["workbench"]["args"] == [*ENTRY, "codex"]
     assert codex_file(home).stat().st_mode & 0o077 == 0
     assert run_workbench(env, "uninstall", "--agent", "codex").returncode == 0
     assert codex_file(home).read_text("utf-8").strip() == ""

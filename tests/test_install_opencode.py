@@ -56,7 +56,7 @@ def test_install_is_idempotent_keeps_the_users_config_and_uninstall_removes_ours
     assert merged["mcp"]["github"] == USER["mcp"]["github"]
     entry = merged["mcp"]["workbench"]
     assert entry["type"] == "local"
-    assert entry["command"][1:] == ["-P", "-m", "workbench", "mcp"]
+    assert entry["command"][1:] == ["-P", "-m", "workbench", "mcp", "--platform", "opencode"]
     assert entry["environment"] == {"WORKBENCH_DATA_DIR": str(data_dir)}
     assert entry["enabled"] is True
     (backup,) = config_dir(home).glob("opencode.json.workbench-backup-*")

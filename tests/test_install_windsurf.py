@@ -90,7 +90,14 @@ def test_install_merges_idempotently_keeps_the_users_entries_and_uninstall_remov
     assert config["hooks"]["post_write_code"][0] == USER_HOOKS["hooks"]["post_write_code"][0]
     servers = read_json(mcp_file)["mcpServers"]
     assert servers["github"] == USER_MCP["mcpServers"]["github"]
-    assert servers["workbench"]["args"] == ["-P", "-m", "workbench", "mcp"]
+    assert servers["workbench"]["args"] == [
+        "-P",
+        "-m",
+        "workbench",
+        "mcp",
+        "--platform",
+        "windsurf",
+    ]
     assert servers["workbench"]["env"] == {"WORKBENCH_DATA_DIR": str(data_dir)}
     assert [read_json(b) for b in backups(hooks_file)] == [USER_HOOKS]
     assert [read_json(b) for b in backups(mcp_file)] == [USER_MCP]

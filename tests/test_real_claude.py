@@ -298,7 +298,6 @@ def test_the_service_the_hook_spawned_states_one_compressor(runs: ClaudeRuns) ->
     assert all("cc_version=" in body_text(r) for r in runs.fake.requests)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 20 item 1: branch i20-cold")
 def test_a_cold_start_still_injects_the_memory(runs: ClaudeRuns) -> None:
     first = body_text(runs.sessions["cold"].main_requests[0])
     assert first.count(CONTEXT_OPEN) == 1

@@ -314,7 +314,6 @@ def test_resume_carries_the_memory_once(codex: Codex) -> None:
 # ----- a cold start: last, it stops the service ---------------------------------------------
 # Not strict: today's code fails only when the spawned service needs more than the hook's
 # 5 s (a loaded machine, as in the issue); on a quiet one it passes.
-@pytest.mark.xfail(strict=False, reason="issue 20 item 1: branch i20-cold")
 def test_a_cold_start_still_injects_memory(codex: Codex) -> None:
     codex.world.service.stop()
     codex.exec("cold", COLD_PROMPT)

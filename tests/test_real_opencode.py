@@ -16,12 +16,11 @@ OpenCode's models fetch, its default (npm-installed) plugins and LSP downloads
 
 One world (module-scoped: one install, one service), sessions in order: read a file (the
 first memory); call the user's MCP tool (item 13; this session's system prompt must hold the
-first one's memory); call workbench's ``search`` then ``save_memory`` through MCP (the save's
-platform is item 14, built on branch i20-cold: xfail); and, last, a session after the service was
-stopped. That cold start passes on today's code when the hook-spawned service answers within
-the SessionStart hook's spawn budget (5 s), which it did here; item 1 (i20-cold) takes that
-race away. ``opencode run`` wraps a prompt holding spaces in double quotes before sending it
-(the stored prompts show them); the rules only look for the text inside.
+first one's memory); call workbench's ``search`` then ``save_memory`` through MCP (stored as
+OpenCode's: item 14); and, last, a session after the service was stopped (item 1: the hook
+builds the memory from the store itself while the service it spawned starts).
+``opencode run`` wraps a prompt holding spaces in double quotes before sending it (the stored
+prompts show them); the rules only look for the text inside.
 """
 
 from __future__ import annotations
@@ -220,7 +219,6 @@ def test_nothing_of_our_own_context_or_tools_is_stored_back(suite: Suite) -> Non
     assert [p["prompt_text"] for p in prompts] == [f'"{p}"' for p in typed]
 
 
-@pytest.mark.xfail(strict=True, reason="issue 20 item 14: branch i20-cold")
 def test_a_memory_saved_through_mcp_is_stored_once_as_opencode(suite: Suite) -> None:
     saved = [
         o for o in suite.world.rows("SELECT * FROM observations") if SAVED["text"] in json.dumps(o)

@@ -31,6 +31,7 @@ from workbench.clock import now_ms
 from workbench.errors import InvalidInput
 from workbench.locate import is_excluded, project_identity
 from workbench.models import ObservationDraft, Session
+from workbench.platforms import DEFAULT_PLATFORM_SOURCE
 from workbench.redact import is_task_notification, redact_value, strip_private
 from workbench.settings import Settings
 from workbench.store import events, observations, sessions
@@ -398,11 +399,14 @@ class Ingestor:
         project: str | None = None,
         event_key: str | None = None,
         project_key: str | None = None,
+        platform_source: str = DEFAULT_PLATFORM_SOURCE,
     ) -> IngestResult:
         """A memory saved by hand (MCP ``save_memory``, CLI): stored at once, id returned.
 
         ``project_key`` (the MCP server's folder) puts it in that folder's memory; without
         one it is keyed by its project name, found by name but shown to no session.
+        ``platform_source``: the agent whose MCP server saved it (``workbench mcp
+        --platform``); kept in the event too when it is not Claude Code's, the default.
         """
         cleaned = strip_private(text)
         if not cleaned:
@@ -419,10 +423,13 @@ class Ingestor:
         with atomic(conn):
             if (seen := _already_received(conn, event_key)) is not None:
                 return seen
+            payload = {"text": cleaned, "title": clean_title, "project": name}
+            if platform_source != DEFAULT_PLATFORM_SOURCE:
+                payload["platform_source"] = platform_source
             event_id, _ = events.append(
                 conn,
                 "memory_save",
-                {"text": cleaned, "title": clean_title, "project": name},
+                payload,
                 event_key=event_key,
                 content_session_id=None,
                 project=name,
@@ -436,6 +443,7 @@ class Ingestor:
                 event_id=event_id,
                 generated_by="manual",
                 project_key=_maybe(project_key),
+                platform_source=platform_source,
             )
         if created:
             self.listener("new_observation", {"id": obs_id, "project": name})

@@ -18,3 +18,16 @@ PLATFORM_SOURCES = {
     "opencode": "opencode",
 }
 DEFAULT_PLATFORM_SOURCE = "claude-code"
+
+
+def source_of_agent(name: str) -> str | None:
+    """The ``platform_source`` of an agent named as ``--agent``/``--platform`` take it
+    (``codex``) or by its own value (``codex-cli``); None for a name no adapter has."""
+    if name in PLATFORM_SOURCES:
+        return name
+    return next((source for source, agent in PLATFORM_SOURCES.items() if agent == name), None)
+
+
+def known_agents() -> str:
+    """``claude, gemini, codex…``: what a message asking for an agent lists."""
+    return ", ".join(PLATFORM_SOURCES.values())

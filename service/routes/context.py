@@ -61,14 +61,9 @@ from workbench.recall.context import (
     render_session_context,
 )
 from workbench.recall.filters import coerce_list
-from workbench.recall.ledger import InjectionKind
+from workbench.recall.ledger_reads import InjectionKind
 from workbench.recall.prompt_context import MAX_QUERY_CHARS, related, render_prompt_context
-from workbench.recall.resume import (
-    MAX_SOURCE_CHARS,
-    build_resume_context,
-    is_resume,
-    last_block_ms,
-)
+from workbench.recall.resume import MAX_SOURCE_CHARS, build_resume_context, resumed_since
 from workbench.store.connection import write_wait
 
 log = logging.getLogger("workbench.service")
@@ -163,7 +158,7 @@ def inject(
     values, _, notices = one_spelling(sent, {"platform_source"})
     platform = check_platform(values.get("platform_source"))
     limits = ContextLimits.from_settings(runtime.settings)
-    since = last_block_ms(runtime.store.conn, session) if is_resume(source) else None
+    since = resumed_since(runtime.store.conn, session, source)
     if session and since is not None:
         injection = build_resume_context(
             runtime.store.conn, names, limits, session, since, platform, project_key

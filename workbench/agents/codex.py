@@ -61,7 +61,7 @@ def check() -> None:
 def install(python: str | None = None, data_dir: Path | None = None) -> list[Change]:
     check()  # refuse before writing anything
     hooks = hook_json.install(hooks_path(), SCRIPTS, python, data_dir, NAME)
-    entry = mcp_json.server_entry(python, data_dir)
+    entry = mcp_json.server_entry(python, data_dir, NAME)
     changed, backup = mcp_toml.install(config_path(), entry, REMOVE_HINT)
     return [hooks, Change("workbench MCP server", config_path(), changed, backup)]
 

@@ -121,7 +121,7 @@ class FlatHooks:
                 hooks = Change(
                     "workbench hooks", hooks_path, True, claude_settings.write(hooks_path, merged)
                 )
-        entry = mcp_json.server_entry(python, data_dir)
+        entry = mcp_json.server_entry(python, data_dir, self.platform)
         changed, backup = mcp_json.install(mcp_path, entry, remove_hint)
         return [hooks, Change("workbench MCP server", mcp_path, changed, backup)]
 

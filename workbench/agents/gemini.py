@@ -70,7 +70,7 @@ def _install(path: Path, python: str | None, data_dir: Path | None) -> list[Chan
     hook_json.refuse_bad_shape(current, path, SCRIPTS)
     mcp_json.refuse_foreign(current, path, REMOVE_HINT)
     hooked = claude_settings.with_ours(current, python, data_dir, scripts=SCRIPTS, platform=NAME)
-    merged = mcp_json.with_server(hooked, mcp_json.server_entry(python, data_dir), path)
+    merged = mcp_json.with_server(hooked, mcp_json.server_entry(python, data_dir, NAME), path)
     return _write(path, current, hooked, merged)
 
 

@@ -9,6 +9,8 @@ mode kept, under the file's lock (``workbench.config_file``), and an existing ``
 entry that is not ours (``is_ours``: one that runs the server over ssh or in docker is not)
 is never overwritten.
 
+``--platform <agent>`` tells the server which agent runs it, so what ``save_memory`` stores is
+that agent's (Claude Code's entry, and those written before, have none: Claude Code's).
 ``-P`` (Python 3.11+) keeps the agent's cwd off ``sys.path``: agents start the server in the
 user's project, where a folder named ``workbench`` would otherwise shadow the package. ``env``
 pins ``WORKBENCH_DATA_DIR`` when install was given one (as the hooks do).
@@ -23,6 +25,7 @@ from typing import Any
 
 from workbench import config_file
 from workbench.claude_settings import ClaudeSettingsError, read, write
+from workbench.platforms import PLATFORM_SOURCES
 
 SERVER_NAME = "workbench"
 MODULE_ARGS = ["-m", "workbench", "mcp"]
@@ -32,11 +35,34 @@ PYTHON = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?$")
 
 
 def server_entry(
-    python: str | None = None, data_dir: Path | None = None, **extra: Any
+    python: str | None = None,
+    data_dir: Path | None = None,
+    platform: str | None = None,
+    **extra: Any,
 ) -> dict[str, Any]:
-    """A stdio entry for this interpreter (and pinned data dir); ``extra`` adds agent keys."""
+    """A stdio entry for this interpreter (and pinned data dir); ``extra`` adds agent keys.
+    ``platform``: the agent it is registered with (``--platform``: its saves are its own)."""
     env = {"WORKBENCH_DATA_DIR": str(data_dir)} if data_dir is not None else {}
-    return {**extra, "command": python or sys.executable, "args": ["-P", *MODULE_ARGS], "env": env}
+    args = ["-P", *MODULE_ARGS, *platform_args(platform)]
+    return {**extra, "command": python or sys.executable, "args": args, "env": env}
+
+
+def platform_args(platform: str | None) -> list[str]:
+    """``["--platform", <agent>]``, or nothing (Claude Code's entry, and older ones)."""
+    return ["--platform", platform] if platform else []
+
+
+def is_module_args(args: Any) -> bool:
+    """``[-P] -m workbench mcp``, with or without ``--platform <a known agent>``."""
+    if not isinstance(args, list):
+        return False
+    base = args[1:] if args[:1] == ["-P"] else args
+    if base[: len(MODULE_ARGS)] != MODULE_ARGS:
+        return False
+    rest = base[len(MODULE_ARGS) :]
+    return rest == [] or (
+        len(rest) == 2 and rest[0] == "--platform" and rest[1] in PLATFORM_SOURCES.values()
+    )
 
 
 def is_python(program: Any) -> bool:
@@ -53,7 +79,7 @@ def is_ours(entry: Any) -> bool:
     """
     if not isinstance(entry, dict) or not is_python(entry.get("command")):
         return False
-    return entry.get("args") in (["-P", *MODULE_ARGS], MODULE_ARGS)
+    return is_module_args(entry.get("args"))
 
 
 def servers(config: dict[str, Any], path: Path) -> dict[str, Any]:

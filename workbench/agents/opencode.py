@@ -120,7 +120,7 @@ def server_entry(python: str | None = None, data_dir: Path | None = None) -> dic
     """OpenCode's local MCP entry for this interpreter (``-P``: see agents/mcp_json.py)."""
     entry: dict[str, Any] = {
         "type": "local",
-        "command": [python or sys.executable, "-P", *MODULE_ARGS],
+        "command": [python or sys.executable, "-P", *MODULE_ARGS, *mcp_json.platform_args(NAME)],
         "enabled": True,
     }
     if data_dir is not None:
@@ -136,7 +136,7 @@ def is_ours(entry: Any) -> bool:
     command = entry.get("command") if isinstance(entry, dict) else None
     if not isinstance(command, list) or not command or not mcp_json.is_python(command[0]):
         return False
-    return command[1:] in (["-P", *MODULE_ARGS], MODULE_ARGS)
+    return mcp_json.is_module_args(command[1:])
 
 
 def read_config(path: Path, entry: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -27,6 +27,15 @@ def mcp(
             "with a message saying how to start it.",
         ),
     ] = True,
+    platform: Annotated[
+        str | None,
+        typer.Option(
+            "--platform",
+            help="The agent that runs this server (claude, gemini, codex, cursor, windsurf, "
+            "opencode): what save_memory stores is that agent's. `workbench install --agent` "
+            "writes it; without it, Claude Code's.",
+        ),
+    ] = None,
 ) -> None:
     """Run the MCP server over stdio (search, timeline, get_observations, save_memory, workflow).
 
@@ -36,5 +45,13 @@ def mcp(
     for this MCP session and stopped when it ends.
     """
     from workbench.mcp_server.front import serve
+    from workbench.platforms import known_agents, source_of_agent
 
-    serve(str(data_dir) if data_dir is not None else None, start)
+    source = source_of_agent(platform) if platform is not None else None
+    if platform is not None and source is None:
+        raise typer.BadParameter(
+            f"unknown agent {platform[:40]!r}: use one of {known_agents()} "
+            "(`workbench install --agent <name>` registers the right one)",
+            param_hint="--platform",
+        )
+    serve(str(data_dir) if data_dir is not None else None, start, source)

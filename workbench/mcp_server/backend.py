@@ -39,9 +39,19 @@ START_WAIT_S = 30.0
 class ServiceBackend:
     """The shared HTTP client of all tool modules (thread-safe: sync tools run in threads)."""
 
-    def __init__(self, settings: Settings, *, start: bool = True, timeout: float = 120.0) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        start: bool = True,
+        timeout: float = 120.0,
+        platform_source: str | None = None,
+    ) -> None:
         self.settings = settings
         self.start = start
+        # The agent that launched this server (``workbench mcp --platform``): what it saves is
+        # that agent's. None: a registration from before, saved as Claude Code's.
+        self.platform_source = platform_source
         self._timeout = timeout
         self._client: ServiceClient | None = None
         self._lock = threading.Lock()

@@ -22,6 +22,10 @@ held so far and every line after, in order. From then on the SDK answers everyth
 ``line_check`` included. The service is only reached by a tool call (``backend``), never at
 start.
 
+``--platform <agent>`` (what ``workbench install --agent`` registers) names the agent that
+launched the server: ``save_memory`` stores its memories as that agent's (issue 20 item 14);
+without it (a registration from before), as Claude Code's.
+
 stdin EOF ends the server; SIGINT ends it at once with status 0, skipping the interpreter's
 teardown (Claude Code sends SIGINT, then SIGTERM if the process is still there 100 ms later).
 While serving, fd 0 reads the null device and fd 1 writes to stderr, as in ``wire``.
@@ -91,11 +95,14 @@ def current_identity() -> ProjectIdentity:
 class Front:
     """The server until the SDK takes over; then a pipe of lines to it."""
 
-    def __init__(self, wire_out: int, data_dir: str | None, start: bool) -> None:
+    def __init__(
+        self, wire_out: int, data_dir: str | None, start: bool, platform: str | None = None
+    ) -> None:
         self._out = os.fdopen(wire_out, "wb", closefd=False)
         self._write_lock = threading.Lock()
         self._lock = threading.Lock()
         self._data_dir, self._start = data_dir, start
+        self._platform = platform  # the platform_source of the agent that launched us
         self._snapshot: dict[str, Any] | None = None
         self._unusable = False  # the snapshot failed once: the SDK answers everything
         self._initialize: bytes | None = None
@@ -235,7 +242,7 @@ class Front:
             self.write(line)
 
         try:
-            run_on_lines(self._data_dir, self._start, lines, write)
+            run_on_lines(self._data_dir, self._start, lines, write, self._platform)
         except BaseException as exc:  # noqa: BLE001 - a server that cannot serve must end
             # Trigger: the SDK, the settings or a tool module failed to load or run.
             # Why: this thread is the only reader of the queue; the client would wait forever.
@@ -257,13 +264,14 @@ def _reply_id(line: bytes) -> Any:
         return None
 
 
-def serve(data_dir: str | None = None, start: bool = True) -> None:
-    """Serve over stdio until stdin ends; exit 0 at once on SIGINT."""
+def serve(data_dir: str | None = None, start: bool = True, platform: str | None = None) -> None:
+    """Serve over stdio until stdin ends; exit 0 at once on SIGINT. ``platform``: the
+    ``platform_source`` of the agent that launched the server (what ``save_memory`` stores)."""
     from workbench.mcp_server.stdio_fds import claim
 
     wire_in, restore_in = claim(0, os.open(os.devnull, os.O_RDONLY))
     wire_out, restore_out = claim(1, os.dup(2))
-    front = Front(wire_out, data_dir, start)
+    front = Front(wire_out, data_dir, start, platform)
     interrupted = False
     try:
         with os.fdopen(wire_in, "rb", closefd=False) as stdin:
@@ -288,22 +296,36 @@ def main(argv: list[str]) -> bool:
     """Serve ``workbench mcp`` with ``argv`` (its options); ``False`` if they need the CLI."""
     data_dir: str | None = None
     start = True
+    platform: str | None = None
     args = iter(argv)
     for arg in args:
         if arg == "--no-start":
             start = False
         elif arg == "--start":
             start = True
-        elif arg == "--data-dir":
-            data_dir = next(args, None)
-            if data_dir is None:
+        elif arg in ("--data-dir", "--platform"):
+            value = next(args, None)
+            if value is None:
+                return False
+            if arg == "--data-dir":
+                data_dir = value
+            elif (platform := _platform(value)) is None:
                 return False
         elif arg.startswith("--data-dir="):
             data_dir = arg.partition("=")[2]
+        elif arg.startswith("--platform="):
+            if (platform := _platform(arg.partition("=")[2])) is None:
+                return False
         else:
-            return False  # --help, a typo: the CLI explains
-    serve(data_dir, start)
+            return False  # --help, a typo, an agent we do not know: the CLI explains
+    serve(data_dir, start, platform)
     return True
+
+
+def _platform(name: str) -> str | None:
+    from workbench.platforms import source_of_agent
+
+    return source_of_agent(name)
 
 
 if __name__ == "__main__":  # pragma: no cover - ``python -m workbench mcp`` is the entry

@@ -237,6 +237,8 @@ def register(server: MCPServer, client: ServiceBackend) -> None:
             # alone is shared by every folder called so. / Outcome: saved in this folder's
             # memory, shown to its next sessions (and to no other folder of that name).
             body["projectKey"] = here_now.key
+        if client.platform_source:  # the agent that launched this server (--platform)
+            body["platformSource"] = client.platform_source
         saved = client.post("/api/memory/save", body)
         return as_text({"id": saved.get("id"), "project": chosen, "status": saved.get("status")})
 

@@ -57,9 +57,12 @@ def tool_modules() -> list[Any]:
     return found
 
 
-def build_server(settings: Settings, *, start: bool = True) -> tuple[StdioServer, ServiceBackend]:
-    """The server with every tool module registered, and the backend they share."""
-    client = ServiceBackend(settings, start=start)
+def build_server(
+    settings: Settings, *, start: bool = True, platform: str | None = None
+) -> tuple[StdioServer, ServiceBackend]:
+    """The server with every tool module registered, and the backend they share
+    (``platform``: the agent that launched it, ``workbench mcp --platform``)."""
+    client = ServiceBackend(settings, start=start, platform_source=platform)
     server = StdioServer(
         name="workbench",
         title="workbench memory",
@@ -103,13 +106,14 @@ def run_on_lines(
     start: bool,
     lines: queue.Queue[bytes | None],
     write: Callable[[bytes], None],
+    platform: str | None = None,
 ) -> None:
     """Serve the lines ``front`` hands over (it has answered the handshake) until ``None``."""
     import anyio
 
     settings = load_settings(data_dir)
     configure_logging(settings)
-    server, client = build_server(settings, start=start)
+    server, client = build_server(settings, start=start, platform=platform)
     log.info(
         "mcp server taking over (data dir %s, service %s)", settings.data_dir, settings.base_url
     )

@@ -17,8 +17,11 @@ Modules:
 - ``timeline``  records around an anchor (observation id, S<summary id>, time, or a query)
 - ``compact``   the compact text index of a search, and the text timeline
 - ``context``   the SessionStart block: progressive disclosure, bounded, token economics
+- ``resume``    what a start needs by its ``source`` (a resumed session: only what is new)
+- ``cold_context``   the same block read from the store by the hook, read-only (service cold)
 - ``prompt_context`` memories related to a prompt (UserPromptSubmit, opt-in)
 - ``file_history``   file history before a Read: candidates, scoring, the stale-file gate
 - ``render``    the fence, neutralised fields, type markers, UTC times (all injections)
 - ``ledger``    what was injected where, and what was fetched later
+- ``ledger_reads``   the two ledger reads a SessionStart block needs (stdlib only)
 """

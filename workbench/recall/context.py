@@ -20,6 +20,10 @@ project's folder: two folders called ``api`` are two projects, m012), once per p
 and every field is clipped, so the cost and the size of the block do not grow with the
 history (``max_chars`` is the bound, a function of the limits alone). The whole block is
 fenced and every stored field neutralised (see ``render``).
+
+Stdlib only (with ``render``, ``tokens``, ``ledger_reads`` and ``resume``): the SessionStart
+hook builds this very block from the store itself when the service is cold
+(``workbench.recall.cold_context``), so the two paths share one implementation.
 """
 
 from __future__ import annotations
@@ -28,17 +32,18 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from workbench.locate import MAX_PROJECT_KEY_CHARS
-from workbench.models import OBSERVATION_TYPES
 from workbench.recall import render
-from workbench.recall.ledger import Shown
-from workbench.recall.team_context import AUTHOR_CHARS, TeamRow
+from workbench.recall.ledger_reads import Shown
 from workbench.recall.tokens import estimate_tokens
-from workbench.settings import Settings
+
+if TYPE_CHECKING:
+    from workbench.settings import Settings
 
 MAX_PROJECTS = 10
+AUTHOR_CHARS = 60  # a colleague's name in a team row (``team_context``)
 PROJECT_CHARS = 80
 TITLE_CHARS = 120
 NARRATIVE_CHARS = 700
@@ -77,6 +82,17 @@ class ContextLimits:
             summaries=settings.context_summaries,
             full_field=settings.context_full_field,
         )
+
+
+@dataclass(frozen=True)
+class TeamRow:
+    """One colleague's published observation, as the block shows it (``team_context``)."""
+
+    author: str
+    type: str
+    title: str
+    project: str
+    created_at_epoch: int
 
 
 @dataclass
@@ -437,12 +453,13 @@ def max_chars(limits: ContextLimits) -> int:
     type in the legend. A test checks real blocks stay under it however long the history.
     """
     projects = [f"{chr(97 + i)}" * PROJECT_CHARS for i in range(MAX_PROJECTS)]
+    types = list(render.TYPE_MARKERS)  # every observation type (a test checks they agree)
     big = 10**12
     long_text = "x" * (NARRATIVE_CHARS * 2)
     newest = [
         Row(
             id=big - i,
-            type=OBSERVATION_TYPES[i % len(OBSERVATION_TYPES)],
+            type=types[i % len(types)],
             title=long_text,
             project=projects[0],
             created_at_epoch=(20_000 - i) * 86_400_000,  # one day apart, four-digit years

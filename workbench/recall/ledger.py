@@ -11,22 +11,22 @@ Three tables (migration ``m004_injection_ledger``):
 
 Together with ``observations.discovery_tokens`` that gives each memory's return on investment:
 what it cost to create, how often it was injected, and whether the agent then asked for it.
-Rows are written by the service only (the one writer), each record in one transaction.
+Rows are written by the service only (the one writer), each record in one transaction. The
+reads a SessionStart block needs are in ``ledger_reads`` (stdlib only: the hook runs them too).
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from workbench.clock import iso_from_ms, now_ms
+from workbench.recall.ledger_reads import InjectionKind, Shown
 from workbench.redact import strip_private
 from workbench.store import observations
 from workbench.store.connection import atomic
 
-InjectionKind = Literal["session_start", "prompt", "file", "other"]
-Shown = Literal["index", "full", "file"]
 MAX_SOURCE_CHARS = 50
 HISTORY_ROWS = 100  # injections and fetches listed per observation (totals count all)
 
@@ -91,41 +91,6 @@ def record_fetches(
             rows,
         )
     return len(rows)
-
-
-def injected_ids(
-    conn: sqlite3.Connection, content_session_id: str, kinds: Sequence[InjectionKind]
-) -> set[int]:
-    """Observation ids already injected into this session by blocks of ``kinds``.
-
-    Lets the prompt injection avoid repeating the same memories prompt after prompt; bounded
-    by one session's injections (indexed on ``content_session_id``).
-    """
-    if not content_session_id or not kinds:
-        return set()
-    rows = conn.execute(
-        "SELECT DISTINCT i.observation_id FROM injections j"
-        " JOIN injection_items i ON i.injection_id = j.id"
-        f" WHERE j.content_session_id = ? AND j.kind IN ({','.join('?' * len(kinds))})",
-        (content_session_id, *kinds),
-    )
-    return {int(r[0]) for r in rows}
-
-
-def last_injection_ms(
-    conn: sqlite3.Connection, content_session_id: str, kind: InjectionKind
-) -> int | None:
-    """When this session last had a block of ``kind`` (epoch ms), or None when it never did.
-
-    A resumed session is shown only what is new since then (``workbench.recall.resume``).
-    """
-    if not content_session_id:
-        return None
-    row = conn.execute(
-        "SELECT MAX(created_at_epoch) FROM injections WHERE content_session_id = ? AND kind = ?",
-        (content_session_id, kind),
-    ).fetchone()
-    return int(row[0]) if row and row[0] is not None else None
 
 
 def history(

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from workbench.errors import WorkbenchError
 from workbench.models import Observation
-from workbench.recall import ledger, render
+from workbench.recall import ledger_reads, render
 from workbench.recall.context import TITLE_CHARS, Injection, header
 from workbench.recall.filters import SearchFilters
 from workbench.recall.search import SearchEngine, VectorRanker
@@ -59,7 +59,7 @@ def related(
     engine = SearchEngine(conn, None, ranker)
     if engine.vector_unavailable() is not None:
         return []
-    seen = ledger.injected_ids(conn, content_session_id or "", ["prompt"])
+    seen = ledger_reads.injected_ids(conn, content_session_id or "", ["prompt"])
     filters = SearchFilters(project=project, project_key=project_key or None)
     try:
         result = engine.search(

@@ -19,6 +19,10 @@ So:
   so it gets the full block unless the ledger knows that id.
 - ``startup``, ``clear``, ``compact``, no source, and any value no agent documents: the
   full block, as a new session.
+
+A block the hook built from the store with the service cold (``cold_context``) is not in the
+ledger (the hook never writes the store), so a later resume of that session gets the full
+block once more: a repeat costs tokens, a gap costs the memory. Stdlib only, like ``context``.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from workbench.recall import ledger, render
+from workbench.recall import ledger_reads, render
 from workbench.recall.context import (
     PROJECT_CHARS,
     ContextLimits,
@@ -47,9 +51,21 @@ def is_resume(source: str | None) -> bool:
     return (source or "").strip().lower() in RESUMED_SOURCES
 
 
+def resumed_since(conn: sqlite3.Connection, session: str | None, source: str | None) -> int | None:
+    """When a resumed ``session`` was last given a block: what is new is counted from then.
+    None when a full block is due (not a resume, no session id, or no block on record).
+
+    The one decision both paths make the same way: the service's route and the hook reading
+    the store itself with the service cold (``workbench.recall.cold_context``).
+    """
+    if not session or not is_resume(source):
+        return None
+    return last_block_ms(conn, session)
+
+
 def last_block_ms(conn: sqlite3.Connection, session: str | None) -> int | None:
     """When this session was last given a SessionStart block, or None (never, or no id)."""
-    return ledger.last_injection_ms(conn, session or "", "session_start")
+    return ledger_reads.last_injection_ms(conn, session or "", "session_start")
 
 
 def build_resume_context(
@@ -67,7 +83,7 @@ def build_resume_context(
     to the full block (the lake has no cheap "since")."""
     scope, column = project_scope(projects, project_key)
     since = Since(since_ms, session)
-    shown = ledger.injected_ids(conn, session, ["session_start"])
+    shown = ledger_reads.injected_ids(conn, session, ["session_start"])
     newest = [
         row
         for row in recent_observations(

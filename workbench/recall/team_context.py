@@ -22,30 +22,19 @@ import math
 import sqlite3
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from workbench.recall.context import TeamRow
 
 if TYPE_CHECKING:
     from workbench.settings import Settings
 
 log = logging.getLogger("workbench.team")
 
-AUTHOR_CHARS = 60
 # A colleague's row is a duplicate of a local one when their titles match after this.
 _DUP_KEY_CHARS = 200
 # Rows read beyond ``limit`` so that duplicates dropped afterwards still leave ``limit``.
 OVERFETCH = 20
-
-
-@dataclass(frozen=True)
-class TeamRow:
-    """One colleague's published observation, as the block shows it."""
-
-    author: str
-    type: str
-    title: str
-    project: str
-    created_at_epoch: int
 
 
 def enabled(settings: Settings) -> bool:

@@ -56,11 +56,14 @@ def insert(
     agent_type: str | None = None,
     created_ms: int | None = None,
     project_key: str | None = None,
+    platform_source: str | None = None,
 ) -> tuple[int, bool]:
     """Store one observation; return ``(id, created)``. Call inside ``atomic()``.
 
     ``project_key``: set only when given (a memory saved by hand from a known folder); else
-    a trigger copies the session's key, or the project name (m012).
+    a trigger copies the session's key, or the project name (m012). ``platform_source``:
+    the agent of an observation with no session (a memory saved through its MCP server);
+    a session's own platform always wins.
     """
     digest = content_hash(content_session_id, draft.title, draft.narrative)
     ms = created_ms if created_ms is not None else now_ms()
@@ -99,13 +102,15 @@ def insert(
             agent_type,
         ),
     )
-    if cur.rowcount and session_row and session_row[1] != DEFAULT_PLATFORM_SOURCE:
-        # Trigger: the session is another agent's (m010). / Why: the column's default says
-        # Claude Code, and the INSERT stays the one every schema since m001 accepts (tests
-        # write through it on partly migrated stores). / Outcome: one UPDATE, other agents only.
+    platform = session_row[1] if session_row else platform_source
+    if cur.rowcount and platform and platform != DEFAULT_PLATFORM_SOURCE:
+        # Trigger: the session (or the saving MCP server) is another agent's (m010). / Why:
+        # the column's default says Claude Code, and the INSERT stays the one every schema
+        # since m001 accepts (tests write through it on partly migrated stores). / Outcome:
+        # one UPDATE, other agents only.
         conn.execute(
             "UPDATE observations SET platform_source = ? WHERE id = ?",
-            (session_row[1], cur.lastrowid),
+            (platform, cur.lastrowid),
         )
     if cur.rowcount and project_key:
         conn.execute(
