@@ -212,10 +212,16 @@ class Service:
         return http_json("POST", self.url + path, body, **kw)
 
     def wait_idle(self, timeout: float = 20.0) -> dict[str, Any]:
-        """Wait until the worker has drained the queue (nothing pending or claimed)."""
+        """Wait until the worker has drained the queue (nothing pending or claimed); a
+        service still starting (one a hook spawned, not yet listening) is waited for too."""
         deadline = time.monotonic() + timeout
+        health: Any = None
         while time.monotonic() < deadline:
-            _, health = self.get("/api/health")
+            try:
+                _, health = self.get("/api/health")
+            except OSError:
+                time.sleep(0.1)
+                continue
             queue = health.get("queue", {})
             if queue.get("pending", 0) == 0 and queue.get("claimed", 0) == 0:
                 return health
