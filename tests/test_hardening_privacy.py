@@ -247,6 +247,12 @@ def escaped(body: dict[str, Any]) -> bytes:
     return json.dumps(body).replace("<", "\\u003c").replace(">", "\\u003e").encode()
 
 
+def entity_escaped(body: dict[str, Any]) -> bytes:
+    """The body with every ``<`` and ``>`` in its text as HTML entities (issue 20, item 10:
+    Gemini CLI hands hook context back so)."""
+    return json.dumps(body).replace("<", "&lt;").replace(">", "&gt;").encode()
+
+
 def ledger_gets() -> list[str]:
     q = urllib.parse.quote
     s = q(p("GET contentSessionId", "s"))
@@ -290,6 +296,9 @@ def test_no_private_marker_reaches_the_disk(
         assert status < 500, (path, status, reply)
     for method, path, body in http_bodies():
         status, reply = raw_post(svc, path, escaped(body), method)
+        assert status < 500, (path, status, reply)
+    for method, path, body in http_bodies():
+        status, reply = raw_post(svc, path, entity_escaped(body), method)
         assert status < 500, (path, status, reply)
     status, reply = svc.post(
         "/api/memory/save",

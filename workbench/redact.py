@@ -10,6 +10,13 @@ Rules:
   agent echoing its context back is never re-stored as new memory.
 - ``<claude-mem-context>``, ``<system-reminder>``, ``<system_instruction>``,
   ``<system-instruction>`` and ``<persisted-output>`` are harness scaffolding, not user content.
+- ``<hook_context>`` is Gemini CLI's wrapper around what hooks inject (ours included); it is
+  never what the user typed.
+- A tag counts in any escaping its ``<`` and ``>`` come back in (issue 20, item 10: Gemini's
+  ``-p`` mode hands our context back inside the prompt as ``&lt;workbench-context&gt;``): HTML
+  entities (``&lt;``, also escaped again as ``&amp;lt;``), numeric ones (``&#60;``,
+  ``&#x3c;``), JSON-escaped text (``\\u003c``, any number of backslashes), in any case,
+  mixed. An escaped opening tag's attributes hold no ``&`` or backslash (``ESCAPED_LT``).
 - Tags may carry attributes; matching is non-greedy and needs the same closing tag; an unclosed
   tag is left alone (better to keep text than to eat the rest of a prompt); the result is trimmed.
 - Removing a block can re-form a tag around it (``<pri<private>x</private>vate>y</private>``):
@@ -43,15 +50,35 @@ STRIPPED_TAGS = (
     "system_instruction",
     "system-instruction",
     "persisted-output",
+    "hook_context",
 )
 
 _NAMES = "|".join(re.escape(t) for t in STRIPPED_TAGS)
-# One opening tag (attributes allowed) of a stripped tag; group 1 is the tag's name. Kept as
-# pattern text, compiled on first use (``re`` caches it): a hook whose payload holds no ``<``
-# never needs them, and compiling them all at import would cost ~1 ms of its start-up.
-_OPENER_TEXT = "<(" + _NAMES + r")(?:\s[^<>]*)?>"
-# The closing tag of each stripped tag, searched for on its own (see ``_tag_spans``).
-_CLOSER_TEXTS = [r"</" + re.escape(t) + r"\s*>" for t in STRIPPED_TAGS]
+# ``<`` and ``>`` escaped, as matched in the lowercased text (``_scannable``): an HTML entity
+# (named, maybe itself escaped as ``&amp;lt;``; decimal or hex, zero-padded) or a JSON escape
+# written out as text (``\u003c``, ``\\u003c``…). A backslash run is matched from its first
+# backslash only (the lookbehind): from every one of them, a long run would be scanned again
+# and again (quadratic).
+ESCAPED_LT = r"(?:&(?:amp;)*(?:lt|#0*60|#x0*3c);|(?<!\\)\\+u003c)"
+ESCAPED_GT = r"(?:&(?:amp;)*(?:gt|#0*62|#x0*3e);|\\+u003e)"
+# What may start a tag: ``<``, or the first character of an escaped one.
+_TAG_STARTS = "<&\\"
+# One opening tag (attributes allowed) of a stripped tag; group 1 (plain) or 2 (escaped) is the
+# tag's name. An escaped one's attributes stop at ``&`` and ``\`` as a plain one's stop at
+# ``<``: each attribute scan then ends before the next opener of its kind, so the scans stay
+# linear in the text. Kept as pattern text, compiled on first use (``re`` caches it): a hook
+# whose payload holds no tag start never needs them, and compiling them all at import would
+# cost ~1 ms of its start-up.
+_OPENER_TEXT = (
+    "<(" + _NAMES + r")(?:\s[^<>]*)?>"
+    + "|" + ESCAPED_LT + "(" + _NAMES + r")(?:\s[^<>&\\]*)?" + ESCAPED_GT
+)  # fmt: skip
+# The closing tag of each stripped tag, searched for on its own (see ``_tag_spans``); its
+# ``<``, ``/`` and ``>`` may each be escaped (``\/`` is JSON's escape of a slash).
+_CLOSER_TEXTS = [
+    "(?:<|" + ESCAPED_LT + r")\\*/" + re.escape(t) + r"\s*(?:>|" + ESCAPED_GT + ")"
+    for t in STRIPPED_TAGS
+]
 _TAG_INDEX = {t: i for i, t in enumerate(STRIPPED_TAGS)}
 # Scanning a lowercased copy case-sensitively is ~5x faster than matching case-insensitively
 # (which tries every spelling at each ``<``), and finds the same tags at the same positions
@@ -98,15 +125,18 @@ def _safe_cut(text: str) -> int:
     """Where to cut ``text`` (which still holds a block) so no later pass could reach before.
 
     Every later pass removes only from an opening tag on, and a tag that re-forms at such a
-    removal starts at a ``<`` with no ``>`` between it and the removal point. So nothing
-    before the first ``<`` that follows the last ``>`` before the first opening tag can ever
-    change: that ``<`` is the cut.
+    removal starts at a tag start (``<``, or the ``&`` or backslash of an escaped one) with no
+    ``>`` between it and the removal point (an escaped opening tag holds none). So nothing
+    before the first tag start that follows the last ``>`` before the first opening tag can
+    ever change: that character is the cut (the opening tag itself starts with one).
     """
     scanned, flags = _scannable(text)
     first = re.search(_OPENER_TEXT, scanned, flags)
     if first is None:  # cannot be (a block has an opening tag); were it so, keep nothing
         return 0
-    return scanned.find("<", scanned.rfind(">", 0, first.start()) + 1)
+    after = scanned.rfind(">", 0, first.start()) + 1
+    starts = (scanned.find(ch, after, first.start() + 1) for ch in _TAG_STARTS)
+    return min((at for at in starts if at >= 0), default=first.start())
 
 
 def _block_spans(text: str) -> list[tuple[int, int]]:
@@ -124,7 +154,7 @@ def _block_spans(text: str) -> list[tuple[int, int]]:
     scanned, flags = _scannable(text)
     openers: dict[int, list[int]] = {}
     for m in re.finditer(_OPENER_TEXT, scanned, flags):
-        openers.setdefault(_tag_index(m[1]), []).append(m.start())
+        openers.setdefault(_tag_index(m[1] or m[2]), []).append(m.start())
     spans: list[tuple[int, int]] = []
     for tag, starts in openers.items():
         spans += _tag_spans(scanned, starts, re.compile(_CLOSER_TEXTS[tag], flags))
@@ -199,6 +229,11 @@ def _remove(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
+def may_hold_tag(text: str) -> bool:
+    """False when ``text`` cannot hold a stripped tag, plain or escaped (the cheap test)."""
+    return "<" in text or "&" in text or "003" in text  # ``\u003c`` in either case
+
+
 def is_task_notification(text: str) -> bool:
     """True when a prompt is nothing but a ``<task-notification>`` block (harness chatter)."""
     return bool(_TASK_NOTIFICATION.match(text))
@@ -228,7 +263,7 @@ def redact_value(
     if isinstance(value, str):
         if surrogates:
             value = replace_surrogates(value)
-        if "<" not in value:
+        if not may_hold_tag(value):
             return value
         stripped = _strip_blocks(value)
         return value if stripped == value else stripped.strip()
