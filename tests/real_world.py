@@ -16,6 +16,7 @@ import json
 import sqlite3
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,9 +87,16 @@ class World:
 @pytest.fixture
 def world(tmp_path: Path) -> Iterator[World]:
     """An empty HOME, a project folder (a git repository), a data dir and its (stopped) service."""
-    home = tmp_path / "home"
-    project = tmp_path / "project"
-    data_dir = tmp_path / "data"
+    with open_world(tmp_path) as found:
+        yield found
+
+
+@contextmanager
+def open_world(root: Path) -> Iterator[World]:
+    """``world`` under ``root``, for a fixture of a wider scope (one install, many sessions)."""
+    home = root / "home"
+    project = root / "project"
+    data_dir = root / "data"
     for folder in (home, project, data_dir):
         folder.mkdir()
     subprocess.run(["git", "init", "-q", str(project)], check=True)
@@ -99,6 +107,8 @@ def world(tmp_path: Path) -> Iterator[World]:
         del env[key]
     service = Service(data_dir=data_dir, port=port, env=env)
     found = World(home=home, project=project, data_dir=data_dir, env=env, service=service)
-    yield found
-    service.stop()
-    run_workbench(env, "stop", timeout=30)  # a service a hook spawned on a cold start
+    try:
+        yield found
+    finally:
+        service.stop()
+        run_workbench(env, "stop", timeout=30)  # a service a hook spawned on a cold start
