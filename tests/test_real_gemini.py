@@ -37,6 +37,7 @@ from typing import Any
 import pytest
 
 from tests import real_agents
+from tests.conftest import ROOT
 from tests.fake_gemini import FakeGemini, RecordedRequest, parts
 from tests.real_world import World, open_world
 from workbench.own_tools import OWN_TOOLS
@@ -65,6 +66,7 @@ class Run:
     program: str
     requests: list[list[RecordedRequest]] = field(default_factory=list)
     quit_screen: str = ""
+    doctor: dict[str, Any] = field(default_factory=dict)  # its "agent gemini" row after install
 
     def env(self) -> dict[str, str]:
         return {"GEMINI_API_KEY": "test-key", "GOOGLE_GEMINI_BASE_URL": self.fake.base_url}
@@ -148,17 +150,46 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
         (world.home / ".gemini").mkdir()
         (world.home / ".gemini" / "settings.json").write_text(json.dumps(USER_SETTINGS), "utf-8")
         world.install("gemini")
+        doctor = json.loads(world.workbench("doctor", "--json").stdout)
+        found_doctor = {row["check"]: row for row in doctor}["agent gemini"]
         world.service.start()
         fake.on_prompt("notes", "read_file", {"file_path": "notes.md"})
         fake.on_prompt("listing", "list_directory", {"dir_path": "."})
         fake.on_prompt("recall", "mcp_workbench_search", {"query": "deploy key"})
-        found = Run(world=world, fake=fake, program=program)
+        found = Run(world=world, fake=fake, program=program, doctor=found_doctor)
         for prompt in PROMPTS:
             found.requests.append(found.gemini(prompt))
             world.service.wait_idle()  # the next session's memory includes this one
         found.quit_screen = quit_interactively(found, QUIT_PROMPT)
         world.service.wait_idle()
         yield found
+
+
+# ----- the user's steps ------------------------------------------------------------------------
+
+
+def test_doctor_says_gemini_is_set_up_after_install(run: Run) -> None:
+    assert run.doctor["status"] == "ok", run.doctor
+
+
+def test_the_readme_gives_the_steps_this_suite_takes() -> None:
+    readme = (ROOT / "README.md").read_text("utf-8")
+    section = readme[readme.index("### Gemini CLI") : readme.index("### Cursor")]
+    for step in (
+        "workbench install --agent gemini",
+        "workbench doctor",
+        "--yolo",
+        "--skip-trust",
+        "GEMINI_CLI_TRUST_WORKSPACE=true",
+        "<hook_context>",
+        "mcp_workbench_search",
+        "/quit",
+        "gemini-cli",
+        "privacy.usageStatisticsEnabled",
+        "telemetry.enabled",
+        "general.enableAutoUpdate",
+    ):
+        assert step in section, step
 
 
 # ----- what is stored ---------------------------------------------------------------------------
