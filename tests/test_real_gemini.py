@@ -253,6 +253,13 @@ def test_the_memory_reaches_the_model_and_the_next_session_sees_the_first(run: R
     assert third.count("&lt;workbench-context&gt;") == 1
 
 
+def test_gemini_asked_the_fake_api_only_what_it_speaks(run: Run) -> None:
+    """Every request was a model call the fake answers (no route it 404s): the CLI talked to
+    nothing else there, and the figures above come from real answers."""
+    methods = {r.method for r in run.fake.requests}
+    assert methods <= {"streamGenerateContent", "generateContent", "countTokens"}, methods
+
+
 def test_the_mcp_tools_are_listed_and_a_call_returns_results(run: Run) -> None:
     for requests in run.requests:
         offered = set(first_turn(requests).tool_names)
