@@ -325,6 +325,12 @@ def test_import_redacts_every_string_field_in_the_library() -> None:
     assert doc.observations[0].concepts == ["c-ok"]
 
 
+def test_import_redacts_entity_escaped_blocks_in_the_library() -> None:
+    """Issue 20, item 10: a block whose ``<``/``>`` are HTML entities goes too."""
+    doc = transfer.parse(json.loads(entity_escaped(import_document())))
+    assert "PRIVMARK" not in doc.model_dump_json()
+
+
 # ----- issue 19, item 6: bodies that are not UTF-8 ------------------------------------------------
 # Every scan of the boundary reads UTF-8 bytes; Starlette's ``json.loads`` also reads UTF-16
 # and UTF-32. So those bodies carried private text past it (16 of 114 markers reached
