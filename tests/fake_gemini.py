@@ -26,12 +26,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
-
-import pytest
 
 from tests.fake_http import FakeHTTPServer, QuietHandler, Scripted
 
@@ -249,10 +246,3 @@ def _make_handler(fake: FakeGemini) -> type[BaseHTTPRequestHandler]:
             self.close_connection = True
 
     return _Handler
-
-
-@pytest.fixture
-def fake_gemini() -> Iterator[FakeGemini]:
-    """A running fake Gemini API for this test; stopped afterwards."""
-    with FakeGemini() as server:
-        yield server
