@@ -26,6 +26,7 @@ import os
 import pty
 import re
 import select
+import signal
 import struct
 import subprocess
 import termios
@@ -91,9 +92,13 @@ def first_turn(requests: list[RecordedRequest]) -> RecordedRequest:
     return next(r for r in requests if r.is_turn)
 
 
-def quit_interactively(run: Run, prompt: str, timeout: float = 60) -> str:
+def quit_interactively(run: Run, prompt: str, timeout: float = 120) -> str:
     """Gemini's interactive UI in a pseudo-terminal: type ``prompt``, wait for the answer,
-    then ``/quit``. Returns the screen's text (escape codes removed)."""
+    then ``/quit``. Returns the screen's text (escape codes removed).
+
+    Each line is typed, then Enter pressed once the line shows in the input box (keys sent
+    together with the Enter read as a paste, whose newline does not submit; on a loaded
+    machine the box may echo late). Every step waits on the screen, never a fixed time."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     env = {**run.world.env, **run.env(), "GEMINI_CLI_TRUST_WORKSPACE": "true"}
@@ -105,9 +110,17 @@ def quit_interactively(run: Run, prompt: str, timeout: float = 60) -> str:
         stdout=slave,
         stderr=slave,
         close_fds=True,
+        start_new_session=True,  # its own group: Gemini relaunches itself as a child process
     )
     os.close(slave)
-    screen, step = b"", "ready"
+    # (what the screen must show since the last step, what to type then, the next step)
+    steps = {
+        "ready": (b"your message", prompt, "typed"),
+        "typed": (prompt.encode(), "\r", "answer"),
+        "answer": (run.fake.reply_after_tool.encode(), "/quit", "quit typed"),
+        "quit typed": (b"/quit", "\r", "quit"),
+    }
+    screen, step, mark = b"", "ready", 0
     deadline = time.monotonic() + timeout
     try:
         while proc.poll() is None and time.monotonic() < deadline:
@@ -116,30 +129,25 @@ def quit_interactively(run: Run, prompt: str, timeout: float = 60) -> str:
                     screen += os.read(master, 65536)
                 except OSError:  # the program closed the terminal
                     break
-            text = ANSI.sub(b"", screen)
-            if step == "ready" and b"your message" in text.lower():
-                type_line(master, prompt)
-                step = "answer"
-            elif step == "answer" and run.fake.reply_after_tool.encode() in text:
-                type_line(master, "/quit")
-                step = "quit"
-        proc.wait(timeout=max(deadline - time.monotonic(), 1))
-    finally:
+            if step in steps:
+                wanted, keys, following = steps[step]
+                if wanted.lower() in ANSI.sub(b"", screen[mark:]).lower():
+                    time.sleep(0.5)  # let the UI settle (the slash-command menu, the box)
+                    os.write(master, keys.encode())
+                    step, mark = following, len(screen)
         if proc.poll() is None:
-            proc.kill()
+            proc.wait(timeout=max(deadline - time.monotonic(), 0.1))
+    except subprocess.TimeoutExpired:
+        pass
+    finally:
+        if proc.poll() is None:  # stuck: end the relaunched child and its MCP server too
+            os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
         os.close(master)
-    assert step == "quit", ANSI.sub(b"", screen)[-3000:].decode(errors="replace")
-    return ANSI.sub(b"", screen).decode(errors="replace")
-
-
-def type_line(terminal: int, line: str) -> None:
-    """Type ``line`` and press Enter, as a person does: keys sent together with the Enter
-    read as a paste, whose newline does not submit."""
-    time.sleep(0.5)  # the input box takes keys once the UI has settled
-    os.write(terminal, line.encode())
-    time.sleep(0.5)
-    os.write(terminal, b"\r")
+    text = ANSI.sub(b"", screen).decode(errors="replace")
+    assert step == "quit", (step, text[-3000:])
+    assert proc.returncode == 0, (proc.returncode, text[-3000:])
+    return text
 
 
 @pytest.fixture(scope="module")
