@@ -16,8 +16,9 @@ pays a few scans of its bytes and nothing more.
   refuse both again (``service.schemas``), which also covers spool replay and an overflowing
   literal or a deep body that nothing else made us parse.
 - A stripped tag (``<private>``…, see ``workbench.redact``), written plainly or with escapes
-  (``\\u003cprivate>``), is redacted from every string *and key* of the body, whatever the
-  route: hook events, memory/save, import, settings, corpus bodies. The store-side code
+  (``\\u003cprivate>``) or as HTML entities (``&lt;private&gt;``), is redacted from every
+  string *and key* of the body, whatever the route: hook events, memory/save, import,
+  settings, corpus bodies. The store-side code
   redacts again (defence in depth for in-process callers and old spool files).
 
 - A body that is not UTF-8 is refused with a 415 naming UTF-8, before any route runs:
@@ -69,7 +70,12 @@ _NAMES = "|".join(re.escape(t) for t in STRIPPED_TAGS).encode()
 # of any printable ASCII character also counts, because ``\u0070rivate`` would hide the name.
 _TAG_BYTES = re.compile(rb"<\s*/?\s*(?i:" + _NAMES + rb")")
 _ESCAPED_ASCII = re.compile(rb"\\u00[2-7][0-9a-fA-F]")
-_TAG_TEXT = re.compile(r"<\s*/?\s*(?:" + _NAMES.decode() + r")", re.IGNORECASE)
+# One written with HTML entities (``&lt;private&gt;``, ``&#60;``, ``&amp;lt;``): Gemini CLI hands
+# hook context back so (issue 20, item 10; ``workbench.redact.ESCAPED_LT``).
+_ENTITY_TAG_BYTES = re.compile(rb"(?i:&(?:amp;)*(?:lt|#0*60|#x0*3c);)\\*/?(?i:" + _NAMES + rb")")
+# What a query string holds when a value may hold a stripped tag: ``<`` (raw or ``%3C``), an
+# entity's ``&`` (``%26``) or a JSON escape written out (``\u003c``).
+_QUERY_TAG_HINTS = ("<", "%3c", "%26", "003")
 
 
 MAX_DEPTH = redact.MAX_DEPTH  # the hooks elide past it; 2 frames per level stay safe
@@ -144,6 +150,7 @@ def needs_cleaning(body: bytes, *, hook_route: bool = False) -> bool:
         b"NaN" in body
         or b"Infinity" in body
         or (b"<" in body and _TAG_BYTES.search(body) is not None)
+        or (b"&" in body and _ENTITY_TAG_BYTES.search(body) is not None)
         or (b"\\u00" in body and _ESCAPED_ASCII.search(body) is not None)
     )
 
@@ -182,12 +189,14 @@ def clean_body(body: bytes, *, hook_route: bool) -> bytes:
 def clean_query(query: bytes) -> bytes:
     """A query string with stripped tags redacted from every name and value (else as is)."""
     text = query.decode("latin-1")
-    if "<" not in text and "%3c" not in text.lower():
+    lower = text.lower()
+    if not any(hint in lower for hint in _QUERY_TAG_HINTS):
         return query
     pairs = parse_qsl(text, keep_blank_values=True)
-    if not any(_TAG_TEXT.search(name) or _TAG_TEXT.search(item) for name, item in pairs):
+    cleaned = [(redact_value(n), redact_value(v)) for n, v in pairs]
+    if cleaned == pairs:  # no stripped tag after all: the query as it came
         return query
-    return urlencode([(redact_value(n), redact_value(v)) for n, v in pairs]).encode("latin-1")
+    return urlencode(cleaned).encode("latin-1")
 
 
 def _redact_header(value: bytes) -> bytes:

@@ -36,6 +36,30 @@ class Raw:
         return f"Raw({self.token!r})"
 
 
+# Every way a stripped tag's ``<`` and ``>`` have come back, or could (issue 20, item 10):
+# Gemini CLI's (only ``<``/``>`` as entities), an HTML encoder's (upper case, numeric, ``&amp;``
+# escaped again), JSON-escaped text (once, twice, either case), and a mix.
+TAG_ESCAPINGS: dict[str, tuple[str, str]] = {
+    "gemini-html": ("&lt;", "&gt;"),
+    "html-upper": ("&LT;", "&GT;"),
+    "decimal": ("&#60;", "&#62;"),
+    "decimal-padded": ("&#060;", "&#062;"),
+    "hex": ("&#x3c;", "&#x3e;"),
+    "hex-upper": ("&#X3C;", "&#X3E;"),
+    "html-twice": ("&amp;lt;", "&amp;gt;"),
+    "json": ("\\u003c", "\\u003e"),
+    "json-upper": ("\\u003C", "\\u003E"),
+    "json-twice": ("\\\\u003c", "\\\\u003e"),
+    "mixed": ("&lt;", "\\u003e"),
+}
+
+
+def escaped_block(tag: str, escaping: str, inner: str = MARKER) -> str:
+    """``<tag>inner</tag>`` with its angle brackets written the ``TAG_ESCAPINGS`` way."""
+    lt, gt = TAG_ESCAPINGS[escaping]
+    return f"{lt}{tag}{gt}{inner}{lt}/{tag}{gt}"
+
+
 def nested_tags(depth: int, inner: str = MARKER) -> str:
     """Issue 19's adversarial nesting: removing each block re-forms the tag around it, so a
     redaction that repeats until nothing changes takes one pass per level (quadratic)."""
@@ -56,6 +80,10 @@ HOSTILE_STRINGS = [
     "</private>",
     "<private>a<private>b</private>",
     "<workbench-context>echo</workbench-context>",
+    f"<hook_context>&lt;workbench-context&gt;{MARKER}&lt;/workbench-context&gt;</hook_context>",
+    f"&#60;private&#62;{MARKER}&#60;/private&#62;",
+    f"\\u003cprivate\\u003e{MARKER}\\u003c/private\\u003e",
+    "&lt;b&gt;&amp;&#60;&#x3c;\\u003c\\\\\\",
     "<task-notification><task-id>1</task-id></task-notification>",
     "\x00",
     "a\x00b",

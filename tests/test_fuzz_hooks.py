@@ -50,6 +50,7 @@ from hooks import (
 )
 from hooks.adapters import PLATFORMS
 from hooks.adapters import cursor as cursor_adapter
+from hooks.adapters import gemini as gemini_adapter
 from tests.conftest import FIXTURES, HOOKS_DIR, Service, base_env
 from tests.fuzz_harness import (
     Answer,
@@ -66,8 +67,10 @@ from tests.fuzz_harness import (
 )
 from tests.fuzz_strategies import (
     MARKER,
+    TAG_ESCAPINGS,
     Request,
     atoms,
+    escaped_block,
     json_objects,
     json_values,
     keys,
@@ -420,6 +423,53 @@ def test_redact_value_leaves_no_private_text_in_values_or_keys(
     cleaned = redact.redact_value(doc)
     assert MARKER not in render(cleaned)
     assert render(redact.redact_value(cleaned)) == render(cleaned)  # idempotent (NaN-safe)
+
+
+@settings(max_examples=budget(300), **HOOK_SETTINGS)
+@given(
+    doc=json_objects,
+    key=keys,
+    text=texts,
+    tag=st.sampled_from(redact.STRIPPED_TAGS),
+    escaping=st.sampled_from(sorted(TAG_ESCAPINGS)),
+    platform=st.sampled_from(PLATFORMS),
+)
+def test_escaped_blocks_leave_no_text_in_values_or_keys(
+    doc: dict[str, Any], key: str, text: str, tag: str, escaping: str, platform: str
+) -> None:
+    """Issue 20, item 10: a stripped block whose ``<``/``>`` come back escaped (HTML
+    entities, numeric, JSON-escaped, twice, mixed) goes like a plain one, from what a hook
+    parses and from any value the service redacts; idempotent."""
+    block = escaped_block(tag, escaping)
+    doc = {**doc, f"{key}{block}": {"prompt": f"{text}{block}{text}", block: [block]}}
+    cleaned = redact.redact_value(doc)
+    assert MARKER not in render(cleaned)
+    assert render(redact.redact_value(cleaned)) == render(cleaned)
+    payload = {"hook_event_name": "UserPromptSubmit", "prompt": f"{text}{block}", "x": doc}
+    event = _runtime.parse_input(render(payload).encode("ascii"), platform)
+    assert event is not None
+    assert MARKER not in event.prompt
+
+
+@settings(max_examples=budget(300), **HOOK_SETTINGS)
+@given(
+    content=st.one_of(json_values, st.lists(st.fixed_dictionaries({"text": texts}), max_size=4)),
+    display=json_values,
+    error=json_values,
+    tool=st.one_of(st.sampled_from(["list_directory", "mcp_github_search", "read_file"]), keys),
+)
+def test_gemini_tool_responses_of_any_shape_are_read_or_kept(
+    content: Any, display: Any, error: Any, tool: str
+) -> None:
+    """Issue 20, item 11: ``{"llmContent": …, "returnDisplay": …}`` of any shape becomes the
+    text the model saw (a string) or is kept as it came; the hook never fails on it."""
+    response = {"llmContent": content, "returnDisplay": display, "error": error}
+    flat = gemini_adapter.tool_response(response)
+    assert isinstance(flat, str) or flat == response
+    payload = {"hook_event_name": "AfterTool", "tool_name": tool, "tool_response": response}
+    event = _runtime.parse_input(render(payload).encode("ascii"), "gemini")
+    assert event is not None
+    assert isinstance(event.tool_response, (str, dict))
 
 
 @settings(max_examples=budget(100), **HOOK_SETTINGS)

@@ -247,6 +247,12 @@ def escaped(body: dict[str, Any]) -> bytes:
     return json.dumps(body).replace("<", "\\u003c").replace(">", "\\u003e").encode()
 
 
+def entity_escaped(body: dict[str, Any]) -> bytes:
+    """The body with every ``<`` and ``>`` in its text as HTML entities (issue 20, item 10:
+    Gemini CLI hands hook context back so)."""
+    return json.dumps(body).replace("<", "&lt;").replace(">", "&gt;").encode()
+
+
 def ledger_gets() -> list[str]:
     q = urllib.parse.quote
     s = q(p("GET contentSessionId", "s"))
@@ -291,6 +297,9 @@ def test_no_private_marker_reaches_the_disk(
     for method, path, body in http_bodies():
         status, reply = raw_post(svc, path, escaped(body), method)
         assert status < 500, (path, status, reply)
+    for method, path, body in http_bodies():
+        status, reply = raw_post(svc, path, entity_escaped(body), method)
+        assert status < 500, (path, status, reply)
     status, reply = svc.post(
         "/api/memory/save",
         {"text": "a memory saved under a header key"},
@@ -314,6 +323,12 @@ def test_import_redacts_every_string_field_in_the_library() -> None:
     doc = transfer.parse(import_document())
     assert "PRIVMARK" not in doc.model_dump_json()
     assert doc.observations[0].concepts == ["c-ok"]
+
+
+def test_import_redacts_entity_escaped_blocks_in_the_library() -> None:
+    """Issue 20, item 10: a block whose ``<``/``>`` are HTML entities goes too."""
+    doc = transfer.parse(json.loads(entity_escaped(import_document())))
+    assert "PRIVMARK" not in doc.model_dump_json()
 
 
 # ----- issue 19, item 6: bodies that are not UTF-8 ------------------------------------------------

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.fuzz_strategies import TAG_ESCAPINGS, escaped_block
 from workbench.redact import (
     PASSES,
     STRIPPED_TAGS,
@@ -25,6 +26,7 @@ ALL_TAGS = [
     "system_instruction",
     "system-instruction",
     "persisted-output",
+    "hook_context",
 ]
 
 
@@ -403,3 +405,31 @@ def test_tags_match_case_insensitively_as_re_does_whatever_the_scan(text: str) -
     and an opener pairs with its tag's closer however each is spelled (the old loop grouped
     tags by ``lower()``, so ``<PRıVATE>x</private>`` kept ``x``)."""
     assert strip_private(text).endswith("a  b")
+
+
+# ----- escaped tags (issue 20, item 10) -------------------------------------------------------
+
+
+@pytest.mark.parametrize("escaping", sorted(TAG_ESCAPINGS))
+@pytest.mark.parametrize("tag", ["workbench-context", "private", "hook_context"])
+def test_an_escaped_block_is_stripped(tag: str, escaping: str) -> None:
+    assert strip_private(f"keep {escaped_block(tag, escaping)} this") == "keep  this"
+
+
+def test_gemini_hands_our_context_back_escaped_inside_its_own_wrapper() -> None:
+    prompt = (
+        "<hook_context>&lt;workbench-context&gt;\n# workbench memory\n- a memory\n"
+        "&lt;/workbench-context&gt;</hook_context>\n\nfix the bug"
+    )
+    assert strip_private(prompt) == "fix the bug"
+
+
+def test_an_unclosed_escaped_tag_and_other_escaped_tags_are_text() -> None:
+    for text in ("a &lt;private&gt; b", "&lt;b&gt;bold&lt;/b&gt;", "x \\u003cdiv\\u003e y"):
+        assert strip_private(text) == text
+
+
+def test_a_json_escaped_slash_closes_too() -> None:
+    assert strip_private('{"t": "a \\u003cprivate\\u003ex\\u003c\\/private\\u003e b"}') == (
+        '{"t": "a  b"}'
+    )

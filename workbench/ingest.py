@@ -357,7 +357,14 @@ class Ingestor:
     def session_end(
         self, *, content_session_id: str, reason: str = "", event_key: str | None = None
     ) -> IngestResult:
-        """SessionEnd: mark the session completed."""
+        """SessionEnd: mark the session completed, once per end.
+
+        An end whose session's latest event already is its end is a duplicate (issue 20,
+        item 12: Gemini CLI's ``/quit`` sent SessionEnd three times, each hook run with its
+        own idempotency key). Anything after an end (a resumed session's prompt) makes the
+        next end a new one. Spool replay comes through here too, so ends spooled while the
+        service was down are deduplicated the same way; the log stays append-only.
+        """
         content_session_id, reason = _text(content_session_id), _text(reason)
         conn = self.store.conn
         with atomic(conn):
@@ -368,6 +375,14 @@ class Ingestor:
                 return IngestResult("skipped", reason="unknown session")
             if (excluded := self.exclusion(session.project)) is not None:
                 return IngestResult("skipped", reason=excluded)
+            last = events.last_of_session(conn, content_session_id)
+            if last is not None and last[1] == "session_end":
+                return IngestResult(
+                    "duplicate",
+                    reason="the session already ended: one session end is one event",
+                    event_id=last[0],
+                    session_id=session.id,
+                )
             ms = now_ms()
             sessions.end(conn, content_session_id, "completed", ms)
             event_id, _ = events.append(

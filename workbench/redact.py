@@ -10,6 +10,13 @@ Rules:
   agent echoing its context back is never re-stored as new memory.
 - ``<claude-mem-context>``, ``<system-reminder>``, ``<system_instruction>``,
   ``<system-instruction>`` and ``<persisted-output>`` are harness scaffolding, not user content.
+- ``<hook_context>`` is Gemini CLI's wrapper around what hooks inject (ours included); it is
+  never what the user typed.
+- A tag counts in any escaping its ``<`` and ``>`` come back in (issue 20, item 10: Gemini's
+  ``-p`` mode hands our context back inside the prompt as ``&lt;workbench-context&gt;``): HTML
+  entities (``&lt;``, also escaped again as ``&amp;lt;``), numeric ones (``&#60;``,
+  ``&#x3c;``), JSON-escaped text (``\\u003c``, any number of backslashes), in any case,
+  mixed. An escaped opening tag's attributes hold no ``&`` or backslash (``ESCAPED_LT``).
 - Tags may carry attributes; matching is non-greedy and needs the same closing tag; an unclosed
   tag is left alone (better to keep text than to eat the rest of a prompt); the result is trimmed.
 - Removing a block can re-form a tag around it (``<pri<private>x</private>vate>y</private>``):
@@ -33,6 +40,7 @@ from collections import deque
 
 TYPE_CHECKING = False  # ``typing`` costs ~4 ms of hook start-up: imported for checkers only
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 STRIPPED_TAGS = (
@@ -43,15 +51,44 @@ STRIPPED_TAGS = (
     "system_instruction",
     "system-instruction",
     "persisted-output",
+    "hook_context",
 )
 
 _NAMES = "|".join(re.escape(t) for t in STRIPPED_TAGS)
-# One opening tag (attributes allowed) of a stripped tag; group 1 is the tag's name. Kept as
-# pattern text, compiled on first use (``re`` caches it): a hook whose payload holds no ``<``
-# never needs them, and compiling them all at import would cost ~1 ms of its start-up.
-_OPENER_TEXT = "<(" + _NAMES + r")(?:\s[^<>]*)?>"
-# The closing tag of each stripped tag, searched for on its own (see ``_tag_spans``).
-_CLOSER_TEXTS = [r"</" + re.escape(t) + r"\s*>" for t in STRIPPED_TAGS]
+# ``<`` and ``>`` escaped, as matched in the lowercased text (``_scannable``): an HTML entity
+# (named, maybe itself escaped as ``&amp;lt;``; decimal or hex, zero-padded) or a JSON escape
+# written out as text (``\u003c``, ``\\u003c``…: a JSON opening tag is found at the last
+# backslash of its run, then takes in the rest of the run, ``_openers``).
+_ENTITY_LT = r"&(?:amp;)*(?:lt|#0*60|#x0*3c);"
+_JSON_LT = r"\\u003c"
+ESCAPED_GT = r"(?:&(?:amp;)*(?:gt|#0*62|#x0*3e);|\\+u003e)"
+_ANY_GT = "(?:>|" + ESCAPED_GT + ")"
+# What may start a tag: ``<``, or the first character of an escaped one.
+_TAG_STARTS = "<&\\"
+# One opening tag (attributes allowed) of a stripped tag, one pattern per way its ``<`` is
+# written (plain, entity, JSON); group 1 is the tag's name. Each starts with a literal, which
+# ``re`` skips ahead to in C: one pattern with the three as alternatives is tried at every
+# position of the text, ~100 times slower. An escaped one's attributes stop at ``&`` and
+# ``\`` as a plain one's stop at ``<``: each attribute scan then ends before the next opener of
+# its kind, so the scans stay linear in the text. Kept as pattern text, compiled on first use
+# (``re`` caches it): a hook whose payload holds no tag never needs them, and compiling them
+# all at import would cost ~1 ms of its start-up.
+_PLAIN_OPENER = "<(" + _NAMES + r")(?:\s[^<>]*)?>"
+_OPENER_TEXTS = (
+    _PLAIN_OPENER,
+    _ENTITY_LT + "(" + _NAMES + r")(?:\s[^<>&\\]*)?" + ESCAPED_GT,
+    _JSON_LT + "(" + _NAMES + r")(?:\s[^<>&\\]*)?" + ESCAPED_GT,
+)
+_JSON_OPENER = _OPENER_TEXTS[2]
+
+
+def _closer_texts(tag: str) -> tuple[str, ...]:
+    """The closing tag of ``tag``, one pattern per way its ``<`` is written; its ``/`` may be
+    JSON's ``\\/`` and its ``>`` escaped too."""
+    rest = r"\\*/" + re.escape(tag) + r"\s*" + _ANY_GT
+    return ("<" + rest, _ENTITY_LT + rest, _JSON_LT + rest)
+
+
 _TAG_INDEX = {t: i for i, t in enumerate(STRIPPED_TAGS)}
 # Scanning a lowercased copy case-sensitively is ~5x faster than matching case-insensitively
 # (which tries every spelling at each ``<``), and finds the same tags at the same positions
@@ -98,15 +135,18 @@ def _safe_cut(text: str) -> int:
     """Where to cut ``text`` (which still holds a block) so no later pass could reach before.
 
     Every later pass removes only from an opening tag on, and a tag that re-forms at such a
-    removal starts at a ``<`` with no ``>`` between it and the removal point. So nothing
-    before the first ``<`` that follows the last ``>`` before the first opening tag can ever
-    change: that ``<`` is the cut.
+    removal starts at a tag start (``<``, or the ``&`` or backslash of an escaped one) with no
+    ``>`` between it and the removal point (an escaped opening tag holds none). So nothing
+    before the first tag start that follows the last ``>`` before the first opening tag can
+    ever change: that character is the cut (the opening tag itself starts with one).
     """
     scanned, flags = _scannable(text)
-    first = re.search(_OPENER_TEXT, scanned, flags)
+    first = min((start for start, _ in _openers(scanned, flags)), default=None)
     if first is None:  # cannot be (a block has an opening tag); were it so, keep nothing
         return 0
-    return scanned.find("<", scanned.rfind(">", 0, first.start()) + 1)
+    after = scanned.rfind(">", 0, first) + 1
+    starts = (scanned.find(ch, after, first + 1) for ch in _TAG_STARTS)
+    return min((at for at in starts if at >= 0), default=first)
 
 
 def _block_spans(text: str) -> list[tuple[int, int]]:
@@ -117,18 +157,60 @@ def _block_spans(text: str) -> list[tuple[int, int]]:
     as the innermost ones, so a closer ends the widest block it can: when in doubt, strip.
     A closer with no opener and an opener with no closer are ordinary text.
 
-    One regex scan finds the openers; closers are then searched for per tag, only while an
-    opener of that tag is open, so a text of a million stray closers costs one C-level scan
-    and no Python work per closer.
+    Three regex scans find the openers (one per writing of ``<``); closers are then searched
+    for per tag, only while an opener of that tag is open, so a text of a million stray
+    closers costs a few C-level scans and no Python work per closer.
     """
     scanned, flags = _scannable(text)
     openers: dict[int, list[int]] = {}
-    for m in re.finditer(_OPENER_TEXT, scanned, flags):
-        openers.setdefault(_tag_index(m[1]), []).append(m.start())
+    for start, name in _openers(scanned, flags):
+        openers.setdefault(_tag_index(name), []).append(start)
     spans: list[tuple[int, int]] = []
     for tag, starts in openers.items():
-        spans += _tag_spans(scanned, starts, re.compile(_CLOSER_TEXTS[tag], flags))
+        closers = _Closers(STRIPPED_TAGS[tag], flags)
+        spans += _tag_spans(scanned, sorted(starts), closers)
     return spans
+
+
+def _openers(scanned: str, flags: int) -> Iterator[tuple[int, str]]:
+    """(start, tag name as written) of every opening tag, each writing in its own scan."""
+    for pattern in _OPENER_TEXTS:
+        for m in re.finditer(pattern, scanned, flags):
+            start = m.start()
+            if pattern is _JSON_OPENER:  # found at its run's last backslash: take in the run
+                while start and scanned[start - 1] == "\\":
+                    start -= 1
+            yield start, m[1]
+
+
+class _Closers:
+    """The closing tags of one tag in text order, whichever way each is written.
+
+    Each writing is searched for on its own (a literal prefix ``re`` skips to) and the
+    nearest answered. A writing's next closer is kept until the search passes it, and the
+    search only moves forward (``_tag_spans``), so each closer is found once: linear.
+    """
+
+    __slots__ = ("_patterns", "_found", "_done")
+
+    def __init__(self, tag: str, flags: int) -> None:
+        self._patterns = [re.compile(p, flags) for p in _closer_texts(tag)]
+        self._found: list[re.Match[str] | None] = [None] * len(self._patterns)
+        self._done = [False] * len(self._patterns)  # none of this writing is left
+
+    def search(self, text: str, pos: int) -> re.Match[str] | None:
+        """The first closer at or after ``pos`` (``pos`` never goes back between calls)."""
+        best: re.Match[str] | None = None
+        for i, pattern in enumerate(self._patterns):
+            if self._done[i]:
+                continue
+            found = self._found[i]
+            if found is None or found.start() < pos:
+                found = self._found[i] = pattern.search(text, pos)
+                self._done[i] = found is None
+            if found is not None and (best is None or found.start() < best.start()):
+                best = found
+        return best
 
 
 def _tag_index(name: str) -> int:
@@ -148,7 +230,7 @@ def _scannable(text: str) -> tuple[str, int]:
     return text, re.IGNORECASE
 
 
-def _tag_spans(text: str, starts: list[int], closer: re.Pattern[str]) -> list[tuple[int, int]]:
+def _tag_spans(text: str, starts: list[int], closer: _Closers) -> list[tuple[int, int]]:
     """The blocks of one tag whose openers start at ``starts``: the pairing rule above.
 
     A closer with ``left`` closers after it keeps only the ``left + 1`` outermost open
@@ -199,6 +281,11 @@ def _remove(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
+def may_hold_tag(text: str) -> bool:
+    """False when ``text`` cannot hold a stripped tag, plain or escaped (the cheap test)."""
+    return "<" in text or "&" in text or "003" in text  # ``\u003c`` in either case
+
+
 def is_task_notification(text: str) -> bool:
     """True when a prompt is nothing but a ``<task-notification>`` block (harness chatter)."""
     return bool(_TASK_NOTIFICATION.match(text))
@@ -228,7 +315,7 @@ def redact_value(
     if isinstance(value, str):
         if surrogates:
             value = replace_surrogates(value)
-        if "<" not in value:
+        if not may_hold_tag(value):
             return value
         stripped = _strip_blocks(value)
         return value if stripped == value else stripped.strip()

@@ -17,10 +17,13 @@ Gemini sends no tool-call id and no subagent id.
 
 Tool calls are normalised too, so the compressors' rules (written for Claude Code's tools)
 apply: a built-in tool whose parameters match a Claude Code tool takes its name (``read_file``
-→ ``Read``, ``replace`` → ``Edit``, ``run_shell_command`` → ``Bash``…; the names are in
-``packages/core/src/tools/definitions/base-declarations.ts``), and the response becomes the
-text the model saw (``llmContent``), or ``"Error: <message>"`` when the tool failed. Other
-tools (MCP ``mcp_<server>_<tool>``…) keep their name and response.
+→ ``Read``, ``replace`` → ``Edit``, ``run_shell_command`` → ``Bash``, ``list_directory`` →
+``LS``…; the names are in ``packages/core/src/tools/definitions/base-declarations.ts``). Every
+tool's response, whatever its name (MCP ``mcp_<server>_<tool>`` too), becomes the text the
+model saw, or ``"Error: <message>"`` when the tool failed: ``llmContent`` is a string (built-in
+tools) or a list of parts (``[{"text": …}]``: MCP tools, Gemini 0.61), and ``returnDisplay``
+(what the terminal showed) stands in when it has no text (issue 20, item 11: before, only the
+renamed tools were read, and an MCP call or ``list_directory`` made no observation).
 """
 
 from __future__ import annotations
@@ -48,20 +51,39 @@ TOOL_NAMES = {
     "glob": "Glob",
     "grep_search": "Grep",
     "google_web_search": "WebSearch",
+    "list_directory": "LS",  # ``dir_path``, which the LS rule reads beside ``path``
 }
 
 
 def tool_response(response: Any) -> Any:
     """The text the model saw, or ``Error: …``; anything not Gemini-shaped is left alone."""
-    if not isinstance(response, dict):
+    if not isinstance(response, dict) or not (
+        "llmContent" in response or "returnDisplay" in response
+    ):
         return response
     error = response.get("error")
     if isinstance(error, dict):
         error = error.get("message")
     if isinstance(error, str) and error:
         return "Error: " + error
-    content = response.get("llmContent")
-    return content if isinstance(content, str) else response
+    content = parts_text(response.get("llmContent"))
+    if content:
+        return content
+    display = response.get("returnDisplay")
+    return display if isinstance(display, str) and display else response
+
+
+def parts_text(content: Any) -> str:
+    """The text of ``llmContent``: a string, one part (``{"text": …}``) or a list of them;
+    parts without text (``inlineData``: an image) are left out."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, dict):
+        text = content.get("text")
+        return text if isinstance(text, str) else ""
+    if isinstance(content, list):
+        return "\n".join(t for t in (parts_text(p) for p in content) if t)
+    return ""
 
 
 def normalise(payload: dict[str, Any]) -> dict[str, Any]:
@@ -75,7 +97,8 @@ def normalise(payload: dict[str, Any]) -> dict[str, Any]:
     tool = payload.get("tool_name")
     if isinstance(tool, str) and tool in TOOL_NAMES:
         out["tool_name"] = TOOL_NAMES[tool]
-        out["tool_response"] = tool_response(payload.get("tool_response"))
+    if "tool_response" in payload:
+        out["tool_response"] = tool_response(payload["tool_response"])
     return out
 
 

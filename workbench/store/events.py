@@ -57,6 +57,15 @@ def find_by_key(conn: sqlite3.Connection, event_key: str) -> int | None:
     return int(row[0]) if row else None
 
 
+def last_of_session(conn: sqlite3.Connection, content_session_id: str) -> tuple[int, str] | None:
+    """``(id, kind)`` of the session's latest event (``events_session`` index), or None."""
+    row = conn.execute(
+        "SELECT id, kind FROM events WHERE content_session_id = ? ORDER BY id DESC LIMIT 1",
+        (content_session_id,),
+    ).fetchone()
+    return (int(row[0]), str(row[1])) if row else None
+
+
 def append(
     conn: sqlite3.Connection,
     kind: str,

@@ -47,7 +47,7 @@ from workbench.errors import InvalidInput
 from workbench.locate import MAX_PROJECT_KEY_CHARS
 from workbench.models import ObservationDraft, SummaryDraft
 from workbench.platforms import DEFAULT_PLATFORM_SOURCE, PLATFORM_SOURCES
-from workbench.redact import redact_value, strip_private
+from workbench.redact import may_hold_tag, redact_value, strip_private
 from workbench.store import deletions
 from workbench.store import observations as obs_store
 from workbench.store import sessions as session_store
@@ -276,7 +276,7 @@ def _redacted(row: _Row) -> Any:
     update = {}
     # ``vars()``, not pydantic's field iterator: this runs for every row of a 100k-row import.
     for name, value in vars(row).items():
-        if (isinstance(value, str) and "<" in value) or (isinstance(value, list) and value):
+        if (isinstance(value, str) and may_hold_tag(value)) or (isinstance(value, list) and value):
             cleaned = redact_value(value)
             if cleaned != value:  # most rows hold no private block: no copy for them
                 update[name] = cleaned

@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from workbench.redact import strip_private
+from workbench.redact import may_hold_tag, strip_private
 
 TABLES = ("sessions", "observations", "summaries")
 OBSERVATION_TEXT = ("type", "title", "subtitle", "narrative", "generated_by")
@@ -46,7 +46,7 @@ _UNCLOSED_PRIVATE = re.compile(r"<\s*private\b", re.IGNORECASE)
 
 def team_text(text: str) -> str:
     """``strip_private``, then cut an unclosed ``<private`` tag and all that follows it."""
-    if "<" not in text:  # no tag at all: what strip_private returns, without its scans
+    if not may_hold_tag(text):  # no tag at all: what strip_private returns, without its scans
         return text.strip()
     cleaned = strip_private(text)
     match = _UNCLOSED_PRIVATE.search(cleaned)

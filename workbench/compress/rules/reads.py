@@ -113,7 +113,7 @@ def observe_glob(call: ToolCall) -> ObservationDraft:
 
 
 def observe_ls(call: ToolCall) -> ObservationDraft:
-    path = call.path("path")
+    path = call.path("path", "dir_path")  # Gemini CLI's list_directory says ``dir_path``
     entries = [ln for ln in call.text.splitlines() if ln.strip()]
     rp = call.rel(path) or "a directory"
     return call.draft(

@@ -17,7 +17,11 @@ from typing import Any
 HEAD_CHARS = 8_000
 TAIL_CHARS = 24_000
 
-_TEXT_KEYS = ("stdout", "stderr", "content", "result", "output", "text", "error", "message")
+# ``llmContent``: Gemini CLI's tool response (a string or a list of parts), for an event its
+# hook adapter did not flatten (an older hook, a spool file).
+_TEXT_KEYS = (
+    "stdout", "stderr", "content", "result", "output", "text", "error", "message", "llmContent",
+)  # fmt: skip
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _DEF_STARTS = (
     "def ", "class ", "function ", "fn ", "func ", "interface ", "struct ", "enum ", "trait ",
