@@ -289,7 +289,6 @@ def test_the_mcp_tools_are_listed_and_a_call_returns_results(run: Run) -> None:
 # ----- a cold start (last: it stops the service) ------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 20 item 1: branch i20-cold")
 def test_a_cold_start_still_injects_memory(run: Run) -> None:
     """The service is stopped and starting it takes longer than the hook's budget (issue 20,
     item 1 measured 6.1-6.6 s on a loaded machine; the hook gives up at 5 s). Made
