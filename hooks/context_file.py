@@ -3,11 +3,14 @@
 Cursor's and Windsurf's hooks cannot hand context to the model, but both read the project's
 rules files into every chat. So, for a platform whose adapter names a ``CONTEXT_FILE`` (a path
 under the workspace root), marks it as ours (its first lines are exactly ``CONTEXT_HEAD``) and
-renders it
-(``context_document``), this script fetches the memory that SessionStart injects elsewhere
-(``GET /api/context/inject?projects=<project>``, exactly as ``hooks/session_start.py`` asks for
-it) and writes it there. Neither agent has a session-start event, so this script is also where
-the service is spawned when it is down, and the spool drained. It runs:
+renders it (``context_document``), this script writes there the very block SessionStart
+injects elsewhere, got the same way (``hooks/session_start.py``: ``GET
+/api/context/inject?projects=<project>&project_key=<key>`` when the service answers at once,
+else built from this data dir's store, read-only, ``workbench/recall/cold_context.py``).
+Neither agent has a session-start event, so this script is also where the spool is drained
+and where the service is spawned when it is down, detached, without waiting for it (issue 20:
+a spawned service needs seconds to answer on a loaded machine, and the file would have stayed
+stale for the next chat). It runs:
 
 - Cursor: at the prompt and at the end of each turn (``workbench.agents.cursor``);
 - Windsurf: after each Cascade response (``workbench.agents.windsurf``).
@@ -16,9 +19,11 @@ Only that one file is written, and atomically (a temp file beside it, then ``os.
 the agent never reads half a file; nothing is written through a symlink. A file of that name
 that does not begin with our head, a symlink or anything but a regular file is the user's
 and is left alone: a rule of the user's that merely quotes our marker text stays theirs.
-Nothing is written when there is no memory yet, the service cannot answer, or the workspace
-root is not an existing absolute folder: a stale file is better than an empty one. No ledger row is
-recorded: the file is read by whatever session comes next, not injected into this one.
+Nothing is written when there is no memory yet, neither the service nor the store can give
+it (no store, a store that is not a database, locked, of another schema; another data dir's
+service on the port), or the workspace root is not an existing absolute folder: a stale file
+is better than an empty one. No ledger row is recorded: the file is read by whatever session
+comes next, not injected into this one.
 
 Prints the platform's empty answer (``_runtime.answer``). Fail-open: see ``hooks/_runtime.py``;
 exits 0 whatever happens.
@@ -117,24 +122,33 @@ def write_atomically(path: str, text: str) -> bool:
 
 
 def refresh(event: _runtime.HookInput) -> bool:
-    """Start the service if needed, replay the spool, then write the platform's context file.
+    """Write the platform's context file, replay the spool, start the service if it is down.
 
-    The service comes first, whatever happens to the file: for Cursor and Windsurf this is the
-    only hook that starts it, so a file we may not write (the user's own rule, no workspace)
-    must not leave every later event spooled. True when the file was written.
+    Exactly as SessionStart gets its block (``session_start.context_for``): the service's
+    when it answers at once, else this data dir's store's, and nothing waits for a service
+    still starting. The service is started whatever happens to the file: for Cursor and
+    Windsurf this is the only hook that starts it, so a file we may not write (the user's own
+    rule, no workspace) must not leave every later event spooled. True when the file was
+    written.
     """
     if getattr(event.adapter, "CONTEXT_FILE", None) is None:
         return False  # a platform that takes context on stdout: not this script's business
     root = _runtime.data_dir()
     port = _runtime.service_port(root)
-    if not session_start.ensure_service(root, port):
-        return False
-    session_start.request_replay(port)
+    state = session_start.probe(port)
+    if state == session_start.FOREIGN:
+        return False  # not our service on our port: no context to trust, nothing to spawn
+    if state == session_start.UP:
+        session_start.request_replay(port)
+    written = False
     path = target(event.adapter, event.cwd)
-    if path is None or is_foreign(path, event.adapter.CONTEXT_HEAD):
-        return False
-    context = session_start.fetch_context(port, event.cwd)
-    return write_context(event.adapter, event.cwd, context)
+    if path is not None and not is_foreign(path, event.adapter.CONTEXT_HEAD):
+        context = session_start.context_for(root, port, state, event.cwd)
+        written = write_context(event.adapter, event.cwd, context)
+    if state == session_start.DOWN:
+        # After the block is read: the child competes for the CPU from its first instant.
+        session_start.start_service(root, port)
+    return written
 
 
 def write_context(adapter: Any, root: str, context: str) -> bool:

@@ -44,10 +44,6 @@ import sys
 import time
 from pathlib import Path
 
-TYPE_CHECKING = False  # typing costs start-up; see hooks/_runtime.py
-if TYPE_CHECKING:
-    import subprocess
-
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if _ROOT not in sys.path:  # the dev checkout, ``python -S``, or a non-editable install
     sys.path.insert(0, _ROOT)
@@ -56,9 +52,7 @@ from hooks import _runtime  # noqa: E402
 from workbench import locate, spawn  # noqa: E402
 
 HOOK = "SessionStart"
-SPAWN_BUDGET_S = 5.0
 HEALTH_TIMEOUT_S = 1.0
-POLL_INTERVAL_S = 0.05
 REPLAY_TIMEOUT_S = 1.0
 SOURCE_CHARS = 64  # startup/resume/clear/compact are short; the route refuses past 200
 CONTEXT_TIMEOUT_S = 3.0  # building context may touch the store cold, right after a spawn
@@ -83,40 +77,6 @@ def probe(port: int) -> str:
     if reply.ok and isinstance(data, dict) and data.get("service") == "workbench":
         return UP
     return FOREIGN
-
-
-def wait_until_up(port: int, deadline: float, proc: subprocess.Popen[bytes] | None = None) -> bool:
-    """Poll health until it answers or ``deadline``; stop early if our child has exited."""
-    while True:
-        if probe(port) == UP:
-            return True
-        if proc is not None and proc.poll() is not None:
-            return False  # it died (the reason is in logs/service.log)
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(POLL_INTERVAL_S)
-
-
-def ensure_service(root: Path, port: int, budget_s: float = SPAWN_BUDGET_S) -> bool:
-    """True when the workbench service answers on ``port``, spawning it if nothing does."""
-    state = probe(port)
-    if state != DOWN:
-        return state == UP
-    deadline = time.monotonic() + budget_s
-    root.mkdir(parents=True, exist_ok=True, mode=0o700)
-    lock_fd = os.open(root / "spawn.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        try:
-            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            # Trigger: another hook holds the spawn lock. / Why: it is starting the service
-            # right now, and a second one could not bind the port. / Outcome: only wait.
-            return wait_until_up(port, deadline)
-        if probe(port) == UP:  # the previous lock holder's service came up meanwhile
-            return True
-        return wait_until_up(port, deadline, spawn.spawn_service(root, port))
-    finally:
-        os.close(lock_fd)  # closing the descriptor releases the lock
 
 
 def start_service(root: Path, port: int) -> None:
@@ -164,12 +124,6 @@ def request_replay(port: int) -> None:
         pass
 
 
-def fetch_context(port: int, cwd: str, session_id: str = "", source: str = "") -> str:
-    """The memory to inject for the project of ``cwd``, or ``""`` when there is none or it
-    failed (``ask_context``)."""
-    return ask_context(port, cwd, session_id, source) or ""
-
-
 def ask_context(port: int, cwd: str, session_id: str = "", source: str = "") -> str | None:
     """The service's block for the project of ``cwd`` (``""``: none), or None when the
     service failed to answer. Asked by the project's key as well as its name: two folders
@@ -181,16 +135,32 @@ def ask_context(port: int, cwd: str, session_id: str = "", source: str = "") -> 
     return _runtime.fetch_text(port, "/api/context/inject", params, total_timeout=CONTEXT_TIMEOUT_S)
 
 
-def context_from_store(root: Path, event: _runtime.HookInput) -> str:
+def context_for(
+    root: Path, port: int, state: str, cwd: str, session_id: str = "", source: str = ""
+) -> str:
+    """The block for the project of ``cwd``: the service's when it is ``UP`` and answers,
+    else the one built from ``root``'s store (``""``: none, or neither could be read).
+
+    Shared with ``hooks/context_file.py`` (Cursor's and Windsurf's rules file), so both ask
+    with the same project scope and fall back the same way.
+    """
+    context = ask_context(port, cwd, session_id, source) if state == UP else None
+    if context is None:
+        # Trigger: the service did not answer at once, or failed the context request. /
+        # Why: it can need longer to come up than the session may wait. / Outcome: the
+        # same block, read from this data dir's store (read-only).
+        context = context_from_store(root, cwd, session_id, source)
+    return context
+
+
+def context_from_store(root: Path, cwd: str, session_id: str = "", source: str = "") -> str:
     """The same block, read from ``root``'s store by this process (the service is cold).
 
     Imported here: most session starts find the service up and never pay for it.
     """
     from workbench.recall import cold_context
 
-    return cold_context.session_context(
-        root, event.cwd, event.session_id, event.source[:SOURCE_CHARS]
-    )
+    return cold_context.session_context(root, cwd, session_id, source[:SOURCE_CHARS])
 
 
 def main() -> None:
@@ -204,15 +174,9 @@ def main() -> None:
     if state == FOREIGN:
         _runtime.emit()
         return
-    context: str | None = None
     if state == UP:
         request_replay(port)
-        context = ask_context(port, event.cwd, event.session_id, event.source)
-    if context is None:
-        # Trigger: the service did not answer at once, or failed the context request. /
-        # Why: it can need longer to come up than the session may wait. / Outcome: the
-        # same block, read from this data dir's store (read-only).
-        context = context_from_store(root, event)
+    context = context_for(root, port, state, event.cwd, event.session_id, event.source)
     if state == DOWN:
         # After the block is read: the child competes for the CPU from its first instant.
         start_service(root, port)

@@ -1151,6 +1151,7 @@ def store_files(draw: st.DrawFn, real: bytes) -> bytes:
     return bytes(damaged)
 
 
+@pytest.mark.parametrize("hook", ["session_start", "context_file"])
 @settings(max_examples=budget(200), **HOOK_SETTINGS)
 @given(
     data=st.data(),
@@ -1158,10 +1159,13 @@ def store_files(draw: st.DrawFn, real: bytes) -> bytes:
     session=st.one_of(texts, st.just("s1")),
 )
 def test_any_store_file_gives_the_block_or_nothing_and_is_never_written(
-    data: st.DataObject, source: str, session: str, real_store_bytes: bytes
+    hook: str, data: st.DataObject, source: str, session: str, real_store_bytes: bytes
 ) -> None:
     """The cold path reads whatever file is there: never raises, answers a whole fenced block
-    or nothing, and leaves the file's bytes as they were."""
+    or nothing, and leaves the file's bytes as they were. Cursor's and Windsurf's rules file
+    (``context_file``: no session, no source) is then our whole document, or the previous
+    one when nothing could be read."""
+    from hooks.adapters import windsurf as windsurf_adapter
     from workbench.recall import cold_context
 
     content = data.draw(store_files(real_store_bytes))
@@ -1170,7 +1174,22 @@ def test_any_store_file_gives_the_block_or_nothing_and_is_never_written(
         root = Path(folder)
         db = root / cold_context.DB_NAME
         db.write_bytes(content)
-        text = cold_context.session_context(root, cwd, session, source)
+        if hook == "session_start":
+            text = session_start.context_from_store(root, cwd, session, source)
+        else:
+            source = ""
+            # SILENT: the service holds the port without answering, so the block is the store's.
+            text = session_start.context_for(root, 0, session_start.SILENT, cwd)
+            adapter = data.draw(st.sampled_from([cursor_adapter, windsurf_adapter]))
+            workspace = root / "acme-api"
+            rules = workspace / adapter.CONTEXT_FILE
+            rules.parent.mkdir(parents=True)
+            previous = adapter.context_document("<workbench-context>\nolder\n</workbench-context>")
+            rules.write_text(previous, "utf-8")
+            context_file.write_context(adapter, str(workspace), text)
+            assert rules.read_text("utf-8") == (
+                adapter.context_document(text) if text else previous
+            )
         assert text == "" or (
             text.startswith("<workbench-context>\n") and text.endswith("\n</workbench-context>")
         )

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from hooks import session_start
 from tests.conftest import Service, base_env
 from tests.hook_harness import (
     Recorder,
@@ -85,7 +84,6 @@ def test_session_start_spawns_the_service_when_down(data_dir: Path, make_service
     try:
         output = run.output()
         assert output == {} or output["hookSpecificOutput"]["hookEventName"] == "SessionStart"
-        assert run.seconds < session_start.SPAWN_BUDGET_S + 10
         health = _wait_for_health(svc, timeout=30)
         assert health["service"] == "workbench"
         pid = int((data_dir / "service.pid").read_text("utf-8").strip())
