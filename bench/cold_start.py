@@ -15,9 +15,14 @@ none is left half-started). "before" runs ``--before-ref``'s whole tree (``git a
 alternating, so load hits both alike; "busy" adds ``--burners`` CPU-bound processes for the
 whole scenario (by default two: 2 and 8 per core).
 
+``--hook context_file`` measures Cursor's rules file instead (``hooks/context_file.py
+--platform cursor`` at the end of a turn; the memory counts once it is in
+``.cursor/rules/workbench-context.mdc``): that hook used to wait 5 s for the service too.
+
 Figures, never assertions. Usage::
 
     .venv/bin/python bench/cold_start.py [--runs 3] [--burners 4 16] [--before-ref main]
+        [--hook session_start|context_file]
 """
 
 from __future__ import annotations
@@ -86,27 +91,48 @@ def _post(port: int, path: str, body: dict[str, str]) -> None:
         conn.close()
 
 
-def one_run(code_root: Path, template: Path, project: Path, work: Path) -> tuple[float, bool]:
+RULES = Path(".cursor") / "rules" / "workbench-context.mdc"  # Cursor's, hooks/adapters/cursor.py
+
+
+def hook_call(hook: str, code_root: Path, project: Path) -> tuple[list[str], bytes]:
+    """The argv and stdin of one ``hook`` run in ``project`` (a SessionStart, or the end of
+    a Cursor turn for ``context_file``)."""
+    script = str(code_root / "hooks" / f"{hook}.py")
+    if hook == "context_file":
+        event = {"conversation_id": "bench", "hook_event_name": "stop", "status": "completed"}
+        event |= {"workspace_roots": [str(project)], "loop_count": 0}
+        return [sys.executable, script, "--platform", "cursor"], json.dumps(event).encode()
+    event = {"session_id": "bench", "cwd": str(project), "hook_event_name": "SessionStart"}
+    event |= {"source": "startup", "transcript_path": ""}
+    return [sys.executable, script], json.dumps(event).encode()
+
+
+def memory_reached(hook: str, stdout: bytes, project: Path) -> bool:
+    """True when the run delivered the memory: on stdout, or in Cursor's rules file."""
+    if hook == "context_file":
+        rules = project / RULES
+        return rules.exists() and MARK in rules.read_text("utf-8")
+    return MARK.encode() in stdout
+
+
+def one_run(
+    code_root: Path, template: Path, project: Path, work: Path, hook: str = "session_start"
+) -> tuple[float, bool]:
     """(seconds from the stopped state to the first memory injected, first session had it)."""
     data = work / "data"
     shutil.rmtree(data, ignore_errors=True)
     shutil.copytree(template, data)
+    shutil.rmtree(project / ".cursor", ignore_errors=True)
     port = free_port()
     env = hook_env(data, port, WORKBENCH_EMBEDDER="none")
-    payload = json.dumps(
-        {"session_id": "bench", "cwd": str(project), "hook_event_name": "SessionStart"}
-        | {"source": "startup", "transcript_path": ""}
-    ).encode()
-    script = code_root / "hooks" / "session_start.py"
+    argv, payload = hook_call(hook, code_root, project)
     started = time.perf_counter()
     first = True
     try:
         while True:
-            out = subprocess.run(
-                [sys.executable, str(script)], input=payload, env=env, capture_output=True
-            ).stdout
+            out = subprocess.run(argv, input=payload, env=env, capture_output=True).stdout
             seconds = time.perf_counter() - started
-            if MARK.encode() in out:
+            if memory_reached(hook, out, project):
                 return seconds, first
             first = False
             if seconds > GIVE_UP_S:
@@ -151,6 +177,12 @@ def main() -> None:
         help="CPU burners of each busy scenario (default: 2 and 8 per core)",
     )
     parser.add_argument("--before-ref", default="main", help="the commit to compare with")
+    parser.add_argument(
+        "--hook",
+        choices=["session_start", "context_file"],
+        default="session_start",
+        help="the hook that delivers the memory (context_file: Cursor's rules file)",
+    )
     args = parser.parse_args()
     before = tree_at(args.before_ref)
     sides = {"before": before, "after": ROOT}
@@ -167,7 +199,8 @@ def main() -> None:
                 for run in range(args.runs):
                     for name, root in sides.items():
                         progress(f"{scenario} run {run + 1}/{args.runs}: {name}")
-                        figures[name].append(one_run(root, template, project, folder))
+                        run_figures = one_run(root, template, project, folder, args.hook)
+                        figures[name].append(run_figures)
             for name, runs in figures.items():
                 seconds = [s for s, _ in runs]
                 got = sum(1 for _, first in runs if first)
@@ -177,7 +210,8 @@ def main() -> None:
                 )
     shutil.rmtree(before.parent, ignore_errors=True)
     print(
-        f"seconds from a service stop to the first memory injected, {args.runs} runs each"
+        f"seconds from a service stop to the first memory delivered by {args.hook},"
+        f" {args.runs} runs each"
         f" (before = {args.before_ref}, after = this tree; busyN = N CPU burners on"
         f" {os.cpu_count()} cores)"
     )
