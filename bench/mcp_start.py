@@ -42,18 +42,22 @@ from tests.test_mcp_claude_code import DISCOVER  # noqa: E402
 from workbench.mcp_server.handshake import INITIALIZE  # noqa: E402
 
 
-def one_start(code_root: Path, data_dir: Path) -> tuple[float, float, float]:
-    """Seconds from spawn to the ``initialize``, ``tools/list`` and first tool call replies."""
-    env = hook_env(data_dir, free_port(), PYTHONPATH=str(code_root))
-    started = time.perf_counter()
-    proc = subprocess.Popen(
+def spawn_server(code_root: Path, data_dir: Path) -> subprocess.Popen[bytes]:
+    """``workbench mcp --no-start`` of the tree at ``code_root``, on pipes."""
+    return subprocess.Popen(
         [sys.executable, "-m", "workbench", "mcp", "--no-start"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
-        env=env,
+        env=hook_env(data_dir, free_port(), PYTHONPATH=str(code_root)),
         cwd=code_root,
     )
+
+
+def one_start(code_root: Path, data_dir: Path) -> tuple[float, float, float]:
+    """Seconds from spawn to the ``initialize``, ``tools/list`` and first tool call replies."""
+    started = time.perf_counter()
+    proc = spawn_server(code_root, data_dir)
     assert proc.stdin is not None
     assert proc.stdout is not None
     try:
@@ -82,16 +86,8 @@ def one_start(code_root: Path, data_dir: Path) -> tuple[float, float, float]:
 
 def claude_start(code_root: Path, data_dir: Path) -> tuple[float, float]:
     """Seconds from spawn to the probe's answer, and from SIGINT (SDK loaded) to the exit."""
-    env = hook_env(data_dir, free_port(), PYTHONPATH=str(code_root))
     started = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "workbench", "mcp", "--no-start"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=env,
-        cwd=code_root,
-    )
+    proc = spawn_server(code_root, data_dir)
     assert proc.stdin is not None
     assert proc.stdout is not None
     try:

@@ -32,7 +32,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.opencode_model import Call, OpenCodeModel, tool_names  # noqa: E402
+from tests.fake_anthropic import tool_names  # noqa: E402
+from tests.opencode_model import Call, OpenCodeModel  # noqa: E402
 from tests.real_opencode import Run, Tripwire, opencode, user_config  # noqa: E402
 from tests.real_world import World, open_world  # noqa: E402
 

@@ -16,11 +16,10 @@ stateless: the step is the number of ``tool_result`` blocks since the prompt's m
 
 from __future__ import annotations
 
-import json
 import zlib
 from typing import Any
 
-from tests.fake_anthropic import RecordedRequest
+from tests.fake_anthropic import RecordedRequest, result_text
 
 SIDE_REPLY = "Workbench session"
 REPLY_HEAD = "Done. The tool said: "
@@ -52,16 +51,6 @@ def latest_prompt(body: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
         if prompts and not found:
             return prompts[-1], results
     return "", results
-
-
-def result_text(block: dict[str, Any]) -> str:
-    """A tool_result's text, whether its content is a string or text blocks."""
-    content = block.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict))
-    return json.dumps(content)
 
 
 def _plan(prompt: str) -> list[tuple[str, dict[str, Any]]]:

@@ -77,6 +77,34 @@ class RecordedRequest:
         return "\n".join(parts)
 
 
+def tool_names(request: RecordedRequest) -> list[str]:
+    """The names of the tools the request offers the model."""
+    tools = request.body.get("tools") if isinstance(request.body, dict) else None
+    return [t.get("name", "") for t in tools or [] if isinstance(t, dict)]
+
+
+def result_text(block: dict[str, Any]) -> str:
+    """A tool_result's text, whether its content is a string or text blocks."""
+    content = block.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict))
+    return json.dumps(content)
+
+
+def tool_results(request: RecordedRequest) -> dict[str, str]:
+    """tool_use id -> the text of its tool_result, over every message of the request."""
+    found: dict[str, str] = {}
+    messages = request.body.get("messages") if isinstance(request.body, dict) else None
+    for message in messages or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                found[str(block.get("tool_use_id"))] = result_text(block)
+    return found
+
+
 Handler = Callable[[RecordedRequest], Scripted]
 Rule = Callable[[RecordedRequest], list[dict[str, Any]]]  # a request -> the reply's content
 

@@ -20,35 +20,18 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from tests.fake_anthropic import FakeAnthropic, RecordedRequest, message_body
+from tests.fake_anthropic import (
+    FakeAnthropic,
+    RecordedRequest,
+    message_body,
+    tool_names,
+    tool_results,
+)
 from tests.fake_http import Scripted
 
 TITLE = "Refresh token notes"
 REPLY = "Done: the refresh token lives 14 days."
 Call = tuple[str, dict[str, Any]]  # a tool the model calls and its input
-
-
-def tool_names(request: RecordedRequest) -> list[str]:
-    """The names of the tools the request offers the model."""
-    tools = request.body.get("tools") if isinstance(request.body, dict) else None
-    return [t.get("name", "") for t in tools or [] if isinstance(t, dict)]
-
-
-def tool_results(request: RecordedRequest) -> list[str]:
-    """The text of every ``tool_result`` block the request carries back to the model."""
-    messages = request.body.get("messages", []) if isinstance(request.body, dict) else []
-    found: list[str] = []
-    for message in messages:
-        content = message.get("content") if isinstance(message, dict) else None
-        for block in content if isinstance(content, list) else []:
-            if not isinstance(block, dict) or block.get("type") != "tool_result":
-                continue
-            inner = block.get("content")
-            if isinstance(inner, str):
-                found.append(inner)
-            elif isinstance(inner, list):
-                found.extend(b.get("text", "") for b in inner if isinstance(b, dict))
-    return found
 
 
 class OpenCodeModel(FakeAnthropic):

@@ -36,9 +36,9 @@ from typing import Any
 
 import pytest
 
-from tests.claude_script import REPLY_HEAD, claude_rule, result_text
+from tests.claude_script import REPLY_HEAD, claude_rule
 from tests.conftest import http_json
-from tests.fake_anthropic import FakeAnthropic, RecordedRequest
+from tests.fake_anthropic import FakeAnthropic, RecordedRequest, tool_names, tool_results
 from tests.real_agents import program
 from tests.real_world import World, open_world
 
@@ -117,25 +117,9 @@ class ClaudeRuns:
         )
 
 
-def tool_names(request: RecordedRequest) -> list[str]:
-    body = request.body if isinstance(request.body, dict) else {}
-    return [t.get("name", "") for t in body.get("tools") or [] if isinstance(t, dict)]
-
-
 def body_text(request: RecordedRequest) -> str:
     """The whole request body as JSON text, non-ASCII kept (what the model is sent)."""
     return json.dumps(request.body, ensure_ascii=False)
-
-
-def tool_results(request: RecordedRequest) -> dict[str, str]:
-    """tool_use id -> the text of its tool_result, over every message of the request."""
-    found: dict[str, str] = {}
-    for message in request.body.get("messages") or []:
-        content = message.get("content") if isinstance(message, dict) else None
-        for block in content if isinstance(content, list) else []:
-            if isinstance(block, dict) and block.get("type") == "tool_result":
-                found[str(block.get("tool_use_id"))] = result_text(block)
-    return found
 
 
 def tool_uses(request: RecordedRequest) -> dict[str, str]:

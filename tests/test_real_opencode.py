@@ -34,8 +34,9 @@ import pytest
 
 from hooks.adapters.opencode import PLATFORM_SOURCE
 from tests.agent_home import doctor_rows
+from tests.fake_anthropic import tool_names, tool_results
 from tests.notes_mcp_server import note_on
-from tests.opencode_model import Call, OpenCodeModel, tool_names, tool_results
+from tests.opencode_model import Call, OpenCodeModel
 from tests.real_agents import program
 from tests.real_opencode import Run, Tripwire, opencode, user_config, wait_for_stop
 from tests.real_world import World, open_world
@@ -197,7 +198,7 @@ def test_workbench_mcp_tools_are_listed_and_a_call_returns_the_memory(suite: Sui
     search, save = suite.runs[SEARCH].tool_calls()
     assert [search["tool"], save["tool"]] == ["workbench_search", "workbench_save_memory"]
     assert {search["state"]["status"], save["state"]["status"]} == {"completed"}
-    (result,) = tool_results(asked[1])
+    (result,) = tool_results(asked[1]).values()
     (read,) = observations(suite.world, suite.runs[READ].session_id)
     assert result.startswith("workbench search")
     assert read["title"] in result
