@@ -106,7 +106,11 @@ def program(name: str) -> Path:
 
 
 def main() -> None:
-    root = install()
+    try:
+        root = install()
+    except RegistryUnreachable as exc:  # the tests skip with this reason: no reason to fail here
+        print(f"real agent CLIs not installed ({exc}); their tests will skip")
+        return
     for name, pin in PINS.items():
         print(f"{name:9} {pin.spec:34} {root / 'node_modules' / '.bin' / pin.program}")
 
