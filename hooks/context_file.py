@@ -124,7 +124,7 @@ def write_atomically(path: str, text: str) -> bool:
 def refresh(event: _runtime.HookInput) -> bool:
     """Write the platform's context file, replay the spool, start the service if it is down.
 
-    Exactly as SessionStart gets its block (``session_start.context_for``): the service's
+    Exactly as SessionStart gets its block (``session_start.memory_at_start``): the service's
     when it answers at once, else this data dir's store's, and nothing waits for a service
     still starting. The service is started whatever happens to the file: for Cursor and
     Windsurf this is the only hook that starts it, so a file we may not write (the user's own
@@ -133,22 +133,12 @@ def refresh(event: _runtime.HookInput) -> bool:
     """
     if getattr(event.adapter, "CONTEXT_FILE", None) is None:
         return False  # a platform that takes context on stdout: not this script's business
-    root = _runtime.data_dir()
-    port = _runtime.service_port(root)
-    state = session_start.probe(port)
-    if state == session_start.FOREIGN:
-        return False  # not our service on our port: no context to trust, nothing to spawn
-    if state == session_start.UP:
-        session_start.request_replay(port)
-    written = False
     path = target(event.adapter, event.cwd)
-    if path is not None and not is_foreign(path, event.adapter.CONTEXT_HEAD):
-        context = session_start.context_for(root, port, state, event.cwd)
-        written = write_context(event.adapter, event.cwd, context)
-    if state == session_start.DOWN:
-        # After the block is read: the child competes for the CPU from its first instant.
-        session_start.start_service(root, port)
-    return written
+    ours = path is not None and not is_foreign(path, event.adapter.CONTEXT_HEAD)
+    context = session_start.memory_at_start(_runtime.data_dir(), event.cwd, wanted=ours)
+    if not ours or not context:  # None: not our service on our port (nothing spawned)
+        return False
+    return write_context(event.adapter, event.cwd, context)
 
 
 def write_context(adapter: Any, root: str, context: str) -> bool:

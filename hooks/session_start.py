@@ -153,6 +153,29 @@ def context_for(
     return context
 
 
+def memory_at_start(
+    root: Path, cwd: str, session_id: str = "", source: str = "", wanted: bool = True
+) -> str | None:
+    """What a session start does with ``root``'s service: probe it, drain the spool when it
+    is up, get the block (``context_for``; skipped when not ``wanted``: ``""``), and start
+    the service when nothing listens. None when another program or data dir holds the port:
+    no context to trust, nothing to spawn.
+
+    Shared with ``hooks/context_file.py`` (Cursor's and Windsurf's rules file).
+    """
+    port = _runtime.service_port(root)
+    state = probe(port)
+    if state == FOREIGN:
+        return None
+    if state == UP:
+        request_replay(port)
+    context = context_for(root, port, state, cwd, session_id, source) if wanted else ""
+    if state == DOWN:
+        # After the block is read: the child competes for the CPU from its first instant.
+        start_service(root, port)
+    return context
+
+
 def context_from_store(root: Path, cwd: str, session_id: str = "", source: str = "") -> str:
     """The same block, read from ``root``'s store by this process (the service is cold).
 
@@ -169,17 +192,10 @@ def main() -> None:
         _runtime.emit()
         return
     root = _runtime.data_dir()
-    port = _runtime.service_port(root)
-    state = probe(port)
-    if state == FOREIGN:
+    context = memory_at_start(root, event.cwd, event.session_id, event.source)
+    if context is None:
         _runtime.emit()
         return
-    if state == UP:
-        request_replay(port)
-    context = context_for(root, port, state, event.cwd, event.session_id, event.source)
-    if state == DOWN:
-        # After the block is read: the child competes for the CPU from its first instant.
-        start_service(root, port)
     _runtime.emit(_runtime.context_output(event, HOOK, context))
 
 
