@@ -91,6 +91,13 @@ def world(tmp_path: Path) -> Iterator[World]:
         yield found
 
 
+def is_ci(key: str) -> bool:
+    """A variable that tells a program it runs in CI. The agents run as a user at a terminal:
+    under ``CI`` Gemini's interactive UI (ink, through is-in-ci) renders nothing but a final
+    frame, so a test driving its screen never sees the prompt box."""
+    return key in ("CI", "CONTINUOUS_INTEGRATION") or key.startswith("CI_")
+
+
 @contextmanager
 def open_world(root: Path) -> Iterator[World]:
     """``world`` under ``root``, for a fixture of a wider scope (one install, many sessions)."""
@@ -103,7 +110,7 @@ def open_world(root: Path) -> Iterator[World]:
     env = agent_env(home, data_dir)
     port = int(env["WORKBENCH_PORT"])
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONUNBUFFERED="1")
-    for key in [k for k in env if k.startswith(("ANTHROPIC_", "OPENAI_", "GOOGLE_"))]:
+    for key in [k for k in env if k.startswith(("ANTHROPIC_", "OPENAI_", "GOOGLE_")) or is_ci(k)]:
         del env[key]
     service = Service(data_dir=data_dir, port=port, env=env)
     found = World(home=home, project=project, data_dir=data_dir, env=env, service=service)
