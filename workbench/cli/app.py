@@ -1,7 +1,8 @@
 """The ``workbench`` Typer app. The root help is the quickstart.
 
 Command modules register themselves on ``app``; only they import what they need, inside the
-command functions, so ``workbench --help`` stays fast.
+command functions, so ``workbench --help`` stays fast. The entry point is ``cli.main.run``,
+which imports this module only when the command needs Typer (see ``cli.fast_search``).
 """
 
 from __future__ import annotations
@@ -63,11 +64,3 @@ def _register() -> None:
 
 
 _register()
-
-
-def run() -> None:
-    app()
-
-
-if __name__ == "__main__":
-    run()
