@@ -8,7 +8,8 @@
    full vectors exist at once and no embedding worker has to catch up first;
 2. copies that data dir once per side and starts each side's real service on its copy
    (``WORKBENCH_EMBEDDER=minilm``, the default index kind), waiting until its index holds all
-   N vectors; both services stay up for the whole run;
+   N vectors; the services stay up for the whole run. ``--also KEY=VALUE`` adds a side: this
+   tree with that setting in its ``settings.json`` (e.g. ``vector_index=hnsw_fp16``);
 3. per scenario (quiet, then ``--burners N`` CPU burners in sessions of their own), times
    through keep-alive HTTP, alternating the sides query by query so load hits both alike:
    ``/api/search?mode=fts``, ``/api/search`` (hybrid), ``/api/timeline?query=…``; every
@@ -24,6 +25,7 @@ next to every scenario.
 from __future__ import annotations
 
 import http.client
+import json
 import os
 import random
 import shutil
@@ -132,8 +134,6 @@ def children(pid: int) -> list[int]:
 
 def wait_indexed(side: Side, n: int, timeout: float = 900.0) -> float:
     """Seconds until the side's vector index holds ``n`` vectors (from the cache)."""
-    import json
-
     started = time.perf_counter()
     while time.perf_counter() - started < timeout:
         emb = json.loads(side.get("/api/health", {}))["embeddings"]
@@ -233,6 +233,17 @@ def run(args: Any) -> int:
         old = tree_at(args.before_ref)
         extracted.append(old)
         roots = [(f"before ({args.before_ref})", old), ("after (this tree)", ROOT)]
+    settings_of: dict[str, dict[str, Any]] = {}
+    for setting in args.also or []:
+        # A third side: this tree with one setting changed (e.g. vector_index=hnsw_fp16).
+        key, _, raw = setting.partition("=")
+        try:
+            value: Any = json.loads(raw)
+        except ValueError:
+            value = raw
+        name = f"after + {key}={raw}"
+        roots.append((name, ROOT))
+        settings_of[name] = {key: value}
     n = args.n
     work = Path(tempfile.mkdtemp(prefix=f"wb-bench-targets-{n}-"))
     sides: list[Side] = []
@@ -253,6 +264,10 @@ def run(args: Any) -> int:
         for k, (name, root) in enumerate(roots):
             data = work / f"side{k}" / "data"
             shutil.copytree(template, data, ignore=shutil.ignore_patterns("index", "*.log"))
+            if name in settings_of:
+                path = data / "settings.json"
+                current = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+                path.write_text(json.dumps({**current, **settings_of[name]}), encoding="utf-8")
             sides.append(Side(name, root, data))
         if not args.seeded:
             shutil.rmtree(template)
