@@ -319,7 +319,7 @@ def table(scenario: str, count: int, load: float, sides: list[Side]) -> list[str
         "",
         f"{scenario}: {count} CPU burners, load average up to {load:.1f} on {os.cpu_count()}"
         " cores (wall-clock ms, p50 / p95)",
-        f"{'':30}" + "".join(f"{s.name:>30}" for s in sides) + f"{'target':>22}",
+        f"{'':30}" + "".join(f"{s.name:>34}" for s in sides) + "  target",
     ]
     for label in sides[0].samples:
         cells = ""
@@ -328,7 +328,7 @@ def table(scenario: str, count: int, load: float, sides: list[Side]) -> list[str
             values = side.samples[label]
             p50 = statistics.median(values)
             p95 = statistics.quantiles(values, n=100)[94] if len(values) > 1 else p50
-            cells += f"{f'{p50:.1f} / {p95:.1f}':>30}"
+            cells += f"{f'{p50:.1f} / {p95:.1f}':>34}"
             goal = TARGETS.get(label)
             if goal:
                 ok = p50 <= goal[0] and (goal[1] is None or p95 <= goal[1])
@@ -338,5 +338,5 @@ def table(scenario: str, count: int, load: float, sides: list[Side]) -> list[str
         if goal:
             target = f"≤{goal[0]:g}" + (f" / ≤{goal[1]:g}" if goal[1] else "")
             target += f" ({', '.join(verdicts)})"
-        out.append(f"{label:30}{cells}{target:>22}")
+        out.append(f"{label:30}{cells}  {target}")
     return out

@@ -89,6 +89,7 @@ def test_search_json_imports_only_the_standard_library_path(
     assert done.returncode == 0, done.stderr
     assert heavy(modules) == []
     assert "rich" not in {m.split(".")[0] for m in modules}
+    assert "http.client" not in modules  # a plain socket: http.client pulls in ssl and email
     data = json.loads(done.stdout)
     assert data["observations"][0]["id"] == labels.ids["refund-idempotency"]
     code, stdout, _ = full_path(service, *args)
