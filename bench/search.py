@@ -12,8 +12,15 @@ default, so seeding 100k needs no embedding) hybrid degrades to full text, and i
 FTS plus the fusion path's overhead. Vector figures (index build, embedding throughput,
 vector and true-hybrid latency) go in ``vector_figures`` (R2's slot).
 
+With ``--before-ref REF`` (or ``--root DIR`` twice) it measures issue 21's targets instead,
+at ``--n`` (100k) with a vector for every observation, two checkouts side by side in one run
+(``bench/search_targets.py``): full text, hybrid, timeline by query, ``workbench search`` as
+a process, service + worker RSS; quiet and with ``--burners N`` CPU burners.
+
 Usage: python bench/search.py [--sizes 10000,100000] [--queries 200] [--embedder none]
        [--skip-vectors]
+       python bench/search.py --before-ref main [--n 100000] [--queries 200] [--cli-runs 20]
+       [--burners 4]
 """
 
 from __future__ import annotations
@@ -365,7 +372,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--skip-vectors", action="store_true", help="full-text and HTTP figures only (fast)"
     )
+    parser.add_argument(
+        "--before-ref", help="side by side with this git ref, full vectors (issue 21 targets)"
+    )
+    parser.add_argument(
+        "--root", action="append", help="a checkout to measure side by side (give it twice)"
+    )
+    parser.add_argument("--n", type=int, default=100_000, help="observations (side by side)")
+    parser.add_argument("--cli-runs", type=int, default=20, help="workbench search processes")
+    parser.add_argument(
+        "--burners", type=int, nargs="*", default=[], help="busy scenarios: CPU burners each"
+    )
+    parser.add_argument("--sample", type=int, default=2000, help="texts MiniLM embeds for real")
+    parser.add_argument("--seeded", help="side by side: reuse a data dir seeded by a --keep run")
+    parser.add_argument(
+        "--also", action="append", help="side by side: a side of this tree with KEY=VALUE set"
+    )
     args = parser.parse_args(argv)
+    if args.before_ref or args.root:
+        from bench.search_targets import run
+
+        return run(args)
     figures: list[Figure] = []
     seeding: dict[int, float] = {}
     for n in (int(s) for s in args.sizes.split(",")):

@@ -48,6 +48,11 @@ def iso_from_ms(ms: int) -> str:
     )
 
 
+def minute_from_ms(ms: int) -> str:
+    """``2026-12-01 14:30``: the UTC minute people read in tables and compact indexes."""
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M")
+
+
 def ms_from_iso(text: str) -> int:
     """Parse an ISO date or datetime (``Z`` or offset; naive means UTC) to epoch ms.
 

@@ -1,7 +1,11 @@
 """The ``workbench`` command line: one module per command group, all on one Typer app.
 
-- ``main``      the app, its quickstart help, and the group registration
+- ``main``      the entry point (``run``): a search tries ``fast_search`` before Typer loads
+- ``app``       the Typer app, its quickstart help, and the group registration
+- ``fast_search`` ``workbench search <words>`` through the standard library, or declines
 - ``output``    shared ``--json`` option, rich tables, error rendering
+- ``tables``    JSON and rich tables, without Typer (``output`` re-exports them)
+- ``search_table`` a search reply as a table (the full command and the fast path alike)
 - ``service``   serve, status, stop, doctor
 - ``install``   install, uninstall (Claude Code hooks and MCP registration)
 - ``data``      export, import, replay, retry, recompress

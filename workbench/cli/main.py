@@ -1,72 +1,42 @@
-"""The ``workbench`` Typer app. The root help is the quickstart.
+"""The ``workbench`` entry point: ``run``. The Typer app is ``cli.app`` (``app`` here too).
 
-Command modules register themselves on ``app``; only they import what they need, inside the
-command functions, so ``workbench --help`` stays fast.
+``workbench search <words>`` is the command people and agents run most, and as a process it
+took ~1 s on a loaded machine, nearly all of it imports (Typer, pydantic, pydantic-settings,
+httpx, rich) before the first byte went to the service (issue 21). So ``run`` first offers a
+search to ``cli.fast_search``, which answers the common form through the standard library
+and declines anything else; only then is the Typer app imported. ``app`` is loaded on first
+access, so ``from workbench.cli.main import app`` keeps working.
 """
 
 from __future__ import annotations
 
-import typer
+import sys
 
-from workbench import __version__
-
-app = typer.Typer(
-    name="workbench",
-    help=(
-        "A local-first memory and knowledge workbench for AI coding agents.\n\n"
-        "Quickstart:\n\n"
-        "  workbench install        # add the hooks to Claude Code (~/.claude/settings.json)\n\n"
-        "  workbench serve --detach # start the local service (hooks also start it)\n\n"
-        "  workbench status         # what is stored, queued, failed\n\n"
-        "Try it on bundled demo data without touching your own memory:\n\n"
-        "  workbench demo           # seeds ./.demo/data and prints what it captured\n\n"
-        "Data lives in WORKBENCH_DATA_DIR (default ~/.workbench)."
-    ),
-    no_args_is_help=True,
-    add_completion=False,
-    rich_markup_mode=None,
-    pretty_exceptions_enable=False,
-)
-
-
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"workbench {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def root(
-    version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print the version."
-    ),
-) -> None:
-    """Root options."""
-
-
-def _register() -> None:
-    """Register every command module in ``workbench/cli/`` that defines ``register(app)``.
-
-    Discovery, so a new command group is one new file. The modules import their heavy
-    dependencies inside the commands, so importing them all here stays cheap.
-    """
-    import importlib
-    import pkgutil
-
-    from workbench import cli
-
-    for info in sorted(pkgutil.iter_modules(cli.__path__), key=lambda i: i.name):
-        module = importlib.import_module(f"workbench.cli.{info.name}")
-        register = getattr(module, "register", None)
-        if callable(register):
-            register(app)
-
-
-_register()
+TYPE_CHECKING = False  # typing costs start-up: this module is on every command's path
+if TYPE_CHECKING:
+    import typer
 
 
 def run() -> None:
+    if sys.argv[1:2] == ["search"]:
+        # Trigger: `workbench search …`. Why: Typer and pydantic cost most of the command's
+        # time. Outcome: the fast path answers, or returns None and the full path runs.
+        from workbench.cli.fast_search import main as fast_search
+
+        code = fast_search(sys.argv[2:])
+        if code is not None:
+            sys.exit(code)
+    from workbench.cli.app import app
+
     app()
+
+
+def __getattr__(name: str) -> typer.Typer:
+    if name == "app":
+        from workbench.cli.app import app
+
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 if __name__ == "__main__":

@@ -5,15 +5,25 @@
 
 from __future__ import annotations
 
-import json
-import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from functools import wraps
 from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, TypeVar
 
 import typer
 
+from workbench.cli.tables import console, key_values, print_json, table
 from workbench.errors import WorkbenchError
+
+__all__ = [
+    "DataDirOption",
+    "JsonOption",
+    "console",
+    "handle_errors",
+    "key_values",
+    "load_settings",
+    "print_json",
+    "table",
+]
 
 if TYPE_CHECKING:
     from workbench.settings import Settings
@@ -39,31 +49,6 @@ def load_settings(data_dir: Any = None, **overrides: Any) -> Settings:
     from workbench.settings import load_settings as load
 
     return load(data_dir, **overrides)
-
-
-def console() -> Any:
-    from rich.console import Console
-
-    return Console()
-
-
-def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
-
-
-def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
-    from rich.table import Table
-
-    grid = Table(title=title, title_justify="left", header_style="bold")
-    for column in columns:
-        grid.add_column(column, overflow="fold")
-    for row in rows:
-        grid.add_row(*("" if v is None else str(v) for v in row))
-    console().print(grid)
-
-
-def key_values(title: str, pairs: Iterable[tuple[str, Any]]) -> None:
-    table(title, ["", ""], pairs)
 
 
 def handle_errors(fn: Callable[P, R]) -> Callable[P, R]:

@@ -21,12 +21,12 @@ from workbench.cli import query_options as opt
 from workbench.cli.output import (
     DataDirOption,
     JsonOption,
-    console,
     handle_errors,
     load_settings,
     print_json,
     table,
 )
+from workbench.cli.search_table import print_hits
 from workbench.errors import ServiceUnavailable
 
 if TYPE_CHECKING:
@@ -159,7 +159,7 @@ def search(
     if as_json:
         print_json(data)
         return
-    _print_hits(data)
+    print_hits(data)
 
 
 def _with_team(settings: Settings, wanted: SearchQuery) -> dict[str, Any]:
@@ -204,50 +204,6 @@ def _search_locally(settings: Settings, wanted: SearchQuery) -> dict[str, Any]:
         )
     data: dict[str, Any] = result.to_json()
     return data
-
-
-def _print_hits(data: dict[str, Any]) -> None:
-    from workbench.recall.compact import when
-
-    team = "teamSnapshot" in data
-    out = console()
-    label = f'"{data["query"]}"' if data.get("query") else "(filters only)"
-    out.print(f"{data['totalResults']} results for {label} [dim](mode {data.get('mode')})[/]")
-    if data.get("degraded"):
-        out.print(f"[yellow]{data['degraded']}[/]")
-    if data.get("teamStale"):
-        out.print(f"[yellow]{data['teamStale']}[/]")
-    if data.get("vectorsBehind"):
-        out.print(
-            f"[yellow]vectors {data['vectorsBehind']} behind: the newest observations are "
-            "found by full text only until the embedding worker catches up[/]"
-        )
-    groups = (("observations", "observations", ""), ("sessions", "session summaries", "S"))
-    for key, title, prefix in (*groups, ("prompts", "prompts", "P")):
-        hits = data.get(key) or []
-        if hits:
-            table(
-                title,
-                ["id", "time (UTC)", "type", "title", "project", "~tokens"]
-                + (["author"] if team else []),
-                [
-                    (
-                        h.get("ref") or f"{prefix}{h['id']}",
-                        when(h["created_at_epoch"]),
-                        h["type"],
-                        h["title"],
-                        h.get("project"),
-                        h.get("tokens"),
-                    )
-                    + ((h.get("author"),) if team else ())
-                    for h in hits
-                ],
-            )
-    if data["totalResults"]:
-        out.print(
-            "[dim]next: `workbench timeline ID` for context, `workbench show ID…` for full "
-            "observations[/]"
-        )
 
 
 @handle_errors
@@ -300,7 +256,7 @@ def timeline(
     if as_json:
         print_json(data)
         return
-    from workbench.recall.compact import when
+    from workbench.clock import minute_from_ms as when
 
     where = data["anchor"]
     prefix = {"observation": "#", "summary": "#S"}.get(where["kind"], "")

@@ -12,8 +12,7 @@ Times are UTC, the zone the store keeps.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
+from workbench.clock import minute_from_ms
 from workbench.recall.hits import RecordRef
 from workbench.recall.search import SearchResult
 from workbench.recall.timeline import Timeline
@@ -32,7 +31,7 @@ NEXT_STEPS = (
 
 
 def when(epoch_ms: int) -> str:
-    return datetime.fromtimestamp(epoch_ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M")
+    return minute_from_ms(epoch_ms)
 
 
 def one_line(text: str) -> str:

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
@@ -255,6 +257,20 @@ class SearchEngine:
             )
         return result
 
+    def top_observation(self, query: str, filters: SearchFilters) -> SearchHit | None:
+        """The first hit of ``search(query, filters, types=["observations"], limit=1)``, by
+        the same ranking, without what a page of results costs beyond it (the total count,
+        the vector backlog): the timeline's anchor by query."""
+        query = query.strip()
+        if not query:
+            return None
+        self.reranked = {}
+        used, degraded = self._resolve_mode("hybrid")
+        scratch = SearchResult(query=query, mode=used, degraded=degraded)
+        scored, ranks = self._rank_observations(query, filters, used, 1, scratch)
+        found = self._hydrate("observations", scored[:1], ranks)
+        return found[0] if found else None
+
     def _resolve_mode(self, mode: str) -> tuple[str, str | None]:
         if mode == "fts":
             return "fts", None
@@ -282,7 +298,21 @@ class SearchEngine:
         assert self.ranker is not None
         name = self.ranker.name
         fusion_depth = min(max(FUSION_DEPTH, 2 * depth), 500)
-        vector = self._vector_rank(query, filters, fusion_depth if mode == "hybrid" else depth)
+        params = fusion.FusionParams.from_settings(self.settings)
+        text: list[tuple[int, float]] = []
+        cover: dict[int, float] = {}
+        if mode == "hybrid":
+            # Trigger: hybrid. Why: the query embedding and the vector scan (ONNX Runtime and
+            # FAISS, both without the GIL) cost as much as the full-text side (SQLite, also
+            # without it), and neither needs the other. Outcome: the vector side runs on the
+            # vector pool while this thread ranks the full text; same lists, same fusion.
+            pending = self._start_vector_rank(query, filters, fusion_depth, background=True)
+            text = fts.rank(self.conn, "observations", query, filters, limit=fusion_depth)
+            if params.method != "rrf":
+                cover = fusion.coverage(self.conn, "observations", query, [i for i, _ in text])
+            vector = pending()
+        else:
+            vector = self._vector_rank(query, filters, depth)
         if vector is None:
             # Trigger: the ranker raised mid-query. Why: search must never fail because an
             # optional ranker did. Outcome: full text, and the result says so.
@@ -299,14 +329,11 @@ class SearchEngine:
             ranks.setdefault(i, {})[name] = n
         if mode == "vector":
             return vector[:depth], ranks
-        text = fts.rank(self.conn, "observations", query, filters, limit=fusion_depth)
         for n, (i, _) in enumerate(text, start=1):
             ranks.setdefault(i, {})["fts"] = n
-        params = fusion.FusionParams.from_settings(self.settings)
         if params.method == "rrf":
             fused = fusion.rrf([("fts", [i for i, _ in text]), (name, [i for i, _ in vector])])
             return fused[:depth], ranks
-        cover = fusion.coverage(self.conn, "observations", query, [i for i, _ in text])
         seen = {i for i, _ in vector}
         beyond = [i for i, _ in text if i not in seen]
         cosines = self._cosines_of(query, beyond)
@@ -340,34 +367,65 @@ class SearchEngine:
     def _vector_rank(
         self, query: str, filters: SearchFilters, k: int
     ) -> list[tuple[int, float]] | None:
-        assert self.ranker is not None
+        return self._start_vector_rank(query, filters, k)()
+
+    def _start_vector_rank(
+        self, query: str, filters: SearchFilters, k: int, *, background: bool = False
+    ) -> Callable[[], list[tuple[int, float]] | None]:
+        """Start the vector ranking; the returned function gives its list (None: it failed).
+
+        The filter's ids are collected here, on this thread's connection; with ``background``
+        only the ranker's call (embedding and index scan) runs on the vector pool.
+        """
+        ranker = self.ranker
+        assert ranker is not None
         allowed: list[int] | None = None
-        in_projects = getattr(self.ranker, "rank_in_projects", None)
+        call: Callable[[], Sequence[tuple[int, float]]]
+        in_projects = getattr(ranker, "rank_in_projects", None)
         if in_projects is not None and filters.only_projects():
             # Trigger: the only filter is the project. Why: collecting a large project's ids
             # by SQL cost more than the search; the index knows each vector's project.
             # Outcome: the ranker filters by its slot → project array.
-            try:
-                ranked = in_projects(query, k, filters.all_projects)
-            except Exception:
-                log.exception("vector ranker %s failed", self.ranker.name)
-                return None
+            projects = filters.all_projects
+
+            def call() -> Sequence[tuple[int, float]]:
+                ranked: Sequence[tuple[int, float]] = in_projects(query, k, projects)
+                return ranked
+        else:
+            if not filters.is_empty():
+                clauses, params = filters.observation_sql("o")
+                sql = f"SELECT o.id FROM observations o WHERE {' AND '.join(clauses)}"
+                allowed = [int(r[0]) for r in self.conn.execute(sql, params)]
+                if not allowed:
+                    return lambda: []
+            chosen = allowed
+
+            def call() -> Sequence[tuple[int, float]]:
+                return ranker.rank(query, k, chosen)
+
+        def finish(ranked: Sequence[tuple[int, float]]) -> list[tuple[int, float]]:
+            if allowed is not None:  # a ranker that ignores the allowed set must not leak rows
+                permitted = set(allowed)
+                ranked = [(i, s) for i, s in ranked if i in permitted]
             return [(int(i), float(s)) for i, s in ranked]
-        if not filters.is_empty():
-            clauses, params = filters.observation_sql("o")
-            sql = f"SELECT o.id FROM observations o WHERE {' AND '.join(clauses)}"
-            allowed = [int(r[0]) for r in self.conn.execute(sql, params)]
-            if not allowed:
-                return []
-        try:
-            ranked = self.ranker.rank(query, k, allowed)
-        except Exception:
-            log.exception("vector ranker %s failed", self.ranker.name)
-            return None
-        if allowed is not None:  # a ranker that ignores the allowed set must not leak rows
-            permitted = set(allowed)
-            ranked = [(i, s) for i, s in ranked if i in permitted]
-        return [(int(i), float(s)) for i, s in ranked]
+
+        if not background:
+            try:
+                ranked = call()
+            except Exception:
+                log.exception("vector ranker %s failed", ranker.name)
+                return lambda: None
+            return lambda: finish(ranked)
+        future = _vector_pool().submit(call)
+
+        def result() -> list[tuple[int, float]] | None:
+            try:
+                return finish(future.result())
+            except Exception:
+                log.exception("vector ranker %s failed", ranker.name)
+                return None
+
+        return result
 
     def _listing(
         self, kind: Kind, filters: SearchFilters, order: str, limit: int, offset: int
@@ -421,6 +479,20 @@ class SearchEngine:
         from workbench.recall.timeline import build
 
         return build(self, anchor, query, depth_before, depth_after, project)
+
+
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+VECTOR_THREADS = 4  # concurrent searches' vector sides; more would only queue on 2 cores
+
+
+def _vector_pool() -> ThreadPoolExecutor:
+    """The threads hybrid search runs its vector side on (made on first use, then shared)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(VECTOR_THREADS, thread_name_prefix="workbench-vector")
+        return _POOL
 
 
 def _behind(ranker: Any) -> int | None:

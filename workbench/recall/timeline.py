@@ -81,16 +81,14 @@ def _resolve_anchor(
             "id), anchor=2026-12-01T14:30:00Z, or query=words to anchor on the best match"
         )
     if query is not None:
-        found = engine.search(
-            query, SearchFilters(project=project), types=["observations"], limit=1
-        ).observations
-        if not found:
+        # The best hybrid hit, ranked as a search ranks it, without a page's total count.
+        hit = engine.top_observation(query, SearchFilters(project=project))
+        if hit is None:
             where = f" in project {project!r}" if project else ""
             raise NotFound(
                 f"no observation matches the query {query!r}{where}; try other words, or pass "
                 "anchor=<id or ISO timestamp>"
             )
-        hit = found[0]
         return TimelineAnchor(
             kind="observation",
             id=hit.id,

@@ -1,0 +1,66 @@
+"""The ``workbench`` Typer app. The root help is the quickstart.
+
+Command modules register themselves on ``app``; only they import what they need, inside the
+command functions, so ``workbench --help`` stays fast. The entry point is ``cli.main.run``,
+which imports this module only when the command needs Typer (see ``cli.fast_search``).
+"""
+
+from __future__ import annotations
+
+import typer
+
+from workbench import __version__
+
+app = typer.Typer(
+    name="workbench",
+    help=(
+        "A local-first memory and knowledge workbench for AI coding agents.\n\n"
+        "Quickstart:\n\n"
+        "  workbench install        # add the hooks to Claude Code (~/.claude/settings.json)\n\n"
+        "  workbench serve --detach # start the local service (hooks also start it)\n\n"
+        "  workbench status         # what is stored, queued, failed\n\n"
+        "Try it on bundled demo data without touching your own memory:\n\n"
+        "  workbench demo           # seeds ./.demo/data and prints what it captured\n\n"
+        "Data lives in WORKBENCH_DATA_DIR (default ~/.workbench)."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"workbench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version."
+    ),
+) -> None:
+    """Root options."""
+
+
+def _register() -> None:
+    """Register every command module in ``workbench/cli/`` that defines ``register(app)``.
+
+    Discovery, so a new command group is one new file. The modules import their heavy
+    dependencies inside the commands, so importing them all here stays cheap.
+    """
+    import importlib
+    import pkgutil
+
+    from workbench import cli
+
+    for info in sorted(pkgutil.iter_modules(cli.__path__), key=lambda i: i.name):
+        module = importlib.import_module(f"workbench.cli.{info.name}")
+        register = getattr(module, "register", None)
+        if callable(register):
+            register(app)
+
+
+_register()

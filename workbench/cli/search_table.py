@@ -1,0 +1,54 @@
+"""A search reply as a person reads it: a line of totals, then a table per kind of record.
+
+Shared by the full ``workbench search`` (``cli.recall``) and its fast path
+(``cli.fast_search``), so both print the same; it imports neither Typer nor pydantic.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from workbench.cli.tables import console, table
+from workbench.clock import minute_from_ms as when
+
+
+def print_hits(data: dict[str, Any]) -> None:
+    team = "teamSnapshot" in data
+    out = console()
+    label = f'"{data["query"]}"' if data.get("query") else "(filters only)"
+    out.print(f"{data['totalResults']} results for {label} [dim](mode {data.get('mode')})[/]")
+    if data.get("degraded"):
+        out.print(f"[yellow]{data['degraded']}[/]")
+    if data.get("teamStale"):
+        out.print(f"[yellow]{data['teamStale']}[/]")
+    if data.get("vectorsBehind"):
+        out.print(
+            f"[yellow]vectors {data['vectorsBehind']} behind: the newest observations are "
+            "found by full text only until the embedding worker catches up[/]"
+        )
+    groups = (("observations", "observations", ""), ("sessions", "session summaries", "S"))
+    for key, title, prefix in (*groups, ("prompts", "prompts", "P")):
+        hits = data.get(key) or []
+        if hits:
+            table(
+                title,
+                ["id", "time (UTC)", "type", "title", "project", "~tokens"]
+                + (["author"] if team else []),
+                [
+                    (
+                        h.get("ref") or f"{prefix}{h['id']}",
+                        when(h["created_at_epoch"]),
+                        h["type"],
+                        h["title"],
+                        h.get("project"),
+                        h.get("tokens"),
+                    )
+                    + ((h.get("author"),) if team else ())
+                    for h in hits
+                ],
+            )
+    if data["totalResults"]:
+        out.print(
+            "[dim]next: `workbench timeline ID` for context, `workbench show ID…` for full "
+            "observations[/]"
+        )
