@@ -189,6 +189,13 @@ class Settings(BaseSettings):
     search_fts_weight: float = Field(default=0.2, ge=0.0, le=1.0)
     search_vector_weight: float = Field(default=0.8, ge=0.0, le=1.0)
     search_fts_gate: float = Field(default=0.4, ge=0.0, le=1.0)
+    # -- issue 21, first stage (i21-fusion): ``rrf`` = reciprocal rank with k, the full-text
+    # list's share of the vote and a coverage gate (workbench/recall/fusion.py ``rrf_gated``).
+    search_rrf_k: int = Field(default=60, ge=1, le=1000)
+    search_rrf_fts_share: float = Field(default=0.5, ge=0.0, le=1.0)
+    search_rrf_gate: float = Field(default=0.0, ge=0.0, le=1.0)
+    # A hit's neighbouring turns in its session gain this share of its (max-normalised) score.
+    search_neighbour_weight: float = Field(default=0.0, ge=0.0, le=1.0)
     # Second stage (workbench/recall/rerank.py): reorder hybrid's fused top ``search_rerank_depth``
     # by a linear model over word-level features (``workbench rerank train`` fits it to your own
     # history; untrained, a built-in default). Only reorders, fails open to the fused order.

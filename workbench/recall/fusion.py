@@ -63,6 +63,10 @@ class FusionParams:
     vector_weight: float = DEFAULT_VECTOR_WEIGHT
     fts_gate: float = DEFAULT_FTS_GATE
     vector_norm: Literal["cosine", "minmax"] = "cosine"
+    rrf_k: int = RRF_K
+    rrf_fts_share: float = 0.5  # RRF: the full-text list's share of the vote (0.5: textbook)
+    rrf_gate: float = 0.0  # RRF: a full-text hit matching less of the query gets no vote
+    neighbour_weight: float = 0.0  # a hit gains this share of its best neighbour's score
 
     @classmethod
     def from_settings(cls, settings: Any) -> FusionParams:
@@ -73,6 +77,12 @@ class FusionParams:
             fts_weight=float(getattr(settings, "search_fts_weight", base.fts_weight)),
             vector_weight=float(getattr(settings, "search_vector_weight", base.vector_weight)),
             fts_gate=float(getattr(settings, "search_fts_gate", base.fts_gate)),
+            rrf_k=int(getattr(settings, "search_rrf_k", base.rrf_k)),
+            rrf_fts_share=float(getattr(settings, "search_rrf_fts_share", base.rrf_fts_share)),
+            rrf_gate=float(getattr(settings, "search_rrf_gate", base.rrf_gate)),
+            neighbour_weight=float(
+                getattr(settings, "search_neighbour_weight", base.neighbour_weight)
+            ),
         )
 
 
@@ -83,6 +93,37 @@ def rrf(lists: Iterable[tuple[str, Sequence[int]]], k: int = RRF_K) -> list[tupl
         for position, item in enumerate(ids, start=1):
             scores[item] = scores.get(item, 0.0) + 1.0 / (k + position)
     return sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))
+
+
+def rrf_gated(
+    text: Sequence[tuple[int, float]],
+    vector: Sequence[tuple[int, float]],
+    coverage: Mapping[int, float],
+    params: FusionParams,
+) -> list[tuple[int, float]]:
+    """Reciprocal-rank fusion with ``params.rrf_k``, a share of the vote per list, and a gate.
+
+    score(d) = 2·s / (k + rank_fts(d)) + 2·(1 − s) / (k + rank_vec(d)), with s =
+    ``rrf_fts_share`` (0.5: the textbook sum). A full-text hit matching less than ``rrf_gate``
+    of the query (its IDF share, ``coverage``) gets no full-text vote; one no list vouches
+    for comes last, in BM25 order (fusion never drops what a ranker found). Ties break on id.
+    """
+    k, share = params.rrf_k, params.rrf_fts_share
+    scores: dict[int, float] = {}
+    gated: list[int] = []
+    for position, (item, _) in enumerate(text, start=1):
+        if coverage.get(item, 1.0) < params.rrf_gate:
+            gated.append(item)
+            continue
+        scores[item] = 2 * share / (k + position)
+    for position, (item, _) in enumerate(vector, start=1):
+        scores[item] = scores.get(item, 0.0) + 2 * (1 - share) / (k + position)
+    scored = sorted(
+        ((i, s) for i, s in scores.items() if s > 0), key=lambda pair: (-pair[1], pair[0])
+    )
+    held = {i for i, _ in scored}
+    rest = [i for i in dict.fromkeys([*gated, *scores]) if i not in held]
+    return scored + [(i, 0.0) for i in rest]
 
 
 def weighted(
@@ -150,8 +191,68 @@ def fuse(
 ) -> list[tuple[int, float]]:
     """Fuse with ``params.method`` (``weighted`` by default, ``rrf`` to compare)."""
     if params.method == "rrf":
-        return rrf([("fts", [i for i, _ in text]), ("vector", [i for i, _ in vector])])
+        return rrf_gated(text, vector, coverage, params)
     return weighted(text, vector, coverage, params, cosines=cosines, unembedded=unembedded)
+
+
+# ----- conversation structure: a hit's neighbouring turns ----------------------------------------
+def neighbours(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, tuple[int, ...]]:
+    """``id -> the memories saved just before and after it in the same session``.
+
+    One primary-key lookup for ``ids`` and their ±1 ids: turns of one conversation are saved
+    in order, so a turn's neighbours are the ids beside it when they share its session (and
+    project); an id beside it from another session is no neighbour.
+    """
+    wanted = sorted({j for i in ids for j in (i - 1, i, i + 1)})
+    where: dict[int, tuple[str, str]] = {}
+    for start in range(0, len(wanted), 500):  # SQLite caps host parameters
+        chunk = wanted[start : start + 500]
+        sql = (
+            "SELECT id, content_session_id, project FROM observations"
+            f" WHERE id IN ({', '.join('?' * len(chunk))})"
+        )
+        for row in conn.execute(sql, chunk):
+            where[int(row[0])] = (str(row[1]), str(row[2]))
+    return {
+        i: tuple(j for j in (i - 1, i + 1) if j in where and where[j] == where[i])
+        for i in ids
+        if i in where
+    }
+
+
+def smooth(
+    fused: Sequence[tuple[int, float]],
+    beside: Mapping[int, Sequence[int]],
+    weight: float,
+    allowed: Collection[int] | None = None,
+) -> list[tuple[int, float]]:
+    """Each hit gains ``weight`` × its best neighbour's score (scores max-normalised first).
+
+    Why: in a conversation the answer and the words of the question often sit in adjacent
+    turns ("what did she recommend?" → "try the Little Prince"); a turn next to a strong hit
+    is likelier evidence than a lone weak match. A neighbour no ranker found joins the list
+    with that share of its neighbour's score. ``allowed``: the ids a neighbour may be (the
+    search's filters); None allows any. Ties keep the fused order.
+    """
+    if weight <= 0 or not fused:
+        return list(fused)
+    top = max(s for _, s in fused)
+    if top <= 0:
+        return list(fused)
+    base = {i: s / top for i, s in fused}
+    order = {i: n for n, (i, _) in enumerate(fused)}
+    scores = dict(base)
+    for item, score in base.items():
+        for other in beside.get(item, ()):
+            if allowed is not None and other not in allowed:
+                continue
+            gain = weight * score
+            if other not in base:
+                order.setdefault(other, len(order))
+                scores[other] = max(scores.get(other, 0.0), gain)
+            else:
+                scores[other] = max(scores[other], base[other] + gain)
+    return sorted(scores.items(), key=lambda pair: (-pair[1], order[pair[0]]))
 
 
 # ----- coverage: how much of the query a full-text hit matches --------------------------------
