@@ -14,7 +14,8 @@ Every ranker runs through the real ``SearchEngine`` (real store, FTS5, FAISS), 5
 - ``hybrid`` (mode=hybrid with the settings' defaults: weighted, score-aware fusion with the
   BM25 coverage gate; its parameters were chosen by ``bench/relevance_cv.py`` across the
   sets, never on the set reported alone);
-- ``hybrid rrf`` (the fusion before issue 10: reciprocal rank, k=60), side by side.
+- ``hybrid rrf`` (the fusion before issue 10: reciprocal rank, k=60) and ``hybrid weighted
+  0.2/0.8/0.4`` (the defaults before issue 21), side by side.
 - ``+rerank`` rows: hybrid with the second stage (``workbench/recall/rerank.py``), with the
   built-in weights and with weights trained (``recall/rerank_train.py``) on questions
   generated from each set's memories, never on its gold questions: "<set> memories" is the
@@ -64,6 +65,7 @@ from workbench.recall.fusion import FusionParams  # noqa: E402
 from workbench.recall.search import SearchEngine  # noqa: E402
 
 DEPTH = 50
+BEFORE_21 = FusionParams(method="weighted", fts_weight=0.2, vector_weight=0.8, fts_gate=0.4)
 Ranker = Callable[[str], list[int]]
 
 
@@ -114,6 +116,10 @@ def engine_ranker(
         search_fts_weight=params.fts_weight,
         search_vector_weight=params.vector_weight,
         search_fts_gate=params.fts_gate,
+        search_rrf_k=params.rrf_k,
+        search_rrf_fts_share=params.rrf_fts_share,
+        search_rrf_gate=params.rrf_gate,
+        search_neighbour_weight=params.neighbour_weight,
         search_rerank=rerank_dir is not None,
         search_rerank_depth=DEPTH,
         data_dir=rerank_dir,
@@ -156,8 +162,11 @@ def rankers_for(loaded: Loaded, embedders: Sequence[CachedEmbedder]) -> dict[str
         label = embedder.name
         out[f"vector {label}"] = engine_ranker(loaded, ranker, "vector", FusionParams())
         out[f"hybrid bm25+{label}"] = engine_ranker(loaded, ranker, "hybrid", FusionParams())
-        out[f"hybrid rrf bm25+{label} (before)"] = engine_ranker(
-            loaded, ranker, "hybrid", FusionParams(method="rrf")
+        out[f"hybrid rrf bm25+{label} (before issue 10)"] = engine_ranker(
+            loaded, ranker, "hybrid", FusionParams(method="rrf", rrf_k=60)
+        )
+        out["hybrid weighted 0.2/0.8/0.4 (before issue 21)"] = engine_ranker(
+            loaded, ranker, "hybrid", BEFORE_21
         )
     return out
 

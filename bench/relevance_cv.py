@@ -39,7 +39,7 @@ weights fitted (``rerank_train.fit``, its penalty chosen on an inner split of th
 folds) on the gold questions of four folds and scored on the fifth, against the fused order
 of the same questions (``--rerank``).
 
-Usage: python bench/relevance_cv.py [--json] [--qmsum DIR] [--rerank]
+Usage: python bench/relevance_cv.py [--json] [--qmsum DIR] [--rerank] [--set NAME ...]
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ GATES = [0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
 RRF_KS = [2, 5, 10, 20, 40, 60]
 RRF_SHARES = [0.3, 0.4, 0.5, 0.6, 0.7]
 RRF_GATES = [0.0, 0.2, 0.4]
-NEIGHBOUR_WEIGHTS = [0.0, 0.2, 0.4]
+NEIGHBOUR_WEIGHTS = [0.0, 0.1, 0.3]
 INJECTED = 3
 KEEP = 0.95
 FOLDS = 5
@@ -236,9 +236,10 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--qmsum", type=Path, default=None, help="QMSum's data/ALL directory")
     parser.add_argument("--rerank", action="store_true", help="also the reranker's 5-fold CV")
+    parser.add_argument("--set", action="append", help="only these sets (default: every one)")
     args = parser.parse_args()
     model = minilm()
-    names = available_sets(args.qmsum)
+    names = [n for n in available_sets(args.qmsum) if not args.set or n in args.set]
     every: list[Case] = []
     groups: dict[str, list[Any]] = {}
     with tempfile.TemporaryDirectory() as tmp:
