@@ -65,7 +65,7 @@ from workbench.recall.fusion import FusionParams  # noqa: E402
 from workbench.recall.search import SearchEngine  # noqa: E402
 
 DEPTH = 50
-BEFORE_21 = FusionParams(method="weighted", fts_weight=0.2, vector_weight=0.8, fts_gate=0.4)
+BEFORE_21 = FusionParams("weighted", 0.2, 0.8, 0.4, neighbour_weight=0.0)
 Ranker = Callable[[str], list[int]]
 
 
@@ -163,7 +163,7 @@ def rankers_for(loaded: Loaded, embedders: Sequence[CachedEmbedder]) -> dict[str
         out[f"vector {label}"] = engine_ranker(loaded, ranker, "vector", FusionParams())
         out[f"hybrid bm25+{label}"] = engine_ranker(loaded, ranker, "hybrid", FusionParams())
         out[f"hybrid rrf bm25+{label} (before issue 10)"] = engine_ranker(
-            loaded, ranker, "hybrid", FusionParams(method="rrf", rrf_k=60)
+            loaded, ranker, "hybrid", FusionParams(method="rrf", rrf_k=60, neighbour_weight=0.0)
         )
         out["hybrid weighted 0.2/0.8/0.4 (before issue 21)"] = engine_ranker(
             loaded, ranker, "hybrid", BEFORE_21
