@@ -223,7 +223,11 @@ def load_static(dirs: list[Path]) -> list[CachedEmbedder]:
     found = dirs or ([static_model_dir()] if static_model_dir().exists() else [])
     out = []
     for path in found:
-        probe = StaticEmbedder(path)
+        try:
+            probe = StaticEmbedder(path)
+        except ImportError as exc:  # the model is built but its runtime is not installed
+            print(f"static model {path} skipped: {exc}", file=sys.stderr)
+            continue
         out.append(CachedEmbedder(f"static-{path.name}", probe.dim, lambda e=probe: e))
     return out
 
