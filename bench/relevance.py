@@ -1,9 +1,11 @@
-"""Relevance of BM25, vector and hybrid recall on two labelled sets, per question class.
+"""Relevance of BM25, vector and hybrid recall on the labelled sets, per question class.
 
 The sets (``bench/relevance_sets.py``): ``coding`` (500 observations of coding work, 72
 queries, 49 of them paraphrases sharing no stemmed term with their target) and
 ``conversations`` (one memory per turn of 16 long sessions; single-hop, multi-hop, temporal
-and paraphrase questions with their evidence turns). Paraphrases are checked against the FTS
+and paraphrase questions with their evidence turns); with the public QMSum files present,
+``meetings`` and ``committee`` (one memory per meeting turn, one project per meeting, each
+question searched with its meeting's project filter). Paraphrases are checked against the FTS
 index on every run: a "leak" is a paraphrase that shares a stemmed term with its evidence.
 
 Every ranker runs through the real ``SearchEngine`` (real store, FTS5, FAISS), 50 hits deep:
@@ -12,7 +14,8 @@ Every ranker runs through the real ``SearchEngine`` (real store, FTS5, FAISS), 5
 - ``hybrid`` (mode=hybrid with the settings' defaults: weighted, score-aware fusion with the
   BM25 coverage gate; its parameters were chosen by ``bench/relevance_cv.py`` across the
   sets, never on the set reported alone);
-- ``hybrid rrf`` (the fusion before issue 10: reciprocal rank, k=60), side by side.
+- ``hybrid rrf`` (the fusion before issue 10: reciprocal rank, k=60) and ``hybrid weighted
+  0.2/0.8/0.4`` (the defaults before issue 21), side by side.
 - ``+rerank`` rows: hybrid with the second stage (``workbench/recall/rerank.py``), with the
   built-in weights and with weights trained (``recall/rerank_train.py``) on questions
   generated from each set's memories, never on its gold questions: "<set> memories" is the
@@ -24,8 +27,8 @@ the rerank rows show what the second stage adds.
 Per ranker and class: R@5 and R@10 (the share of a question's evidence in the top k, averaged)
 and MRR (1 / rank of the first evidence hit). With ``--throughput``, the embedder's speed.
 
-Usage: python bench/relevance.py [--set coding|conversations] [--static DIR ...] [--json]
-       [--throughput] [--no-rerank]
+Usage: python bench/relevance.py [--set coding|conversations|meetings|committee] [--qmsum DIR]
+       [--static DIR ...] [--json] [--throughput] [--no-rerank]
 """
 
 from __future__ import annotations
@@ -45,20 +48,24 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.relevance_sets import (  # noqa: E402
+    ALL_SETS,
     CLASSES,
     SETS,
     CachedEmbedder,
     IndexRanker,
     Loaded,
     Question,
+    available_sets,
     load,
     minilm,
 )
 from workbench.recall import fts  # noqa: E402
+from workbench.recall.filters import SearchFilters  # noqa: E402
 from workbench.recall.fusion import FusionParams  # noqa: E402
 from workbench.recall.search import SearchEngine  # noqa: E402
 
 DEPTH = 50
+BEFORE_21 = FusionParams("weighted", 0.2, 0.8, 0.4, neighbour_weight=0.0)
 Ranker = Callable[[str], list[int]]
 
 
@@ -109,6 +116,10 @@ def engine_ranker(
         search_fts_weight=params.fts_weight,
         search_vector_weight=params.vector_weight,
         search_fts_gate=params.fts_gate,
+        search_rrf_k=params.rrf_k,
+        search_rrf_fts_share=params.rrf_fts_share,
+        search_rrf_gate=params.rrf_gate,
+        search_neighbour_weight=params.neighbour_weight,
         search_rerank=rerank_dir is not None,
         search_rerank_depth=DEPTH,
         data_dir=rerank_dir,
@@ -116,7 +127,10 @@ def engine_ranker(
     engine = SearchEngine(loaded.conn, settings, ranker)
 
     def run(query: str) -> list[int]:
-        result = engine.search(query, types="observations", mode=mode, limit=DEPTH)
+        # A set of many meetings is searched with the question's own project filter.
+        project = loaded.project_of(query)
+        filters = SearchFilters(project=project) if project != loaded.name else None
+        result = engine.search(query, filters, types="observations", mode=mode, limit=DEPTH)
         return [h.id for h in result.observations]
 
     return run
@@ -148,8 +162,11 @@ def rankers_for(loaded: Loaded, embedders: Sequence[CachedEmbedder]) -> dict[str
         label = embedder.name
         out[f"vector {label}"] = engine_ranker(loaded, ranker, "vector", FusionParams())
         out[f"hybrid bm25+{label}"] = engine_ranker(loaded, ranker, "hybrid", FusionParams())
-        out[f"hybrid rrf bm25+{label} (before)"] = engine_ranker(
-            loaded, ranker, "hybrid", FusionParams(method="rrf")
+        out[f"hybrid rrf bm25+{label} (before issue 10)"] = engine_ranker(
+            loaded, ranker, "hybrid", FusionParams(method="rrf", rrf_k=60, neighbour_weight=0.0)
+        )
+        out["hybrid weighted 0.2/0.8/0.4 (before issue 21)"] = engine_ranker(
+            loaded, ranker, "hybrid", BEFORE_21
         )
     return out
 
@@ -206,7 +223,11 @@ def load_static(dirs: list[Path]) -> list[CachedEmbedder]:
     found = dirs or ([static_model_dir()] if static_model_dir().exists() else [])
     out = []
     for path in found:
-        probe = StaticEmbedder(path)
+        try:
+            probe = StaticEmbedder(path)
+        except ImportError as exc:  # the model is built but its runtime is not installed
+            print(f"static model {path} skipped: {exc}", file=sys.stderr)
+            continue
         out.append(CachedEmbedder(f"static-{path.name}", probe.dim, lambda e=probe: e))
     return out
 
@@ -245,7 +266,8 @@ def throughput(texts: list[str], queries: list[str]) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--set", choices=SETS, action="append", help="default: both")
+    parser.add_argument("--set", choices=ALL_SETS, action="append", help="default: every set")
+    parser.add_argument("--qmsum", type=Path, default=None, help="QMSum's data/ALL directory")
     parser.add_argument("--static", type=Path, action="append", default=[])
     parser.add_argument("--throughput", action="store_true", help="also time MiniLM")
     parser.add_argument(
@@ -264,8 +286,10 @@ def main() -> None:
     embedders = [model, *load_static(args.static), *load_onnx(args.onnx)]
     doc: dict[str, Any] = {"sets": {}}
     with tempfile.TemporaryDirectory() as tmp:
-        names = args.set or list(SETS)
-        every = {name: load(name, Path(tmp), model) for name in SETS}
+        here = available_sets(args.qmsum)
+        names = [n for n in (args.set or here) if n in here]
+        wanted = dict.fromkeys([*SETS, *names])  # the reranker trains on SETS
+        every = {name: load(name, Path(tmp), model, args.qmsum) for name in wanted}
         # The reranker is never trained on the questions it is reported on: on questions
         # generated from a set's memories ("own memories"), and on the other set (cross-set).
         dirs: dict[str, Path] = {"default": Path(tmp) / "rerank-default"}

@@ -1,9 +1,16 @@
-"""The two relevance sets, stored and indexed the way the service does it, for the benches.
+"""The relevance sets, stored and indexed the way the service does it, for the benches.
 
 - ``coding``: ``bench/relevance_set.py`` (observations of coding work; paraphrase / keyword
   queries, one relevant observation each);
 - ``conversations``: ``bench/relevance_set_conversations.py`` (one memory per turn of 16
-  sessions; single-hop / multi-hop / temporal / paraphrase questions with evidence turns).
+  sessions; single-hop / multi-hop / temporal / paraphrase questions with evidence turns);
+- ``meetings`` and ``committee``: ``bench/relevance_set_qmsum.py`` (public meeting
+  transcripts, one memory per turn, one project per meeting; questions with their evidence
+  turns). Their raw files live outside git; ``available_sets()`` skips them, saying why, when
+  the files are absent.
+
+Every question carries its project: a set with one project per meeting is searched with that
+project filter, as a user's memory of many conversations is (``Loaded.project_of``).
 
 ``load(name, tmp, embedder)`` writes a set into a real SQLite store (FTS5 by its triggers),
 embeds it into a real FAISS index and returns a ``Loaded`` with a ``VectorRanker`` over it, so
@@ -26,18 +33,32 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench import relevance_set, relevance_set_conversations  # noqa: E402
+from bench import relevance_set, relevance_set_conversations, relevance_set_qmsum  # noqa: E402
 from workbench.models import ObservationDraft  # noqa: E402
 from workbench.recall import vectors  # noqa: E402
 from workbench.store import observations as store_obs  # noqa: E402
 from workbench.store.connection import atomic  # noqa: E402
 from workbench.store.database import Store  # noqa: E402
 
-SETS = ("coding", "conversations")
+ALL_SETS = ("coding", "conversations", *relevance_set_qmsum.SETS)
+SETS = ("coding", "conversations")  # always available (generated here); see available_sets()
 CLASSES = {
     "coding": ("paraphrase", "keyword"),
     "conversations": relevance_set_conversations.CLASSES,
+    **dict.fromkeys(relevance_set_qmsum.SETS, relevance_set_qmsum.CLASSES),
 }
+QMSUM_PATH = relevance_set_qmsum.DEFAULT_PATH
+
+
+def available_sets(qmsum: Path | None = None) -> tuple[str, ...]:
+    """Every set whose data is here; a skipped one is named on stderr with the fix."""
+    why = relevance_set_qmsum.available(qmsum or QMSUM_PATH)
+    if why:
+        print(why, file=sys.stderr)
+        return SETS
+    return ALL_SETS
+
+
 CACHE_DIR = Path(tempfile.gettempdir()) / "workbench-bench-embeddings"
 
 
@@ -46,6 +67,7 @@ class Question:
     cls: str
     text: str
     relevant: tuple[int, ...]  # observation ids
+    project: str = ""  # searched with this project filter
 
 
 class CachedEmbedder:
@@ -130,16 +152,38 @@ class Loaded:
     questions: list[Question]
     ranker: IndexRanker
     texts: list[str] = field(default_factory=list)
+    _projects: dict[str, str] = field(default_factory=dict)
 
     @property
     def conn(self) -> Any:
         return self.store.conn
 
+    def project_of(self, query: str) -> str | None:
+        """The project a question is searched in (question texts are unique in a set)."""
+        if len(self._projects) != len(self.questions):
+            self._projects = {q.text: q.project for q in self.questions}
+        return self._projects.get(query)
 
-def _drafts(
-    name: str,
-) -> tuple[list[tuple[ObservationDraft, str, int | None]], list[tuple[str, str, tuple[int, ...]]]]:
-    """``(draft, session id, created ms)`` in storage order, and questions by storage index."""
+
+Item = tuple[ObservationDraft, str, int | None, str]  # draft, session id, created ms, project
+Gold = tuple[str, str, tuple[int, ...], str]  # class, text, evidence (storage indexes), project
+
+
+def _drafts(name: str, qmsum: Path | None = None) -> tuple[list[Item], list[Gold]]:
+    """``(draft, session id, created ms, project)`` in storage order, and the questions."""
+    if name in relevance_set_qmsum.SETS:
+        turns, questions = relevance_set_qmsum.build(name, qmsum or QMSUM_PATH)
+        items = [
+            (ObservationDraft(type="discovery", title=t.text), t.meeting, t.created_ms, t.meeting)
+            for t in turns
+        ]
+        seen: set[str] = set()
+        golds = []
+        for q in questions:
+            if q.text not in seen:  # a question text asked of two meetings: the first one
+                seen.add(q.text)
+                golds.append((q.cls, q.text, q.evidence, q.meeting))
+        return items, golds
     if name == "coding":
         items = [
             (
@@ -152,10 +196,11 @@ def _drafts(
                 ),
                 "bench",
                 None,
+                name,
             )
             for i in relevance_set.observations()
         ]
-        qs = [(kind, text, (number - 1,)) for kind, text, number in relevance_set.queries()]
+        qs = [(kind, text, (number - 1,), name) for kind, text, number in relevance_set.queries()]
         return items, qs
     conv = relevance_set_conversations.build()
     items = [
@@ -163,23 +208,27 @@ def _drafts(
             ObservationDraft(type="discovery", title=turn.text),
             f"conv-{turn.session:02d}",
             conv.session_ms(turn.session) + n * 60_000,
+            name,
         )
         for n, turn in enumerate(conv.turns)
     ]
-    return items, [(q.cls, q.text, q.evidence) for q in conv.questions]
+    return items, [(q.cls, q.text, q.evidence, name) for q in conv.questions]
 
 
-def load(name: str, tmp: Path, embedder: Any) -> Loaded:
-    """Store, index and wrap one set (``name`` in SETS) under ``tmp``."""
-    items, qs = _drafts(name)
+def load(name: str, tmp: Path, embedder: Any, qmsum: Path | None = None) -> Loaded:
+    """Store, index and wrap one set (``name`` in ALL_SETS) under ``tmp``."""
+    items, qs = _drafts(name, qmsum)
     store = Store(tmp / f"{name}.db")
     ids: list[int] = []
     with atomic(store.conn):
-        for draft, session, created in items:
+        for draft, session, created, project in items:
             oid, created_new = store_obs.insert(
-                store.conn, draft, content_session_id=session, project=name, created_ms=created
+                store.conn, draft, content_session_id=session, project=project, created_ms=created
             )
-            assert created_new, f"duplicate memory in the {name} set: {draft.title!r}"
+            # A meeting may repeat a turn word for word: it is one memory (the store dedupes).
+            assert created_new or name in relevance_set_qmsum.SETS, (
+                f"duplicate memory in the {name} set: {draft.title!r}"
+            )
             ids.append(oid)
     rows = store.conn.execute(
         "SELECT id, title, subtitle, narrative, facts, concepts FROM observations ORDER BY id"
@@ -188,5 +237,7 @@ def load(name: str, tmp: Path, embedder: Any) -> Loaded:
     index = vectors.VectorIndex(embedder.name, embedder.dim, "flat")
     matrix = embedder.embed(texts)
     index.add([int(r["id"]) for r in rows], [vectors.text_hash(t) for t in texts], matrix)
-    questions = [Question(cls, text, tuple(ids[i] for i in ev)) for cls, text, ev in qs]
+    questions = [
+        Question(cls, text, tuple(ids[i] for i in ev), project) for cls, text, ev, project in qs
+    ]
     return Loaded(name, store, questions, IndexRanker("minilm", embedder, index), texts)

@@ -157,7 +157,7 @@ def test_coverage_is_the_share_of_the_query_a_hit_matches(store: Store) -> None:
     assert 0 < cover[2] < FusionParams().fts_gate
     # A word the memory has never seen still counts against a partial match.
     with_unknown = fusion.coverage(conn, "observations", "refund chargeback", [2])
-    assert with_unknown[2] < FusionParams().fts_gate
+    assert with_unknown[2] < 0.5  # refund alone would be all of the query's known words
     assert fusion.coverage(conn, "observations", "   ", [1]) == {}
 
 
@@ -215,7 +215,8 @@ def test_a_memory_saved_before_its_embedding_is_found_by_its_words(
             project="p",
         )
     held = SimilarityRanker({i: 0.45 - i / 100 for i in range(1, len(TITLES) + 1)}, "held")
-    engine = SearchEngine(store, load_settings(tmp_path), held)
+    # Neighbouring turns off: the score below is the fusion's alone.
+    engine = SearchEngine(store, load_settings(tmp_path, search_neighbour_weight=0.0), held)
     result = engine.search("ledger reconciliation drift", types="observations", limit=5)
     assert result.mode == "hybrid"
     assert result.observations[0].id == fresh
@@ -224,7 +225,8 @@ def test_a_memory_saved_before_its_embedding_is_found_by_its_words(
     held.similarity[fresh] = 0.2
     again = engine.search("ledger reconciliation drift", types="observations", limit=5)
     assert again.observations[0].id == fresh
-    assert again.observations[0].score == pytest.approx(0.2 + 0.8 * 0.2)
+    p = FusionParams()
+    assert again.observations[0].score == pytest.approx(p.fts_weight + p.vector_weight * 0.2)
 
 
 # ----- settings ----------------------------------------------------------------------------------
@@ -259,5 +261,6 @@ def test_both_weights_zero_in_the_file_falls_back_and_warns(tmp_path: Path) -> N
         json.dumps({"search_fts_weight": 0, "search_vector_weight": 0}), "utf-8"
     )
     settings = load_settings(tmp_path)
-    assert settings.search_vector_weight == 0.8  # the bad key dropped, the service starts
+    # the bad key dropped (its default back), the service starts
+    assert settings.search_vector_weight == FusionParams().vector_weight
     assert any("search_vector_weight" in w for w in settings.load_warnings)

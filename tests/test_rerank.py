@@ -45,6 +45,16 @@ def store(tmp_path: Path) -> Iterator[Store]:
         yield s
 
 
+# The fusion these tests were built on (before issue 21), where the semantically closest memory
+# leads the fused order, so that the second stage has something to fix.
+VECTOR_LED: dict[str, object] = {
+    "search_fts_weight": 0.2,
+    "search_vector_weight": 0.8,
+    "search_fts_gate": 0.4,
+    "search_neighbour_weight": 0.0,
+}
+
+
 def search(store: Store, settings: object, mode: str = "hybrid", limit: int = 5) -> list[int]:
     engine = SearchEngine(store, settings, SimilarityRanker(SIMILARITY))
     return [
@@ -54,8 +64,8 @@ def search(store: Store, settings: object, mode: str = "hybrid", limit: int = 5)
 
 
 def test_an_exact_identifier_match_comes_first_once_reranked(store: Store, tmp_path: Path) -> None:
-    off = load_settings(tmp_path / "off")
-    on = load_settings(tmp_path / "on", search_rerank=True)
+    off = load_settings(tmp_path / "off", **VECTOR_LED)
+    on = load_settings(tmp_path / "on", search_rerank=True, **VECTOR_LED)
     # Fusion alone: the semantically closest (0.8 · 0.70) beats the exact answer.
     assert search(store, off)[:2] == [2, 1]
     assert search(store, on)[:2] == [1, 2]
@@ -118,7 +128,9 @@ def test_an_unreadable_model_file_means_the_default(
 def test_a_failing_stage_gives_the_fused_order(store: Store, tmp_path: Path) -> None:
     # A bench-style settings object with a depth that is not a number: the stage raises inside
     # and the search answers in fused order, unmarked.
-    broken = SimpleNamespace(search_rerank=True, search_rerank_depth="deep", data_dir=tmp_path)
+    broken = SimpleNamespace(
+        search_rerank=True, search_rerank_depth="deep", data_dir=tmp_path, **VECTOR_LED
+    )
     engine = SearchEngine(store, broken, SimilarityRanker(SIMILARITY))
     hits = engine.search(QUERY, types="observations", limit=5).observations
     assert [h.id for h in hits][:2] == [2, 1]

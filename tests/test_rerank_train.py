@@ -103,7 +103,14 @@ def test_train_learns_to_distrust_a_misleading_ranker(tmp_path: Path) -> None:
     # The vector ranker gives each memory's similarity to its neighbour, so the fused order
     # puts the wrong memory first; the words say which is right, and training learns that.
     seed_history(tmp_path / "w.db", count=60)
-    settings = load_settings(tmp_path)
+    # The fusion before issue 21 (vector-led), which the misleading ranker leads astray.
+    settings = load_settings(
+        tmp_path,
+        search_fts_weight=0.2,
+        search_vector_weight=0.8,
+        search_fts_gate=0.4,
+        search_neighbour_weight=0.0,
+    )
     with Store(tmp_path / "w.db") as store:
         ranker = MisleadingRanker(store)
         model, report = rerank_train.train(store.conn, ranker, settings, limit=60)

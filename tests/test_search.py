@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -13,6 +14,7 @@ from workbench.errors import InvalidInput, NotFound
 from workbench.models import OBSERVATION_TYPES
 from workbench.recall import compact
 from workbench.recall.filters import SearchFilters
+from workbench.recall.fusion import FusionParams
 from workbench.recall.search import SearchEngine, VectorRanker, rrf
 from workbench.store.database import Store
 
@@ -277,7 +279,8 @@ def test_hybrid_fuses_both_rankers(seeded: tuple[Store, Seeded], labels: Seeded)
     store, _ = seeded
     ranker = KeywordRanker(store)
     assert isinstance(ranker, VectorRanker)
-    engine = SearchEngine(store, None, ranker=ranker)
+    # Neighbouring turns off: the score below is the fusion's alone.
+    engine = SearchEngine(store, SimpleNamespace(search_neighbour_weight=0.0), ranker=ranker)
     result = engine.search("docker image size", types=["observations"])
     assert result.mode == "hybrid"
     assert result.degraded is None
@@ -285,9 +288,10 @@ def test_hybrid_fuses_both_rankers(seeded: tuple[Store, Seeded], labels: Seeded)
     assert top.id == labels.ids["docker-slim"]
     assert top.ranks == {"fts": 1, "keywords": 1}
     assert top.rankers == ["fts", "vector"]
-    # Weighted fusion (defaults): 0.2 · BM25 1st of its list (1.0) × its share of the query
-    # (all three words: 1.0) + 0.8 · the ranker's similarity (2 title words: image, size).
-    assert top.score == pytest.approx(0.2 * 1.0 * 1.0 + 0.8 * 2.0)
+    # Weighted fusion (default weights): w_fts · BM25 1st of its list (1.0) × its share of the
+    # query (all three words: 1.0) + w_vec · the ranker's similarity (2 title words).
+    p = FusionParams()
+    assert top.score == pytest.approx(p.fts_weight * 1.0 * 1.0 + p.vector_weight * 2.0)
     assert ranker.calls[0] is None  # unfiltered → no allowed set
     # then, once, the similarity of just the full-text hits it did not list
     listed = {i for i, _ in ranker.rank("docker image size", 100, None)}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import urllib.parse
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -173,7 +174,9 @@ class StripesRanker:
 
 
 def test_hybrid_adds_what_only_the_vector_ranker_found(zebra_store: Store) -> None:
-    engine = SearchEngine(zebra_store, ranker=StripesRanker(zebra_store))
+    # Neighbouring turns off: they would add the memories saved beside each hit (counted too).
+    plain = SimpleNamespace(search_neighbour_weight=0.0)
+    engine = SearchEngine(zebra_store, plain, ranker=StripesRanker(zebra_store))
     result = engine.search("zebra", types="observations", mode="hybrid", limit=100).to_json()
     assert result["mode"] == "hybrid"
     assert result["totalResults"] == ZEBRAS + STRIPED  # each zebra once, plus the stripes

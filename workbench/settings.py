@@ -183,12 +183,19 @@ class Settings(BaseSettings):
     # Hybrid search fusion (workbench/recall/fusion.py). ``weighted``: w_fts · BM25 (max-
     # normalised, times the share of the query it matches) + w_vector · cosine, where a BM25
     # hit matching less than ``search_fts_gate`` of the query counts for nothing. Defaults
-    # chosen by cross-validation over two relevance sets (bench/relevance_cv.py); ``rrf`` is
-    # the old reciprocal-rank fusion, kept to compare.
+    # chosen by cross-validation over four relevance sets (bench/relevance_cv.py, issue 21;
+    # the figures in fusion.py's docstring); ``rrf`` is reciprocal-rank fusion, to compare.
     search_fusion: Literal["weighted", "rrf"] = "weighted"
-    search_fts_weight: float = Field(default=0.2, ge=0.0, le=1.0)
-    search_vector_weight: float = Field(default=0.8, ge=0.0, le=1.0)
-    search_fts_gate: float = Field(default=0.4, ge=0.0, le=1.0)
+    search_fts_weight: float = Field(default=0.4, ge=0.0, le=1.0)
+    search_vector_weight: float = Field(default=0.6, ge=0.0, le=1.0)
+    search_fts_gate: float = Field(default=0.3, ge=0.0, le=1.0)
+    # -- issue 21, first stage (i21-fusion): ``rrf`` = reciprocal rank with k, the full-text
+    # list's share of the vote and a coverage gate (workbench/recall/fusion.py ``rrf_gated``).
+    search_rrf_k: int = Field(default=60, ge=1, le=1000)
+    search_rrf_fts_share: float = Field(default=0.5, ge=0.0, le=1.0)
+    search_rrf_gate: float = Field(default=0.0, ge=0.0, le=1.0)
+    # A hit's neighbouring turns in its session gain this share of its (max-normalised) score.
+    search_neighbour_weight: float = Field(default=0.1, ge=0.0, le=1.0)
     # Second stage (workbench/recall/rerank.py): reorder hybrid's fused top ``search_rerank_depth``
     # by a linear model over word-level features (``workbench rerank train`` fits it to your own
     # history; untrained, a built-in default). Only reorders, fails open to the fused order.
@@ -276,7 +283,7 @@ class Settings(BaseSettings):
         if value == 0 and info.data.get("search_fts_weight") == 0:
             raise ValueError(
                 "search_fts_weight and search_vector_weight are both 0, so hybrid search "
-                "could not rank anything; set at least one above 0 (defaults 0.2 and 0.8), "
+                "could not rank anything; set at least one above 0 (defaults 0.4 and 0.6), "
                 "or search with mode=fts or mode=vector"
             )
         return value

@@ -308,8 +308,7 @@ class SearchEngine:
             # vector pool while this thread ranks the full text; same lists, same fusion.
             pending = self._start_vector_rank(query, filters, fusion_depth, background=True)
             text = fts.rank(self.conn, "observations", query, filters, limit=fusion_depth)
-            if params.method != "rrf":
-                cover = fusion.coverage(self.conn, "observations", query, [i for i, _ in text])
+            cover = fusion.coverage(self.conn, "observations", query, [i for i, _ in text])
             vector = pending()
         else:
             vector = self._vector_rank(query, filters, depth)
@@ -331,16 +330,29 @@ class SearchEngine:
             return vector[:depth], ranks
         for n, (i, _) in enumerate(text, start=1):
             ranks.setdefault(i, {})["fts"] = n
-        if params.method == "rrf":
-            fused = fusion.rrf([("fts", [i for i, _ in text]), (name, [i for i, _ in vector])])
-            return fused[:depth], ranks
         seen = {i for i, _ in vector}
         beyond = [i for i, _ in text if i not in seen]
         cosines = self._cosines_of(query, beyond)
         unembedded = set() if cosines is None else set(beyond) - cosines.keys()
-        fused = fusion.weighted(text, vector, cover, params, cosines=cosines, unembedded=unembedded)
+        fused = fusion.fuse(text, vector, cover, params, cosines=cosines, unembedded=unembedded)
+        if params.neighbour_weight > 0:
+            fused = self._with_neighbours(fused, filters, params.neighbour_weight)
         fused = self._rerank(query, rerank.Candidates(fused, text, vector, cosines or {}))
         return fused[:depth], ranks
+
+    def _with_neighbours(
+        self, fused: list[tuple[int, float]], filters: SearchFilters, weight: float
+    ) -> list[tuple[int, float]]:
+        """``fusion.smooth`` over the fused hits' neighbouring turns in their sessions.
+
+        A neighbour shares its hit's session and project, so with no filter or only a project
+        filter it may join the list; under any other filter only candidates already found
+        (and so allowed) are rescored.
+        """
+        beside = fusion.neighbours(self.conn, [i for i, _ in fused])
+        open_ = filters.is_empty() or filters.only_projects()
+        allowed = None if open_ else {i for i, _ in fused}
+        return fusion.smooth(fused, beside, weight, allowed)
 
     def _rerank(self, query: str, candidates: rerank.Candidates) -> list[tuple[int, float]]:
         """The second stage (``recall/rerank.py``): reorders the fused top-N, fails open."""
