@@ -3,8 +3,8 @@
 - Hybrid's vector side now runs on the vector pool beside the full-text side: every query of
   the relevance set, with and without a filter, gets the hits (ids, order, scores) of the
   sequence the engine ran before (full text, vector list, coverage, the cosines of the
-  full-text hits beyond the vector list, weighted fusion, the second stage), spelled out here
-  step by step with the fusion helper's own functions.
+  full-text hits beyond the vector list, fusion, the neighbouring turns, the second stage),
+  spelled out here step by step with the fusion helper's own functions.
 - The timeline by query anchors on ``SearchEngine.top_observation`` instead of a whole search
   page (no total count): the anchor is the search's first hit, for every query.
 """
@@ -59,9 +59,13 @@ def sequential_hybrid(
     cosines = {i: c for i, c in ranker.rank(query, len(beyond), beyond) if i in set(beyond)}
     unembedded = set(beyond) - cosines.keys()
     params = fusion.FusionParams.from_settings(None)
-    fused = fusion.weighted(
-        text, list(vector), cover, params, cosines=cosines, unembedded=unembedded
-    )
+    fused = fusion.fuse(text, list(vector), cover, params, cosines=cosines, unembedded=unembedded)
+    if params.neighbour_weight > 0:  # the session's neighbouring turns share a hit's score
+        beside = fusion.neighbours(conn, [i for i, _ in fused])
+        open_ = filters.is_empty() or filters.only_projects()
+        fused = fusion.smooth(
+            fused, beside, params.neighbour_weight, None if open_ else {i for i, _ in fused}
+        )
     candidates = rerank.Candidates(fused, text, list(vector), cosines)
     fused, _ = rerank.rerank_or_fused(conn, query, candidates, None)
     return [(i, float(f"{s:.6g}")) for i, s in fused[:depth]]
