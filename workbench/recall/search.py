@@ -313,6 +313,9 @@ class SearchEngine:
         unembedded = set() if cosines is None else set(beyond) - cosines.keys()
         fused = fusion.weighted(text, vector, cover, params, cosines=cosines, unembedded=unembedded)
         fused = self._rerank(query, rerank.Candidates(fused, text, vector, cosines or {}))
+        skipped = rerank.problem(self.settings)  # the second stage's model is missing
+        if skipped is not None and result.degraded is None:
+            result.degraded = skipped
         return fused[:depth], ranks
 
     def _rerank(self, query: str, candidates: rerank.Candidates) -> list[tuple[int, float]]:
