@@ -83,37 +83,51 @@ def metrics(order: Sequence[int], gold: frozenset[int]) -> tuple[float, float, f
     return r5, r10, (1 / first if first else 0.0)
 
 
-def maxsim_mrr(conn: Any, questions: Sequence[Collected], weight: float, depth: int) -> float:
-    """Mean MRR of the maxsim stage at ``weight`` and ``depth`` on collected candidates."""
+@dataclass
+class Scored:
+    """A question's fused top ``depth`` and their MaxSim scores (independent of the weight)."""
+
+    head: list[tuple[int, float]]
+    maxsim: list[float]
+    gold: frozenset[int]
+
+
+def score(conn: Any, questions: Sequence[Collected], depth: int) -> list[Scored]:
+    """MaxSim of each question's fused top ``depth``, once, for every weight of the grid."""
     table = rerank_tokens.load()
-    total = 0.0
+    out = []
     for q in questions:
-        order = rerank_maxsim.order(conn, q.query, q.candidates, table, depth, weight)
-        total += metrics([i for i, _ in order], q.gold)[2]
-    return total / max(len(questions), 1)
+        head = list(q.candidates.fused[:depth])
+        texts = rerank_maxsim.candidate_texts(conn, [i for i, _ in head])
+        out.append(Scored(head, rerank_maxsim.scores(table, q.query, texts), q.gold))
+    return out
 
 
-def choose_weight(
-    collected: Mapping[str, tuple[Any, list[Collected]]], sets: Sequence[str], depth: int
-) -> float:
-    """The grid weight with the best mean (over ``sets``) MRR; ties: the larger fused share."""
+def maxsim_mrr(scored: Sequence[Scored], weight: float) -> float:
+    """Mean MRR of the maxsim stage at ``weight`` (a head under 2 keeps its fused order)."""
+    total = 0.0
+    for q in scored:
+        head = rerank_maxsim.combine(q.head, q.maxsim, weight) if len(q.head) > 1 else q.head
+        total += metrics([i for i, _ in head], q.gold)[2]
+    return total / max(len(scored), 1)
+
+
+def choose_weight(scored: Mapping[str, list[Scored]], sets: Sequence[str]) -> float:
+    """The grid weight with the best mean (over ``sets``) MRR; ties: the larger fused share.
+
+    MRR of the head only: a gold item beyond the depth counts the same for every weight.
+    """
     if not sets:
         return rerank_maxsim.DEFAULT_FUSED_WEIGHT
-    return max(
-        GRID,
-        key=lambda w: (
-            statistics.fmean(maxsim_mrr(collected[s][0], collected[s][1], w, depth) for s in sets),
-            w,
-        ),
-    )
+    return max(GRID, key=lambda w: (statistics.fmean(maxsim_mrr(scored[s], w) for s in sets), w))
 
 
-def held_out_weights(
-    collected: Mapping[str, tuple[Any, list[Collected]]], depth: int
-) -> dict[str, float]:
-    """Per set: the weight chosen on every other set (leave one set out)."""
-    names = list(collected)
-    return {s: choose_weight(collected, [o for o in names if o != s], depth) for s in names}
+def held_out_weights(scored: Mapping[str, list[Scored]]) -> dict[str, float]:
+    """Per set: the weight chosen on every other set (leave one set out); and on all sets."""
+    names = list(scored)
+    out = {s: choose_weight(scored, [o for o in names if o != s]) for s in names}
+    out["all sets"] = choose_weight(scored, names)
+    return out
 
 
 def run_method(
@@ -169,12 +183,10 @@ def rows(every: Mapping[str, Any], names: Sequence[str], params: Any) -> dict[st
     methods = {k: v for k, v in METHODS.items() if reason is None or "maxsim" not in k}
     out: dict[str, Any] = {"skipped": reason, "weights": {}, "sets": {}}
     if reason is None:
-        collected = {s: (loaded.conn, collect(loaded)) for s, loaded in every.items()}
+        collected = {s: collect(loaded) for s, loaded in every.items()}
         for depth in (30, 50):
-            out["weights"][f"d{depth}"] = {
-                **held_out_weights(collected, depth),
-                "all sets": choose_weight(collected, list(collected), depth),
-            }
+            scored = {s: score(every[s].conn, qs, depth) for s, qs in collected.items()}
+            out["weights"][f"d{depth}"] = held_out_weights(scored)
     for name in names:
         loaded = every[name]
         table: dict[str, Any] = {}
@@ -223,6 +235,7 @@ def main() -> None:
     model = relevance_sets.minilm()
     with tempfile.TemporaryDirectory() as tmp:
         every = {name: relevance_sets.load(name, Path(tmp), model) for name in available}
+        model.save()  # the sets' vectors, before the (long) rows: a stopped run keeps them
         doc = rows(every, [n for n in (args.set or available) if n in every], FusionParams())
         for loaded in every.values():
             loaded.store.close()

@@ -74,6 +74,26 @@ def scores(table: TokenTable, query: str, texts: Sequence[str]) -> list[float]:
     return [float(v) if n else 0.0 for v, n in zip(out, filled, strict=True)]
 
 
+def candidate_texts(conn: sqlite3.Connection, ids: Sequence[int]) -> list[str]:
+    """Each candidate's title and body ("" for one deleted since it was indexed)."""
+    found = rerank_features.load_texts(conn, ids)
+    return [f"{found[i]['title']} {found[i]['body']}".strip() if i in found else "" for i in ids]
+
+
+def combine(
+    head: Sequence[tuple[int, float]], maxsim: Sequence[float], fused_weight: float
+) -> list[tuple[int, float]]:
+    """``head`` (fused, best first) by ``fused_weight`` · fused / best + the rest · MaxSim."""
+    low, high = min(maxsim), max(maxsim)
+    top = max(s for _, s in head)
+    combined = [
+        fused_weight * (s / top if top > 0 else 0.0)
+        + (1.0 - fused_weight) * ((m - low) / (high - low) if high > low else 0.0)
+        for (_, s), m in zip(head, maxsim, strict=True)
+    ]
+    return [head[n] for n in sorted(range(len(head)), key=lambda n: (-combined[n], n))]
+
+
 def order(
     conn: sqlite3.Connection,
     query: str,
@@ -86,20 +106,8 @@ def order(
     head, tail = candidates.fused[:top_n], candidates.fused[top_n:]
     if len(head) < 2:
         return list(candidates.fused)
-    found = rerank_features.load_texts(conn, [i for i, _ in head])
-    texts = [
-        f"{found[i]['title']} {found[i]['body']}".strip() if i in found else "" for i, _ in head
-    ]
-    maxsim = scores(table, query, texts)
-    low, high = min(maxsim), max(maxsim)
-    top = max(s for _, s in head)
-    combined = [
-        fused_weight * (s / top if top > 0 else 0.0)
-        + (1.0 - fused_weight) * ((m - low) / (high - low) if high > low else 0.0)
-        for (_, s), m in zip(head, maxsim, strict=True)
-    ]
-    ranked = sorted(range(len(head)), key=lambda n: (-combined[n], n))
-    reordered = [head[n] for n in ranked]
+    texts = candidate_texts(conn, [i for i, _ in head])
+    reordered = combine(head, scores(table, query, texts), fused_weight)
     if sorted(i for i, _ in reordered) != sorted(i for i, _ in head):
         raise RuntimeError("the reranker changed the candidate set")
     return reordered + list(tail)
