@@ -18,6 +18,9 @@ Every ranker runs through the real ``SearchEngine`` (real store, FTS5, FAISS), 5
   generated from each set's memories, never on its gold questions: "<set> memories" is the
   reported set's own memories, "(cross-set)" the other set's.
 
+Then each second-stage method (features, maxsim at depth 30 and 50) against hybrid per set,
+with p50/p95, the methods taking turns per question (``bench/relevance_rerank.py``).
+
 The last column is the p50 latency of one search (ms, in process, query embedding cached), so
 the rerank rows show what the second stage adds.
 

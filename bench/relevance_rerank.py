@@ -14,8 +14,9 @@ mean MRR over the *other* sets (``GRID``), so no set's figures are tuned on that
 ``choose_weight`` over every set gives the shipped default. Questions run with their set's
 project filter when the set has one (``Loaded.project_of``).
 
-Latency: p50 / p95 of one whole search (ms, in process, the query's embedding cached), so a
-row's figure minus hybrid's is what its stage adds; the machine is shared and loaded.
+Latency: p50 / p95 of one whole search (ms, in process, the query's embedding cached), the
+methods taking turns question by question, so a row's figure minus hybrid's is what its stage
+adds; the machine is shared and loaded.
 """
 
 from __future__ import annotations
@@ -153,25 +154,35 @@ def run_method(
     return run
 
 
-def evaluate(run: Callable[[str], list[int]], questions: Sequence[Any]) -> dict[str, float]:
-    """R@5, R@10, MRR over ``questions`` and the p50 / p95 of one search (ms)."""
-    scores, times = [], []
+def evaluate(
+    runs: Mapping[str, Callable[[str], list[int]]], questions: Sequence[Any]
+) -> dict[str, dict[str, float]]:
+    """Per method: R@5, R@10, MRR over ``questions`` and the p50 / p95 of one search (ms).
+
+    The methods take turns question by question, so a load spike on the shared machine costs
+    every row alike.
+    """
+    scores: dict[str, list[tuple[float, float, float]]] = {label: [] for label in runs}
+    times: dict[str, list[float]] = {label: [] for label in runs}
     for q in questions:
-        run(q.text)  # warm: the query's embedding is cached, so every row times the same work
-        started = time.perf_counter()
-        ranked = run(q.text)
-        times.append((time.perf_counter() - started) * 1000)
-        scores.append(metrics(ranked, frozenset(q.relevant)))
-    times.sort()
-    n = len(scores)
-    return {
-        "n": n,
-        "recall@5": sum(s[0] for s in scores) / n,
-        "recall@10": sum(s[1] for s in scores) / n,
-        "mrr": sum(s[2] for s in scores) / n,
-        "p50_ms": statistics.median(times),
-        "p95_ms": times[min(n - 1, int(n * 0.95))],
-    }
+        for label, run in runs.items():
+            run(q.text)  # warm: the query's embedding is cached, every row times the same work
+            started = time.perf_counter()
+            ranked = run(q.text)
+            times[label].append((time.perf_counter() - started) * 1000)
+            scores[label].append(metrics(ranked, frozenset(q.relevant)))
+    out = {}
+    for label in runs:
+        got, took, n = scores[label], sorted(times[label]), len(scores[label])
+        out[label] = {
+            "n": n,
+            "recall@5": sum(s[0] for s in got) / n,
+            "recall@10": sum(s[1] for s in got) / n,
+            "mrr": sum(s[2] for s in got) / n,
+            "p50_ms": statistics.median(took),
+            "p95_ms": took[min(n - 1, int(n * 0.95))],
+        }
+    return out
 
 
 def rows(every: Mapping[str, Any], names: Sequence[str], params: Any) -> dict[str, Any]:
@@ -189,14 +200,14 @@ def rows(every: Mapping[str, Any], names: Sequence[str], params: Any) -> dict[st
             out["weights"][f"d{depth}"] = held_out_weights(scored)
     for name in names:
         loaded = every[name]
-        table: dict[str, Any] = {}
+        runs = {}
         for label, overrides in methods.items():
             settings = dict(overrides)
             if "maxsim" in label:
                 depth = int(settings.get("search_rerank_depth", DEPTH))
                 settings["search_rerank_maxsim_fused"] = out["weights"][f"d{depth}"][name]
-            table[label] = evaluate(run_method(loaded, settings, params), loaded.questions)
-        out["sets"][name] = table
+            runs[label] = run_method(loaded, settings, params)
+        out["sets"][name] = evaluate(runs, loaded.questions)
     return out
 
 
