@@ -8,7 +8,7 @@ vocabulary and mean-pooled, as model2vec distils a static model. Scoring a searc
 table lookup and one matrix product (``rerank_maxsim``).
 
 Built offline from the shipped weights by ``workbench rerank build`` (~30 s on 2 cores, no
-network, deterministic for one ONNX build), into this venv's ``share/workbench`` (or
+network; 30–70 s on a busy machine), into this venv's ``share/workbench`` (or
 ``$WORKBENCH_RERANK_TOKENS_DIR``): ``tokens.npy`` (float16, unit rows), the tokenizer, and a
 manifest naming the ONNX build it came from. Derived: delete it and rebuild. A missing or
 altered table is reported (``problem``), never raised into a search.
