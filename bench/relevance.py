@@ -21,6 +21,9 @@ Every ranker runs through the real ``SearchEngine`` (real store, FTS5, FAISS), 5
   generated from each set's memories, never on its gold questions: "<set> memories" is the
   reported set's own memories, "(cross-set)" the other set's.
 
+Then each second-stage method (features, maxsim at depth 30 and 50) against hybrid per set,
+with p50/p95, the methods taking turns per question (``bench/relevance_rerank.py``).
+
 The last column is the p50 latency of one search (ms, in process, query embedding cached), so
 the rerank rows show what the second stage adds.
 
@@ -47,6 +50,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import relevance_rerank  # noqa: E402
 from bench.relevance_sets import (  # noqa: E402
     ALL_SETS,
     CLASSES,
@@ -324,6 +328,7 @@ def main() -> None:
             }
             if args.throughput and name == "coding":
                 doc["throughput"] = throughput(loaded.texts, [q.text for q in loaded.questions])
+        doc["rerank_methods"] = None if args.no_rerank else rerank_method_rows(every, names)
         for loaded in every.values():
             loaded.store.close()
     for embedder in embedders:
@@ -333,6 +338,8 @@ def main() -> None:
         return
     for name, body in doc["sets"].items():
         print_table(name, body)
+    if doc["rerank_methods"]:
+        relevance_rerank.print_rows(doc["rerank_methods"])
     for name, body in doc["sets"].items():
         if body["rerank_stage_ms"]:
             ms = body["rerank_stage_ms"]
@@ -350,6 +357,11 @@ def main() -> None:
             f"minilm (2 threads): {t['texts_per_s']} texts/s, coding set in {t['embed_set_s']} s,"
             f" query p50 {t['query_ms_p50']} ms"
         )
+
+
+def rerank_method_rows(every: dict[str, Loaded], names: Sequence[str]) -> dict[str, Any]:
+    """Each second-stage method vs hybrid on ``names``, p50/p95 per row (bench/relevance_rerank)."""
+    return relevance_rerank.rows(every, names, FusionParams())
 
 
 def print_table(name: str, body: dict[str, Any]) -> None:

@@ -201,6 +201,12 @@ class Settings(BaseSettings):
     # history; untrained, a built-in default). Only reorders, fails open to the fused order.
     search_rerank: bool = False
     search_rerank_depth: int = Field(default=50, ge=2, le=200)
+    # i21-rerank: which stage ``search_rerank`` runs. ``features``: the linear model above;
+    # ``maxsim``: late interaction over MiniLM's word pieces (workbench/recall/rerank_maxsim.py,
+    # its table built by ``workbench rerank build``), scored as ``search_rerank_maxsim_fused`` ·
+    # fused + the rest · MaxSim (the weight chosen by cross-validation across the relevance sets).
+    search_rerank_method: Literal["features", "maxsim"] = "features"
+    search_rerank_maxsim_fused: float = Field(default=0.7, ge=0.0, le=1.0)
     # Optional Claude listwise rerank of the top ``search_rerank_llm_depth`` (needs a key; cached
     # in the store, its tokens in the injection ledger): workbench/recall/rerank_llm.py.
     search_rerank_llm: bool = False

@@ -65,7 +65,8 @@ def health(runtime: RuntimeDep, instance_id: InstanceIdDep) -> dict[str, Any]:
         # Which data dir this is (workbench/instance.py): clients compare it with their own.
         "instanceId": instance_id,
         "spool": spool.backlog(runtime.settings.spool_dir),
-        "warnings": runtime.settings.load_warnings,
+        # Settings problems, and a second stage configured without its model (i21-rerank).
+        "warnings": [*runtime.settings.load_warnings, *_rerank_warnings(runtime)],
         # "paused" (with the reason) while settings.json cannot be read: nothing is captured.
         "capture": runtime.settings.capture_state(),
         # Semantic recall: "ready", or why not ("unavailable"/"disabled" → full text only).
@@ -73,6 +74,13 @@ def health(runtime: RuntimeDep, instance_id: InstanceIdDep) -> dict[str, Any]:
         # The embedding worker (a child process: pid, state) and the vectors still to add.
         "vectors": runtime.indexer.vectors_health() if runtime.indexer else {"state": "disabled"},
     }
+
+
+def _rerank_warnings(runtime: Runtime) -> list[str]:
+    from workbench.recall import rerank
+
+    skipped = rerank.problem(runtime.settings)
+    return [] if skipped is None else [skipped]
 
 
 def compressor_chain(runtime: Runtime) -> list[dict[str, Any]]:

@@ -1,4 +1,9 @@
-"""``workbench rerank train``: fit the second-stage reranker to your own history.
+"""``workbench rerank train`` / ``build``: the second-stage reranker's models.
+
+``build`` writes the ``maxsim`` stage's token table from the shipped MiniLM (its int8 ONNX
+copy; ``recall/rerank_tokens.py``): offline, ~30 s, needed once per venv.
+
+``train`` fits the linear (``features``) stage to your own history.
 
 Reads the store read-only and loads the embedding model in this process (as the evaluate
 notebook does: ~5 s), generates questions from the history (``recall/rerank_train.py``), fits
@@ -28,6 +33,23 @@ rerank_app = typer.Typer(help="The second-stage reranker of hybrid search.", no_
 
 def register(app: typer.Typer) -> None:
     app.add_typer(rerank_app, name="rerank")
+
+
+@rerank_app.command("build")
+@handle_errors
+def build(as_json: JsonOption = False) -> None:
+    """Build the maxsim token table from the shipped MiniLM (offline; after `models build`)."""
+    from workbench.errors import WorkbenchError
+    from workbench.recall import rerank_tokens
+
+    try:
+        path = rerank_tokens.build()
+    except (FileNotFoundError, PermissionError) as exc:
+        raise WorkbenchError(f"cannot build the maxsim token table: {exc}") from None
+    if as_json:
+        print_json({"path": str(path)})
+        return
+    typer.echo(f"maxsim token table written to {path}; set search_rerank_method=maxsim to use it")
 
 
 @rerank_app.command("train")

@@ -12,7 +12,10 @@ best ``search_rerank_depth`` (50) by ``w · features``. Rules it keeps, whatever
   code cannot read, means the built-in ``DEFAULT_WEIGHTS``.
 
 Whether it runs is ``settings.search_rerank``; ``mode=fts`` and ``mode=vector`` never rerank
-(they show one ranker, for comparison).
+(they show one ranker, for comparison). ``search_rerank_method`` picks the stage: ``features``
+(this linear model) or ``maxsim`` (late interaction over MiniLM's word pieces,
+``rerank_maxsim``; its token table missing → the fused order, and ``problem`` says why for
+/api/health and the search's ``degraded``).
 """
 
 from __future__ import annotations
@@ -113,6 +116,39 @@ def depth(settings: Any) -> int:
     return int(getattr(settings, "search_rerank_depth", DEFAULT_DEPTH))
 
 
+def method(settings: Any) -> str:
+    return str(getattr(settings, "search_rerank_method", "features"))
+
+
+def problem(settings: Any) -> str | None:
+    """Why the configured stage cannot run (its model is missing), or None."""
+    if not enabled(settings) or method(settings) != "maxsim":
+        return None
+    from workbench.recall import rerank_tokens
+
+    reason = rerank_tokens.problem()
+    return None if reason is None else f"rerank skipped, results in fused order: {reason}"
+
+
+def _first_stage(
+    conn: sqlite3.Connection, query: str, candidates: Candidates, settings: Any
+) -> tuple[list[tuple[int, float]], str]:
+    """The configured stage's order and its name; raises on any failure."""
+    if method(settings) == "maxsim":
+        from workbench.recall import rerank_maxsim, rerank_tokens
+
+        weight = float(
+            getattr(settings, "search_rerank_maxsim_fused", rerank_maxsim.DEFAULT_FUSED_WEIGHT)
+        )
+        table = rerank_tokens.load()
+        return rerank_maxsim.order(
+            conn, query, candidates, table, depth(settings), weight
+        ), "maxsim"
+    model = load_model(settings)
+    name = "features" if model.source == "trained" else "features-default"
+    return order(conn, query, candidates, model, depth(settings)), name
+
+
 def order(
     conn: sqlite3.Connection,
     query: str,
@@ -150,11 +186,11 @@ def rerank_or_fused(
 ) -> tuple[list[tuple[int, float]], dict[int, str]]:
     """``(list, id -> reranker)``: the fused list reordered by whichever stages are on.
 
-    The features stage (``search_rerank``) reorders the top ``search_rerank_depth``; then, with
-    ``search_rerank_llm`` and a key, Claude reorders the top ``search_rerank_llm_depth``
-    (``rerank_llm``). Each stage fails open on its own. The names (``"features"``,
-    ``"features-default"``, ``"claude"``) go into each hit's ``rerank`` field; an id absent
-    from the map kept its fused place.
+    The configured stage (``search_rerank``, ``search_rerank_method``) reorders the top
+    ``search_rerank_depth``; then, with ``search_rerank_llm`` and a key, Claude reorders the
+    top ``search_rerank_llm_depth`` (``rerank_llm``). Each stage fails open on its own. The
+    names (``"features"``, ``"features-default"``, ``"maxsim"``, ``"claude"``) go into each
+    hit's ``rerank`` field; an id absent from the map kept its fused place.
     """
     from workbench.recall import rerank_llm
 
@@ -162,11 +198,9 @@ def rerank_or_fused(
     placed: dict[int, str] = {}
     if len(fused) < 2:
         return fused, placed
-    if enabled(settings):
+    if enabled(settings) and problem(settings) is None:  # a missing model: said, not raised
         try:
-            model = load_model(settings)
-            fused = order(conn, query, candidates, model, depth(settings))
-            name = "features" if model.source == "trained" else "features-default"
+            fused, name = _first_stage(conn, query, candidates, settings)
             placed = {i: name for i, _ in fused[: depth(settings)]}
         except Exception:  # fail open: a second stage must never cost the first stage's answer
             log.exception("rerank failed; returning the fused order")

@@ -338,6 +338,9 @@ class SearchEngine:
         if params.neighbour_weight > 0:
             fused = self._with_neighbours(fused, filters, params.neighbour_weight)
         fused = self._rerank(query, rerank.Candidates(fused, text, vector, cosines or {}))
+        skipped = rerank.problem(self.settings)  # the second stage's model is missing
+        if skipped is not None and result.degraded is None:
+            result.degraded = skipped
         return fused[:depth], ranks
 
     def _with_neighbours(

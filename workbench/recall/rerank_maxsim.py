@@ -1,0 +1,113 @@
+"""The ``maxsim`` second stage: late interaction over MiniLM's word-piece vectors.
+
+Fusion sees one vector per memory, so a turn that holds the query's rare word among many
+others ranks below a vaguer turn on the same topic. MaxSim (ColBERT) looks at the words:
+each query word piece takes its best cosine against the candidate's pieces, weighted by how
+rare the piece is among the candidates (an IDF over the 30–50 candidates, so "the" and the
+topic every candidate shares count little), averaged. The candidate's score is
+
+    fused_weight · fused / best fused + (1 − fused_weight) · MaxSim, min-max scaled over the list
+
+so the fused evidence stays the larger part (``search_rerank_maxsim_fused``, chosen by
+cross-validation across the relevance sets: bench/relevance.py ``maxsim_cv``).
+
+The vectors come from ``rerank_tokens`` (a table built from the shipped MiniLM, no model
+run at search time): one lookup and one matrix product per search, a few ms for 50 memories.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from workbench.recall import rerank_features
+from workbench.recall.rerank_features import Candidates
+from workbench.recall.rerank_tokens import TokenTable
+
+DEFAULT_FUSED_WEIGHT = 0.7
+MAX_PIECES = 256  # per candidate: a long memory's first 256 word pieces
+_STOP = frozenset(
+    "a an and are as at be by did do does for from had has have how i in is it its me my of on"
+    " or our so that the their them then there these this to was we were what when where which"
+    " who why will with you your".split()
+)
+
+
+def content_pieces(table: TokenTable, texts: list[str]) -> list[list[int]]:
+    """Per text, the word pieces that carry meaning: no stop words, no punctuation."""
+    out = []
+    for ids, pieces in table.pieces(texts, MAX_PIECES):
+        kept = [
+            i
+            for i, piece in zip(ids, pieces, strict=True)
+            if piece not in _STOP and any(c.isalnum() for c in piece)
+        ]
+        out.append(kept or ids)
+    return out
+
+
+def scores(table: TokenTable, query: str, texts: Sequence[str]) -> list[float]:
+    """MaxSim of ``query`` against each text, IDF-weighted over ``texts`` (0 for an empty one)."""
+    import numpy as np
+
+    query_ids, *docs = content_pieces(table, [query, *texts])
+    if not query_ids or not any(docs):
+        return [0.0] * len(texts)
+    present = np.zeros(len(query_ids), dtype=np.float32)  # candidates holding each piece
+    for doc in docs:
+        held = set(doc)
+        present += np.asarray([t in held for t in query_ids], dtype=np.float32)
+    weights = np.log((len(docs) + 1) / (1 + present)) + 1.0
+    lengths = np.asarray([len(d) for d in docs])
+    flat = [i for d in docs for i in d]
+    q = np.asarray(table.vectors[query_ids], dtype=np.float32)
+    d = np.asarray(table.vectors[flat], dtype=np.float32)
+    # Query pieces × every candidate piece, candidates side by side. By numpy's own loop, not
+    # BLAS: OpenBLAS runs even this small a product on all its threads, and on a busy 2-core
+    # machine that cost 8–30 ms against ~1 ms single-threaded (measured in bench/).
+    sims = np.einsum("qk,dk->qd", q, d, optimize=False)
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    filled = lengths > 0
+    best = np.zeros((len(query_ids), len(docs)), dtype=np.float32)
+    best[:, filled] = np.maximum.reduceat(sims, starts[filled], axis=1)
+    out = (weights @ best) / float(weights.sum())
+    return [float(v) if n else 0.0 for v, n in zip(out, filled, strict=True)]
+
+
+def candidate_texts(conn: sqlite3.Connection, ids: Sequence[int]) -> list[str]:
+    """Each candidate's title and body ("" for one deleted since it was indexed)."""
+    found = rerank_features.load_texts(conn, ids)
+    return [f"{found[i]['title']} {found[i]['body']}".strip() if i in found else "" for i in ids]
+
+
+def combine(
+    head: Sequence[tuple[int, float]], maxsim: Sequence[float], fused_weight: float
+) -> list[tuple[int, float]]:
+    """``head`` (fused, best first) by ``fused_weight`` · fused / best + the rest · MaxSim."""
+    low, high = min(maxsim), max(maxsim)
+    top = max(s for _, s in head)
+    combined = [
+        fused_weight * (s / top if top > 0 else 0.0)
+        + (1.0 - fused_weight) * ((m - low) / (high - low) if high > low else 0.0)
+        for (_, s), m in zip(head, maxsim, strict=True)
+    ]
+    return [head[n] for n in sorted(range(len(head)), key=lambda n: (-combined[n], n))]
+
+
+def order(
+    conn: sqlite3.Connection,
+    query: str,
+    candidates: Candidates,
+    table: TokenTable,
+    top_n: int,
+    fused_weight: float = DEFAULT_FUSED_WEIGHT,
+) -> list[tuple[int, float]]:
+    """The fused list with its first ``top_n`` reordered (ties: fused order). Raises on failure."""
+    head, tail = candidates.fused[:top_n], candidates.fused[top_n:]
+    if len(head) < 2:
+        return list(candidates.fused)
+    texts = candidate_texts(conn, [i for i, _ in head])
+    reordered = combine(head, scores(table, query, texts), fused_weight)
+    if sorted(i for i, _ in reordered) != sorted(i for i, _ in head):
+        raise RuntimeError("the reranker changed the candidate set")
+    return reordered + list(tail)

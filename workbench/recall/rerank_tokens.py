@@ -1,0 +1,175 @@
+"""The token table of the ``maxsim`` reranker: one vector per MiniLM word piece, built locally.
+
+Late interaction (ColBERT's MaxSim) compares every query word with every word of a candidate.
+Running the transformer over 30–50 candidates per search costs 0.3–1 s on two busy cores,
+so the table holds each word piece's vector *out of context*: the shipped MiniLM (its int8
+ONNX copy, ``workbench models build``) run once over ``[CLS] piece [SEP]`` for the whole
+vocabulary and mean-pooled, as model2vec distils a static model. Scoring a search is then a
+table lookup and one matrix product (``rerank_maxsim``).
+
+Built offline from the shipped weights by ``workbench rerank build`` (~30 s on 2 cores, no
+network; 30–70 s on a busy machine), into this venv's ``share/workbench`` (or
+``$WORKBENCH_RERANK_TOKENS_DIR``): ``tokens.npy`` (float16, unit rows), the tokenizer, and a
+manifest naming the ONNX build it came from. Derived: delete it and rebuild. A missing or
+altered table is reported (``problem``), never raised into a search.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+TABLE_NAME = "minilm-l6-v2-tokens"
+TABLE_FILE = "tokens.npy"
+TOKENIZER_FILE = "tokenizer.json"
+MANIFEST = "manifest.json"
+FORMAT = 1
+BATCH = 1024  # word pieces per ONNX call while building
+CLS, SEP = 101, 102  # BERT's [CLS] and [SEP] in MiniLM's vocabulary
+
+
+def tokens_dir() -> Path:
+    """This venv's share dir, or ``$WORKBENCH_RERANK_TOKENS_DIR`` (tests, benches)."""
+    override = os.environ.get("WORKBENCH_RERANK_TOKENS_DIR")
+    if override:
+        return Path(override)
+    return Path(sys.prefix) / "share" / "workbench" / TABLE_NAME
+
+
+def build(
+    target: Path | None = None,
+    onnx_dir: Path | None = None,
+    *,
+    token_ids: Iterable[int] | None = None,
+) -> Path:
+    """Write the table from the int8 ONNX MiniLM at ``onnx_dir``; returns its directory.
+
+    ``token_ids``: only those rows (the others stay zero, so they match nothing); tests build
+    the few pieces their texts use in a second. Raises FileNotFoundError without the ONNX
+    model (``workbench models build`` first).
+    """
+    import numpy as np
+    import onnxruntime
+    from tokenizers import Tokenizer
+
+    from workbench.recall import onnx_export
+
+    source = onnx_dir or onnx_export.onnx_model_dir()
+    manifest = onnx_export.read_manifest(source)
+    if manifest is None:
+        raise FileNotFoundError(
+            f"no ONNX int8 MiniLM at {source}; build it first with `workbench models build`"
+        )
+    out = target or tokens_dir()
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = max(1, os.cpu_count() or 1)
+    options.log_severity_level = 3
+    session = onnxruntime.InferenceSession(
+        str(source / onnx_export.MODEL_FILE), options, providers=["CPUExecutionProvider"]
+    )
+    inputs = {i.name for i in session.get_inputs()}
+    vocab = Tokenizer.from_file(str(source / onnx_export.TOKENIZER_FILE)).get_vocab_size()
+    wanted = sorted({int(t) for t in token_ids if 0 <= int(t) < vocab}) if token_ids else None
+    pieces = np.asarray(wanted if wanted is not None else range(vocab), dtype=np.int64)
+    table = np.zeros((vocab, 384), dtype=np.float32)
+    for start in range(0, len(pieces), BATCH):
+        chunk = pieces[start : start + BATCH]
+        ids = np.stack([np.full_like(chunk, CLS), chunk, np.full_like(chunk, SEP)], axis=1)
+        feed = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
+        if "token_type_ids" in inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        hidden = session.run(["last_hidden_state"], feed)[0]
+        pooled = hidden.mean(axis=1)
+        table[chunk] = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-9)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    staging.chmod(0o755)  # mkdtemp's 0700 would hide the table from other users of the venv
+    np.save(staging / TABLE_FILE, table.astype(np.float16))
+    shutil.copyfile(source / onnx_export.TOKENIZER_FILE, staging / TOKENIZER_FILE)
+    doc = {
+        "format": FORMAT,
+        "onnx_sha256": manifest["sha256"],
+        "vocab": vocab,
+        "rows_built": len(pieces),
+        "sha256": onnx_export.sha256_file(staging / TABLE_FILE),
+    }
+    (staging / MANIFEST).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    if out.exists():
+        shutil.rmtree(out)
+    staging.replace(out)
+    return out
+
+
+@dataclass(frozen=True)
+class TokenTable:
+    """The loaded table: ``vectors`` (vocab × 384, float16 unit rows) and its tokenizer."""
+
+    vectors: Any
+    tokenizer: Any
+    sha256: str
+
+    def pieces(self, texts: list[str], limit: int) -> list[tuple[list[int], list[str]]]:
+        """Per text: its word-piece ids and strings (no [CLS]/[SEP], no padding), ``limit`` max."""
+        encoded = self.tokenizer.encode_batch(texts, add_special_tokens=False)
+        return [(list(e.ids[:limit]), list(e.tokens[:limit])) for e in encoded]
+
+
+def problem(where: Path | None = None) -> str | None:
+    """Why the table at ``where`` cannot be used, or None when it can."""
+    try:
+        load(where)
+    except (OSError, ValueError) as exc:
+        return str(exc)
+    return None
+
+
+def load(where: Path | None = None) -> TokenTable:
+    """The table at ``where`` (default ``tokens_dir()``), cached while its files are unchanged.
+
+    Raises FileNotFoundError (not built) or ValueError (altered, partial) naming the fix.
+    """
+    path = where or tokens_dir()
+    try:
+        stamp = (path / MANIFEST).stat().st_mtime_ns, (path / TABLE_FILE).stat().st_mtime_ns
+    except OSError:
+        raise FileNotFoundError(
+            f"no maxsim token table at {path}; build it from the shipped MiniLM with "
+            "`workbench rerank build` (offline, ~30 s), or set search_rerank_method=features"
+        ) from None
+    return _load(str(path), stamp)
+
+
+@functools.lru_cache(maxsize=4)
+def _load(path: str, stamp: tuple[int, int]) -> TokenTable:
+    """``stamp`` (the files' mtimes) is only the cache key: a rebuilt table is read again."""
+    del stamp
+    import numpy as np
+    from tokenizers import Tokenizer
+
+    from workbench.recall import onnx_export
+
+    where = Path(path)
+    fix = "rebuild it with `workbench rerank build`"
+    try:
+        doc = json.loads((where / MANIFEST).read_text(encoding="utf-8"))
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            raise ValueError("written by another version")
+        if onnx_export.sha256_file(where / TABLE_FILE) != doc.get("sha256"):
+            raise ValueError("tokens.npy does not match its manifest")
+        vectors = np.load(where / TABLE_FILE, mmap_mode="r")
+        tokenizer = Tokenizer.from_file(str(where / TOKENIZER_FILE))
+        tokenizer.no_padding()  # the embedder's file pads to 128: pieces here are the text's own
+        tokenizer.no_truncation()
+    except (OSError, ValueError, TypeError) as exc:
+        raise ValueError(f"the maxsim token table at {where} is unusable ({exc}); {fix}") from None
+    if vectors.ndim != 2 or vectors.shape[0] != tokenizer.get_vocab_size():
+        raise ValueError(f"the maxsim token table at {where} does not fit its tokenizer; {fix}")
+    return TokenTable(vectors, tokenizer, str(doc["sha256"]))
