@@ -19,6 +19,7 @@ import pytest
 from pydantic import ValidationError
 
 from tests.conftest import Service, SimilarityRanker, base_env, free_port, store_of_titles
+from tests.test_rerank import VECTOR_LED
 from workbench.recall import rerank_tokens
 from workbench.recall.search import SearchEngine
 from workbench.settings import load_settings
@@ -65,13 +66,15 @@ def search(store: Store, settings: object, limit: int = 5, offset: int = 0) -> l
 
 
 def maxsim_settings(where: Path, **extra: object) -> object:
-    return load_settings(where, search_rerank=True, search_rerank_method="maxsim", **extra)
+    return load_settings(
+        where, search_rerank=True, search_rerank_method="maxsim", **VECTOR_LED, **extra
+    )
 
 
 def test_the_memory_holding_the_query_words_comes_first(
     store: Store, tmp_path: Path, use_table: Path
 ) -> None:
-    assert search(store, load_settings(tmp_path / "off"))[:2] == [2, 1]  # fusion alone
+    assert search(store, load_settings(tmp_path / "off", **VECTOR_LED))[:2] == [2, 1]  # fusion
     on = maxsim_settings(tmp_path / "on")
     assert search(store, on)[:2] == [1, 2]
     result = SearchEngine(store, on, SimilarityRanker(SIMILARITY)).search(QUERY, limit=5)
@@ -83,7 +86,7 @@ def test_the_memory_holding_the_query_words_comes_first(
 def test_maxsim_only_reorders_and_pages_see_one_order(
     store: Store, tmp_path: Path, use_table: Path
 ) -> None:
-    off = search(store, load_settings(tmp_path / "off"), limit=50)
+    off = search(store, load_settings(tmp_path / "off", **VECTOR_LED), limit=50)
     on = maxsim_settings(tmp_path / "on", search_rerank_depth=3)
     ranked = search(store, on, limit=50)
     assert sorted(ranked) == sorted(off)
