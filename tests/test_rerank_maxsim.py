@@ -140,6 +140,7 @@ def test_a_failing_stage_gives_the_fused_order(
         search_rerank_depth=50,
         search_rerank_maxsim_fused="heavy",
         data_dir=tmp_path,
+        **VECTOR_LED,
     )
     hits = SearchEngine(store, broken, SimilarityRanker(SIMILARITY)).search(QUERY, limit=5)
     assert [h.id for h in hits.observations][:2] == [2, 1]
