@@ -130,3 +130,25 @@ def test_without_the_static_model_the_service_degrades_and_says_why(
         os.kill(pid, signal.SIGCONT)
     wait_vectors(svc, lambda v: v["behind"] == 0)
     assert top_by_meaning(svc, "load balancer drops the websocket") == NEW[1][0]
+
+
+def test_the_static_embedder_reads_its_build_without_model2vec(static_model: Path) -> None:
+    """Rows L2-normalised, an empty (or all-unknown) text a zero row, a text the same vector
+    alone or in a batch, and the calibration read from the build's manifest."""
+    import numpy as np
+
+    from workbench.recall.embed import StaticEmbedder
+
+    model = StaticEmbedder(static_model)
+    texts = ["Stripe webhook retries caused duplicate refunds", "", "[UNK]", "refund " * 2000]
+    rows = model.embed(texts)
+    assert rows.shape == (4, model.dim)
+    assert rows.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(rows[[0, 3]], axis=1), 1.0, atol=1e-5)
+    assert not rows[1].any()
+    assert not rows[2].any()
+    np.testing.assert_allclose(model.embed(texts[:1])[0], rows[0], atol=1e-6)
+    a, b = model.calibration
+    assert a > 0
+    assert (a, b) != (1.0, 0.0)
+    assert model.name.startswith("static-")
