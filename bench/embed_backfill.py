@@ -131,7 +131,7 @@ class Poster(threading.Thread):
         sock = socket.create_connection(("127.0.0.1", self.port))
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         init = {"contentSessionId": f"bench-{self.client}", "project": "bench", "prompt": "b"}
-        sock.sendall(raw_request("/api/sessions/init", init))
+        sock.sendall(raw_request(self.port, "/api/sessions/init", init))
         _, buffer = read_response(sock, b"")
         began = time.monotonic()
         i = 0
@@ -142,7 +142,7 @@ class Poster(threading.Thread):
                 time.sleep(pause)
             # Unique per client and event: every text is new to the embeddings cache.
             event = tool_event(self.client, self.client * 1_000_000 + i)
-            body = raw_request("/api/sessions/observations", event)
+            body = raw_request(self.port, "/api/sessions/observations", event)
             t0 = time.perf_counter()
             sock.sendall(body)
             _, buffer = read_response(sock, buffer)

@@ -128,4 +128,4 @@ def test_static_embedder_without_its_build_says_how_to_build_it(
     monkeypatch.setattr(embed, "static_model_dir", lambda: data_dir / "not-built")
     found, reason = embed.load_embedder(load_settings(data_dir, embedder="static"))
     assert found is None
-    assert "make static-model" in reason
+    assert "workbench models build" in reason

@@ -29,20 +29,25 @@ TEXTS = [
 ]
 
 
-def test_models_build_is_idempotent_and_says_so(onnx_model: Path, tmp_path: Path) -> None:
+def test_models_build_is_idempotent_and_says_so(
+    onnx_model: Path, static_model: Path, tmp_path: Path
+) -> None:
     manifest = json.loads((onnx_model / "manifest.json").read_text())
     assert manifest["sha256"] == onnx_export.sha256_file(onnx_model / "model.onnx")
     assert manifest["source_sha256"] == onnx_export.sha256_file(
         embed.minilm_dir() / "model.safetensors"
     )
     env = base_env(tmp_path / "data", free_port())
-    again = run_workbench(env, "models", "build", "--into", str(onnx_model), "--json")
+    where = ["--into", str(onnx_model), "--static-into", str(static_model)]
+    again = run_workbench(env, "models", "build", *where, "--json")
     assert again.returncode == 0, again.stderr
     body = json.loads(again.stdout)
     assert body["built"] is False
     assert body["sha256"] == manifest["sha256"]
-    table = run_workbench(env, "models", "build", "--into", str(onnx_model))
+    assert body["static"]["built"] is False  # distilled from the same ONNX model: kept
+    table = run_workbench(env, "models", "build", *where)
     assert "already built" in table.stdout
+    assert "already built from the same model; kept" in " ".join(table.stdout.split())
 
 
 def test_a_rebuild_gives_the_same_bytes(onnx_model: Path, tmp_path: Path) -> None:

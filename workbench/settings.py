@@ -167,7 +167,7 @@ class Settings(BaseSettings):
     file_context_max: int = Field(default=15, ge=1, le=50)
 
     # Semantic recall (workbench/recall/embed.py, vectors.py): ``none`` = full text only.
-    # ``static`` needs ``make static-model`` (bench/relevance.py).
+    # ``static`` needs the model ``workbench models build`` distils (bench/relevance.py).
     embedder: Literal["minilm", "static", "none"] = "minilm"
     # The vector index kind (bench/search_vectors.py, 100k × 384 clustered, one thread, CPU
     # p50): ``fp16`` (default) finds the exact top 10 (recall@10 1.000; bench/relevance.py
@@ -180,6 +180,12 @@ class Settings(BaseSettings):
     # service; built by ``workbench models build`` / ``make install``), falling back to
     # ``torch`` (sentence-transformers) with the reason in /api/health when it is not built.
     embed_runtime: Literal["onnx", "torch"] = "onnx"
+    # --- i21-vectors: the two-tier index (workbench/recall/static_tier.py) ---
+    # With the embedding worker, memories MiniLM has not reached yet are searchable at once
+    # through a static model distilled from the same weights (``workbench models build``),
+    # their cosines mapped onto MiniLM's scale; each is upgraded when its MiniLM vector lands.
+    # Off, or the static model missing: those memories are found by full text only (as before).
+    static_tier: bool = True
     # Hybrid search fusion (workbench/recall/fusion.py). ``weighted``: w_fts · BM25 (max-
     # normalised, times the share of the query it matches) + w_vector · cosine, where a BM25
     # hit matching less than ``search_fts_gate`` of the query counts for nothing. Defaults

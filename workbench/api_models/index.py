@@ -40,6 +40,11 @@ class IndexStatus(CamelModel):
     reused_total: int
     memory_bytes: int
     reindex: dict[str, Any] | None
+    # The two-tier index's fast tier (recall/static_tier.py): state, reason, embedder,
+    # indexed (observations it holds: the ones MiniLM has not reached); None without a worker.
+    static: dict[str, Any] | None = None
+    # Observations with a vector in neither tier (found by full text only).
+    unsearchable: int | None = None
 
 
 class ReindexQueued(CamelModel):

