@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.fake_anthropic import FakeAnthropic
+from tests.test_rerank import VECTOR_LED
 from workbench.models import ObservationDraft
 from workbench.recall import rerank_llm
 from workbench.recall.search import SearchEngine
@@ -68,6 +69,7 @@ def claude_settings(data_dir: Path, fake: FakeAnthropic, **extra: object) -> Set
         "anthropic_base_url": fake.base_url,
         "llm_timeout_s": 2.0,
         "search_rerank_llm": True,
+        **VECTOR_LED,  # fusion puts the semantically closest (2) first: Claude has work to do
     }
     options.update(extra)
     return load_settings(data_dir, **options)
@@ -80,7 +82,7 @@ def ranked(store: Store, settings: Settings) -> list[tuple[int, str | None]]:
 
 
 def fused_order(store: Store, data_dir: Path) -> list[int]:
-    plain = load_settings(data_dir / "plain")
+    plain = load_settings(data_dir / "plain", **VECTOR_LED)
     return [i for i, _ in ranked(store, plain)]
 
 
