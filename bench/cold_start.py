@@ -36,8 +36,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,6 +43,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.harness import (  # noqa: E402
+    burners,
     free_port,
     health,
     hook_env,
@@ -145,24 +144,6 @@ def one_run(
         stop_detached(data, port)
         while health(port) is not None:
             time.sleep(0.1)
-
-
-@contextmanager
-def burners(count: int) -> Iterator[None]:
-    """``count`` processes spinning on the CPU for the block's duration, each in a session
-    of its own, as other programs are: with the kernel's autogroup scheduling, burners in
-    the bench's session would slow only the hooks, never the service they spawn (which
-    starts a session of its own)."""
-    procs = [
-        subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
-        for _ in range(count)
-    ]
-    try:
-        yield
-    finally:
-        for proc in procs:
-            proc.kill()
-            proc.wait()
 
 
 def main() -> None:

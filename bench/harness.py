@@ -25,6 +25,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -219,3 +221,21 @@ def tree_at(ref: str) -> Path:
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(where)], input=archive, check=True)
     return where
+
+
+@contextmanager
+def burners(count: int) -> Iterator[None]:
+    """``count`` processes spinning on the CPU for the block's duration, each in a session
+    of its own, as other programs are: with the kernel's autogroup scheduling, burners in
+    the bench's session would slow only the hooks, never the service they spawn (which
+    starts a session of its own)."""
+    procs = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+        for _ in range(count)
+    ]
+    try:
+        yield
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()

@@ -35,8 +35,6 @@ import sys
 import tempfile
 import time
 import urllib.parse
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +44,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.harness import (  # noqa: E402
+    burners,
     free_port,
     hook_env,
     progress,
@@ -91,22 +90,6 @@ class Side:
         if response.status != 200:
             raise RuntimeError(f"{self.name}: {path} answered {response.status}: {body[:300]!r}")
         return body
-
-
-@contextmanager
-def burners(count: int) -> Iterator[None]:
-    """``count`` CPU-bound processes, each in a session of its own (as ``cold_start.py``:
-    with autogroup scheduling, burners in the bench's session would slow only the bench)."""
-    procs = [
-        subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
-        for _ in range(count)
-    ]
-    try:
-        yield
-    finally:
-        for proc in procs:
-            proc.kill()
-            proc.wait()
 
 
 def rss_mb(pid: int, key: str = "VmRSS") -> float:

@@ -45,9 +45,15 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.cold_start import burners  # noqa: E402
 from bench.embed_backfill import document, post_at, rss  # noqa: E402
-from bench.harness import free_port, progress, start_service, stop_service, tree_at  # noqa: E402
+from bench.harness import (  # noqa: E402
+    burners,  # noqa: E402
+    free_port,
+    progress,
+    start_service,
+    stop_service,
+    tree_at,
+)
 from bench.ingest import request  # noqa: E402
 
 

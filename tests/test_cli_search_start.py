@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tests import conftest
 from tests.conftest import ROOT, Service, base_env, free_port
 from tests.relevance_set import Seeded, seed
 from workbench.cli.main import app
-from workbench.store.database import Store
 
 # The process writes the modules it loaded to MODULES_OUT on exit (typer exits via SystemExit).
 PROBE = (
@@ -40,14 +40,11 @@ WIDE = {"COLUMNS": "120"}  # one width for the process and CliRunner: rich folds
 def svc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Service, Seeded]]:
     data_dir: Path = tmp_path_factory.mktemp("cli-start") / "data"
     data_dir.mkdir()
-    with Store(data_dir / "workbench.db") as store:
-        labels = seed(store)
-    port = free_port()
-    service = Service(
-        data_dir=data_dir, port=port, env=base_env(data_dir, port, WORKBENCH_EMBEDDER="none")
-    ).start()
-    yield service, labels
-    service.stop()
+    labels: list[Seeded] = []
+    with conftest.seeded_service(
+        data_dir, lambda store: labels.append(seed(store)), WORKBENCH_EMBEDDER="none"
+    ) as service:
+        yield service, labels[0]
 
 
 def process(

@@ -19,21 +19,14 @@ import pytest
 from pydantic import ValidationError
 
 from tests.conftest import Service, SimilarityRanker, base_env, free_port, store_of_titles
-from tests.test_rerank import VECTOR_LED
+
+# The memories, query and similarities of test_rerank: 1 holds the query's words, 2 is the
+# semantically closest and vaguer one that fusion puts first.
+from tests.test_rerank import MEMORIES, QUERY, SIMILARITY, VECTOR_LED
 from workbench.recall import rerank_tokens
 from workbench.recall.search import SearchEngine
 from workbench.settings import load_settings
 from workbench.store.database import Store
-
-MEMORIES = [
-    "Bumped cypress for TimelineScheduler",  # 1: the answer, by its words
-    "Scheduling the timeline of frontend test upgrades",  # 2: semantically closest, vaguer
-    "Cypress flaky on CI, retried the suite",  # 3
-    "Calendar view renders events in the wrong week",  # 4
-    "Upgraded webpack and babel presets",  # 5
-]
-QUERY = "TimelineScheduler cypress bump"
-SIMILARITY = {2: 0.70, 1: 0.35, 3: 0.30, 4: 0.25, 5: 0.10}
 
 
 @pytest.fixture(scope="module")

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Service, base_env, free_port, http_json
+from tests import conftest
+from tests.conftest import Service, http_json
 from tests.relevance_set import Seeded, seed
-from workbench.store.database import Store
 
 CONTRACT_KEYS = {"observations", "sessions", "prompts", "totalResults", "query"}
 OPTIONAL_KEYS = {"mode", "degraded", "totalIsLowerBound", "vectorsBehind"}
@@ -27,14 +27,11 @@ def seeded_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[S
     """
     data_dir: Path = tmp_path_factory.mktemp("api") / "data"
     data_dir.mkdir()
-    with Store(data_dir / "workbench.db") as store:
-        labels = seed(store)
-    port = free_port()
-    service = Service(
-        data_dir=data_dir, port=port, env=base_env(data_dir, port, WORKBENCH_EMBEDDER="none")
-    ).start()
-    yield service, labels
-    service.stop()
+    labels: list[Seeded] = []
+    with conftest.seeded_service(
+        data_dir, lambda store: labels.append(seed(store)), WORKBENCH_EMBEDDER="none"
+    ) as service:
+        yield service, labels[0]
 
 
 @pytest.fixture

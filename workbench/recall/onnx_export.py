@@ -31,6 +31,8 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,6 +54,31 @@ def onnx_model_dir() -> Path:
     if override:
         return Path(override)
     return Path(sys.prefix) / "share" / "workbench" / ONNX_MODEL_NAME
+
+
+@contextmanager
+def building(target: Path) -> Iterator[Path]:
+    """A fresh folder beside ``target`` to build a model in; on success it replaces ``target``.
+
+    Why: a reader (the service starting) must see the old build or the new one, never half
+    of one, and a failed build must leave the old one. The folder is renamed over ``target``
+    (the old one moved aside first, then removed); on any error it is deleted instead.
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    work.chmod(0o755)  # mkdtemp makes it private; an install artifact is readable by all
+    try:
+        yield work
+        old = None
+        if target.exists():
+            old = target.with_name(f".{target.name}.old-{os.getpid()}")
+            os.replace(target, old)
+        os.replace(work, target)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    finally:
+        if work.exists():
+            shutil.rmtree(work, ignore_errors=True)
 
 
 def sha256_file(path: Path) -> str:
@@ -106,10 +133,7 @@ def build(target: Path | None = None, *, force: bool = False) -> BuildResult:
     if not force and current is not None and current.get("source_sha256") == source_sha:
         model = target / MODEL_FILE
         return BuildResult(target, False, current["sha256"], model.stat().st_size, 0.0, source)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    work.chmod(0o755)  # mkdtemp makes it private; an install artifact is readable by all
-    try:
+    with building(target) as work:
         fp32 = work / "fp32.onnx"
         _export(source, fp32)
         _quantise(fp32, work / MODEL_FILE)
@@ -127,16 +151,6 @@ def build(target: Path | None = None, *, force: bool = False) -> BuildResult:
             "dim": 384,
         }
         (work / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-        old = None
-        if target.exists():
-            old = target.with_name(f".{target.name}.old-{os.getpid()}")
-            os.replace(target, old)
-        os.replace(work, target)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    finally:
-        if work.exists():
-            shutil.rmtree(work, ignore_errors=True)
     size = (target / MODEL_FILE).stat().st_size
     return BuildResult(target, True, model_sha, size, time.monotonic() - started, source)
 

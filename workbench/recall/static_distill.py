@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,7 +69,7 @@ def build(
     """Distil into ``target`` (default ``static_model_dir()``) from the built ONNX MiniLM
     at ``source`` (default ``onnx_model_dir()``)."""
     from workbench.recall.embed import OnnxEmbedder, _offline, static_model_dir
-    from workbench.recall.onnx_export import onnx_model_dir, read_manifest, sha256_file
+    from workbench.recall.onnx_export import building, onnx_model_dir, read_manifest, sha256_file
 
     _offline()
     started = time.monotonic()
@@ -89,10 +88,7 @@ def build(
     minilm = OnnxEmbedder(source, threads=max(1, os.cpu_count() or 1))
     matrix = _token_matrix(minilm)
     table = _weighted(_pca(matrix, PCA_DIMS))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    work.chmod(0o755)
-    try:
+    with building(target) as work:
         _save(work, table, minilm.path / "tokenizer.json")
         calibration = _calibrate(work, minilm)
         manifest = {
@@ -105,16 +101,6 @@ def build(
             "calibration": list(calibration),
         }
         (work / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-        old = None
-        if target.exists():
-            old = target.with_name(f".{target.name}.old-{os.getpid()}")
-            os.replace(target, old)
-        os.replace(work, target)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    finally:
-        if work.exists():
-            shutil.rmtree(work, ignore_errors=True)
     seconds = time.monotonic() - started
     return StaticBuild(target, True, str(manifest["sha256"]), seconds, calibration)
 
