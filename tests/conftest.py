@@ -330,6 +330,23 @@ def seeded_service(
         service.stop()
 
 
+@contextmanager
+def relevance_set_service(data_dir: Path) -> Iterator[tuple[Service, Any]]:
+    """The relevance set (``tests/relevance_set.py``) served full-text only, and its labels.
+
+    ``WORKBENCH_EMBEDDER=none``: the tests that use it pin the full-text behaviour and the
+    contract; with no model to load the service also starts and stops in a moment.
+    """
+    from tests.relevance_set import seed
+
+    data_dir.mkdir()
+    labels: list[Any] = []
+    with seeded_service(
+        data_dir, lambda store: labels.append(seed(store)), WORKBENCH_EMBEDDER="none"
+    ) as service:
+        yield service, labels[0]
+
+
 def api_search(svc: Service, query: str, **params: str) -> Any:
     """``GET /api/search?query=…&…`` on a running service; asserts 200 and returns the body.
 

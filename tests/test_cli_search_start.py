@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from tests import conftest
 from tests.conftest import ROOT, Service, base_env, free_port
-from tests.relevance_set import Seeded, seed
+from tests.relevance_set import Seeded
 from workbench.cli.main import app
 
 # The process writes the modules it loaded to MODULES_OUT on exit (typer exits via SystemExit).
@@ -38,13 +38,8 @@ WIDE = {"COLUMNS": "120"}  # one width for the process and CliRunner: rich folds
 
 @pytest.fixture(scope="module")
 def svc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Service, Seeded]]:
-    data_dir: Path = tmp_path_factory.mktemp("cli-start") / "data"
-    data_dir.mkdir()
-    labels: list[Seeded] = []
-    with conftest.seeded_service(
-        data_dir, lambda store: labels.append(seed(store)), WORKBENCH_EMBEDDER="none"
-    ) as service:
-        yield service, labels[0]
+    with conftest.relevance_set_service(tmp_path_factory.mktemp("cli-start") / "data") as found:
+        yield found
 
 
 def process(

@@ -5,14 +5,13 @@ from __future__ import annotations
 import re
 import urllib.parse
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests import conftest
 from tests.conftest import Service, http_json
-from tests.relevance_set import Seeded, seed
+from tests.relevance_set import Seeded
 
 CONTRACT_KEYS = {"observations", "sessions", "prompts", "totalResults", "query"}
 OPTIONAL_KEYS = {"mode", "degraded", "totalIsLowerBound", "vectorsBehind"}
@@ -20,18 +19,9 @@ OPTIONAL_KEYS = {"mode", "degraded", "totalIsLowerBound", "vectorsBehind"}
 
 @pytest.fixture(scope="module")
 def seeded_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Service, Seeded]]:
-    """One service for the module, on a store seeded before it starts (it then owns it).
-
-    ``WORKBENCH_EMBEDDER=none``: these tests pin the full-text behaviour and the contract;
-    with no model to load the service also starts and stops in a moment.
-    """
-    data_dir: Path = tmp_path_factory.mktemp("api") / "data"
-    data_dir.mkdir()
-    labels: list[Seeded] = []
-    with conftest.seeded_service(
-        data_dir, lambda store: labels.append(seed(store)), WORKBENCH_EMBEDDER="none"
-    ) as service:
-        yield service, labels[0]
+    """One service for the module, on a store seeded before it starts (it then owns it)."""
+    with conftest.relevance_set_service(tmp_path_factory.mktemp("api") / "data") as found:
+        yield found
 
 
 @pytest.fixture
