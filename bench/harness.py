@@ -155,21 +155,40 @@ def stop_service(proc: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
 
 
 def stop_detached(data_dir: Path, port: int) -> None:
-    """Stop a service that is not our child (a hook spawned it), by its PID file."""
-    try:
-        pid = int((data_dir / "service.pid").read_text(encoding="utf-8").strip())
-    except (OSError, ValueError):
-        return
-    for sig in (signal.SIGTERM, signal.SIGKILL):
+    """Stop a service that is not our child (a hook spawned it): the pid its PID file names,
+    or, while it is still starting and has written none, the pid in the hooks' spawn lock
+    (SessionStart spawns and returns at once). SIGTERM, then SIGKILL after 10 s."""
+    for name in ("service.pid", "spawn.lock"):
         try:
-            os.kill(pid, sig)
-        except ProcessLookupError:
-            return
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and health(port) is not None:
-            time.sleep(0.05)
-        if health(port) is None:
-            return
+            pid = int((data_dir / name).read_text(encoding="ascii").split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                break
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and alive(pid):
+                time.sleep(0.05)
+            if not alive(pid):
+                break
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and health(port) is not None:
+        time.sleep(0.05)
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie of ours is reaped, so it counts as gone)."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass  # not our child: the kill(0) below decides
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def progress(message: str) -> None:

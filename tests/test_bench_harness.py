@@ -104,3 +104,27 @@ def test_the_scripts_that_start_services_run_at_a_tiny_size(argv: tuple[str, ...
     out = run_bench(*argv)
     assert out.returncode == 0, out.stderr + out.stdout
     assert out.stdout.strip()
+
+
+def test_stop_detached_ends_a_service_a_hook_has_only_just_spawned(tmp_path: Path) -> None:
+    """SessionStart spawns the service and returns at once (issue 20), before the service has
+    written its PID file: stopping by that file alone found nothing, and the service lived on
+    after the bench (``bench/hooks.py --cold``). The spawn lock names the child."""
+    data_dir, port = tmp_path / "cold", harness.free_port()
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "hooks" / "session_start.py")],
+        input='{"session_id": "s", "cwd": "/tmp", "source": "startup"}',
+        env=harness.hook_env(data_dir, port),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    pid = int((data_dir / "spawn.lock").read_text(encoding="ascii").split()[0])
+    harness.stop_detached(data_dir, port)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return
+    os.kill(pid, 9)
+    pytest.fail(f"the service the hook spawned (pid {pid}) still runs after stop_detached")

@@ -392,3 +392,37 @@ def test_the_hook_reads_the_context_limits_the_service_uses(
         served.context_full_field,
     )
     assert (limits.observations, limits.full, limits.summaries) == (7, 2, 10)
+
+
+def test_workbench_stop_right_after_a_cold_start_stops_the_service_the_hook_spawned(
+    reference: Reference, data_dir: Path
+) -> None:
+    """SessionStart spawns and returns at once, before the service holds its PID file: a
+    ``workbench stop`` then said "not running" and the service came up and stayed (the real
+    Codex suite left such services behind). Stop now waits for the one the hook is starting."""
+    _copy_store(reference, data_dir)
+    port = free_port()
+    env = base_env(data_dir, port)
+    _start(env)
+    pid = int((data_dir / "spawn.lock").read_text(encoding="ascii").split()[0])
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "workbench", "stop"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        assert f"stopped workbench (pid {pid})" in done.stdout
+        deadline = time.monotonic() + 20  # it released its PID file: now it exits
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    finally:
+        _stop_detached(Service(data_dir=data_dir, port=port, env=env), data_dir, None)

@@ -149,3 +149,54 @@ def terminate(path: Path, timeout: float = 15.0) -> tuple[int | None, bool]:
             return pid, True
         time.sleep(0.05)
     return pid, False
+
+
+SPAWN_GRACE_S = 60.0  # as hooks/session_start.py: a spawn older than this is presumed dead
+
+
+def spawned_pid(data_dir: Path) -> int | None:
+    """The service a SessionStart hook spawned less than ``SPAWN_GRACE_S`` ago, if it lives.
+
+    The hook spawns and returns at once, and writes ``"<pid> <epoch>"`` in ``spawn.lock``;
+    until that child holds the PID file, only this names it.
+    """
+    import time
+
+    try:
+        pid_text, _, when_text = (data_dir / "spawn.lock").read_text("ascii").partition(" ")
+        pid, when = int(pid_text), float(when_text)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    if pid <= 0 or not -1.0 < time.time() - when < SPAWN_GRACE_S:
+        return None
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, PermissionError):
+        return None
+    return pid
+
+
+def terminate_starting(
+    data_dir: Path, path: Path, timeout: float = 30.0
+) -> tuple[int | None, bool]:
+    """``terminate`` for a service a hook has only just spawned: wait for it to hold ``path``
+    (so the pid is surely that service), then stop it; ``(None, True)`` when there is none.
+
+    Why: ``workbench stop`` right after an agent's session started found no PID file yet,
+    said "not running", and the service came up a moment later and stayed.
+    """
+    import time
+
+    pid = spawned_pid(data_dir)
+    if pid is None:
+        return None, True
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if read_pid(path) == pid:
+            return terminate(path)
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return None, True  # it failed to start (its log says why): nothing to stop
+        time.sleep(0.05)
+    return pid, False

@@ -208,10 +208,12 @@ def status(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
 @handle_errors
 def stop(data_dir: DataDirOption = None) -> None:
     """Stop the service that serves this data dir."""
-    from workbench.pidfile import terminate
+    from workbench.pidfile import terminate, terminate_starting
 
     settings = load_settings(data_dir)
     pid, stopped = terminate(settings.pid_path)
+    if pid is None:  # none running, or one a hook has only just spawned
+        pid, stopped = terminate_starting(settings.data_dir, settings.pid_path)
     if pid is None:
         typer.echo("workbench is not running")
     elif not stopped:
