@@ -18,7 +18,7 @@ Steps, each bounded so a session never waits long on its memory:
    data dir, output appended to ``<data_dir>/logs/service.log``), and never waits for it. The
    spawn happens under an exclusive, non-blocking ``flock`` on ``<data_dir>/spawn.lock``,
    which then records the child's pid: while the lock is held, or its pid is alive and less
-   than ``SPAWN_GRACE_S`` old, another session is starting the service, so this one spawns
+   than ``spawn.SPAWN_GRACE_S`` old, another session is starting the service, so this one spawns
    nothing. A port that accepts and never answers (a hung service) is held: nothing is
    spawned (it could not bind). Something that is *not* workbench answering on the port, or
    the workbench service of another data dir (``hooks/_runtime.py``, "Whose service"): no
@@ -57,8 +57,6 @@ REPLAY_TIMEOUT_S = 1.0
 SOURCE_CHARS = 64  # startup/resume/clear/compact are short; the route refuses past 200
 CONTEXT_TIMEOUT_S = 3.0  # building context may touch the store cold, right after a spawn
 
-SPAWN_GRACE_S = 60.0  # a spawned service still starting after this is presumed dead
-
 UP, DOWN, SILENT, FOREIGN = "up", "down", "silent", "foreign"
 
 
@@ -82,7 +80,7 @@ def probe(port: int) -> str:
 def start_service(root: Path, port: int) -> None:
     """Spawn the service detached unless another session is starting it; never wait for it."""
     root.mkdir(parents=True, exist_ok=True, mode=0o700)
-    lock_fd = os.open(root / "spawn.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    lock_fd = os.open(root / spawn.SPAWN_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:
             fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -98,14 +96,13 @@ def start_service(root: Path, port: int) -> None:
 
 
 def spawned_recently(lock_fd: int) -> bool:
-    """True when ``spawn.lock`` names a service spawned less than ``SPAWN_GRACE_S`` ago that
-    is still running: it is starting, and a second one would only compete for the CPU."""
+    """True when ``spawn.lock`` names a service spawned less than ``spawn.SPAWN_GRACE_S`` ago
+    that is still running: it is starting, and a second one would only compete for the CPU."""
     try:
-        pid_text, _, when_text = os.pread(lock_fd, 64, 0).decode("ascii").partition(" ")
-        pid, when = int(pid_text), float(when_text)
-    except (OSError, ValueError):  # empty (never spawned) or not ours to read
+        pid = spawn.recent_spawn(os.pread(lock_fd, 64, 0).decode("ascii"))
+    except (OSError, ValueError):  # not ours to read
         return False
-    if pid <= 0 or not -1.0 < time.time() - when < SPAWN_GRACE_S:  # whole seconds written
+    if pid is None:  # never spawned, or long ago
         return False
     try:
         os.kill(pid, 0)

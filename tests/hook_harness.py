@@ -16,9 +16,7 @@ one file per script or part of ``hooks/_runtime.py``.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -31,6 +29,7 @@ from typing import Any
 
 import pytest
 
+from bench.harness import stop_detached
 from hooks import post_tool_use, session_end, stop, user_prompt_submit
 from tests.conftest import FIXTURES, HOOKS_DIR, ROOT, Service, base_env, free_port
 from workbench import spool
@@ -267,22 +266,7 @@ def _wait_for_health(svc: Service, timeout: float) -> dict[str, Any]:
     raise AssertionError(f"the spawned service never answered on {svc.url}")
 
 
-def _stop_detached(svc: Service, data_dir: Path, pid: int | None) -> None:
-    """Stop a service that is not our child: SIGTERM, wait for the port to close, SIGKILL."""
-    if pid is None:
-        try:
-            pid = int((data_dir / "service.pid").read_text("utf-8").strip())
-        except (OSError, ValueError):
-            return
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.kill(pid, sig)
-        except ProcessLookupError:
-            return
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                svc.get("/api/health", timeout=0.5)
-            except OSError:
-                return
-            time.sleep(0.1)
+def _stop_detached(svc: Service, data_dir: Path) -> None:
+    """Stop a service that is not our child (a hook spawned it), the one way the benches do:
+    the PID file's pid, or the spawn lock's while it is still starting, then wait for the port."""
+    stop_detached(data_dir, svc.port)

@@ -35,18 +35,17 @@ def run_through_the_hook(
     """Spawn the service from a Claude Code-like environment, compress one event; then
     (health, ``status`` output, doctor's compressor row, what the stored rows were written by)."""
     hook_env = {**svc.env, "ANTHROPIC_API_KEY": INHERITED_KEY, "ANTHROPIC_BASE_URL": fake.base_url}
-    pid = None
     try:
         started = run_hook("session_start", load_payload("session_start_startup"), hook_env)
         assert started.output() is not None  # it spawned the service (and did not wait for it)
-        pid = _wait_for_health(svc, timeout=60)["pid"]
+        _wait_for_health(svc, timeout=60)
         payload = load_payload("post_tool_use_bash_pytest_fail")
         assert run_hook("post_tool_use", payload, hook_env).output() == {}
         health = svc.wait_idle(timeout=30)
         status = " ".join(run_workbench(svc.env, "status").stdout.split())
         doctor = json.loads(run_workbench(svc.env, "doctor", "--json").stdout)
     finally:
-        _stop_detached(svc, data_dir, pid)
+        _stop_detached(svc, data_dir)
     (row,) = [r for r in doctor if r["check"] == "compressor"]
     with sqlite3.connect(f"file:{data_dir / 'workbench.db'}?mode=ro", uri=True) as conn:
         written_by = [r[0] for r in conn.execute("SELECT generated_by FROM observations")]

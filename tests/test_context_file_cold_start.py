@@ -149,7 +149,7 @@ def test_the_first_refresh_after_a_stop_writes_the_memory_and_spawns_the_service
         assert rules("cursor", workspace) == written("cursor", reference.block)
         assert _wait_for_health(svc, timeout=60)["service"] == "workbench"  # spawned, detached
     finally:
-        _stop_detached(svc, data_dir, None)
+        _stop_detached(svc, data_dir)
 
 
 def test_a_service_that_fails_the_context_request_is_replaced_by_the_store(

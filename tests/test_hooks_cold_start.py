@@ -184,7 +184,7 @@ def test_the_first_session_after_a_stop_gets_the_memory_and_the_service_is_spawn
         health = _wait_for_health(svc, timeout=60)  # it was spawned, detached, as before
         assert health["service"] == "workbench"
     finally:
-        _stop_detached(svc, data_dir, None)
+        _stop_detached(svc, data_dir)
 
 
 def test_a_service_another_hook_just_spawned_is_not_spawned_twice(
@@ -204,7 +204,7 @@ def test_a_service_another_hook_just_spawned_is_not_spawned_twice(
         finally:  # had it spawned one after all, stop it
             if (data_dir / "logs").exists():
                 _wait_for_health(Service(data_dir, int(env["WORKBENCH_PORT"]), env), 60)
-                _stop_detached(Service(data_dir, int(env["WORKBENCH_PORT"]), env), data_dir, None)
+                _stop_detached(Service(data_dir, int(env["WORKBENCH_PORT"]), env), data_dir)
     finally:
         starting.kill()
         starting.wait()
@@ -425,4 +425,4 @@ def test_workbench_stop_right_after_a_cold_start_stops_the_service_the_hook_spaw
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
     finally:
-        _stop_detached(Service(data_dir=data_dir, port=port, env=env), data_dir, None)
+        _stop_detached(Service(data_dir=data_dir, port=port, env=env), data_dir)

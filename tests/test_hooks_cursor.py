@@ -337,7 +337,7 @@ def test_a_prompt_with_the_service_down_starts_it_and_nothing_is_lost(
         )
         assert rows == [{"platform_source": "cursor"}]
     finally:
-        _stop_detached(svc, svc.data_dir, None)
+        _stop_detached(svc, svc.data_dir)
 
 
 def test_the_normalised_input_is_claude_codes(tmp_path: Path) -> None:

@@ -80,17 +80,15 @@ def test_session_start_leaves_a_foreign_server_alone(data_dir: Path, recorder: R
 def test_session_start_spawns_the_service_when_down(data_dir: Path, make_service: Any) -> None:
     svc: Service = make_service(start=False)
     run = run_hook("session_start", load_payload("session_start_startup"), svc.env)
-    pid = None
     try:
         output = run.output()
         assert output == {} or output["hookSpecificOutput"]["hookEventName"] == "SessionStart"
         health = _wait_for_health(svc, timeout=30)
         assert health["service"] == "workbench"
-        pid = int((data_dir / "service.pid").read_text("utf-8").strip())
-        assert pid == health["pid"]
+        assert int((data_dir / "service.pid").read_text("utf-8").strip()) == health["pid"]
         assert (data_dir / "logs" / "service.log").exists()
     finally:
-        _stop_detached(svc, data_dir, pid)
+        _stop_detached(svc, data_dir)
 
 
 # ----- what each SessionStart source injects (real service, real hook subprocesses) -----------

@@ -98,7 +98,7 @@ def ensure_running(
     data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     instance.ensure(data_dir)  # before the spawn: the id the service will report is this one
     deadline = time.monotonic() + wait_s
-    with (data_dir / "spawn.lock").open("a") as lock:
+    with (data_dir / spawn.SPAWN_LOCK).open("a") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             we_spawn = True

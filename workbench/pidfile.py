@@ -151,23 +151,20 @@ def terminate(path: Path, timeout: float = 15.0) -> tuple[int | None, bool]:
     return pid, False
 
 
-SPAWN_GRACE_S = 60.0  # as hooks/session_start.py: a spawn older than this is presumed dead
-
-
 def spawned_pid(data_dir: Path) -> int | None:
-    """The service a SessionStart hook spawned less than ``SPAWN_GRACE_S`` ago, if it lives.
+    """The service a SessionStart hook spawned less than ``spawn.SPAWN_GRACE_S`` ago, if it
+    lives and is ours to signal.
 
-    The hook spawns and returns at once, and writes ``"<pid> <epoch>"`` in ``spawn.lock``;
+    The hook spawns and returns at once, and records ``"<pid> <epoch>"`` in ``spawn.lock``;
     until that child holds the PID file, only this names it.
     """
-    import time
+    from workbench import spawn
 
     try:
-        pid_text, _, when_text = (data_dir / "spawn.lock").read_text("ascii").partition(" ")
-        pid, when = int(pid_text), float(when_text)
-    except (OSError, ValueError, UnicodeDecodeError):
+        pid = spawn.recent_spawn((data_dir / spawn.SPAWN_LOCK).read_text("ascii"))
+    except (OSError, UnicodeDecodeError):
         return None
-    if pid <= 0 or not -1.0 < time.time() - when < SPAWN_GRACE_S:
+    if pid is None:
         return None
     try:
         os.kill(pid, 0)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 TYPE_CHECKING = False  # ``typing`` costs hook start-up; see hooks/_runtime.py
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
 CODE_ROOT = Path(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 INSTALLED_FOLDERS = ("site-packages", "dist-packages")
 LOG_NAME = "service.log"
+SPAWN_LOCK = "spawn.lock"  # a SessionStart hook's record of the service it spawned: "<pid> <epoch>"
+SPAWN_GRACE_S = 60.0  # a spawned service still starting after this is presumed dead
 
 
 def service_command(python: str | None = None) -> list[str]:
@@ -89,3 +92,18 @@ def spawn_service(data_dir: Path, port: int, python: str | None = None) -> subpr
         )
     finally:
         os.close(log_fd)  # the child holds its own copy
+
+
+def recent_spawn(record: str) -> int | None:
+    """The pid a ``spawn.lock`` record names when it was written less than ``SPAWN_GRACE_S``
+    ago, else None (empty, unreadable or old). Whether that pid still lives is the caller's
+    question: a hook treats another user's pid as alive, ``workbench stop`` cannot signal it.
+    """
+    pid_text, _, when_text = record.partition(" ")
+    try:
+        pid, when = int(pid_text), float(when_text)
+    except ValueError:
+        return None
+    if pid <= 0 or not -1.0 < time.time() - when < SPAWN_GRACE_S:  # whole seconds written
+        return None
+    return pid
