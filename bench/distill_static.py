@@ -3,7 +3,14 @@
 Offline and deterministic (the same weights give the same file, byte for byte): model2vec
 runs MiniLM over its own vocabulary once and keeps one PCA-reduced vector per token. Run it
 with a Python that has ``model2vec[distill,quantization]`` — NOT the project venv, because
-that extra downgrades transformers; ``make static-model`` builds a throwaway venv for it.
+that extra downgrades transformers, so make a throwaway venv for it:
+
+    python -m venv /tmp/distill && /tmp/distill/bin/pip install -c constraints.txt torch==2.13.0
+    /tmp/distill/bin/pip install 'model2vec[distill,quantization]==0.10.0'
+
+The product does not need it: ``workbench models build`` distils its own static model with the
+project venv alone (``workbench/recall/static_distill.py``). This is the library's reference,
+to compare against; write it to a directory of its own, not over the product's.
 
 Usage: python bench/distill_static.py SOURCE_MODEL_DIR OUTPUT_DIR [--pca-dims 256]
 """

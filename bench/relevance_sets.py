@@ -21,6 +21,7 @@ costs seconds, not minutes of a shared CPU.
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 import time
@@ -116,9 +117,16 @@ class CachedEmbedder:
         if not self.embedded:
             return
         CACHE_DIR.mkdir(parents=True, exist_ok=True)
-        hashes = list(self._cache)
-        tmp = self.path.with_suffix(".tmp.npz")
-        np.savez(tmp, hashes=np.asarray(hashes), vectors=np.stack([self._cache[h] for h in hashes]))
+        # Benches run side by side share this file: keep what another one saved meanwhile
+        # (union), and write through a temporary file of our own, then rename.
+        merged = dict(self._cache)
+        if self.path.exists():
+            with np.load(self.path) as data:
+                for key, vector in zip(data["hashes"].tolist(), data["vectors"], strict=True):
+                    merged.setdefault(key, vector)
+        hashes = list(merged)
+        tmp = self.path.with_name(f"{self.path.stem}.{os.getpid()}.tmp.npz")
+        np.savez(tmp, hashes=np.asarray(hashes), vectors=np.stack([merged[h] for h in hashes]))
         tmp.replace(self.path)
 
 
