@@ -20,8 +20,10 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import socket
 import sqlite3
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -177,6 +179,8 @@ def test_file_context_mtime_beyond_the_calendar_is_a_422(svc: Service) -> None:
     assert_refused(status, body, "mtime")
 
 
+NOBODY = 65534  # the uid the lookup runs as when the suite runs as root
+
 # ----- B: a cwd the file system refuses ----------------------------------------------------------
 
 
@@ -190,15 +194,50 @@ def test_project_from_an_unreadable_cwd_is_its_folder_name(tmp_path: Path) -> No
     assert project_from_cwd("/tmp/nul\x00byte") == "nul\x00byte"
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads folders whatever their mode")
-def test_project_from_a_cwd_without_access_is_its_folder_name(tmp_path: Path) -> None:
-    locked = tmp_path / "locked"
-    (locked / "inner").mkdir(parents=True)
-    locked.chmod(0)
+def test_project_from_a_cwd_without_access_is_its_folder_name() -> None:
+    """EACCES on the way up to a git root. Root reads folders whatever their mode, and CI runs
+    as root, so there the lookup runs in a forked child that became ``nobody`` (a skip would
+    never run in CI; a fresh interpreter as nobody could not read root's Python)."""
+    top = Path(tempfile.mkdtemp(prefix="wb-locked-"))
     try:
-        assert project_from_cwd(str(locked / "inner" / "work")) == "work"  # EACCES
+        top.chmod(0o755)  # nobody must reach the locked folder to be refused by it
+        (top / ".git").mkdir()
+        locked = top / "locked"
+        (locked / "inner").mkdir(parents=True)
+        locked.chmod(0)
+        # EACCES from ``locked`` down: the git root above it is still found, as for a
+        # component too long; without one, the folder's own name.
+        assert project_as_nobody(str(locked / "inner" / "work")) == top.name
+        (top / ".git").rmdir()
+        assert project_as_nobody(str(locked / "inner" / "work")) == "work"
     finally:
-        locked.chmod(0o700)
+        (top / "locked").chmod(0o700)
+        shutil.rmtree(top)
+
+
+def project_as_nobody(cwd: str) -> str:
+    """``project_from_cwd(cwd)`` in a forked child that dropped root (as is, when not root)."""
+    if os.geteuid() != 0:
+        return project_from_cwd(cwd)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: no pytest teardown, no return
+        code = 1
+        try:
+            os.close(read)
+            os.setgroups([])
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
+            os.write(write, project_from_cwd(cwd).encode("utf-8"))
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    with os.fdopen(read, "rb") as answer:
+        project = answer.read().decode("utf-8")
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    return project
 
 
 def test_routes_take_a_cwd_with_an_overlong_component(svc: Service) -> None:
