@@ -42,8 +42,8 @@ def project_root(explicit: str | None = None) -> Path:
 def checked_root(root: str) -> Path:
     """``root`` resolved; it must be an existing directory."""
     _check_text(root, "root")
-    resolved = _resolve(Path(root).expanduser(), root)
-    if not resolved.is_dir():
+    resolved = _resolve(Path(root), root)
+    if not _exists(resolved) or not resolved.is_dir():
         raise NotFound(f"project root {root!r} is not a directory; pass an existing folder")
     return resolved
 
@@ -51,7 +51,8 @@ def checked_root(root: str) -> Path:
 def inside(root: Path, given: str, base: Path | None = None) -> Path:
     """``given`` (relative to ``base``, default ``root``) resolved; it must lie in ``root``."""
     _check_text(given, "path")
-    candidate = Path(given).expanduser()
+    # No ``~`` expansion: that is the shell's job, and an agent's ``~x`` is a name.
+    candidate = Path(given)
     if not candidate.is_absolute():
         candidate = (base or root) / candidate
     resolved = _resolve(candidate, given)
@@ -60,7 +61,7 @@ def inside(root: Path, given: str, base: Path | None = None) -> Path:
             f"{given!r} resolves to {str(resolved)!r}, outside the project root {str(root)!r} "
             "(through '..', an absolute path or a symlink); pass a path inside the project"
         )
-    if not resolved.exists():
+    if not _exists(resolved):
         raise NotFound(f"{given!r} does not exist under {str(root)!r}; check the path")
     return resolved
 
@@ -80,6 +81,14 @@ def _resolve(path: Path, given: str) -> Path:
         return path.resolve()
     except (OSError, RuntimeError, ValueError) as exc:  # RuntimeError: a symlink loop (3.11)
         raise InvalidInput(f"cannot resolve {given!r} ({exc}); pass a plain path") from None
+
+
+def _exists(path: Path) -> bool:
+    """False for a missing path, and for one the OS cannot even look up (name too long)."""
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
 
 
 def _check_text(value: str, what: str) -> None:
