@@ -64,19 +64,25 @@ def big_python(lines: int) -> str:
     return "\n".join(out[:lines]) + "\n"
 
 
+def renamed(language: str, suffix: str) -> str:
+    """The sample of ``language`` with each of its symbol names given ``suffix``."""
+    _, source, expected = SAMPLES[language]
+    names = {q.rsplit(".", 1)[-1] for q, _, _, _ in expected}
+    names = {n for n in names if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", n)}
+    if not names or language == "markdown":
+        return source
+    pattern = re.compile(r"\b(" + "|".join(sorted(names, key=len, reverse=True)) + r")\b")
+    return pattern.sub(rf"\g<1>{suffix}", source)
+
+
 def big_file(language: str, lines: int) -> tuple[str, str]:
     """(file name, text) of about ``lines`` lines in ``language``."""
     if language == "python":
         return "big.py", big_python(lines)
     name, source, _ = SAMPLES[language]
-    suffix = Path(name).suffix
-    count = len(source.split("\n"))
-    copies = [
-        re.sub(r"\b([A-Za-z_][A-Za-z0-9_]{2,})\b", rf"\g<1>_{i}", source)
-        for i in range(lines // count + 1)
-    ]
+    copies = [renamed(language, f"_{i}") for i in range(lines // source.count("\n") + 1)]
     text = "\n".join(copies)
-    return f"big{suffix}", "\n".join(text.split("\n")[:lines]) + "\n"
+    return f"big{Path(name).suffix}", "\n".join(text.split("\n")[:lines]) + "\n"
 
 
 def make_repo(root: Path, files: int, seed: int = 7) -> Path:
@@ -86,16 +92,16 @@ def make_repo(root: Path, files: int, seed: int = 7) -> Path:
     (root / ".git").mkdir(parents=True)
     for i in range(files):
         language = languages[i % len(languages)]
-        name, source, _ = SAMPLES[language]
-        renamed = re.sub(r"\b(greet|deposit|add|helper|total|Store)\b", rf"\g<1>_{i}", source)
+        name, _, _ = SAMPLES[language]
+        text = renamed(language, f"_{i}")
         if language == "python":
-            renamed += "".join(
+            text += "".join(
                 f"\n\ndef render_view_{i}_{k}(x):\n    return x\n"
                 for k in range(rng.randint(5, 30))
             )
         folder = root / f"pkg{i % 40}" / f"mod{i % 7}"
         folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"f{i}{Path(name).suffix}").write_text(renamed, encoding="utf-8")
+        (folder / f"f{i}{Path(name).suffix}").write_text(text, encoding="utf-8")
     return root
 
 
