@@ -233,6 +233,15 @@ def test_bad_paths_say_what_to_do(repo: Path) -> None:
         navigate.unfold(repo, "src/accounts.py", "  ")
 
 
+def test_a_search_skips_minified_bundles_and_an_outline_still_reads_them(repo: Path) -> None:
+    bundle = "".join(f"function f{i}(a){{return a+{i}}};" for i in range(2_000))
+    (repo / "web" / "app.min.js").write_text(bundle + "\nfunction qqxbundle(){}\n")
+    result = navigate.search(repo, "qqxbundle")
+    assert result.matches == []
+    assert result.skipped == ["web/app.min.js: minified or generated (very long lines)"]
+    assert navigate.outline(repo, "web/app.min.js").parsed.count() == 2_001
+
+
 def test_binary_and_huge_files_are_skipped_with_a_reason(repo: Path) -> None:
     (repo / "src" / "blob.py").write_bytes(b"def a():\n\0\0\0binary")
     huge = repo / "src" / "huge.py"

@@ -21,7 +21,7 @@ from typing import Any
 from workbench.code import cache, paths
 from workbench.code.fold import folded_view
 from workbench.code.search import Found, Match, match_file, query_parts, ranked
-from workbench.code.source import MAX_FILE_BYTES, Skipped, read_source
+from workbench.code.source import MAX_FILE_BYTES, Skipped, is_minified, read_source
 from workbench.code.symbols import ParsedFile, parse
 from workbench.code.unfold import not_found_text
 from workbench.code.unfold import unfold as unfold_symbol
@@ -217,10 +217,17 @@ def _cached(root: Path, path: Path, skipped: list[str]) -> ParsedFile | None:
     parsed = cache.get(entry)
     if parsed is None:
         try:
-            parsed = parse(read_source(path, shown).text, shown)
+            text = read_source(path, shown).text
         except Skipped as exc:
             skipped.append(exc.message)
             return None
+        # Trigger: a bundle (``dist/app.min.js``, a vendored ``.cjs``) outside the skipped
+        # folders. Why: its symbols are mangled, and parsing it costs as much as hundreds of
+        # source files. Outcome: left out of a search, said so; an outline still reads it.
+        if is_minified(text):
+            skipped.append(f"{shown}: minified or generated (very long lines)")
+            return None
+        parsed = parse(text, shown)
         cache.put(entry, parsed)
     return parsed
 

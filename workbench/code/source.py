@@ -57,6 +57,16 @@ class Source:
         return self.text.split("\n")
 
 
+MINIFIED_LINE_CHARS = 500  # mean line length above which a file is minified or generated
+
+
+def is_minified(text: str) -> bool:
+    """Bundled or minified code: long lines on average (a search skips it, see ``navigate``)."""
+    if len(text) < 20_000:
+        return False
+    return len(text) / (text.count("\n") + 1) > MINIFIED_LINE_CHARS
+
+
 def decode(raw: bytes) -> tuple[str, str]:
     """``raw`` as text and the encoding that read it (never raises)."""
     for bom, encoding in BOMS:
