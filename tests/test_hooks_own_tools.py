@@ -186,4 +186,14 @@ def test_own_tools_lists_exactly_what_the_mcp_server_serves(data_dir: Path) -> N
 
     server, _ = build_server(load_settings(data_dir), start=False)
     served = {tool.name for tool in anyio.run(server.list_tools)}
-    assert served == own_tools.OWN_TOOLS
+    assert served == own_tools.OWN_TOOLS | own_tools.PROJECT_TOOLS
+    assert not own_tools.OWN_TOOLS & own_tools.PROJECT_TOOLS
+
+
+def test_the_code_tools_calls_are_memories_like_a_read(data_dir: Path, recorder: Recorder) -> None:
+    """smart_outline & co. read the project's code (issue 22): posted like any tool call."""
+    env = base_env(data_dir, recorder.port)
+    for tool in sorted(own_tools.PROJECT_TOOLS):
+        assert own_tools.skip_reason(f"mcp__workbench__{tool}") is None
+        run_as_agent(script_argv("post_tool_use", "claude"), claude(f"mcp__workbench__{tool}"), env)
+    assert [r.path for r in recorder.requests if "observations" in r.path] == [ROUTE] * 3

@@ -178,6 +178,23 @@ def test_read_of_a_file_with_history_gets_it(live: Service, checkout: Checkout) 
     assert relative == output
 
 
+def test_read_file_history_ends_with_the_smart_outline_hint(
+    live: Service, checkout: Checkout
+) -> None:
+    """As claude-mem's: a structural map is cheaper than re-reading (issue 22 item 1)."""
+    payload = read_payload(checkout, checkout.path("auth.py"))
+    output = run_hook("pre_tool_use_read", payload, live.env).output()
+    assert output is not None
+    body = output["hookSpecificOutput"]["additionalContext"].splitlines()
+    assert body[-1] == "</workbench-context>"
+    assert body[-2] == (
+        'Need a structural map first? MCP `smart_outline("src/auth.py")`: signatures and '
+        'line ranges, cheaper than re-reading; `smart_unfold("src/auth.py", "<symbol>")` '
+        "for one function."
+    )
+    assert body[-3].startswith("Details: MCP `get_observations` with ids [")
+
+
 @pytest.mark.parametrize(
     ("case", "name", "extra"),
     [

@@ -24,6 +24,7 @@ Modules:
 - ``instance``  stdlib-only: the data dir's id, which tells its service from another's
 - ``spawn``     stdlib-only: how the service is started (command, cwd, env), CLI and hooks alike
 - ``pidfile``   the PID file held with a lock: one service per data dir
+- ``code/``     code navigation for agents: smart_search, smart_outline, smart_unfold (tree-sitter)
 - ``cli/``      the Typer app, one module per command group
 
 Kept empty on purpose: hooks import ``workbench.redact`` and must not pay for anything else.

@@ -13,8 +13,9 @@ a Claude Code plugin ``mcp__plugin_workbench_workbench__search``, Gemini CLI
 digits only, case folded: every spelling of one name is the same key.
 
 Stdlib only: the PostToolUse hook imports this to skip the post entirely, and the service's
-ingest drops the same calls for older hooks and spooled events. ``OWN_TOOLS`` must list what
-``workbench mcp`` serves (a test compares it with the server's ``tools/list``).
+ingest drops the same calls for older hooks and spooled events. ``OWN_TOOLS`` and
+``PROJECT_TOOLS`` together must list what ``workbench mcp`` serves (a test compares them with
+the server's ``tools/list``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ OWN_TOOLS = frozenset(
         "reprime_corpus",
     }
 )
+# Served by ``workbench mcp`` too, but their calls ARE memories: the code navigation tools
+# (issue 22) read the project's source as ``Read`` does, so what the agent looked at is
+# work in the project, kept like a Read (claude-mem keeps its smart_* calls as well).
+PROJECT_TOOLS = frozenset({"smart_search", "smart_outline", "smart_unfold"})
 DISCOVERY_TOOLS = frozenset({"ToolSearch", "tool_search"})
 
 # The prefixes an agent puts before "<server><sep><tool>": none (OpenCode, Gemini's

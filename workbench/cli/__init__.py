@@ -11,4 +11,5 @@
 - ``data``      export, import, replay, retry, recompress
 - ``demo``      seed a separate demo data dir through the real pipeline
 - ``index``     reindex (rebuild FTS and vectors from SQLite, with a progress bar)
+- ``code``      code search, outline, unfold (the MCP smart_* tools; ``workbench.code``)
 """

@@ -6,6 +6,8 @@
 - ``server``        builds the ``MCPServer``, discovers the tool modules, runs it over stdio
 - ``backend``       the tools' line to the service (HTTP): started on demand, errors as tool errors
 - ``recall_tools``  search, timeline, get_observations, save_memory, workflow (the 3-layer recall)
+- ``code_tools``    smart_search, smart_outline, smart_unfold (``workbench.code``; files,
+                    not the service)
 - ``wire``          the stdio transport: every request line gets an answer, the loop never dies
 - ``line_check``    one raw line judged: a message to serve, or the JSON-RPC error answering it
 - ``stdio_fds``     the wire moved to private descriptors, fd 0/1 pointed away while serving
@@ -13,7 +15,8 @@
 Adding a group of tools is one new module here defining ``register(server, client)``, where
 ``server`` is the ``MCPServer`` and ``client`` the shared ``ServiceBackend``; ``server.py``
 finds it by discovery (issue 4's ``corpus_tools`` is meant to be exactly that). A tool module
-never touches the store: the service is the one writer and holds the embedding model.
+never touches the store: the service is the one writer and holds the embedding model (the
+code tools read the project's source files only).
 
 Nothing here may write to stdout outside the SDK's transport: stdout is the protocol channel.
 """

@@ -18,6 +18,9 @@ knows (subagent, missing, directory, smaller than ``file_context_min_bytes``) be
 (its mtime is later), the history may describe code that no longer exists, and nothing is
 shown.
 
+The block ends with claude-mem's hint to read the file's structure with the code tools
+(``smart_outline``/``smart_unfold``, issue 22) when ``workbench.code`` has a grammar for it.
+
 Lookup cost: with the ``observation_files`` table (one row per path and observation, kept by
 triggers) it is one indexed lookup; without it, a scan of the ``files_read``/``files_modified``
 JSON text (``instr`` on the JSON-quoted path, so ``"src/a.py"`` never matches
@@ -33,6 +36,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from workbench.code.languages import has_outline
 from workbench.locate import project_identity
 from workbench.models import Observation
 from workbench.recall import render
@@ -254,12 +258,28 @@ def render_file_context(display: str, chosen: list[FileHit]) -> Injection:
     lines.append(
         f"Details: MCP `get_observations` with ids [{ids}], or POST /api/observations/batch."
     )
+    if has_outline(display):
+        lines.append(outline_hint(display))
     text = render.fence("\n".join(lines))
     return Injection(
         text=text,
         tokens=estimate_tokens(text),
         items=[(h.observation.id, "file") for h in chosen],
         discovery_tokens=sum(h.observation.discovery_tokens for h in chosen),
+    )
+
+
+def outline_hint(display: str) -> str:
+    """The last line: the code tools read structure for less than a re-read (claude-mem's hint).
+
+    Only for a file of a language ``workbench.code`` has a grammar for. The path is defused
+    like the header's and quoted as a string argument (backslashes and quotes escaped).
+    """
+    path = render.neutral(display, PATH_CHARS).replace("\\", "\\\\").replace('"', '\\"')
+    return (
+        f'Need a structural map first? MCP `smart_outline("{path}")`: signatures and line '
+        f'ranges, cheaper than re-reading; `smart_unfold("{path}", "<symbol>")` for one '
+        "function."
     )
 
 
