@@ -183,6 +183,7 @@ class SearchEngine:
         return str(reason) if reason else f"the {name} model or its index is not available"
 
     # -- search -----------------------------------------------------------------------------
+    @fts.one_search()  # each document frequency is counted once per search (fts.py)
     def search(
         self,
         query: str | None = None,
@@ -257,6 +258,7 @@ class SearchEngine:
             )
         return result
 
+    @fts.one_search()
     def top_observation(self, query: str, filters: SearchFilters) -> SearchHit | None:
         """The first hit of ``search(query, filters, types=["observations"], limit=1)``, by
         the same ranking, without what a page of results costs beyond it (the total count,
@@ -469,13 +471,17 @@ class SearchEngine:
     ) -> list[SearchHit]:
         rows = hits.load(self.conn, kind, [i for i, _ in page])
         return [
-            # model_construct: the fields come straight from our own rows (validated on write).
-            SearchHit.model_construct(
-                **rows[i],
-                score=float(f"{score:.6g}"),
-                ranks=ranks.get(i, {}),
-                rankers=rankers_of(ranks.get(i, {})),
-                rerank=self.reranked.get(i) if kind == "observations" else None,
+            # Unvalidated (hits.construct is model_construct): the fields come straight from
+            # our own rows (validated on write).
+            hits.construct(
+                SearchHit,
+                {
+                    **rows[i],
+                    "score": float(f"{score:.6g}"),
+                    "ranks": ranks.get(i, {}),
+                    "rankers": rankers_of(ranks.get(i, {})),
+                    "rerank": self.reranked.get(i) if kind == "observations" else None,
+                },
             )
             for i, score in page
             if i in rows  # a vector index may know ids deleted since it was built
