@@ -11,12 +11,20 @@
   and filter answers exactly what the engine answers without that memo.
 - Hits and timeline items are read as plain tuples and built by ``hits.construct``: the same
   fields, values and set fields as the by-name rows and ``model_construct`` before them.
+- Each hit's minute (``clock.minute_from_ms``) is the ``datetime`` text it was, at every
+  moment a store can hold.
+- The CamelCase test of ``store.identifiers`` (now led by a lookahead) finds what it found,
+  where it found it, so the index and the query side expand text as before.
 """
 
 from __future__ import annotations
 
+import random
+import re
+import string
 import threading
 from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +32,14 @@ import pytest
 
 from tests.relevance_set import QUERIES, Seeded, seed
 from tests.test_search import KeywordRanker
+from workbench.bounds import EPOCH_MS_MAX, EPOCH_MS_MIN
+from workbench.clock import minute_from_ms
 from workbench.models import ObservationDraft
 from workbench.recall import fts, fusion, hits, rerank
 from workbench.recall.filters import Kind, SearchFilters
 from workbench.recall.hits import SearchHit, TimelineItem
 from workbench.recall.search import FUSION_DEPTH, SearchEngine
-from workbench.store import observations
+from workbench.store import identifiers, observations
 from workbench.store.connection import atomic
 from workbench.store.database import Store
 
@@ -263,3 +273,36 @@ def test_construct_builds_what_model_construct_builds(
             assert list(got.__dict__) == list(want.__dict__)
             assert got.model_fields_set == want.model_fields_set
             assert got.model_dump_json() == want.model_dump_json()
+
+
+def test_minute_from_ms_is_the_datetime_text() -> None:
+    def by_datetime(ms: int) -> str:
+        return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M")
+
+    rng = random.Random(21)
+    edges = [EPOCH_MS_MIN, EPOCH_MS_MIN + 59_999, -60_001, -60_000, -1, 0, 1, 59_999, 60_000]
+    edges += [EPOCH_MS_MAX, EPOCH_MS_MAX - 60_000, 1_764_800_000_123, 32_503_680_000_000 - 1]
+    samples = [rng.randint(EPOCH_MS_MIN, EPOCH_MS_MAX) for _ in range(20_000)]
+    samples += [rng.randint(0, 4_102_444_800_000) for _ in range(20_000)]  # 1970–2100
+    for ms in edges + samples:
+        assert minute_from_ms(ms) == by_datetime(ms), ms
+
+
+def test_the_camelcase_test_matches_as_the_three_forms_did() -> None:
+    before = re.compile(r"[a-z][A-Z]|[0-9][A-Z][a-z]|[A-Z][A-Z][a-z]{2}")
+    rng = random.Random(21)
+    alphabet = string.ascii_letters + string.digits + " _-./éÉß"
+    texts = ["", "IDs", "APIs", "10GB", "2FA", "XMLHttpRequest", "aB", "9Ab", "ABcd", "ABc"]
+    texts += ["".join(rng.choices(alphabet, k=rng.randint(1, 12))) for _ in range(30_000)]
+    texts += ["".join(rng.choices("aA1 ", k=rng.randint(1, 8))) for _ in range(5_000)]
+    for text in texts:
+        want = [m.span() for m in before.finditer(text)]
+        assert [m.span() for m in identifiers._HUMP.finditer(text)] == want, text
+        assert identifiers.split_identifiers(text) == split_before(before, text), text
+
+
+def split_before(hump: re.Pattern[str], text: str) -> str:
+    """``split_identifiers`` as it was (its cheap test by the three forms)."""
+    if not hump.search(text):
+        return text
+    return identifiers._HUMPED.sub(identifiers._expand, text)

@@ -92,6 +92,9 @@ def quote(term: str) -> str:
 def query_pieces(text: str | None) -> list[str]:
     """The quoted FTS5 strings (phrases, then terms) for user ``text``; [] when no words.
 
+    Within a ``one_search`` block each text is taken apart once (a search asks for its
+    pieces per kind, for coverage and for each total: up to seven times).
+
     Each chunk is expanded as the index expands text (``store.identifiers``), so a phrase built
     from the query lines up with the indexed tokens, and a CamelCase word brings its parts.
     Phrases, best first: the whole query (exact-title and exact-sentence boost), each run of
@@ -99,6 +102,17 @@ def query_pieces(text: str | None) -> list[str]:
     """
     if not text:
         return []
+    memo = _memo()
+    key = ("", "pieces", text)
+    if memo is not None and key in memo:
+        return list(memo[key])
+    pieces = _pieces(text)
+    if memo is not None:
+        memo[key] = tuple(pieces)
+    return pieces
+
+
+def _pieces(text: str) -> list[str]:
     sequence: list[str] = []  # every word of the expanded query, in order (stopwords too)
     runs: list[list[tuple[int, str]]] = [[]]  # consecutive content words, with their chunk
     compounds: list[str] = []
@@ -188,7 +202,8 @@ _search_local = threading.local()
 
 @contextmanager
 def one_search() -> Iterator[None]:
-    """Within the block, this thread takes each count (and each database's name) once.
+    """Within the block, this thread takes each count, each database's name and each query's
+    pieces (``query_pieces``) once.
 
     Why: one hybrid search asks for the same document frequencies twice (the BM25 tiers, then
     ``fusion.coverage``) and the database's name before each, and a small count is otherwise
