@@ -13,6 +13,9 @@
   fields, values and set fields as the by-name rows and ``model_construct`` before them.
 - Each hit's minute (``clock.minute_from_ms``) is the ``datetime`` text it was, at every
   moment a store can hold.
+- The timeline's anchor skips the neighbouring turns' lookup when their share cannot change
+  which hit is first (``search.first_is_settled``): checked against ``fusion.smooth`` itself
+  on random lists and neighbours, and on the real store (the anchor tests above).
 - The CamelCase test of ``store.identifiers`` (now led by a lookahead) finds what it found,
   where it found it, so the index and the query side expand text as before.
 """
@@ -38,7 +41,7 @@ from workbench.models import ObservationDraft
 from workbench.recall import fts, fusion, hits, rerank
 from workbench.recall.filters import Kind, SearchFilters
 from workbench.recall.hits import SearchHit, TimelineItem
-from workbench.recall.search import FUSION_DEPTH, SearchEngine
+from workbench.recall.search import FUSION_DEPTH, SearchEngine, first_is_settled
 from workbench.store import identifiers, observations
 from workbench.store.connection import atomic
 from workbench.store.database import Store
@@ -306,3 +309,80 @@ def split_before(hump: re.Pattern[str], text: str) -> str:
     if not hump.search(text):
         return text
     return identifiers._HUMPED.sub(identifiers._expand, text)
+
+
+def test_first_is_settled_only_when_smooth_keeps_the_first() -> None:
+    rng = random.Random(21)
+    settled_seen = unsettled_seen = 0
+    for _ in range(20_000):
+        n = rng.randint(0, 12)
+        scores = sorted((rng.choice([0.0, rng.random(), 1.0, 0.9]) for _ in range(n)), reverse=True)
+        fused = [(i + 1, s * rng.choice([1.0, 3.7])) for i, s in enumerate(scores)]
+        fused.sort(key=lambda pair: -pair[1])
+        weight = rng.choice([0.0, 0.05, 0.1, 0.3, 0.5, 1.0])
+        ids = [i for i, _ in fused] + [100, 101]  # two neighbours no ranker found
+        beside = {i: tuple(rng.sample(ids, rng.randint(0, 3))) for i, _ in fused}
+        allowed = rng.choice([None, set(ids)])
+        if first_is_settled(fused, weight):
+            settled_seen += 1
+            smoothed = fusion.smooth(fused, beside, weight, allowed)
+            assert [i for i, _ in smoothed[:1]] == [i for i, _ in fused[:1]], (fused, beside)
+        else:
+            unsettled_seen += 1
+    assert settled_seen > 1000
+    assert unsettled_seen > 1000
+
+
+@pytest.mark.parametrize("filters", FILTERS, ids=["all", "payments", "infra"])
+def test_the_anchor_skips_the_neighbours_only_when_settled(
+    seeded: tuple[Store, Seeded], filters: SearchFilters
+) -> None:
+    """Both paths are taken on the real store, and each anchors on the search's first hit."""
+    store, _ = seeded
+    looked: list[bool] = []
+
+    class Counting(SearchEngine):
+        def _with_neighbours(
+            self, fused: list[tuple[int, float]], filters: SearchFilters, weight: float
+        ) -> list[tuple[int, float]]:
+            looked.append(True)
+            return super()._with_neighbours(fused, filters, weight)
+
+    engine = Counting(store, None, ranker=KeywordRanker(store))
+    paths = set()
+    for query in QUERIES:
+        looked.clear()
+        top = engine.top_observation(query, filters)
+        paths.add(bool(looked))
+        page = engine.search(query, filters, types=["observations"], limit=1).observations
+        assert (top.id if top else None) == (page[0].id if page else None), query
+    assert False in paths  # skipped: the first hit leads by more than the share
+
+
+def test_the_anchor_looks_at_the_neighbours_when_the_lead_is_small(tmp_path: Path) -> None:
+    """Two memories equally good for the query: the share could decide, so it is looked up."""
+    store = Store(tmp_path / "workbench.db")
+    with atomic(store.conn):
+        for project in ("infra", "webapp"):
+            observations.insert(
+                store.conn,
+                ObservationDraft(type="feature", title="quokka gateway", narrative=project),
+                content_session_id=None,
+                project=project,
+            )
+    looked: list[bool] = []
+
+    class Counting(SearchEngine):
+        def _with_neighbours(
+            self, fused: list[tuple[int, float]], filters: SearchFilters, weight: float
+        ) -> list[tuple[int, float]]:
+            looked.append(True)
+            return super()._with_neighbours(fused, filters, weight)
+
+    engine = Counting(store, None, ranker=KeywordRanker(store))
+    top = engine.top_observation("quokka gateway", SearchFilters())
+    assert looked
+    page = engine.search("quokka gateway", types=["observations"], limit=1).observations
+    assert top is not None
+    assert top.id == page[0].id
+    store.close()

@@ -262,14 +262,18 @@ class SearchEngine:
     def top_observation(self, query: str, filters: SearchFilters) -> SearchHit | None:
         """The first hit of ``search(query, filters, types=["observations"], limit=1)``, by
         the same ranking, without what a page of results costs beyond it (the total count,
-        the vector backlog): the timeline's anchor by query."""
+        the vector backlog): the timeline's anchor by query.
+
+        Also without the neighbouring turns' share when it cannot change which hit is first
+        (``first_is_settled``): then the hit's ``score`` is its fused score before that share.
+        """
         query = query.strip()
         if not query:
             return None
         self.reranked = {}
         used, degraded = self._resolve_mode("hybrid")
         scratch = SearchResult(query=query, mode=used, degraded=degraded)
-        scored, ranks = self._rank_observations(query, filters, used, 1, scratch)
+        scored, ranks = self._rank_observations(query, filters, used, 1, scratch, first_only=True)
         found = self._hydrate("observations", scored[:1], ranks)
         return found[0] if found else None
 
@@ -293,7 +297,11 @@ class SearchEngine:
         mode: str,
         depth: int,
         result: SearchResult,
+        *,
+        first_only: bool = False,
     ) -> tuple[list[tuple[int, float]], dict[int, dict[str, int]]]:
+        """``(scored, ranks)`` for observations. ``first_only``: only the first hit's id is
+        wanted (the timeline's anchor), so steps that cannot change it may be skipped."""
         if mode == "fts":
             scored = fts.rank(self.conn, "observations", query, filters, limit=depth)
             return scored, {i: {"fts": n} for n, (i, _) in enumerate(scored, start=1)}
@@ -337,13 +345,25 @@ class SearchEngine:
         cosines = self._cosines_of(query, beyond)
         unembedded = set() if cosines is None else set(beyond) - cosines.keys()
         fused = fusion.fuse(text, vector, cover, params, cosines=cosines, unembedded=unembedded)
-        if params.neighbour_weight > 0:
+        if params.neighbour_weight > 0 and not (
+            first_only
+            and self._no_second_stage()
+            and first_is_settled(fused, params.neighbour_weight)
+        ):
+            # Trigger: a page, or a first place the neighbours' share could change. Why: it
+            # costs a lookup of every hit's neighbours. Outcome: each hit gains its share.
             fused = self._with_neighbours(fused, filters, params.neighbour_weight)
         fused = self._rerank(query, rerank.Candidates(fused, text, vector, cosines or {}))
         skipped = rerank.problem(self.settings)  # the second stage's model is missing
         if skipped is not None and result.degraded is None:
             result.degraded = skipped
         return fused[:depth], ranks
+
+    def _no_second_stage(self) -> bool:
+        """Neither second stage runs (``rerank_or_fused`` then returns the list it is given)."""
+        from workbench.recall import rerank_llm
+
+        return not rerank.enabled(self.settings) and not rerank_llm.enabled(self.settings)
 
     def _with_neighbours(
         self, fused: list[tuple[int, float]], filters: SearchFilters, weight: float
@@ -514,6 +534,27 @@ def _vector_pool() -> ThreadPoolExecutor:
         if _POOL is None:
             _POOL = ThreadPoolExecutor(VECTOR_THREADS, thread_name_prefix="workbench-vector")
         return _POOL
+
+
+def first_is_settled(fused: Sequence[tuple[int, float]], weight: float) -> bool:
+    """True when ``fusion.smooth(fused, any neighbours, weight)`` keeps ``fused[0]`` first.
+
+    ``smooth`` scales the scores by the top one (the first hit's ``base`` is exactly 1.0),
+    and a hit gains at most ``weight`` × a neighbour's base (≤ ``weight``), so no other hit,
+    and no neighbour joining the list, can reach 1.0 when the second base plus ``weight`` is
+    below it; the first hit only gains. The same float operations bound ``smooth``'s, so the
+    test is exact, not approximate (tests/test_search_same_ranking.py checks it against
+    ``smooth`` itself).
+    """
+    if not fused:
+        return True
+    top = max(s for _, s in fused)
+    if top <= 0:
+        return True  # smooth leaves such a list as it is
+    if fused[0][1] != top:
+        return False
+    second = max((s / top for _, s in fused[1:]), default=0.0)
+    return second + weight < 1.0
 
 
 def _behind(ranker: Any) -> int | None:
