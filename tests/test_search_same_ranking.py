@@ -16,6 +16,9 @@
 - The timeline's anchor skips the neighbouring turns' lookup when their share cannot change
   which hit is first (``search.first_is_settled``): checked against ``fusion.smooth`` itself
   on random lists and neighbours, and on the real store (the anchor tests above).
+- Hybrid ranks summaries and prompts (full text only) while its vector side runs: each
+  kind's hits are those of a search of that kind alone, and they are ranked before the
+  search waits for the vector list.
 - The CamelCase test of ``store.identifiers`` (now led by a lookahead) finds what it found,
   where it found it, so the index and the query side expand text as before.
 """
@@ -386,3 +389,51 @@ def test_the_anchor_looks_at_the_neighbours_when_the_lead_is_small(tmp_path: Pat
     assert top is not None
     assert top.id == page[0].id
     store.close()
+
+
+@pytest.mark.parametrize("filters", FILTERS, ids=["all", "payments", "infra"])
+def test_hybrid_ranks_the_other_kinds_as_alone(
+    seeded: tuple[Store, Seeded], filters: SearchFilters
+) -> None:
+    store, _ = seeded
+    engine = SearchEngine(store, None, ranker=KeywordRanker(store))
+    for query in QUERIES:
+        every = engine.search(query, filters, limit=20)
+        assert every.mode == "hybrid"
+        for kind in ("observations", "sessions", "prompts"):
+            alone = engine.search(query, filters, types=[kind], limit=20)
+            got = [h.model_dump() for h in getattr(every, kind)]
+            assert got == [h.model_dump() for h in getattr(alone, kind)], (query, kind)
+
+
+def test_hybrid_ranks_the_other_kinds_before_it_waits(seeded: tuple[Store, Seeded]) -> None:
+    """The vector side is held until prompts are ranked: that happens only if the search
+    ranks the other kinds before it waits for the vector list (else it waits 5 s, fails)."""
+    store, _ = seeded
+    prompts_ranked = threading.Event()
+    released: list[bool] = []
+    text_rank = fts.rank
+
+    class Held(KeywordRanker):
+        def rank(
+            self, query: str, k: int, allowed_ids: Sequence[int] | None
+        ) -> list[tuple[int, float]]:
+            if threading.current_thread().name.startswith("workbench-vector"):
+                released.append(prompts_ranked.wait(timeout=5))
+            return super().rank(query, k, allowed_ids)
+
+    def watched(conn: Any, kind: Kind, *args: Any, **kwargs: Any) -> list[tuple[int, float]]:
+        ranked = text_rank(conn, kind, *args, **kwargs)
+        if kind == "prompts":
+            prompts_ranked.set()
+        return ranked
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(fts, "rank", watched)
+    try:
+        result = SearchEngine(store, None, ranker=Held(store)).search("refund charged twice")
+    finally:
+        mp.undo()
+    assert released == [True]
+    assert result.mode == "hybrid"
+    assert result.observations

@@ -233,11 +233,29 @@ class SearchEngine:
             result.vectors_behind = _behind(self.ranker)
         need = offset + limit
         depth = max(DATE_POOL, need) if order_by != "relevance" else need
+        words = query
+        text_only: dict[str, list[tuple[int, float]]] = {}
+
+        def rank_the_others() -> None:
+            # Trigger: hybrid, while its vector side still runs. Why: summaries and prompts
+            # are full text only and need nothing from it. Outcome: they are ranked in time
+            # the thread would spend waiting; the same lists, used below.
+            for kind in kinds:
+                if kind != "observations":
+                    text_only[kind] = fts.rank(self.conn, kind, words, filters, limit=depth)
+
         for kind in kinds:
             if kind == "observations":
-                scored, ranks = self._rank_observations(query, filters, used, depth, result)
+                scored, ranks = self._rank_observations(
+                    query, filters, used, depth, result, meanwhile=rank_the_others
+                )
             else:
-                scored = fts.rank(self.conn, kind, query, filters, limit=depth)
+                ready = text_only.get(kind)
+                scored = (
+                    ready
+                    if ready is not None
+                    else fts.rank(self.conn, kind, query, filters, limit=depth)
+                )
                 ranks = {i: {"fts": n} for n, (i, _) in enumerate(scored, start=1)}
             if order_by != "relevance":
                 scored = self._date_order(kind, scored, descending=order_by == "date_desc")
@@ -299,9 +317,12 @@ class SearchEngine:
         result: SearchResult,
         *,
         first_only: bool = False,
+        meanwhile: Callable[[], None] | None = None,
     ) -> tuple[list[tuple[int, float]], dict[int, dict[str, int]]]:
         """``(scored, ranks)`` for observations. ``first_only``: only the first hit's id is
-        wanted (the timeline's anchor), so steps that cannot change it may be skipped."""
+        wanted (the timeline's anchor), so steps that cannot change it may be skipped.
+        ``meanwhile``: other work of this search, run before hybrid waits for its vector side.
+        """
         if mode == "fts":
             scored = fts.rank(self.conn, "observations", query, filters, limit=depth)
             return scored, {i: {"fts": n} for n, (i, _) in enumerate(scored, start=1)}
@@ -319,6 +340,8 @@ class SearchEngine:
             pending = self._start_vector_rank(query, filters, fusion_depth, background=True)
             text = fts.rank(self.conn, "observations", query, filters, limit=fusion_depth)
             cover = fusion.coverage(self.conn, "observations", query, [i for i, _ in text])
+            if meanwhile is not None:
+                meanwhile()
             vector = pending()
         else:
             vector = self._vector_rank(query, filters, depth)
