@@ -14,6 +14,8 @@
    through keep-alive HTTP, alternating the sides query by query so load hits both alike:
    ``/api/search?mode=fts``, ``/api/search`` (hybrid), ``/api/timeline?query=…``; every
    query is new to both services (no query-embedding cache hit), the same text on each side;
+   under each route, the service's CPU per request and the time its threads queued for a CPU
+   meanwhile (``scheduled_ns``: the first holds on a loaded box, the second is the load's);
 4. times ``workbench search <words>`` as a fresh process of each side's code against its
    service (p50 of ``--cli-runs``), and reads each service's RSS and its embedding worker's
    (children of the service), now and at peak (VmHWM).
@@ -61,6 +63,10 @@ TARGETS: dict[str, tuple[float, float | None]] = {
     "workbench search (process)": (300.0, None),
 }
 RSS_TARGET_MB = 300.0
+# Under each HTTP measure: the service's own CPU for the request, and how long its threads
+# queued for a CPU meanwhile (``scheduled_ns``).
+CPU_ROW = "service CPU"
+WAIT_ROW = "queued for a CPU"
 CLI_SOURCE = "from workbench.cli.main import run; run()"
 
 
@@ -90,6 +96,25 @@ class Side:
         if response.status != 200:
             raise RuntimeError(f"{self.name}: {path} answered {response.status}: {body[:300]!r}")
         return body
+
+
+def scheduled_ns(pid: int) -> tuple[int, int]:
+    """``(on CPU, waiting for a CPU)`` in ns, summed over every thread of ``pid`` so far.
+
+    From ``/proc/<pid>/task/*/schedstat`` (the scheduler's own counters, ns precision): the
+    difference around one request is the service's CPU for it (its background threads are
+    idle once the index is full) and the time its runnable threads queued behind others'.
+    The first does not depend on the machine's load, so before/after compare fairly on a
+    busy box; the second is what load adds.
+    """
+    run = wait = 0
+    for task in Path(f"/proc/{pid}/task").glob("*/schedstat"):
+        try:
+            fields = task.read_text(encoding="utf-8").split()
+        except OSError:
+            continue  # a thread that ended between the listing and the read
+        run, wait = run + int(fields[0]), wait + int(fields[1])
+    return run, wait
 
 
 def rss_mb(pid: int, key: str = "VmRSS") -> float:
@@ -164,9 +189,16 @@ def measure_http(sides: list[Side], qs: list[str], project: str, warm: list[str]
         order = sides if k % 2 == 0 else sides[::-1]
         for label, (path, params) in routes(q, project).items():
             for side in order:
+                assert side.proc is not None
+                run, wait = scheduled_ns(side.proc.pid)
                 started = time.perf_counter()
                 side.get(path, params)
-                side.samples.setdefault(label, []).append((time.perf_counter() - started) * 1000)
+                took = (time.perf_counter() - started) * 1000
+                run_after, wait_after = scheduled_ns(side.proc.pid)
+                side.samples.setdefault(label, []).append(took)
+                cpu, queued = (run_after - run) / 1e6, (wait_after - wait) / 1e6
+                side.samples.setdefault(f"  {label}: {CPU_ROW}", []).append(cpu)
+                side.samples.setdefault(f"  {label}: {WAIT_ROW}", []).append(queued)
 
 
 def measure_cli(sides: list[Side], qs: list[str]) -> None:
@@ -302,7 +334,7 @@ def table(scenario: str, count: int, load: float, sides: list[Side]) -> list[str
         "",
         f"{scenario}: {count} CPU burners, load average up to {load:.1f} on {os.cpu_count()}"
         " cores (wall-clock ms, p50 / p95)",
-        f"{'':30}" + "".join(f"{s.name:>34}" for s in sides) + "  target",
+        f"{'':42}" + "".join(f"{s.name:>34}" for s in sides) + "  target",
     ]
     for label in sides[0].samples:
         cells = ""
@@ -321,5 +353,5 @@ def table(scenario: str, count: int, load: float, sides: list[Side]) -> list[str
         if goal:
             target = f"≤{goal[0]:g}" + (f" / ≤{goal[1]:g}" if goal[1] else "")
             target += f" ({', '.join(verdicts)})"
-        out.append(f"{label:30}{cells}  {target}")
+        out.append(f"{label:42}{cells}  {target}")
     return out

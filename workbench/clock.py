@@ -49,8 +49,15 @@ def iso_from_ms(ms: int) -> str:
 
 
 def minute_from_ms(ms: int) -> str:
-    """``2026-12-01 14:30``: the UTC minute people read in tables and compact indexes."""
-    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M")
+    """``2026-12-01 14:30``: the UTC minute people read in tables and compact indexes.
+
+    ``time.gmtime`` of the whole second, not ``datetime``: a search page prints one per hit
+    (up to 300), and this is the same text at half the cost. Outside the years 1–9999 (no
+    stored time is) the ``datetime`` form answers, with its own error.
+    """
+    if not EPOCH_MS_MIN <= ms <= EPOCH_MS_MAX:
+        return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M")
+    return time.strftime("%Y-%m-%d %H:%M", time.gmtime(ms // 1000))
 
 
 def ms_from_iso(text: str) -> int:

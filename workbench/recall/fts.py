@@ -34,8 +34,10 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from workbench.errors import InvalidInput
@@ -90,6 +92,9 @@ def quote(term: str) -> str:
 def query_pieces(text: str | None) -> list[str]:
     """The quoted FTS5 strings (phrases, then terms) for user ``text``; [] when no words.
 
+    Within a ``one_search`` block each text is taken apart once (a search asks for its
+    pieces per kind, for coverage and for each total: up to seven times).
+
     Each chunk is expanded as the index expands text (``store.identifiers``), so a phrase built
     from the query lines up with the indexed tokens, and a CamelCase word brings its parts.
     Phrases, best first: the whole query (exact-title and exact-sentence boost), each run of
@@ -97,6 +102,17 @@ def query_pieces(text: str | None) -> list[str]:
     """
     if not text:
         return []
+    memo = _memo()
+    key = ("", "pieces", text)
+    if memo is not None and key in memo:
+        return list(memo[key])
+    pieces = _pieces(text)
+    if memo is not None:
+        memo[key] = tuple(pieces)
+    return pieces
+
+
+def _pieces(text: str) -> list[str]:
     sequence: list[str] = []  # every word of the expanded query, in order (stopwords too)
     runs: list[list[tuple[int, str]]] = [[]]  # consecutive content words, with their chunk
     compounds: list[str] = []
@@ -170,7 +186,8 @@ def match_expression(text: str | None) -> str | None:
 # Large document frequencies (> COMMON_DF) are cached per database for DF_TTL_S: they are the
 # costly ones to count, they drift slowly, and a growing table keeps a common piece common, so
 # a stale one only changes which tier a row comes from. Small counts are cheap and recounted
-# every time, so a word stored a second ago is found at once.
+# every time, so a word stored a second ago is found at once; within one search
+# (``one_search``) every count is taken once, whatever its size.
 COMMON_DF = 400
 MAX_SCORED = 400
 WINDOW = 100
@@ -180,13 +197,62 @@ _DF_CACHE_MAX = 50_000
 _df_cache: dict[tuple[str, str, str], tuple[float, int]] = {}
 
 
+_search_local = threading.local()
+
+
+@contextmanager
+def one_search() -> Iterator[None]:
+    """Within the block, this thread takes each count, each database's name and each query's
+    pieces (``query_pieces``) once.
+
+    Why: one hybrid search asks for the same document frequencies twice (the BM25 tiers, then
+    ``fusion.coverage``) and the database's name before each, and a small count is otherwise
+    recounted every time (see above). The memo lives for the block only, so the next search
+    still sees a word stored a moment ago. Nested blocks share the outer one's memo.
+    """
+    if getattr(_search_local, "memo", None) is not None:
+        yield
+        return
+    _search_local.memo = {}
+    try:
+        yield
+    finally:
+        _search_local.memo = None
+
+
+def _memo() -> dict[tuple[str, str, str], Any] | None:
+    memo: dict[tuple[str, str, str], Any] | None = getattr(_search_local, "memo", None)
+    return memo
+
+
 def _db_key(conn: sqlite3.Connection) -> str:
+    memo = _memo()
+    # The connection stays open for the whole block, so its id names it there.
+    key = ("", "database", str(id(conn)))
+    if memo is not None and key in memo:
+        return str(memo[key])
     row = conn.execute("PRAGMA database_list").fetchone()
-    return str(row[2]) or f"memory:{id(conn)}"
+    name = str(row[2]) or f"memory:{id(conn)}"
+    if memo is not None:
+        memo[key] = name
+    return name
 
 
 def _cached(key: tuple[str, str, str], compute: Callable[[], int], *, floor: int = -1) -> int:
-    """``compute()``, remembered for DF_TTL_S when the value is above ``floor``."""
+    """``compute()``, remembered for DF_TTL_S when the value is above ``floor`` (and for
+    the current ``one_search`` block whatever it is)."""
+    memo = _memo()
+    if memo is not None and key in memo:
+        return int(memo[key])
+    value = _cached_for_ttl(key, compute, floor=floor)
+    if memo is not None:
+        memo[key] = value
+    return value
+
+
+def _cached_for_ttl(
+    key: tuple[str, str, str], compute: Callable[[], int], *, floor: int = -1
+) -> int:
     now = time.monotonic()
     hit = _df_cache.get(key)
     if hit is not None and now - hit[0] < DF_TTL_S:

@@ -183,6 +183,7 @@ class SearchEngine:
         return str(reason) if reason else f"the {name} model or its index is not available"
 
     # -- search -----------------------------------------------------------------------------
+    @fts.one_search()  # each document frequency is counted once per search (fts.py)
     def search(
         self,
         query: str | None = None,
@@ -232,11 +233,29 @@ class SearchEngine:
             result.vectors_behind = _behind(self.ranker)
         need = offset + limit
         depth = max(DATE_POOL, need) if order_by != "relevance" else need
+        words = query
+        text_only: dict[str, list[tuple[int, float]]] = {}
+
+        def rank_the_others() -> None:
+            # Trigger: hybrid, while its vector side still runs. Why: summaries and prompts
+            # are full text only and need nothing from it. Outcome: they are ranked in time
+            # the thread would spend waiting; the same lists, used below.
+            for kind in kinds:
+                if kind != "observations":
+                    text_only[kind] = fts.rank(self.conn, kind, words, filters, limit=depth)
+
         for kind in kinds:
             if kind == "observations":
-                scored, ranks = self._rank_observations(query, filters, used, depth, result)
+                scored, ranks = self._rank_observations(
+                    query, filters, used, depth, result, meanwhile=rank_the_others
+                )
             else:
-                scored = fts.rank(self.conn, kind, query, filters, limit=depth)
+                ready = text_only.get(kind)
+                scored = (
+                    ready
+                    if ready is not None
+                    else fts.rank(self.conn, kind, query, filters, limit=depth)
+                )
                 ranks = {i: {"fts": n} for n, (i, _) in enumerate(scored, start=1)}
             if order_by != "relevance":
                 scored = self._date_order(kind, scored, descending=order_by == "date_desc")
@@ -257,17 +276,22 @@ class SearchEngine:
             )
         return result
 
+    @fts.one_search()
     def top_observation(self, query: str, filters: SearchFilters) -> SearchHit | None:
         """The first hit of ``search(query, filters, types=["observations"], limit=1)``, by
         the same ranking, without what a page of results costs beyond it (the total count,
-        the vector backlog): the timeline's anchor by query."""
+        the vector backlog): the timeline's anchor by query.
+
+        Also without the neighbouring turns' share when it cannot change which hit is first
+        (``first_is_settled``): then the hit's ``score`` is its fused score before that share.
+        """
         query = query.strip()
         if not query:
             return None
         self.reranked = {}
         used, degraded = self._resolve_mode("hybrid")
         scratch = SearchResult(query=query, mode=used, degraded=degraded)
-        scored, ranks = self._rank_observations(query, filters, used, 1, scratch)
+        scored, ranks = self._rank_observations(query, filters, used, 1, scratch, first_only=True)
         found = self._hydrate("observations", scored[:1], ranks)
         return found[0] if found else None
 
@@ -291,7 +315,14 @@ class SearchEngine:
         mode: str,
         depth: int,
         result: SearchResult,
+        *,
+        first_only: bool = False,
+        meanwhile: Callable[[], None] | None = None,
     ) -> tuple[list[tuple[int, float]], dict[int, dict[str, int]]]:
+        """``(scored, ranks)`` for observations. ``first_only``: only the first hit's id is
+        wanted (the timeline's anchor), so steps that cannot change it may be skipped.
+        ``meanwhile``: other work of this search, run before hybrid waits for its vector side.
+        """
         if mode == "fts":
             scored = fts.rank(self.conn, "observations", query, filters, limit=depth)
             return scored, {i: {"fts": n} for n, (i, _) in enumerate(scored, start=1)}
@@ -309,6 +340,8 @@ class SearchEngine:
             pending = self._start_vector_rank(query, filters, fusion_depth, background=True)
             text = fts.rank(self.conn, "observations", query, filters, limit=fusion_depth)
             cover = fusion.coverage(self.conn, "observations", query, [i for i, _ in text])
+            if meanwhile is not None:
+                meanwhile()
             vector = pending()
         else:
             vector = self._vector_rank(query, filters, depth)
@@ -335,13 +368,25 @@ class SearchEngine:
         cosines = self._cosines_of(query, beyond)
         unembedded = set() if cosines is None else set(beyond) - cosines.keys()
         fused = fusion.fuse(text, vector, cover, params, cosines=cosines, unembedded=unembedded)
-        if params.neighbour_weight > 0:
+        if params.neighbour_weight > 0 and not (
+            first_only
+            and self._no_second_stage()
+            and first_is_settled(fused, params.neighbour_weight)
+        ):
+            # Trigger: a page, or a first place the neighbours' share could change. Why: it
+            # costs a lookup of every hit's neighbours. Outcome: each hit gains its share.
             fused = self._with_neighbours(fused, filters, params.neighbour_weight)
         fused = self._rerank(query, rerank.Candidates(fused, text, vector, cosines or {}))
         skipped = rerank.problem(self.settings)  # the second stage's model is missing
         if skipped is not None and result.degraded is None:
             result.degraded = skipped
         return fused[:depth], ranks
+
+    def _no_second_stage(self) -> bool:
+        """Neither second stage runs (``rerank_or_fused`` then returns the list it is given)."""
+        from workbench.recall import rerank_llm
+
+        return not rerank.enabled(self.settings) and not rerank_llm.enabled(self.settings)
 
     def _with_neighbours(
         self, fused: list[tuple[int, float]], filters: SearchFilters, weight: float
@@ -469,13 +514,17 @@ class SearchEngine:
     ) -> list[SearchHit]:
         rows = hits.load(self.conn, kind, [i for i, _ in page])
         return [
-            # model_construct: the fields come straight from our own rows (validated on write).
-            SearchHit.model_construct(
-                **rows[i],
-                score=float(f"{score:.6g}"),
-                ranks=ranks.get(i, {}),
-                rankers=rankers_of(ranks.get(i, {})),
-                rerank=self.reranked.get(i) if kind == "observations" else None,
+            # Unvalidated (hits.construct is model_construct): the fields come straight from
+            # our own rows (validated on write).
+            hits.construct(
+                SearchHit,
+                {
+                    **rows[i],
+                    "score": float(f"{score:.6g}"),
+                    "ranks": ranks.get(i, {}),
+                    "rankers": rankers_of(ranks.get(i, {})),
+                    "rerank": self.reranked.get(i) if kind == "observations" else None,
+                },
             )
             for i, score in page
             if i in rows  # a vector index may know ids deleted since it was built
@@ -508,6 +557,27 @@ def _vector_pool() -> ThreadPoolExecutor:
         if _POOL is None:
             _POOL = ThreadPoolExecutor(VECTOR_THREADS, thread_name_prefix="workbench-vector")
         return _POOL
+
+
+def first_is_settled(fused: Sequence[tuple[int, float]], weight: float) -> bool:
+    """True when ``fusion.smooth(fused, any neighbours, weight)`` keeps ``fused[0]`` first.
+
+    ``smooth`` scales the scores by the top one (the first hit's ``base`` is exactly 1.0),
+    and a hit gains at most ``weight`` × a neighbour's base (≤ ``weight``), so no other hit,
+    and no neighbour joining the list, can reach 1.0 when the second base plus ``weight`` is
+    below it; the first hit only gains. The same float operations bound ``smooth``'s, so the
+    test is exact, not approximate (tests/test_search_same_ranking.py checks it against
+    ``smooth`` itself).
+    """
+    if not fused:
+        return True
+    top = max(s for _, s in fused)
+    if top <= 0:
+        return True  # smooth leaves such a list as it is
+    if fused[0][1] != top:
+        return False
+    second = max((s / top for _, s in fused[1:]), default=0.0)
+    return second + weight < 1.0
 
 
 def _behind(ranker: Any) -> int | None:

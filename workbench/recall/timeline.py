@@ -223,7 +223,7 @@ def build(
     items: list[TimelineItem] = []
     for kind, ids in wanted.items():
         rows = hits.load(conn, kind, ids).values()
-        items.extend(TimelineItem.model_construct(**row, is_anchor=False) for row in rows)
+        items.extend(hits.construct(TimelineItem, {**row, "is_anchor": False}) for row in rows)
     items.sort(key=lambda i: (i.created_at_epoch, _KIND_ORDER[i.kind], i.id))
     _mark_anchor(items, where)
     return Timeline(anchor=where, items=items)
