@@ -35,6 +35,11 @@ MODULES = {
     "cursor": "cursor",
     "windsurf": "windsurf",
     "opencode": "opencode",
+    # MCP only (issue 22 item 4): no hooks, the server and its tools
+    "copilot": "copilot",
+    "goose": "goose",
+    "roo": "roo",
+    "warp": "warp",
 }
 NAMES = tuple(MODULES)
 
