@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.fuzz_strategies import json_objects, json_values, render
-from workbench.agents import copilot, goose, goose_yaml, mcp_json
+from workbench.agents import claude_auto_memory, copilot, goose, goose_yaml, mcp_json
 from workbench.errors import WorkbenchError
 
 FUZZ = settings(suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
@@ -211,3 +211,44 @@ def test_copilot_mcp_config_json_of_any_shape(
         if expected.get("mcpServers") in ({}, None) and "mcpServers" not in after:
             expected.pop("mcpServers", None)
         assert json.dumps(after, sort_keys=True) == json.dumps(expected, sort_keys=True)
+
+
+def claude_settings_with_env() -> st.SearchStrategy[dict[str, Any]]:
+    shaped = st.fixed_dictionaries(
+        {},
+        optional={
+            "env": st.one_of(
+                json_values,
+                st.dictionaries(
+                    st.sampled_from([claude_auto_memory.KEY, "OTHER"]),
+                    st.one_of(st.sampled_from(["1", "0", ""]), json_values),
+                ),
+            )
+        },
+    )
+    return st.builds(lambda a, b: {**a, **b}, json_objects, shaped)
+
+
+@FUZZ
+@given(user=claude_settings_with_env())
+def test_claude_auto_memory_switch_on_a_settings_json_of_any_shape(
+    user: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Refused untouched, or switched off and given back as the user had it (issue 22 item 4)."""
+    with agent_home(monkeypatch) as home:
+        monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(home / ".claude"))
+        path = home / ".claude" / "settings.json"
+        path.parent.mkdir()
+        text = render(user)
+        path.write_text(text, encoding="utf-8")
+        try:
+            claude_auto_memory.check()
+        except WorkbenchError:
+            assert path.read_bytes() == text.encode()
+            return
+        claude_auto_memory.disable()
+        assert json.loads(path.read_text("utf-8"))["env"][claude_auto_memory.KEY] == "1"
+        assert claude_auto_memory.checks()
+        claude_auto_memory.restore()
+        after = json.loads(path.read_text("utf-8"))
+        assert json.dumps(after, sort_keys=True) == json.dumps(json.loads(text), sort_keys=True)

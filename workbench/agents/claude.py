@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from workbench import claude_mcp, claude_settings
-from workbench.agents import health, hook_json, mcp_json
+from workbench.agents import claude_auto_memory, health, hook_json, mcp_json
 from workbench.agents.base import Change, Check
 
 NAME = "claude"
@@ -44,13 +44,16 @@ def check_uninstall() -> None:
     """Raise if ``uninstall`` would refuse either file; writes nothing."""
     claude_settings.read(claude_settings.settings_path())
     claude_mcp.check_uninstall()
+    claude_auto_memory.check_restore()
 
 
 def uninstall() -> list[Change]:
     check_uninstall()  # refuse before writing anything
     hooks = hook_json.uninstall(claude_settings.settings_path())
     changed, backup = claude_mcp.uninstall()
-    return [hooks, Change("workbench MCP server", claude_mcp.config_path(), changed, backup)]
+    memory = claude_auto_memory.restore()  # what install switched off, back as it was
+    mcp = Change("workbench MCP server", claude_mcp.config_path(), changed, backup)
+    return [hooks, mcp, *([memory] if memory.changed else [])]
 
 
 def checks() -> list[Check]:
@@ -59,4 +62,5 @@ def checks() -> list[Check]:
         health.hooks(claude_settings.settings_path()),
         health.mcp(claude_mcp.config_path(), mcp_json.entry),
     ]
-    return [health.agent_check(NAME, LABEL, detected(), findings, required=True)]
+    row = health.agent_check(NAME, LABEL, detected(), findings, required=True)
+    return [row, *claude_auto_memory.checks()]

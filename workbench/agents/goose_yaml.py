@@ -65,7 +65,7 @@ def load(path: Path) -> tuple[str, dict[str, Any]]:
     """The file's text and data (``""``/``{}`` when absent); refuses what Goose could not read."""
     text = config_file.read_text(path) or ""
     try:
-        data = yaml.safe_load(text) if text.strip() else {}
+        data = yaml.safe_load(text)
     except (yaml.YAMLError, RecursionError) as exc:
         raise GooseConfigError(
             f"{path} is not valid YAML ({str(exc).splitlines()[0]}); fix it by hand (nothing "
@@ -156,7 +156,7 @@ def without_ours(text: str) -> str:
     if start is None or end is None:
         return text
     del lines[start:end]
-    rest = [line for line in lines[at + 1 :] if line.strip()]
+    rest = [line for line in lines[at + 1 :] if line.strip() and line.lstrip()[0] != "#"]
     children = [] if not rest or not rest[0][:1].isspace() else rest
     if not children:
         del lines[at]
@@ -167,7 +167,7 @@ def without_ours(text: str) -> str:
 def verified(text: str, expected: dict[str, Any], path: Path, verb: str) -> str:
     """``text`` if it parses to ``expected``; else a refusal that says how to do it by hand."""
     try:
-        got = yaml.safe_load(text) if text.strip() else {}
+        got = yaml.safe_load(text)
     except yaml.YAMLError:
         got = object()
     if (got or {}) != expected:
