@@ -11,6 +11,7 @@ client starts the server from what the file holds, in a project with a decoy ``w
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ import yaml
 from tests.agent_home import agent_env, backups, doctor_rows
 from tests.conftest import run_workbench
 from tests.mcp_stdio import tool_names
+from tests.real_agents import program
 
 ROO = ".config/Code/User/globalStorage/rooveterinaryinc.roo-cline"
 FILES = {
@@ -254,3 +256,43 @@ def test_the_registered_command_starts_our_server(
     if agent == "goose":
         entry = {"command": entry["cmd"], "args": entry["args"], "env": entry["envs"]}
     assert {"search", "get_observations", "save_memory"} <= tool_names(entry, tmp_path)
+
+
+def test_the_real_copilot_cli_reads_our_entry_as_its_own_add_writes_it(
+    home: Path, data_dir: Path, tmp_path: Path
+) -> None:
+    """GitHub Copilot CLI (npm ``@github/copilot``, ``tests/real_agents.py``): ``copilot mcp
+    add`` in an empty HOME writes the very entry install writes, and ``copilot mcp list``
+    reads ours back beside the user's server; after uninstall it is gone."""
+    copilot = str(program("copilot"))
+    env = agent_env(home, data_dir)
+    assert run_workbench(env, "install", "--agent", "copilot").returncode == 0
+    ours_entry = ours("copilot", home / FILES["copilot"])
+
+    twin_home = tmp_path / "twin-home"
+    twin_home.mkdir()
+    added = subprocess.run(
+        [copilot, "mcp", "add", "workbench", "--env", f"WORKBENCH_DATA_DIR={data_dir}", "--",
+         ours_entry["command"], *ours_entry["args"]],
+        env=agent_env(twin_home), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert added.returncode == 0, added.stdout + added.stderr
+    written = json.loads((twin_home / FILES["copilot"]).read_text("utf-8"))
+    assert written["mcpServers"]["workbench"] == ours_entry
+
+    def listed() -> dict[str, Any]:
+        proc = subprocess.run(
+            [copilot, "mcp", "list", "--json"], env=env, capture_output=True, text=True,
+            timeout=120,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        servers: dict[str, Any] = json.loads(proc.stdout)["mcpServers"]
+        return servers
+
+    servers = listed()
+    assert servers["workbench"]["enabled"] is True
+    assert servers["workbench"]["command"] == sys.executable
+    assert servers["workbench"]["args"] == [*ARGS, "copilot"]
+    assert "playwright" in servers
+    assert run_workbench(env, "uninstall", "--agent", "copilot").returncode == 0
+    assert "workbench" not in listed()
