@@ -262,3 +262,21 @@ def test_the_service_writes_the_files_after_a_summary_only_when_on(
         assert (project / "src" / "CLAUDE.md").read_text().startswith(USER_TEXT)
     else:
         assert folder_files(project) == {"src/CLAUDE.md": USER_TEXT.encode()}
+
+
+def test_memory_files_that_are_not_text_files_are_never_read_or_written(
+    recorded: tuple[Path, dict[str, str]],
+) -> None:
+    """A FIFO (reading it would block), a folder and a non-UTF-8 file named CLAUDE.md."""
+    project, env = recorded
+    os.mkfifo(project / "docs" / "CLAUDE.md")
+    (project / "src" / "util" / "CLAUDE.md").mkdir()
+    latin = "# notes, caf\xe9\n".encode("latin-1")
+    (project / "src" / "CLAUDE.md").write_bytes(latin)
+    rows = {r["folder"]: r for r in cli(env, "generate", "--root", str(project))}
+    assert rows["docs"]["reason"] == "not a regular file"
+    assert rows["src/util"]["reason"] == "not a regular file"
+    assert rows["src"]["reason"] == "cannot be read as UTF-8 text"
+    assert {rows[f]["action"] for f in ("docs", "src", "src/util")} == {"skip"}
+    assert (project / "src" / "CLAUDE.md").read_bytes() == latin
+    assert cli(env, "clean", "--root", str(project)) == []

@@ -135,8 +135,10 @@ def clean(root: Path, filename: str) -> list[Planned]:
     planned = []
     for target in sorted(_walk(root, filename)):
         folder = target.parent
+        if places.file_refusal(target):  # before reading: a FIFO would block the read
+            continue
         old = _read(target)
-        if old is None or places.file_refusal(target):
+        if old is None:
             continue
         try:
             new = section.strip(old)
