@@ -70,13 +70,17 @@ def entries_by_folder(
         (key, SCAN_LIMIT),
     )
     found: dict[Path, list[section.Entry]] = defaultdict(list)
+    # (stored path, base) -> real folder: resolving is a syscall per path component, and the
+    # same few files come back in observation after observation.
+    resolved: dict[tuple[str, str], Path | None] = {}
     for row in rows:
-        base = Path(cwds.get(str(row["content_session_id"]), str(root)))
-        folders = {
-            f
-            for stored in _paths(row["files_read"]) + _paths(row["files_modified"])
-            if (f := places.folder_of(stored, base)) is not None
-        }
+        base = cwds.get(str(row["content_session_id"]), str(root))
+        folders = set()
+        for stored in _paths(row["files_read"]) + _paths(row["files_modified"]):
+            if (stored, base) not in resolved:
+                resolved[stored, base] = places.folder_of(stored, Path(base))
+            if (folder := resolved[stored, base]) is not None:
+                folders.add(folder)
         tokens = estimate_tokens(row["title"], row["subtitle"], row["narrative"], row["facts"])
         entry = section.Entry(
             int(row["id"]),
