@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.agent_home import agent_env, make_home, read_json
+from tests.agent_home import agent_env, doctor_rows, make_home, read_json
 from tests.claude_script import claude_rule
 from tests.conftest import run_workbench
 from tests.fake_anthropic import FakeAnthropic
@@ -83,6 +83,15 @@ def test_the_real_claude_code_validates_installs_and_lists_the_plugin(
     assert ours["mcpServers"]["workbench"]["command"] == sys.executable
     # The plugin route leaves the settings-file install alone: no hooks of ours there.
     assert "hooks" not in read_json(home / ".claude" / "settings.json")
+    row = doctor_rows(env)["agent claude"]
+    assert row["status"] == "ok", row
+    assert "as the Claude Code plugin workbench@workbench-local" in row["detail"]
+    # Both routes at once: every hook would run twice, a problem that names the fix.
+    assert run_workbench(env, "install").returncode == 0
+    row = doctor_rows(env)["agent claude"]
+    assert row["status"] == "PROBLEM", row
+    assert "runs twice" in row["detail"]
+    assert "workbench uninstall" in row["detail"]
 
 
 def test_a_session_with_the_plugin_dir_runs_our_hooks_into_the_store(tmp_path: Path) -> None:
