@@ -13,10 +13,11 @@ markers, pipes, newlines, control and astral characters) and any user text:
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.folder_memory import section
@@ -96,3 +97,68 @@ def test_markers_not_in_one_ordered_pair_are_refused(text: str) -> None:
     for act in (lambda: section.splice(text, block), lambda: section.strip(text)):
         with pytest.raises(section.MarkersBroken):
             act()
+
+
+stored_paths = st.one_of(
+    st.text(max_size=40),
+    st.sampled_from(
+        [
+            "../outside/x.py",
+            "../../etc/passwd",
+            "/etc/passwd",
+            "a/../../outside/x.py",
+            "link/x.py",
+            ".git/config",
+            "src/\x00.py",
+            "src/" + "d/" * 300 + "x.py",
+            "~/x.py",
+            "src/app.py",
+            "",
+        ]
+    ),
+)
+
+
+@settings(deadline=None, max_examples=60)
+@given(paths=st.lists(st.lists(stored_paths, max_size=4), min_size=1, max_size=6))
+def test_no_stored_path_ever_plans_a_write_outside_the_project(paths: list[list[str]]) -> None:
+    """Whatever paths observations hold, every planned write is a file directly in a folder
+    strictly inside the project's real root, none under .git, none reached through a link."""
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    from workbench.folder_memory import plan
+    from workbench.locate import project_identity
+    from workbench.models import ObservationDraft
+    from workbench.store import observations
+    from workbench.store.connection import atomic
+    from workbench.store.database import Store
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "proj"
+        (root / "src").mkdir(parents=True)
+        (Path(tmp) / "outside").mkdir()
+        (root / "link").symlink_to(Path(tmp) / "outside")
+        subprocess.run(["git", "init", "-q", str(root)], check=True)
+        key = project_identity(str(root)).key
+        with Store(Path(tmp) / "w.db") as store:
+            with atomic(store.conn):
+                for n, files in enumerate(paths):
+                    observations.insert(
+                        store.conn,
+                        ObservationDraft(type="change", title=f"t{n}", files_read=files),
+                        content_session_id=None,
+                        project="proj",
+                        project_key=key,
+                    )
+            planned = plan.generate(store.conn, root, "CLAUDE.md", 20, [])
+        real_root = Path(os.path.realpath(root))
+        for item in planned:
+            if item.action == "skip":
+                continue
+            folder = Path(os.path.realpath(item.file.parent))
+            assert folder != real_root
+            assert folder.is_relative_to(real_root), item
+            assert ".git" not in folder.relative_to(real_root).parts
+            assert item.file.name == "CLAUDE.md"
