@@ -21,6 +21,7 @@ from service.replay import ReplayReport, replay
 from service.worker import Worker
 from workbench.compress.base import build_compressor
 from workbench.derive import Derived
+from workbench.folder_memory.apply import AutoRunner, summary_root
 from workbench.forget import ForgetReport, forget
 from workbench.ingest import Ingestor
 from workbench.knowledge import duck, forget_copies
@@ -61,6 +62,8 @@ class Runtime:
     indexer: Indexer | None = None
     # Publishes to the team lake when a session ends (``team_publish_on_stop``).
     team_publisher: AutoPublisher | None = None
+    # Refreshes folder memory files after each summary (``folder_memory_files``, issue 22).
+    folder_memory: AutoRunner | None = None
     # The hook routes' writes run here, off the event loop (service/routes/sessions.py). A
     # few threads, not one: a write stalled on a lock must not queue every other hook
     # behind it; not many: they all take turns on the one write lock anyway.
@@ -122,6 +125,14 @@ class Runtime:
             runtime.team_publisher = AutoPublisher(settings)
             worker.listeners.append(runtime._publish_to_team)
             ingestor.listener = runtime._ingested
+        if settings.folder_memory_files:
+            runtime.folder_memory = AutoRunner(
+                settings.db_path,
+                settings.folder_memory_filename,
+                settings.folder_memory_observations,
+                settings.folder_memory_exclude,
+            )
+            worker.listeners.append(runtime._refresh_folder_memory)
         if requeued:
             log.info("re-queued %d events claimed by a previous process", requeued)
         worker.start()
@@ -171,6 +182,16 @@ class Runtime:
         if derived.summary_id is not None and publisher.wants(event.project):
             publisher.summary_stored()
 
+    def _refresh_folder_memory(self, event: EventRow, derived: Derived) -> None:
+        """After a stored summary, queue its project's folder memory files (worker thread:
+        only a lookup here; the files are written on the runner's own thread)."""
+        runner = self.folder_memory
+        if runner is None or derived.summary_id is None:
+            return
+        root = summary_root(self.store.conn, event.content_session_id)
+        if root is not None:
+            runner.request(root)
+
     def _ingested(self, kind: str, data: dict[str, Any]) -> None:
         """The ingestor's listener when publishing is on: the bus, then session ends."""
         self.bus.publish(kind, data)
@@ -204,6 +225,8 @@ class Runtime:
             self.indexer.stop(timeout=10)  # saves the vector index
         if self.reports is not None:
             self.reports.close()
+        if self.folder_memory is not None:
+            self.folder_memory.stop()
         if self.team_publisher is not None:
             self.team_publisher.stop(timeout=30)  # a run under way finishes (one snapshot)
         if self.worker.is_alive() or (self.indexer is not None and self.indexer.is_alive()):

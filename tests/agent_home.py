@@ -15,7 +15,7 @@ from typing import Any
 
 from tests.conftest import free_port, run_workbench
 
-FOREIGN = ("WORKBENCH_", "CODEX_", "GEMINI_", "CLAUDE_", "XDG_")
+FOREIGN = ("WORKBENCH_", "CODEX_", "GEMINI_", "CLAUDE_", "COPILOT_", "XDG_")
 
 
 def make_home(tmp_path: Path) -> Path:

@@ -44,6 +44,11 @@ PINS: dict[str, Pin] = {
     "gemini": Pin("@google/gemini-cli", "0.61.0", "gemini"),
     "opencode": Pin("opencode-ai", "1.18.33", "opencode"),
 }
+# Agents workbench registers its MCP server with but drives no hooks of (issue 22 item 4):
+# their own folder, so adding one never reinstalls the CLIs above.
+MCP_ONLY_PINS: dict[str, Pin] = {
+    "copilot": Pin("@github/copilot", "1.0.102", "copilot"),
+}
 
 # npm's words for "the registry is not reachable from here" (DNS, refused, offline, timeout).
 _UNREACHABLE = ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ETIMEDOUT", "ENETUNREACH", "ENOTCACHED")
@@ -62,24 +67,28 @@ def _stamp(root: Path) -> Path:
     return root / "pins.json"
 
 
-def _wanted() -> str:
-    return json.dumps({name: pin.spec for name, pin in sorted(PINS.items())})
+def _wanted(pins: dict[str, Pin]) -> str:
+    return json.dumps({name: pin.spec for name, pin in sorted(pins.items())})
 
 
-def install(root: Path | None = None) -> Path:
+def _root_for(pins: dict[str, Pin]) -> Path:
+    return prefix() if pins is PINS else prefix().with_name("real-agents-mcp-only")
+
+
+def install(root: Path | None = None, pins: dict[str, Pin] = PINS) -> Path:
     """Install every pinned CLI into ``root`` (once: a stamp names the pins installed)."""
-    root = root or prefix()
+    root = root or _root_for(pins)
     root.mkdir(parents=True, exist_ok=True)
     with open(root / ".lock", "w", encoding="utf-8") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if _stamp(root).exists() and _stamp(root).read_text("utf-8") == _wanted():
+        if _stamp(root).exists() and _stamp(root).read_text("utf-8") == _wanted(pins):
             return root
         npm = shutil.which("npm")
         if npm is None:
             raise RegistryUnreachable("npm is not on PATH (apt-get install -y npm)")
         proc = subprocess.run(
             [npm, "install", "--prefix", str(root), "--no-audit", "--no-fund", "--no-save"]
-            + [pin.spec for pin in PINS.values()],
+            + [pin.spec for pin in pins.values()],
             capture_output=True,
             text=True,
             timeout=900,
@@ -90,18 +99,19 @@ def install(root: Path | None = None) -> Path:
             if any(code in output for code in _UNREACHABLE):
                 raise RegistryUnreachable(f"the npm registry is unreachable: {output[-400:]}")
             raise RuntimeError(f"npm install of the pinned agents failed:\n{output[-2000:]}")
-        _stamp(root).write_text(_wanted(), "utf-8")
+        _stamp(root).write_text(_wanted(pins), "utf-8")
     return root
 
 
 def program(name: str) -> Path:
     """The installed program of agent ``name``; skips the test only if npm cannot reach npm."""
+    pins = PINS if name in PINS else MCP_ONLY_PINS
     try:
-        root = install()
+        root = install(pins=pins)
     except RegistryUnreachable as exc:
         pytest.skip(f"real {name} CLI not installed: {exc}")
-    path = root / "node_modules" / ".bin" / PINS[name].program
-    assert path.exists(), f"{PINS[name].spec} installed but {path} is missing"
+    path = root / "node_modules" / ".bin" / pins[name].program
+    assert path.exists(), f"{pins[name].spec} installed but {path} is missing"
     return path
 
 

@@ -16,6 +16,11 @@ PLATFORM_SOURCES = {
     "cursor": "cursor",
     "windsurf": "windsurf",
     "opencode": "opencode",
+    # MCP-only agents (issue 22 item 4): what their save_memory calls store
+    "copilot-cli": "copilot",
+    "goose": "goose",
+    "roo-code": "roo",
+    "warp": "warp",
 }
 DEFAULT_PLATFORM_SOURCE = "claude-code"
 

@@ -245,6 +245,15 @@ class Settings(BaseSettings):
     # this (opening the lake costs ~0.2-0.5 s; 0: ask on every search). `team refresh` always asks.
     team_mirror_max_age_s: float = Field(default=30.0, ge=0, le=86_400)
 
+    # --- i22-folders: folder memory files (issue 22 item 3, workbench/folder_memory/) ---
+    # Off by default. On, each stored summary refreshes a "recent activity" section between
+    # marker lines in the memory file of every folder its project's observations touched
+    # (never the root, .git, the deny-list, or these globs relative to the root).
+    folder_memory_files: bool = False
+    folder_memory_filename: Literal["CLAUDE.md", "AGENTS.md", "CLAUDE.local.md"] = "CLAUDE.md"
+    folder_memory_observations: int = Field(default=20, ge=1, le=200)
+    folder_memory_exclude: Annotated[list[str], NoDecode] = Field(default_factory=list)
+
     _load_warnings: list[str] = PrivateAttr(default_factory=list)
     _capture_paused: str | None = PrivateAttr(default=None)
 
@@ -350,7 +359,12 @@ class Settings(BaseSettings):
         return check_duration(value)
 
     @field_validator(
-        "excluded_projects", "skipped_tools", "compressor_chain", "team_projects", mode="before"
+        "excluded_projects",
+        "skipped_tools",
+        "compressor_chain",
+        "team_projects",
+        "folder_memory_exclude",
+        mode="before",
     )
     @classmethod
     def _csv_list(cls, value: Any) -> Any:

@@ -19,7 +19,10 @@ so an agent is added by writing its module and listing it in ``MODULES``. Each m
 - optional ``notes() -> list[str]``: what the user must still do in the agent after
   ``install`` (Codex: trust the hooks in its own screen), printed after the changes
 
-``Change`` and ``Check`` are in ``workbench.agents.base``.
+``Change`` and ``Check`` are in ``workbench.agents.base``. Helpers beside the agents:
+``mcp_only`` (an MCP-only agent's JSON registration: Copilot CLI, Roo Code, Warp),
+``goose_yaml`` (Goose's YAML, edited as text), ``claude_auto_memory`` (Claude Code's
+auto-memory switch at install, restored at uninstall).
 """
 
 from __future__ import annotations
@@ -35,6 +38,11 @@ MODULES = {
     "cursor": "cursor",
     "windsurf": "windsurf",
     "opencode": "opencode",
+    # MCP only (issue 22 item 4): no hooks, the server and its tools
+    "copilot": "copilot",
+    "goose": "goose",
+    "roo": "roo",
+    "warp": "warp",
 }
 NAMES = tuple(MODULES)
 

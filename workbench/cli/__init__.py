@@ -7,7 +7,10 @@
 - ``tables``    JSON and rich tables, without Typer (``output`` re-exports them)
 - ``search_table`` a search reply as a table (the full command and the fast path alike)
 - ``service``   serve, status, stop, doctor
-- ``install``   install, uninstall (Claude Code hooks and MCP registration)
+- ``install``   install, uninstall (every agent's hooks and MCP registration; Claude Code's
+  auto-memory switch)
+- ``plugin``    plugin build (workbench as a Claude Code plugin folder and local marketplace)
+- ``folder_memory`` folder-memory generate | clean (the per-folder CLAUDE.md sections)
 - ``data``      export, import, replay, retry, recompress
 - ``demo``      seed a separate demo data dir through the real pipeline
 - ``index``     reindex (rebuild FTS and vectors from SQLite, with a progress bar)

@@ -91,6 +91,17 @@ def install(
             "--force", help="Write an agent's config even when the agent is not on this machine."
         ),
     ] = False,
+    auto_memory: Annotated[
+        bool | None,
+        typer.Option(
+            "--disable-auto-memory/--keep-auto-memory",
+            help=(
+                "Claude Code only: switch its built-in auto-memory off "
+                "(CLAUDE_CODE_DISABLE_AUTO_MEMORY=1 in settings.json env; uninstall restores "
+                "what was there) or leave it. Asked when omitted on a terminal; kept otherwise."
+            ),
+        ),
+    ] = None,
 ) -> None:
     """Merge workbench's hooks (and MCP server) into the agent's config files.
 
@@ -104,11 +115,40 @@ def install(
     # Every agent is asked first, so a refusal by one (``--agent all``) writes into none.
     for module in modules:
         module.check()
+    switch_off = "claude" in [m.NAME for m in modules] and _switch_off_auto_memory(auto_memory)
     for module in modules:
-        _report(module.LABEL, module.install(python, pinned), "installed")
+        changes = module.install(python, pinned)
+        if switch_off and module.NAME == "claude":
+            from workbench.agents import claude_auto_memory
+
+            changes.append(claude_auto_memory.disable())
+        _report(module.LABEL, changes, "installed")
         # What the user must still do in the agent itself (Codex: trust the hooks).
         for note in getattr(module, "notes", list)():
             typer.echo(note)
+
+
+def _switch_off_auto_memory(choice: bool | None) -> bool:
+    """The flag's answer; else the user's, asked on a terminal; else no (consent first).
+
+    Trigger: ``install`` for Claude Code without --disable-auto-memory/--keep-auto-memory.
+    Why: two memories compete for one context window, but turning Claude Code's own off is
+    the user's call (claude-mem asks too); a script or CI has no one to ask.
+    Outcome: a prompt on a terminal (default no); silently kept otherwise.
+    """
+    import sys
+
+    from workbench.agents import claude_auto_memory
+
+    if choice is None and sys.stdin.isatty():
+        choice = typer.confirm(
+            "Switch off Claude Code's built-in auto-memory (CLAUDE_CODE_DISABLE_AUTO_MEMORY=1)"
+            " so only workbench's memory fills the context? uninstall switches it back",
+            default=False,
+        )
+    if choice:
+        claude_auto_memory.check()  # refuse before anything is written
+    return bool(choice)
 
 
 @handle_errors

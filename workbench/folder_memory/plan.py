@@ -1,0 +1,167 @@
+"""From a project's observations to one planned change per memory file.
+
+Reads the store (read-only): the observations of the project keyed by the root's identity
+(``workbench.locate.project_identity``, so a worktree is its main checkout's project), newest
+first. A stored path relative to its session's cwd (``workbench.recall.file_history``) is
+resolved against that session's cwd, taken from its first event that has one, or the root. A
+folder gets the ``folder_memory_observations`` newest observations that read or changed a file
+directly in it (claude-mem: ``isDirectChild``). Nothing is written here: ``apply`` does that.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from workbench.folder_memory import places, section
+from workbench.locate import project_identity
+from workbench.recall.tokens import estimate_tokens
+
+SCAN_LIMIT = 5000  # newest observations looked at per run
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One memory file: what would happen to it and why."""
+
+    folder: Path
+    file: Path
+    action: str  # create | update | unchanged | skip | strip | delete
+    observations: int = 0
+    reason: str = ""
+    text: str | None = None  # the file's new text (None: delete it, or nothing to write)
+
+
+def _paths(value: str | None) -> list[str]:
+    try:
+        found = json.loads(value or "[]")
+    except json.JSONDecodeError:
+        return []
+    return [p for p in found if isinstance(p, str)] if isinstance(found, list) else []
+
+
+def session_cwds(conn: sqlite3.Connection, key: str) -> dict[str, str]:
+    """content_session_id -> its cwd (the first event that has one), for the project."""
+    rows = conn.execute(
+        "SELECT e.content_session_id, json_extract(e.payload, '$.cwd'), min(e.id)"
+        " FROM events AS e WHERE e.content_session_id IN"
+        " (SELECT content_session_id FROM sessions WHERE project_key = ?)"
+        " AND json_valid(e.payload) AND json_type(e.payload, '$.cwd') = 'text'"
+        " GROUP BY e.content_session_id",
+        (key,),
+    )
+    return {str(r[0]): str(r[1]) for r in rows if r[0] and r[1]}
+
+
+def entries_by_folder(
+    conn: sqlite3.Connection, root: Path, limit: int
+) -> dict[Path, list[section.Entry]]:
+    """Real folder -> its newest observations (at most ``limit``), for the project at ``root``."""
+    key = project_identity(str(root)).key
+    cwds = session_cwds(conn, key)
+    rows = conn.execute(
+        "SELECT id, type, title, subtitle, narrative, facts, files_read, files_modified,"
+        " created_at_epoch, content_session_id FROM observations WHERE project_key = ?"
+        " ORDER BY created_at_epoch DESC, id DESC LIMIT ?",
+        (key, SCAN_LIMIT),
+    )
+    found: dict[Path, list[section.Entry]] = defaultdict(list)
+    # (stored path, base) -> real folder: resolving is a syscall per path component, and the
+    # same few files come back in observation after observation.
+    resolved: dict[tuple[str, str], Path | None] = {}
+    for row in rows:
+        base = cwds.get(str(row["content_session_id"]), str(root))
+        folders = set()
+        for stored in _paths(row["files_read"]) + _paths(row["files_modified"]):
+            if (stored, base) not in resolved:
+                resolved[stored, base] = places.folder_of(stored, Path(base))
+            if (folder := resolved[stored, base]) is not None:
+                folders.add(folder)
+        tokens = estimate_tokens(row["title"], row["subtitle"], row["narrative"], row["facts"])
+        entry = section.Entry(
+            int(row["id"]),
+            int(row["created_at_epoch"] or 0),
+            str(row["type"] or ""),
+            str(row["title"] or ""),
+            tokens,
+        )
+        for folder in folders:
+            if len(found[folder]) < limit:
+                found[folder].append(entry)
+    return dict(found)
+
+
+def generate(
+    conn: sqlite3.Connection, root: Path, filename: str, limit: int, exclude: list[str]
+) -> list[Planned]:
+    """One ``Planned`` per folder the project's observations touched, in path order."""
+    root = places.real(root)
+    planned = []
+    for folder, entries in sorted(entries_by_folder(conn, root, limit).items()):
+        target = folder / filename
+        why = places.refusal(folder, root, exclude) or places.file_refusal(target)
+        if why:
+            planned.append(Planned(folder, target, "skip", len(entries), why))
+            continue
+        planned.append(_one(folder, target, section.render(entries), len(entries)))
+    return planned
+
+
+def _read(target: Path) -> str | None:
+    try:
+        return target.read_text("utf-8") if target.exists() else ""
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _one(folder: Path, target: Path, block: str, count: int) -> Planned:
+    old = _read(target)
+    if old is None:
+        return Planned(folder, target, "skip", count, "cannot be read as UTF-8 text")
+    try:
+        new = section.splice(old, block)
+    except section.MarkersBroken as exc:
+        return Planned(folder, target, "skip", count, f"markers edited by hand: {exc}")
+    if new == old:
+        return Planned(folder, target, "unchanged", count)
+    action = "update" if target.exists() else "create"
+    return Planned(folder, target, action, count, text=new)
+
+
+def clean(root: Path, filename: str) -> list[Planned]:
+    """Every ``filename`` under ``root`` holding our block: strip it, or delete the file if
+    nothing else is left (claude-mem's ``--clean``); denied folders are not walked."""
+    root = places.real(root)
+    planned = []
+    for target in sorted(_walk(root, filename)):
+        folder = target.parent
+        if places.file_refusal(target):  # before reading: a FIFO would block the read
+            continue
+        old = _read(target)
+        if old is None:
+            continue
+        try:
+            new = section.strip(old)
+        except section.MarkersBroken as exc:
+            planned.append(Planned(folder, target, "skip", 0, f"markers edited by hand: {exc}"))
+            continue
+        if new == old:
+            continue
+        if new.strip():
+            planned.append(Planned(folder, target, "strip", 0, text=new))
+        else:
+            planned.append(Planned(folder, target, "delete", 0))
+    return planned
+
+
+def _walk(root: Path, filename: str) -> list[Path]:
+    found = []
+    for folder, dirs, files in os.walk(root):  # followlinks=False: never leaves the root
+        dirs[:] = [d for d in dirs if d not in places.DENIED]
+        if filename in files:
+            found.append(Path(folder) / filename)
+    return found
