@@ -116,13 +116,14 @@ def program(name: str) -> Path:
 
 
 def main() -> None:
-    try:
-        root = install()
-    except RegistryUnreachable as exc:  # the tests skip with this reason: no reason to fail here
-        print(f"real agent CLIs not installed ({exc}); their tests will skip")
-        return
-    for name, pin in PINS.items():
-        print(f"{name:9} {pin.spec:34} {root / 'node_modules' / '.bin' / pin.program}")
+    for pins in (PINS, MCP_ONLY_PINS):
+        try:
+            root = install(pins=pins)
+        except RegistryUnreachable as exc:  # the tests skip with this reason: no need to fail
+            print(f"real agent CLIs not installed ({exc}); their tests will skip")
+            return
+        for name, pin in pins.items():
+            print(f"{name:9} {pin.spec:34} {root / 'node_modules' / '.bin' / pin.program}")
 
 
 if __name__ == "__main__":
