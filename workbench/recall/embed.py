@@ -162,9 +162,10 @@ class StaticEmbedder:
     text's tokens without special tokens and without ``[UNK]``, their rows averaged, the
     mean L2-normalised. Built by ``workbench models build`` (``static_distill.py``); the
     model2vec library's own distillation (``bench/distill_static.py``, the reference the
-    build was checked against) gives a directory it reads too. Its name carries a digest of the weights, so vectors of two different
-    distillations never share a cache row. ``calibration`` (a, b) maps its cosines
-    onto MiniLM's scale (``a · cos + b``), from the build's manifest; (1, 0) without one.
+    build was checked against) gives a directory it reads too. Its name carries a digest of
+    the weights, so vectors of two different distillations never share a cache row.
+    ``calibration`` (a, b) maps its cosines onto MiniLM's scale (``a · cos + b``), from the
+    build's manifest; (1, 0) without one.
     """
 
     def __init__(self, path: Path | None = None) -> None:
