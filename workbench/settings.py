@@ -245,6 +245,16 @@ class Settings(BaseSettings):
     # this (opening the lake costs ~0.2-0.5 s; 0: ask on every search). `team refresh` always asks.
     team_mirror_max_age_s: float = Field(default=30.0, ge=0, le=86_400)
 
+    # --- i22-transcripts: transcript import and watch (workbench/transcripts/) ---
+    # The service's watcher tails Claude Code's and Codex's own session files for sessions
+    # no hook delivered (off by default: hooks are the primary path). Empty globs: the two
+    # defaults under HOME (``transcripts.paths.DEFAULT_GLOBS``). A line longer than
+    # ``transcript_max_line_bytes`` is skipped and counted, never held in memory whole.
+    transcript_watch: bool = False
+    transcript_watch_interval_s: float = Field(default=10.0, gt=0, le=3600)
+    transcript_globs: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    transcript_max_line_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
+
     _load_warnings: list[str] = PrivateAttr(default_factory=list)
     _capture_paused: str | None = PrivateAttr(default=None)
 
@@ -350,7 +360,12 @@ class Settings(BaseSettings):
         return check_duration(value)
 
     @field_validator(
-        "excluded_projects", "skipped_tools", "compressor_chain", "team_projects", mode="before"
+        "excluded_projects",
+        "skipped_tools",
+        "compressor_chain",
+        "team_projects",
+        "transcript_globs",
+        mode="before",
     )
     @classmethod
     def _csv_list(cls, value: Any) -> Any:

@@ -11,4 +11,5 @@
 - ``data``      export, import, replay, retry, recompress
 - ``demo``      seed a separate demo data dir through the real pipeline
 - ``index``     reindex (rebuild FTS and vectors from SQLite, with a progress bar)
+- ``transcripts`` import-transcripts (agents' own session files, with a progress bar)
 """

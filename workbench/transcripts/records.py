@@ -1,0 +1,78 @@
+"""The event a transcript line becomes, and a line's bytes read as one JSON object.
+
+``TranscriptEvent`` is deliberately the hooks' vocabulary: a ``prompt`` is what
+UserPromptSubmit sends, a ``tool`` call what PostToolUse sends, a ``stop`` what Stop sends
+(the turn's last assistant text). The importer hands each to the same ``Ingestor`` method.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from workbench.redact import replace_surrogates
+
+Kind = Literal["prompt", "tool", "stop"]
+
+
+@dataclass(frozen=True)
+class TranscriptEvent:
+    """One event read from a transcript; ``key`` is its idempotency key in the events log."""
+
+    kind: Kind
+    session_id: str
+    cwd: str
+    key: str
+    at_ms: int | None = None
+    text: str = ""  # the prompt, or the turn's last assistant message
+    tool_name: str = ""
+    tool_input: Any = None
+    tool_response: Any = None
+    tool_use_id: str | None = None
+    agent_id: str | None = None
+
+
+def parse_line(data: bytes) -> dict[str, Any] | None:
+    """The JSON object on one line, or None (not UTF-8 JSON, or not an object).
+
+    Bytes that are not UTF-8 become U+FFFD rather than losing the line; a lone surrogate
+    written as an escape (``\\ud83d``: an output cut mid-emoji) becomes U+FFFD too, because
+    SQLite cannot store it.
+    """
+    try:
+        found = json.loads(data.decode("utf-8", errors="replace"), object_hook=_clean_keys)
+    except (ValueError, RecursionError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def _clean_keys(obj: dict[str, Any]) -> dict[str, Any]:
+    return {replace_surrogates(k): _clean(v) for k, v in obj.items()}
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, str):
+        return replace_surrogates(value)
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
+
+
+def epoch_ms(value: Any) -> int | None:
+    """An ISO timestamp (``2026-12-04T19:01:29.040Z``) in epoch ms; None when it is not one."""
+    if not isinstance(value, str):
+        return None
+    try:
+        stamp = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if stamp.tzinfo is None:
+        return None
+    return int(stamp.timestamp() * 1000)
+
+
+def text(value: Any) -> str:
+    """A string field, or "" when the line holds something else there."""
+    return value if isinstance(value, str) else ""
