@@ -8,11 +8,12 @@ UserPromptSubmit sends, a ``tool`` call what PostToolUse sends, a ``stop`` what 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from workbench.redact import replace_surrogates
+from workbench.redact import MAX_DEPTH, replace_surrogates
 
 Kind = Literal["prompt", "tool", "stop"]
 
@@ -35,17 +36,52 @@ class TranscriptEvent:
 
 
 def parse_line(data: bytes) -> dict[str, Any] | None:
-    """The JSON object on one line, or None (not UTF-8 JSON, or not an object).
+    """The JSON object on one line, or None (not JSON, not an object, or not storable).
 
     Bytes that are not UTF-8 become U+FFFD rather than losing the line; a lone surrogate
     written as an escape (``\\ud83d``: an output cut mid-emoji) becomes U+FFFD too, because
-    SQLite cannot store it.
+    SQLite cannot store it. Not storable, as at the hook routes' boundary: ``NaN``,
+    ``Infinity`` or a number too large for a float (the store's ``json_valid`` refuses
+    them, and a silent null would change what the tool said), and nesting deeper than
+    ``redact.MAX_DEPTH``.
     """
     try:
-        found = json.loads(data.decode("utf-8", errors="replace"), object_hook=_clean_keys)
+        found = json.loads(
+            data.decode("utf-8", errors="replace"),
+            object_hook=_clean_keys,
+            parse_constant=_refuse_constant,
+            parse_float=_finite_float,
+        )
     except (ValueError, RecursionError):
         return None
-    return found if isinstance(found, dict) else None
+    if not isinstance(found, dict) or _too_deep(found):
+        return None
+    return found
+
+
+def _refuse_constant(name: str) -> float:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} does not fit a float")
+    return value
+
+
+def _too_deep(value: Any) -> bool:
+    """True when containers nest deeper than ``MAX_DEPTH`` (iterative: no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return False
 
 
 def _clean_keys(obj: dict[str, Any]) -> dict[str, Any]:
