@@ -190,3 +190,21 @@ def test_a_session_the_hooks_delivered_is_not_stored_twice(imported: Imported) -
     assert report["imported"] == 0
     assert report["present"] == 3  # its prompt, tool call and turn end, left to the hooks
     assert imported.after_hooks["imported"] == 0
+
+
+def test_the_readme_says_what_this_suite_checks() -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text("utf-8")
+    section = readme.split("## Import and watch agent transcripts", 1)[1].split("\n## ", 1)[0]
+    flat = " ".join(section.split())
+    for words in (
+        "workbench import-transcripts",
+        "~/.claude/projects/<folder>/<session>.jsonl",
+        "~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl",
+        "files, sessions, events imported, already present",
+        "Nothing is read twice",
+        "A session for which the hooks delivered a prompt, a turn's end or the session's end is "
+        "left to the hooks",
+        "keyed by its `tool_use_id`",
+        "`transcript_watch` on (off by default)",
+    ):
+        assert words in flat, words
