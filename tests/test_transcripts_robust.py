@@ -181,3 +181,24 @@ def test_a_path_that_is_no_transcript_is_refused_with_the_fix(make_service: Any)
         status, reply = service.post("/api/transcripts/import", {"path": path})
         assert status == 400, reply
         assert words in reply["message"], reply
+
+
+def test_a_tool_call_and_its_result_read_in_two_passes_are_one_observation(
+    originals: Originals, make_service: Any, tmp_path: Path
+) -> None:
+    """The watcher may read a ``tool_use`` in one round and its result in the next: the
+    waiting call is persisted with the offset (``transcript_offsets.state``)."""
+    service = make_service()
+    lines = originals.claude.splitlines(keepends=True)
+    (call,) = [n for n, line in enumerate(lines) if b'"type":"tool_use"' in line]
+    path = tmp_path / "two-passes.jsonl"
+    path.write_bytes(b"".join(lines[: call + 1]))
+    assert send(service, path)["imported"] == 1  # the prompt; the call waits for its result
+    with path.open("ab") as stream:
+        stream.write(b"".join(lines[call + 1 :]))
+    assert send(service, path)["imported"] == 2  # the call with its result, the turn's end
+    assert kinds(service) == sorted(KINDS)
+    conn = sqlite3.connect(f"file:{service.data_dir / 'workbench.db'}?mode=ro", uri=True)
+    (payload,) = conn.execute("SELECT payload FROM events WHERE kind = 'observation'").fetchone()
+    conn.close()
+    assert json.loads(payload)["tool_name"] == "Read"

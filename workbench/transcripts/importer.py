@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -255,8 +256,22 @@ class FileImport:
         )
 
 
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def _lock_of(path: Path) -> threading.Lock:
+    with _locks_guard:
+        return _locks.setdefault(str(path), threading.Lock())
+
+
 def import_file(
     ingestor: Ingestor, path: Path, max_line_bytes: int, *, quiet_s: float = QUIET_S
 ) -> FileReport:
-    """Read what is new in ``path`` into the log (see the module docstring)."""
-    return FileImport(ingestor, path, max_line_bytes).run(quiet_s=quiet_s)
+    """Read what is new in ``path`` into the log (see the module docstring).
+
+    One pass per file at a time (the watcher and ``import-transcripts`` may meet on one):
+    the second waits, then starts from the offset the first saved.
+    """
+    with _lock_of(path):
+        return FileImport(ingestor, path, max_line_bytes).run(quiet_s=quiet_s)
