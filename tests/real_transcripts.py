@@ -48,18 +48,28 @@ def claude_session(world: World, prompt: str) -> Path:
     return _new(before, "*/*.jsonl", root)
 
 
-def codex_session(world: World, prompt: str) -> Path:
-    """One real ``codex exec`` session (its config written on first use); its rollout file."""
+def codex_config(world: World, fake: FakeResponses) -> Path:
+    """The user's ``config.toml`` (their model served by ``fake``), as before an install;
+    returns CODEX_HOME."""
     from tests.test_real_codex import answer, user_config
 
     codex_home = world.home / ".codex"
     codex_home.mkdir(exist_ok=True)
+    fake.rules.append(answer)
+    (codex_home / "config.toml").write_text(user_config(fake), "utf-8")
+    return codex_home
+
+
+def codex_session(world: World, prompt: str, fake: FakeResponses | None = None) -> Path:
+    """One real ``codex exec`` session; its rollout file. Without ``fake``, a new fake model
+    and the user's config are made for it; with one, the config already written
+    (``codex_config``, then perhaps ``workbench install --agent codex``) is kept."""
+    own = fake is None
+    served = FakeResponses().start() if fake is None else fake
+    codex_home = codex_config(world, served) if own else world.home / ".codex"
     root = codex_home / "sessions"
     before = set(root.glob("**/*.jsonl"))
-    fake = FakeResponses().start()
     try:
-        fake.rules.append(answer)
-        (codex_home / "config.toml").write_text(user_config(fake), "utf-8")
         proc = world.run(
             [str(program("codex")), "exec", "--skip-git-repo-check", prompt],
             stdin="",
@@ -68,6 +78,7 @@ def codex_session(world: World, prompt: str) -> Path:
             **{CODEX_KEY_VAR: "local-key"},
         )
     finally:
-        fake.stop()
+        if own:
+            served.stop()
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return _new(before, "**/*.jsonl", root)

@@ -21,9 +21,11 @@ from typing import Any
 
 import pytest
 
+from tests.agent_home import trust_codex_hooks
 from tests.claude_script import REPLY_HEAD
 from tests.conftest import run_workbench
-from tests.real_transcripts import claude_session, codex_session
+from tests.fake_openai_responses import FakeResponses
+from tests.real_transcripts import claude_session, codex_config, codex_session
 from tests.real_world import World, open_world
 from tests.test_real_codex import READ_PROMPT, SECRET
 
@@ -40,6 +42,7 @@ class Imported:
     first: subprocess.CompletedProcess[str]
     second: dict[str, Any]
     hooked: Path | None = None
+    codex_hooked: Path | None = None
     after_hooks: dict[str, Any] = field(default_factory=dict)
 
     def events(self, session: str) -> list[dict[str, Any]]:
@@ -77,6 +80,17 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Imported]:
         found = Imported(world, claude_read, claude_private, codex_read, first, second)
         world.install("claude")
         found.hooked = claude_session(world, f"READ {world.project / 'notes.md'}")
+        fake = FakeResponses().start()
+        try:  # Codex with its hooks installed and trusted, the same session again
+            codex_home = codex_config(world, fake)
+            world.env.update(CODEX_HOME=str(codex_home))
+            port = int(world.env["WORKBENCH_PORT"])  # Codex filters the hooks' environment
+            (world.data_dir / "settings.json").write_text(json.dumps({"port": port}), "utf-8")
+            world.install("codex")
+            trust_codex_hooks(codex_home)
+            found.codex_hooked = codex_session(world, READ_PROMPT, fake)
+        finally:
+            fake.stop()
         world.service.wait_idle(timeout=60)
         found.after_hooks = import_json(world)
         world.service.wait_idle(timeout=60)
@@ -167,8 +181,10 @@ def test_the_summary_table_counts_files_sessions_and_events(imported: Imported) 
     for column in ("files", "sessions", "imported", "already present", "errors"):
         assert column in shown, shown
     # files, sessions, events imported (every event of the log then), already present
+    assert imported.codex_hooked is not None
+    hooked = {imported.hooked.stem, codex_session_id(imported.codex_hooked)}
     stored = [e for e in imported.world.events() if str(e["event_key"]).startswith(
-        ("transcript:", "tool:")) and e["content_session_id"] != imported.hooked.stem]  # fmt: skip
+        ("transcript:", "tool:")) and e["content_session_id"] not in hooked]  # fmt: skip
     assert f"│ 3 │ 3 │ {len(stored)} │ 0 │" in shown, shown
 
 
@@ -190,6 +206,55 @@ def test_a_session_the_hooks_delivered_is_not_stored_twice(imported: Imported) -
     assert report["imported"] == 0
     assert report["present"] == 3  # its prompt, tool call and turn end, left to the hooks
     assert imported.after_hooks["imported"] == 0
+
+
+def payloads_by_kind(imported: Imported, session: str) -> dict[str, Any]:
+    events = imported.events(session)
+    return {e["kind"]: e["payload"] for e in events if e["kind"] in (
+        "session_init", "observation", "summarize")}  # fmt: skip
+
+
+def test_an_imported_codex_session_holds_what_codex_hooks_sent_for_the_same_session(
+    imported: Imported,
+) -> None:
+    """Codex 0.171's hooks (installed, trusted) against its rollout of the same session: the
+    shell call is ``Bash`` with the command, its plain output, the call id as tool_use_id."""
+    assert imported.codex_hooked is not None
+    hooked = codex_session_id(imported.codex_hooked)
+    from_transcript = payloads_by_kind(imported, codex_session_id(imported.codex_read))
+    from_hooks = payloads_by_kind(imported, hooked)
+    assert from_transcript.keys() == from_hooks.keys() == {
+        "session_init", "observation", "summarize"}  # fmt: skip
+    assert from_transcript["session_init"] == from_hooks["session_init"]
+    assert from_transcript["observation"] == from_hooks["observation"]
+    # The fake model's last words count the request's characters, which the hooks' memory
+    # block changes: the same kind of answer, not the same text.
+    for said in (from_transcript["summarize"], from_hooks["summarize"]):
+        assert said["last_assistant_message"].startswith("Done ("), said
+    assert not [e for e in imported.events(hooked) if str(e["event_key"]).startswith(
+        "transcript:")]  # fmt: skip
+    (report,) = [
+        r for r in imported.after_hooks["reports"] if r["path"] == str(imported.codex_hooked)
+    ]
+    assert report["imported"] == 0
+    assert report["present"] == 3
+
+
+def test_an_imported_session_holds_what_the_hooks_sent_for_the_same_session(
+    imported: Imported,
+) -> None:
+    """The same ``READ notes.md`` session twice: once read from its transcript, once
+    delivered by Claude Code's hooks. Each event kind holds the same payload both ways."""
+    assert imported.hooked is not None
+    by_kind: list[dict[str, Any]] = []
+    for path in (imported.claude_read, imported.hooked):
+        events = imported.events(path.stem)
+        by_kind.append({e["kind"]: e["payload"] for e in events if e["kind"] in (
+            "session_init", "observation", "summarize")})  # fmt: skip
+    from_transcript, from_hooks = by_kind
+    assert from_transcript.keys() == from_hooks.keys()
+    for kind in from_hooks:  # tool_use_id too: the fake names a call by its prompt and step
+        assert from_transcript[kind] == from_hooks[kind], kind
 
 
 def test_the_readme_says_what_this_suite_checks() -> None:

@@ -14,7 +14,10 @@ The format, as Codex 0.171.0 (npm, the suite's pin) writes it and as
   ``call_id``, ``namespace`` for an MCP server's tools) or ``custom_tool_call`` (``input``),
   then its ``function_call_output`` / ``custom_tool_call_output`` (``call_id``, ``output``).
   Codex's shell tools (``exec_command``, ``shell``) become ``Bash`` with ``{"command": …}``,
-  as Codex's PostToolUse hook names them; an MCP tool ``mcp__<server>__<tool>``.
+  as Codex's PostToolUse hook names them, and their result is the command's own output
+  (``event_msg`` ``item_completed`` ``CommandExecution`` ``aggregated_output``, or
+  ``exec_command_end`` before 0.171), as the hook's ``tool_response`` is; an MCP tool is
+  ``mcp__<server>__<tool>``. The call id is the hook's ``tool_use_id``.
 - a turn's end: ``event_msg`` ``task_complete`` with ``last_agent_message``.
 
 Everything else (``world_state``, ``token_usage_record``, ``compacted``, ``response_item``
@@ -92,6 +95,9 @@ class CodexParser:
         turn = text(payload.get("turn_id"))
         if what == "item_completed":
             item = payload.get("item")
+            if isinstance(item, dict) and item.get("type") == "CommandExecution":
+                self._shell_output(item.get("id"), item.get("aggregated_output"))
+                return []
             if isinstance(item, dict) and item.get("type") == "UserMessage":
                 content = item.get("content")
                 parts = content if isinstance(content, list) else []
@@ -101,12 +107,21 @@ class CodexParser:
                 return self._prompt(prompt, turn or str(offset), at)
         elif what == "user_message":
             return self._prompt(text(payload.get("message")), turn or str(offset), at)
+        elif what == "exec_command_end":  # before 0.171: a shell call's own output
+            self._shell_output(payload.get("call_id"), payload.get("aggregated_output"))
+            return []
         elif what == "task_complete":
             said = text(payload.get("last_agent_message"))
             key = self._key(f"{turn or offset}:stop")
             return [TranscriptEvent("stop", self.session, self.cwd, key, at, text=said)]
         self.ignored += 1
         return []
+
+    def _shell_output(self, call_id: Any, output: Any) -> None:
+        """Keep a shell call's plain output for its result: what PostToolUse's
+        ``tool_response`` holds (the ``function_call_output`` wraps it in a chunk header)."""
+        if isinstance(call_id, str) and call_id in self.pending and isinstance(output, str):
+            self.pending[call_id] = [*self.pending[call_id][:2], output]
 
     def _prompt(self, prompt: str, turn: str, at: int | None) -> list[TranscriptEvent]:
         if not prompt.strip():
@@ -127,7 +142,7 @@ class CodexParser:
             if call_id not in self.pending:
                 self.unknown += 1
                 return []
-            name, arguments = self.pending.pop(call_id)
+            name, arguments, *shell = self.pending.pop(call_id)
             return [
                 TranscriptEvent(
                     "tool",
@@ -137,7 +152,7 @@ class CodexParser:
                     at,
                     tool_name=name,
                     tool_input=arguments,
-                    tool_response=payload.get("output"),
+                    tool_response=shell[0] if shell else payload.get("output"),
                     tool_use_id=call_id,
                 )
             ]
