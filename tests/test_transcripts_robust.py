@@ -10,7 +10,9 @@ reads back what it stored and reported.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -202,3 +204,46 @@ def test_a_tool_call_and_its_result_read_in_two_passes_are_one_observation(
     (payload,) = conn.execute("SELECT payload FROM events WHERE kind = 'observation'").fetchone()
     conn.close()
     assert json.loads(payload)["tool_name"] == "Read"
+
+
+def test_the_watcher_without_history_follows_old_files_from_their_end(
+    originals: Originals, make_service: Any, tmp_path: Path
+) -> None:
+    """``transcript_watch_history`` off: a file written before the service started is not
+    imported; what the agent appends to it afterwards is."""
+    folder = tmp_path / "transcripts"
+    folder.mkdir()
+    path = folder / "old.jsonl"
+    path.write_bytes(originals.claude)
+    os.utime(path, (time.time() - 3600, time.time() - 3600))
+    service = make_service(
+        WORKBENCH_TRANSCRIPT_WATCH="1",
+        WORKBENCH_TRANSCRIPT_WATCH_INTERVAL_S="0.3",
+        WORKBENCH_TRANSCRIPT_WATCH_HISTORY="0",
+        WORKBENCH_TRANSCRIPT_GLOBS=json.dumps([str(folder / "*.jsonl")]),
+    )
+    wait_for(lambda: offset_of(service, path) == len(originals.claude), "the file's end")
+    assert stored(service) == []
+    with path.open("ab") as stream:
+        stream.write(originals.claude_other)  # the agent goes on: a new prompt and its answer
+    wait_for(lambda: len(stored(service)) == 2, "the appended session's two events")
+    assert kinds(service) == ["session_init", "summarize"]
+
+
+def offset_of(service: Service, path: Path) -> int | None:
+    conn = sqlite3.connect(f"file:{service.data_dir / 'workbench.db'}?mode=ro", uri=True)
+    try:
+        row = conn.execute(
+            "SELECT offset FROM transcript_offsets WHERE path = ?", (str(path),)
+        ).fetchone()
+    finally:
+        conn.close()
+    return None if row is None else int(row[0])
+
+
+def wait_for(ready: Any, what: str, timeout: float = 60) -> None:
+    """Poll ``ready()`` until true (a liveness bound, not a speed claim)."""
+    deadline = time.monotonic() + timeout
+    while not ready():
+        assert time.monotonic() < deadline, f"waited {timeout} s for {what}"
+        time.sleep(0.1)

@@ -252,6 +252,8 @@ class Settings(BaseSettings):
     # ``transcript_max_line_bytes`` is skipped and counted, never held in memory whole.
     transcript_watch: bool = False
     transcript_watch_interval_s: float = Field(default=10.0, gt=0, le=3600)
+    # Off: files last written before the service started are followed from their end.
+    transcript_watch_history: bool = True
     transcript_globs: Annotated[list[str], NoDecode] = Field(default_factory=list)
     transcript_max_line_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
 

@@ -116,10 +116,13 @@ def hook_session(conn: sqlite3.Connection, session_id: str) -> bool:
 class FileImport:
     """One pass over one file with one ``Ingestor``."""
 
-    def __init__(self, ingestor: Ingestor, path: Path, max_line_bytes: int) -> None:
+    def __init__(
+        self, ingestor: Ingestor, path: Path, max_line_bytes: int, *, store: bool = True
+    ) -> None:
         self.ingestor = ingestor
         self.path = path
         self.max_line_bytes = max_line_bytes
+        self.store = store  # False: only follow the file (parser state, offset), store nothing
         self.report = FileReport(str(path))
         self._sessions: dict[str, bool] = {}  # session id -> left to the hooks
 
@@ -189,6 +192,8 @@ class FileImport:
 
     # ----- events ---------------------------------------------------------------------------
     def _ingest(self, found: list[TranscriptEvent], platform_source: str) -> None:
+        if not self.store:
+            return
         for event in found:
             self.report.sessions.add(event.session_id)
             if self._left_to_hooks(event, platform_source):
@@ -266,12 +271,20 @@ def _lock_of(path: Path) -> threading.Lock:
 
 
 def import_file(
-    ingestor: Ingestor, path: Path, max_line_bytes: int, *, quiet_s: float = QUIET_S
+    ingestor: Ingestor,
+    path: Path,
+    max_line_bytes: int,
+    *,
+    quiet_s: float = QUIET_S,
+    store: bool = True,
 ) -> FileReport:
     """Read what is new in ``path`` into the log (see the module docstring).
 
-    One pass per file at a time (the watcher and ``import-transcripts`` may meet on one):
-    the second waits, then starts from the offset the first saved.
+    ``store=False`` reads the file to its end without storing anything: its offset and the
+    parser's state (the session, waiting calls) are saved, so later lines are imported as
+    they come (the watcher with ``transcript_watch_history`` off). One pass per file at a
+    time (the watcher and ``import-transcripts`` may meet on one): the second waits, then
+    starts from the offset the first saved.
     """
     with _lock_of(path):
-        return FileImport(ingestor, path, max_line_bytes).run(quiet_s=quiet_s)
+        return FileImport(ingestor, path, max_line_bytes, store=store).run(quiet_s=quiet_s)

@@ -4,7 +4,9 @@ Off by default (``transcript_watch``): hooks are how sessions reach the memory; 
 for agents or sessions without them (an agent whose hooks are not installed or not trusted).
 Each round expands the globs (``transcript_globs``, else ``paths.default_globs``) and reads
 each file from its saved offset (``importer.import_file``), so the first round reads the
-history as ``workbench import-transcripts`` would. A file whose size and mtime did not change
+history as ``workbench import-transcripts`` would, unless ``transcript_watch_history`` is off:
+then a file last written before the service started is followed from its end (claude-mem's
+``startAtEnd``). A file whose size and mtime did not change
 since the last round, and quiet, is not opened again. Sessions the hooks delivered are left to them.
 """
 
@@ -16,6 +18,7 @@ import threading
 import time
 
 from workbench.ingest import Ingestor
+from workbench.transcripts import offsets
 from workbench.transcripts.importer import QUIET_S, import_file
 from workbench.transcripts.paths import default_globs, expand
 
@@ -35,6 +38,7 @@ class TranscriptWatcher:
         )
         self.rounds = 0
         self.imported = 0
+        self.started_at = time.time()
 
     def start(self) -> None:
         self._thread.start()
@@ -66,7 +70,17 @@ class TranscriptWatcher:
             identity = (stat.st_ino, stat.st_size, stat.st_mtime)
             if self._seen.get(str(path)) == identity:
                 continue
-            report = import_file(self.ingestor, path, self.settings.transcript_max_line_bytes)
+            # History off: a file last written before the watcher started is followed from its
+            # end; its earlier lines are left to ``workbench import-transcripts``.
+            fresh = offsets.load(self.ingestor.store.conn, str(path)) is None
+            old = stat.st_mtime < self.started_at
+            skip_history = fresh and old and not self.settings.transcript_watch_history
+            report = import_file(
+                self.ingestor,
+                path,
+                self.settings.transcript_max_line_bytes,
+                store=not skip_history,
+            )
             imported += report.imported
             # Not opened again until it changes, once it is quiet (its open turn was ended).
             quiet = time.time() - stat.st_mtime >= QUIET_S
