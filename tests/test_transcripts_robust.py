@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Service
+from tests.agent_home import agent_env
+from tests.conftest import Service, run_workbench
 from tests.real_transcripts import claude_session, codex_session
 from tests.real_world import open_world
 from tests.test_real_codex import READ_PROMPT
@@ -247,3 +248,23 @@ def wait_for(ready: Any, what: str, timeout: float = 60) -> None:
     while not ready():
         assert time.monotonic() < deadline, f"waited {timeout} s for {what}"
         time.sleep(0.1)
+
+
+def test_the_command_says_where_it_looked_when_there_is_nothing(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    env = agent_env(home, tmp_path / "data")
+    proc = run_workbench(env, "import-transcripts")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == [
+        "no", "transcript", "files", "found", "in:",
+        f"{home}/.claude/projects/**/*.jsonl,", f"{home}/.codex/sessions/**/*.jsonl",
+    ]  # fmt: skip
+    assert not (tmp_path / "data").exists()  # no service was started for nothing
+    wrong = run_workbench(env, "import-transcripts", str(tmp_path))
+    assert wrong.returncode == 0  # a folder without transcripts: the same message
+    notes = tmp_path / "notes.txt"
+    notes.write_text("x", "utf-8")
+    refused = run_workbench(env, "import-transcripts", str(notes))
+    assert refused.returncode != 0
+    assert "is not a .jsonl file" in refused.stdout + refused.stderr

@@ -60,8 +60,9 @@ def import_transcripts(
             f"{wrong[0]} is not a .jsonl file; pass transcript files (*.jsonl), folders "
             "holding them or globs, e.g. ~/.claude/projects"
         )
-    if not files:
-        typer.echo("no transcript files found in: " + ", ".join(patterns), err=True)
+    if not files:  # nothing to read: no service needed
+        typer.echo("no transcript files found in: " + ", ".join(patterns))
+        return
     client, _ = writer(settings, say=lambda message: typer.echo(message, err=True))
     with client:
         reports = _send(client, files, show=not as_json)
