@@ -26,7 +26,11 @@ class Line:
 
 
 def read_lines(stream: BinaryIO, start: int, max_bytes: int) -> Iterator[Line]:
-    """Every complete line of ``stream`` from byte ``start``, in order."""
+    """Every complete line of ``stream`` from byte ``start``, in order.
+
+    Each chunk is scanned with an index (no copy per line): only the unfinished tail of a
+    chunk is carried into the next one.
+    """
     stream.seek(start)
     line_start = start
     buffer = b""
@@ -34,12 +38,14 @@ def read_lines(stream: BinaryIO, start: int, max_bytes: int) -> Iterator[Line]:
     dropped = 0
     while chunk := stream.read(CHUNK):
         buffer += chunk
-        while (cut := buffer.find(b"\n")) >= 0:
-            end = line_start + dropped + cut + 1
-            data = None if too_long or cut > max_bytes else buffer[:cut]
+        at = 0
+        while (cut := buffer.find(b"\n", at)) >= 0:
+            end = line_start + dropped + (cut - at) + 1
+            data = None if too_long or cut - at > max_bytes else buffer[at:cut]
             yield Line(line_start, end, data)
-            buffer = buffer[cut + 1 :]
+            at = cut + 1
             line_start, dropped, too_long = end, 0, False
+        buffer = buffer[at:]
         if len(buffer) > max_bytes:
             dropped += len(buffer)
             buffer = b""

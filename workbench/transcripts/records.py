@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from workbench.redact import MAX_DEPTH, replace_surrogates
+from workbench.redact import MAX_DEPTH, may_hold_surrogates, replace_surrogates
 
 Kind = Literal["prompt", "tool", "stop"]
 
@@ -45,10 +45,12 @@ def parse_line(data: bytes) -> dict[str, Any] | None:
     them, and a silent null would change what the tool said), and nesting deeper than
     ``redact.MAX_DEPTH``.
     """
+    # The walk that replaces surrogates only when the bytes may hold one (a byte scan).
+    hook = _clean_keys if may_hold_surrogates(data) else None
     try:
         found = json.loads(
             data.decode("utf-8", errors="replace"),
-            object_hook=_clean_keys,
+            object_hook=hook,
             parse_constant=_refuse_constant,
             parse_float=_finite_float,
         )
