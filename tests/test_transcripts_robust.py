@@ -268,3 +268,32 @@ def test_the_command_says_where_it_looked_when_there_is_nothing(tmp_path: Path) 
     refused = run_workbench(env, "import-transcripts", str(notes))
     assert refused.returncode != 0
     assert "is not a .jsonl file" in refused.stdout + refused.stderr
+
+
+def renamed(transcript: bytes, n: int) -> bytes:
+    """The session again as session ``n``: its session id and line ids made unique."""
+    text = transcript.decode("utf-8")
+    for line in transcript.decode("utf-8").splitlines():
+        record = json.loads(line)
+        for old in (record.get("sessionId"), record.get("uuid")):
+            if isinstance(old, str):
+                text = text.replace(old, f"{old[:-6]}{n:06d}")
+    return text.replace("toolu_", f"toolu_{n}_").encode("utf-8")
+
+
+def test_a_long_file_is_read_once_through_its_periodic_offset_saves(
+    originals: Originals, make_service: Any, tmp_path: Path
+) -> None:
+    """More lines than ``importer.SAVE_EVERY``: the offset saved along the way must not move
+    the reading (it hashes the file's head)."""
+    copies = 12
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(b"".join(renamed(originals.claude, n) for n in range(copies)))
+    lines = path.read_bytes().count(b"\n")
+    assert lines > 200
+    service = make_service()
+    report = send(service, path)
+    assert report["lines"] == lines
+    assert report["imported"] == 3 * copies
+    assert offset_of(service, path) == path.stat().st_size
+    assert len(stored(service)) == 3 * copies

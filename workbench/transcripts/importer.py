@@ -125,6 +125,7 @@ class FileImport:
         self.store = store  # False: only follow the file (parser state, offset), store nothing
         self.report = FileReport(str(path))
         self._sessions: dict[str, bool] = {}  # session id -> left to the hooks
+        self._identity: tuple[int, int, str] = (0, 0, "")  # inode, head bytes, head sha256
 
     def run(self, *, quiet_s: float = QUIET_S) -> FileReport:
         try:
@@ -147,6 +148,9 @@ class FileImport:
         if mark is not None and not offsets.still_valid(mark, stream, stat):
             self.report.restarted = True
             mark = None
+        # What identifies the file, taken once, before reading: hashing the head seeks, and
+        # must never move the stream read_lines is reading (it re-read the file in a loop).
+        self._identity = (stat.st_ino, *offsets.head(stream, stat.st_size))
         start = mark.offset if mark else 0
         state = mark.state if mark else {}
         platform = mark.platform if mark else ""
@@ -167,7 +171,7 @@ class FileImport:
             position = line.end
             since_save += 1
             if since_save >= SAVE_EVERY:
-                self._save(stream, stat, platform, position, parser)
+                self._save(platform, position, parser)
                 since_save = 0
         self.report.pending_bytes = max(0, stat.st_size - position)
         if parser is not None:
@@ -176,16 +180,12 @@ class FileImport:
             self.report.ignored += parser.ignored
             self.report.unknown += parser.unknown
         self.report.platform = platform
-        self._save(stream, stat, platform or "claude", position, parser)
+        self._save(platform or "claude", position, parser)
 
-    def _save(
-        self, stream: Any, stat: os.stat_result, platform: str, position: int, parser: Parser | None
-    ) -> None:
-        n, digest = offsets.head(stream, stat.st_size)
-        mark = offsets.Mark(
-            str(self.path), platform, stat.st_ino, n, digest, position,
-            parser.state() if parser else {},
-        )  # fmt: skip
+    def _save(self, platform: str, position: int, parser: Parser | None) -> None:
+        inode, n, digest = self._identity
+        state = parser.state() if parser else {}
+        mark = offsets.Mark(str(self.path), platform, inode, n, digest, position, state)
         conn = self.ingestor.store.conn
         with atomic(conn):
             offsets.save(conn, mark)
