@@ -297,3 +297,26 @@ def test_a_long_file_is_read_once_through_its_periodic_offset_saves(
     assert report["imported"] == 3 * copies
     assert offset_of(service, path) == path.stat().st_size
     assert len(stored(service)) == 3 * copies
+
+
+def test_the_watcher_leaves_lines_younger_than_the_settle_time_for_later(
+    originals: Originals, make_service: Any, tmp_path: Path
+) -> None:
+    """``transcript_watch_settle_s``: a line is taken once the hooks had their time to
+    deliver it; here an hour, so the real session (minutes old) is not read yet."""
+    folder = tmp_path / "transcripts"
+    folder.mkdir()
+    path = folder / "young.jsonl"
+    path.write_bytes(originals.claude)
+    service = make_service(
+        WORKBENCH_TRANSCRIPT_WATCH="1",
+        WORKBENCH_TRANSCRIPT_WATCH_INTERVAL_S="0.3",
+        WORKBENCH_TRANSCRIPT_WATCH_SETTLE_S="3600",
+        WORKBENCH_TRANSCRIPT_GLOBS=json.dumps([str(folder / "*.jsonl")]),
+    )
+    wait_for(lambda: offset_of(service, path) is not None, "the watcher's first round")
+    assert offset_of(service, path) == 0  # its first line is timestamped, and young
+    assert stored(service) == []
+    status, report = service.post("/api/transcripts/import", {"path": str(path)})
+    assert status == 200  # the command does not wait: the user asked for it now
+    assert report["imported"] == 3

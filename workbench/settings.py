@@ -254,6 +254,8 @@ class Settings(BaseSettings):
     transcript_watch_interval_s: float = Field(default=10.0, gt=0, le=3600)
     # Off: files last written before the service started are followed from their end.
     transcript_watch_history: bool = True
+    # The watcher leaves lines younger than this for a later round (hooks deliver first).
+    transcript_watch_settle_s: float = Field(default=5.0, ge=0, le=3600)
     transcript_globs: Annotated[list[str], NoDecode] = Field(default_factory=list)
     transcript_max_line_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from workbench.clock import now_ms
 from workbench.errors import WorkbenchError
 from workbench.ingest import Ingestor, IngestResult
 from workbench.locate import project_identity
@@ -35,7 +36,7 @@ from workbench.transcripts import offsets
 from workbench.transcripts.claude import ClaudeParser
 from workbench.transcripts.codex import CodexParser
 from workbench.transcripts.lines import read_lines
-from workbench.transcripts.records import TranscriptEvent, parse_line
+from workbench.transcripts.records import TranscriptEvent, epoch_ms, parse_line
 
 log = logging.getLogger("workbench.transcripts")
 QUIET_S = 60.0  # a file untouched this long is a finished session: its open turn is ended
@@ -117,12 +118,20 @@ class FileImport:
     """One pass over one file with one ``Ingestor``."""
 
     def __init__(
-        self, ingestor: Ingestor, path: Path, max_line_bytes: int, *, store: bool = True
+        self,
+        ingestor: Ingestor,
+        path: Path,
+        max_line_bytes: int,
+        *,
+        store: bool = True,
+        settle_ms: int = 0,
     ) -> None:
         self.ingestor = ingestor
         self.path = path
         self.max_line_bytes = max_line_bytes
         self.store = store  # False: only follow the file (parser state, offset), store nothing
+        # Lines younger than this are left for a later pass (the watcher: see ``watch``).
+        self.settle_ms = settle_ms
         self.report = FileReport(str(path))
         self._sessions: dict[str, bool] = {}  # session id -> left to the hooks
         self._identity: tuple[int, int, str] = (0, 0, "")  # inode, head bytes, head sha256
@@ -157,9 +166,14 @@ class FileImport:
         parser: Parser | None = make_parser(platform, state) if platform else None
         position = start
         since_save = 0
+        newest = now_ms() - self.settle_ms
         for line in read_lines(stream, start, self.max_line_bytes):
-            self.report.lines += 1
             record = parse_line(line.data) if line.data is not None else None
+            if self.settle_ms and record is not None:
+                at = epoch_ms(record.get("timestamp"))
+                if at is not None and at > newest:
+                    break  # too young: the hooks may not have delivered it yet
+            self.report.lines += 1
             if record is None:
                 self.report.bad_lines += 1
                 position = line.end
@@ -180,7 +194,7 @@ class FileImport:
             self.report.ignored += parser.ignored
             self.report.unknown += parser.unknown
         self.report.platform = platform
-        self._save(platform or "claude", position, parser)
+        self._save(platform, position, parser)  # "" until a line says which
 
     def _save(self, platform: str, position: int, parser: Parser | None) -> None:
         inode, n, digest = self._identity
@@ -277,14 +291,18 @@ def import_file(
     *,
     quiet_s: float = QUIET_S,
     store: bool = True,
+    settle_ms: int = 0,
 ) -> FileReport:
     """Read what is new in ``path`` into the log (see the module docstring).
 
-    ``store=False`` reads the file to its end without storing anything: its offset and the
+    ``settle_ms``: stop before the first line whose timestamp is younger than this (the
+    watcher's ``transcript_watch_settle_s``). ``store=False`` reads the file to its end
+    without storing anything: its offset and the
     parser's state (the session, waiting calls) are saved, so later lines are imported as
     they come (the watcher with ``transcript_watch_history`` off). One pass per file at a
     time (the watcher and ``import-transcripts`` may meet on one): the second waits, then
     starts from the offset the first saved.
     """
     with _lock_of(path):
-        return FileImport(ingestor, path, max_line_bytes, store=store).run(quiet_s=quiet_s)
+        found = FileImport(ingestor, path, max_line_bytes, store=store, settle_ms=settle_ms)
+        return found.run(quiet_s=quiet_s)

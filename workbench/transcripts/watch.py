@@ -3,11 +3,15 @@
 Off by default (``transcript_watch``): hooks are how sessions reach the memory; the watcher is
 for agents or sessions without them (an agent whose hooks are not installed or not trusted).
 Each round expands the globs (``transcript_globs``, else ``paths.default_globs``) and reads
-each file from its saved offset (``importer.import_file``), so the first round reads the
-history as ``workbench import-transcripts`` would, unless ``transcript_watch_history`` is off:
-then a file last written before the service started is followed from its end (claude-mem's
-``startAtEnd``). A file whose size and mtime did not change
-since the last round, and quiet, is not opened again. Sessions the hooks delivered are left to them.
+each file from its saved offset (``importer.import_file``) up to the first line younger than
+``transcript_watch_settle_s``. By then a hook has delivered what it will of that line (a
+prompt's UserPromptSubmit runs before the agent writes the prompt down), so the rule "a
+session the hooks delivered is left to them" sees the hook's events first.
+
+The first round reads the history as ``workbench import-transcripts`` would, unless
+``transcript_watch_history`` is off: then a file last written before the service started is
+followed from its end (claude-mem's ``startAtEnd``). A file whose size and mtime did not
+change since the last round, and quiet, is not opened again.
 """
 
 from __future__ import annotations
@@ -80,6 +84,7 @@ class TranscriptWatcher:
                 path,
                 self.settings.transcript_max_line_bytes,
                 store=not skip_history,
+                settle_ms=int(self.settings.transcript_watch_settle_s * 1000),
             )
             imported += report.imported
             # Not opened again until it changes, once it is quiet (its open turn was ended).
