@@ -52,6 +52,7 @@ from service.routes import (
     stream,
     summaries,
     team,
+    transcripts,
     transfer,
     viewer,
 )
@@ -84,6 +85,7 @@ ROUTERS: tuple[APIRouter, ...] = (
     index.router,
     queue.router,
     transfer.router,
+    transcripts.router,
     settings_routes.router,
     team.router,
     stream.router,

@@ -35,6 +35,7 @@ from workbench.store import events
 from workbench.store.database import Store
 from workbench.store.events import EventRow
 from workbench.team.autopublish import AutoPublisher
+from workbench.transcripts.watch import TranscriptWatcher
 
 log = logging.getLogger("workbench.service")
 
@@ -70,6 +71,9 @@ class Runtime:
     hook_writers: ThreadPoolExecutor = field(
         default_factory=lambda: ThreadPoolExecutor(4, thread_name_prefix="workbench-hook-writer")
     )
+
+    # Tails the agents' own transcripts when ``transcript_watch`` is on (i22-transcripts).
+    transcript_watcher: TranscriptWatcher | None = None
 
     # The analytics child (``/api/stats/<report>``): DuckDB never opens the store in here.
     reports: ReportProcess | None = None
@@ -144,6 +148,9 @@ class Runtime:
             target=runtime._replay_loop, name="workbench-replayer", daemon=True
         )
         runtime._replayer.start()
+        if settings.transcript_watch:
+            runtime.transcript_watcher = TranscriptWatcher(ingestor)
+            runtime.transcript_watcher.start()
         return runtime
 
     def _publish_derived(self, event: EventRow, derived: Derived) -> None:
@@ -216,6 +223,8 @@ class Runtime:
 
     def stop(self) -> None:
         self._stop.set()
+        if self.transcript_watcher is not None:
+            self.transcript_watcher.stop()
         self.hook_writers.shutdown(wait=True)  # requests have ended: nothing new arrives
         # Wait out one model call at most; the claimed event is re-queued at the next start.
         self.worker.stop(timeout=self.settings.llm_timeout_s + 5)

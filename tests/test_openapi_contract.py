@@ -45,6 +45,7 @@ from workbench.api_models.queue import FailedEvents, Recompressed, Requeued, Spo
 from workbench.api_models.search import SearchReply, Timeline
 from workbench.api_models.settings import SettingsChanged, SettingsView
 from workbench.api_models.team import TeamObservationReply, TeamObservationsBatch
+from workbench.api_models.transcripts import TranscriptImported
 from workbench.api_models.transfer import ExportDocument, Imported
 from workbench.models import Observation, Prompt, Session, Summary
 
@@ -92,6 +93,7 @@ MODELLED: dict[tuple[str, str], Any] = {
     ("POST", "/api/corpus/{name}/query"): Answer,
     ("GET", "/api/export"): ExportDocument,
     ("POST", "/api/import"): Imported,
+    ("POST", "/api/transcripts/import"): TranscriptImported,
     ("GET", "/api/settings"): SettingsView,
     ("PUT", "/api/settings"): SettingsChanged,
     ("GET", "/api/team/observation/{ref}"): TeamObservationReply,

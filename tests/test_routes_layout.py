@@ -40,6 +40,7 @@ OWNERS: list[tuple[str, str]] = [
     (r"^/api/(health|readiness)$", "health"),
     (r"^/api/(reindex|index/status)$", "index"),
     (r"^/api/(export|import)$", "transfer"),
+    (r"^/api/transcripts/", "transcripts"),
     (r"^/api/memory/", "memory"),
     (r"^/api/team/", "team"),
 ]

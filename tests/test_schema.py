@@ -133,6 +133,16 @@ EXPECTED_COLUMNS = {
         "tokens": "INTEGER",
         "created_at_epoch": "INTEGER",
     },
+    "transcript_offsets": {
+        "path": "TEXT",
+        "platform": "TEXT",
+        "inode": "INTEGER",
+        "head_bytes": "INTEGER",
+        "head_sha256": "TEXT",
+        "offset": "INTEGER",
+        "state": "TEXT",
+        "updated_at_epoch": "INTEGER",
+    },
 }
 
 # (from column, to table, to column, on delete)

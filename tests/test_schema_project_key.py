@@ -74,7 +74,7 @@ def test_m012_keys_existing_rows_by_the_folder_they_were_recorded_in(tmp_path: P
             conn, ObservationDraft(title="saved by hand"), content_session_id=None, project="api"
         )
 
-    assert schema.apply(conn, "w.db") == ["m012_project_key"]
+    assert schema.apply(conn, "w.db")[0] == "m012_project_key"
 
     assert _keys(conn, "in-a") == {str(a.resolve())}
     assert _keys(conn, "in-b") == {str(b.resolve())}

@@ -155,8 +155,12 @@ class Ingestor:
         platform_source: str = "claude-code",
         event_key: str | None = None,
         project_key: str | None = None,
+        at_ms: int | None = None,
     ) -> IngestResult:
         """A new user prompt: count it, store its cleaned text unless it is private.
+
+        ``at_ms``: when the prompt was written, for history read from an agent's transcript
+        (``workbench.transcripts``); hooks leave it out and the prompt is timed now.
 
         ``project_key``: which folder the project is (the hook's ``locate.project_identity``);
         a new session is keyed by it, so two folders named alike never share memory.
@@ -172,7 +176,9 @@ class Ingestor:
         if (excluded := self.exclusion(project)) is not None:
             return IngestResult("skipped", reason=excluded)
         if prompt is None or (prompt and not prompt.strip()):
-            return self._open_session(content_session_id, project, platform_source, project_key)
+            return self._open_session(
+                content_session_id, project, platform_source, project_key, at_ms
+            )
         if is_task_notification(prompt):
             return IngestResult("skipped", reason="task notification, not a user prompt")
         cleaned = strip_private(prompt)
@@ -180,7 +186,7 @@ class Ingestor:
         with atomic(conn):
             if (seen := _already_received(conn, event_key)) is not None:
                 return seen
-            ms = now_ms()
+            ms = at_ms if at_ms is not None else now_ms()
             new_session = sessions.get(conn, content_session_id) is None
             session = sessions.ensure(
                 conn, content_session_id, project, platform_source, ms, project_key
@@ -242,13 +248,15 @@ class Ingestor:
         project: str,
         platform_source: str,
         project_key: str | None = None,
+        at_ms: int | None = None,
     ) -> IngestResult:
         """Make sure the session exists (its project and platform), counting no prompt."""
         conn = self.store.conn
         with atomic(conn):
             new_session = sessions.get(conn, content_session_id) is None
+            ms = at_ms if at_ms is not None else now_ms()
             session = sessions.ensure(
-                conn, content_session_id, project, platform_source, now_ms(), project_key
+                conn, content_session_id, project, platform_source, ms, project_key
             )
         if new_session:
             self._announce_session(content_session_id, project, session.id)
@@ -271,8 +279,12 @@ class Ingestor:
         agent_id: str | None = None,
         agent_type: str | None = None,
         event_key: str | None = None,
+        at_ms: int | None = None,
     ) -> IngestResult:
-        """One tool call: enqueue it for compression unless a rule skips it."""
+        """One tool call: enqueue it for compression unless a rule skips it.
+
+        ``at_ms``: when the call was made (a transcript's history); hooks leave it out.
+        """
         content_session_id, tool_name, cwd = _text(content_session_id), _text(tool_name), _text(cwd)
         tool_use_id, agent_id = _maybe(tool_use_id), _maybe(agent_id)
         agent_type = _maybe(agent_type)
@@ -290,7 +302,7 @@ class Ingestor:
         with atomic(conn):
             if (seen := _already_received(conn, key)) is not None:
                 return seen
-            ms = now_ms()
+            ms = at_ms if at_ms is not None else now_ms()
             session = sessions.get(conn, content_session_id) or sessions.ensure(
                 conn, content_session_id, project, at_ms=ms, project_key=project_key
             )
@@ -326,8 +338,10 @@ class Ingestor:
         content_session_id: str,
         last_assistant_message: str = "",
         event_key: str | None = None,
+        at_ms: int | None = None,
     ) -> IngestResult:
-        """End of a prompt's turn (Stop): enqueue a summary of that prompt."""
+        """End of a prompt's turn (Stop): enqueue a summary of that prompt (``at_ms``: when,
+        for a transcript's history)."""
         content_session_id = _text(content_session_id)
         conn = self.store.conn
         with atomic(conn):
@@ -351,6 +365,7 @@ class Ingestor:
                 project=session.project,
                 prompt_number=session.prompt_counter,
                 enqueue=True,
+                received_ms=at_ms,
             )
         return self._queued(event_id, session)
 

@@ -254,6 +254,20 @@ class Settings(BaseSettings):
     folder_memory_observations: int = Field(default=20, ge=1, le=200)
     folder_memory_exclude: Annotated[list[str], NoDecode] = Field(default_factory=list)
 
+    # --- i22-transcripts: transcript import and watch (workbench/transcripts/) ---
+    # The service's watcher tails Claude Code's and Codex's own session files for sessions
+    # no hook delivered (off by default: hooks are the primary path). Empty globs: the two
+    # defaults under HOME (``transcripts.paths.DEFAULT_GLOBS``). A line longer than
+    # ``transcript_max_line_bytes`` is skipped and counted, never held in memory whole.
+    transcript_watch: bool = False
+    transcript_watch_interval_s: float = Field(default=10.0, gt=0, le=3600)
+    # Off: files last written before the service started are followed from their end.
+    transcript_watch_history: bool = True
+    # The watcher leaves lines younger than this for a later round (hooks deliver first).
+    transcript_watch_settle_s: float = Field(default=5.0, ge=0, le=3600)
+    transcript_globs: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    transcript_max_line_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
+
     _load_warnings: list[str] = PrivateAttr(default_factory=list)
     _capture_paused: str | None = PrivateAttr(default=None)
 
@@ -364,6 +378,7 @@ class Settings(BaseSettings):
         "compressor_chain",
         "team_projects",
         "folder_memory_exclude",
+        "transcript_globs",
         mode="before",
     )
     @classmethod

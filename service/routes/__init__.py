@@ -21,6 +21,7 @@
 - ``queue``         POST /api/spool/replay, GET /api/queue/failed, POST /api/queue/retry,
                     POST /api/recompress
 - ``transfer``      GET /api/export, POST /api/import
+- ``transcripts``   POST /api/transcripts/import (one agent transcript file read)
 - ``settings``      GET/PUT /api/settings
 - ``team``          GET /api/team/observation/{ref}, POST /api/team/observations/batch
                     (colleagues' observations by team ref)

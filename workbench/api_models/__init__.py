@@ -22,6 +22,7 @@ observation's ``files_read``); ``CamelModel`` accepts either spelling on input.
 - ``corpora``       ``/api/corpus`` (build, list, show, rebuild, delete)
 - ``agent``         ``POST /api/corpus/{name}/prime|reprime|query``
 - ``transfer``      ``GET /api/export``, ``POST /api/import``
+- ``transcripts``   ``POST /api/transcripts/import`` (one agent transcript file read)
 - ``settings``      ``GET/PUT /api/settings``
 - ``check``         ``checked(shape, data)``: the CLI and MCP tools validate a reply before use
 """

@@ -15,4 +15,5 @@
 - ``demo``      seed a separate demo data dir through the real pipeline
 - ``index``     reindex (rebuild FTS and vectors from SQLite, with a progress bar)
 - ``code``      code search, outline, unfold (the MCP smart_* tools; ``workbench.code``)
+- ``transcripts`` import-transcripts (agents' own session files, with a progress bar)
 """

@@ -774,3 +774,32 @@ def _project_key_triggers() -> str:
         END;
         """
     return script
+
+
+@migration
+def m013_transcript_offsets(conn: sqlite3.Connection) -> None:
+    """``transcript_offsets``: how far each agent transcript file has been read.
+
+    ``workbench import-transcripts`` and the service's transcript watcher read Claude Code's
+    and Codex's own session files (``workbench.transcripts``) into the events log. A file is
+    read once: its row keeps the byte offset after the last whole line taken, and what
+    identifies the file at that offset (``inode``, ``head_sha256`` of its first ``head_bytes``)
+    so a file rotated or rewritten in place is seen as new and read again from the start
+    (event keys make that re-read store nothing twice). ``state`` is the parser's JSON state
+    between reads (tool calls waiting for their results, the session and its folder).
+    """
+    run_script(
+        conn,
+        """
+        CREATE TABLE IF NOT EXISTS transcript_offsets (
+            path TEXT PRIMARY KEY,
+            platform TEXT NOT NULL,
+            inode INTEGER NOT NULL,
+            head_bytes INTEGER NOT NULL,
+            head_sha256 TEXT NOT NULL,
+            offset INTEGER NOT NULL,
+            state TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(state)),
+            updated_at_epoch INTEGER NOT NULL
+        );
+        """,
+    )
