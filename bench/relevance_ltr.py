@@ -298,6 +298,35 @@ def table_rows(
     return out
 
 
+GATES = (0.0, 0.2, 0.34, 0.5, 0.67)
+
+
+def gate_rows(items: Sequence[Item]) -> dict[str, dict[str, tuple[float, float]]]:
+    """The shipped ``maxsim`` stage (d30) run only when the query has an anchor ≥ a threshold
+    (the best share of the query's words any candidate holds), else the fused order: per
+    threshold and set, (class-balanced mean, R@10). Why coding's R@10 drops under maxsim:
+    its paraphrase questions share no word with their answer, and MaxSim over out-of-context
+    word pieces lifts a distractor sharing one word; a gate on the anchor is the query-level
+    remedy, and this shows what it costs elsewhere."""
+    cover = FEATURES.index("cover")
+    out: dict[str, dict[str, tuple[float, float]]] = {}
+    for threshold in GATES:
+        row = {}
+        for s in sorted({it.set for it in items}):
+            its = [it for it in items if it.set == s]
+            orders = []
+            for it in its:
+                anchor = max(r[cover] for r in it.rows[30][1])
+                gated = anchor >= threshold
+                orders.append(it.maxsim[30] + it.fused[30:] if gated else it.fused)
+            r10 = statistics.fmean(
+                metrics(o[:50], sorted(it.gold))[1] for o, it in zip(orders, its, strict=True)
+            )
+            row[s] = (round(balanced(its, orders), 4), round(r10, 4))
+        out[f"anchor >= {threshold}"] = row
+    return out
+
+
 def print_tables(doc: Mapping[str, Any]) -> None:
     for scheme, sets in doc["tables"].items():
         print(f"\n== {scheme} (held out; class-balanced mean of R@5, R@10, MRR in 'bal')")
@@ -309,19 +338,32 @@ def print_tables(doc: Mapping[str, Any]) -> None:
                     f"{c}:{r[0]:.3f}/{r[1]:.3f}/{r[2]:.3f}" for c, r in v["classes"].items()
                 )
                 print(f"{s:<13} {label:<22} bal {v['balanced']:.3f}{flag}  {cells}")
-        if scheme in doc["chosen"]:
-            print(f"chosen (depth, l2) per fold: {doc['chosen'][scheme]}")
+    for scheme, chosen in doc["chosen"].items():
+        print(f"chosen (depth, l2) per fold, {scheme}: {chosen}")
+    print("\n== maxsim d30 gated by the query's anchor: (balanced, R@10) per set")
+    for gate, row in doc["gates"].items():
+        print(f"{gate:<14} " + "  ".join(f"{s} {v[0]:.3f}/{v[1]:.3f}" for s, v in row.items()))
+
+
+def cold() -> None:
+    """Forget the candidates' cached words and word pieces."""
+    rerank_features.clear_cache()
+    rerank_maxsim.clear_cache()
 
 
 def stage(loaded: Loaded, times: dict[str, list[float]]) -> None:
-    """The second stage alone (ms), on each question's fused candidates, cold, interleaved."""
+    """The second stage alone (ms), on each question's fused candidates, interleaved: cold
+    (no candidate tokenized before) and warm (the same search again: its candidates' pieces
+    and words cached, as in a service searching one project's memories again)."""
     table = rerank_tokens.load()
     model = rerank_learned.weights()
-    for label in ("stage maxsim d30", "stage learned d30"):
+    labels = [f"stage {m} d30 {w}" for m in ("maxsim", "learned") for w in ("cold", "warm")]
+    for label in labels:
         times[label] = []
     for c in collect(loaded):
-        for label in ("stage maxsim d30", "stage learned d30"):
-            rerank_features.clear_cache()
+        for label in labels:
+            if label.endswith("cold"):
+                cold()
             started = time.perf_counter()
             if "maxsim" in label:
                 rerank_maxsim.order(loaded.conn, c.query, c.candidates, table, 30)
@@ -354,7 +396,7 @@ def latency(every: Mapping[str, Loaded]) -> dict[str, dict[str, tuple[float, flo
             for label, engine in engines.items():
                 f = _filters(loaded, q.text)
                 engine.search(q.text, f, types="observations", limit=10)  # warm the embedding
-                rerank_features.clear_cache()  # but not the candidates' words: a cold stage
+                cold()  # but not the candidates' words and pieces: a cold stage
                 started = time.perf_counter()
                 engine.search(q.text, f, types="observations", limit=10)
                 times[label].append((time.perf_counter() - started) * 1000)
@@ -393,6 +435,7 @@ def main() -> None:
                 print(f"{loaded.name}: collected in {took:.0f} s", file=sys.stderr)
             if args.cache is not None:
                 args.cache.write_bytes(pickle.dumps(items))
+        doc["gates"] = gate_rows(items)
         pairs = Pairs(items)
         for scheme in ("leave one set out", "5-fold"):
             variants: dict[str, Sequence[Sequence[int]]] = {

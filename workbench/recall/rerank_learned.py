@@ -195,8 +195,13 @@ def compute(
 
 def ranked(model: Weights, ids: Sequence[int], rows: Sequence[Sequence[float]]) -> list[int]:
     """``ids`` best first by ``model``; equal scores keep their given (fused) order."""
+    import numpy as np
+
+    if not ids:
+        return []
+    values = np.asarray(rows, dtype=np.float64) @ np.asarray(model.values, dtype=np.float64)
     scored = sorted(
-        ((model.score(row), -n, i) for n, (i, row) in enumerate(zip(ids, rows, strict=True))),
+        ((float(v), -n, i) for n, (i, v) in enumerate(zip(ids, values, strict=True))),
         reverse=True,
     )
     return [i for _, _, i in scored]
