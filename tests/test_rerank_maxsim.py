@@ -181,3 +181,23 @@ def test_build_without_the_onnx_model_names_the_fix(tmp_path: Path) -> None:
     assert done.returncode != 0
     assert "workbench models build" in done.stderr + done.stdout
     assert not (tmp_path / "tokens").exists()
+
+
+def test_cached_word_pieces_rank_as_cold_ones_and_follow_an_edit(
+    store: Store, tmp_path: Path, use_table: Path
+) -> None:
+    from workbench.recall import rerank_maxsim
+
+    on = maxsim_settings(tmp_path / "on")
+    rerank_maxsim.clear_cache()
+    engine = SearchEngine(store, on, SimilarityRanker(SIMILARITY))
+    cold = [(h.id, h.score) for h in engine.search(QUERY, limit=5).observations]
+    warm = [(h.id, h.score) for h in engine.search(QUERY, limit=5).observations]
+    assert warm == cold
+    assert cold[0][0] == 1
+    # The answer's text changes: its old pieces must not be used for its new text.
+    store.conn.execute("UPDATE observations SET title = ? WHERE id = 1", ("Renamed a file",))
+    store.conn.commit()
+    edited = [h.id for h in engine.search(QUERY, limit=5).observations]
+    rerank_maxsim.clear_cache()
+    assert edited == [h.id for h in engine.search(QUERY, limit=5).observations]

@@ -211,7 +211,10 @@ class Settings(BaseSettings):
     # ``maxsim``: late interaction over MiniLM's word pieces (workbench/recall/rerank_maxsim.py,
     # its table built by ``workbench rerank build``), scored as ``search_rerank_maxsim_fused`` ·
     # fused + the rest · MaxSim (the weight chosen by cross-validation across the relevance sets).
-    search_rerank_method: Literal["features", "maxsim"] = "features"
+    # i21-second: ``learned``: a linear learning-to-rank model over ranker, word, MaxSim and
+    # session-agreement features, its weights fitted across the relevance sets and shipped
+    # (workbench/recall/rerank_learned.py, bench/relevance_ltr.py); needs the token table too.
+    search_rerank_method: Literal["features", "maxsim", "learned"] = "features"
     search_rerank_maxsim_fused: float = Field(default=0.7, ge=0.0, le=1.0)
     # Optional Claude listwise rerank of the top ``search_rerank_llm_depth`` (needs a key; cached
     # in the store, its tokens in the injection ledger): workbench/recall/rerank_llm.py.

@@ -14,8 +14,9 @@ best ``search_rerank_depth`` (50) by ``w · features``. Rules it keeps, whatever
 Whether it runs is ``settings.search_rerank``; ``mode=fts`` and ``mode=vector`` never rerank
 (they show one ranker, for comparison). ``search_rerank_method`` picks the stage: ``features``
 (this linear model) or ``maxsim`` (late interaction over MiniLM's word pieces,
-``rerank_maxsim``; its token table missing → the fused order, and ``problem`` says why for
-/api/health and the search's ``degraded``).
+``rerank_maxsim``) or ``learned`` (a shipped learning-to-rank model over ranker, word, MaxSim
+and session features, ``rerank_learned``); for either, its token table missing → the fused
+order, and ``problem`` says why for /api/health and the search's ``degraded``).
 """
 
 from __future__ import annotations
@@ -122,7 +123,7 @@ def method(settings: Any) -> str:
 
 def problem(settings: Any) -> str | None:
     """Why the configured stage cannot run (its model is missing), or None."""
-    if not enabled(settings) or method(settings) != "maxsim":
+    if not enabled(settings) or method(settings) not in ("maxsim", "learned"):
         return None
     from workbench.recall import rerank_tokens
 
@@ -132,8 +133,8 @@ def problem(settings: Any) -> str | None:
 
 def _first_stage(
     conn: sqlite3.Connection, query: str, candidates: Candidates, settings: Any
-) -> tuple[list[tuple[int, float]], str]:
-    """The configured stage's order and its name; raises on any failure."""
+) -> tuple[list[tuple[int, float]], str, int]:
+    """The configured stage's order, its name and how deep it reordered; raises on failure."""
     if method(settings) == "maxsim":
         from workbench.recall import rerank_maxsim, rerank_tokens
 
@@ -141,12 +142,18 @@ def _first_stage(
             getattr(settings, "search_rerank_maxsim_fused", rerank_maxsim.DEFAULT_FUSED_WEIGHT)
         )
         table = rerank_tokens.load()
-        return rerank_maxsim.order(
-            conn, query, candidates, table, depth(settings), weight
-        ), "maxsim"
+        reordered = rerank_maxsim.order(conn, query, candidates, table, depth(settings), weight)
+        return reordered, "maxsim", depth(settings)
+    if method(settings) == "learned":
+        from workbench.recall import rerank_learned, rerank_tokens
+
+        table = rerank_tokens.load()
+        learned = rerank_learned.weights()
+        reordered = rerank_learned.order(conn, query, candidates, depth(settings), table, learned)
+        return reordered, "learned", min(depth(settings), learned.depth)
     model = load_model(settings)
     name = "features" if model.source == "trained" else "features-default"
-    return order(conn, query, candidates, model, depth(settings)), name
+    return order(conn, query, candidates, model, depth(settings)), name, depth(settings)
 
 
 def order(
@@ -189,8 +196,8 @@ def rerank_or_fused(
     The configured stage (``search_rerank``, ``search_rerank_method``) reorders the top
     ``search_rerank_depth``; then, with ``search_rerank_llm`` and a key, Claude reorders the
     top ``search_rerank_llm_depth`` (``rerank_llm``). Each stage fails open on its own. The
-    names (``"features"``, ``"features-default"``, ``"maxsim"``, ``"claude"``) go into each
-    hit's ``rerank`` field; an id absent from the map kept its fused place.
+    names (``"features"``, ``"features-default"``, ``"maxsim"``, ``"learned"``, ``"claude"``) go
+    into each hit's ``rerank`` field; an id absent from the map kept its fused place.
     """
     from workbench.recall import rerank_llm
 
@@ -200,8 +207,8 @@ def rerank_or_fused(
         return fused, placed
     if enabled(settings) and problem(settings) is None:  # a missing model: said, not raised
         try:
-            fused, name = _first_stage(conn, query, candidates, settings)
-            placed = {i: name for i, _ in fused[: depth(settings)]}
+            fused, name, deep = _first_stage(conn, query, candidates, settings)
+            placed = {i: name for i, _ in fused[:deep]}
         except Exception:  # fail open: a second stage must never cost the first stage's answer
             log.exception("rerank failed; returning the fused order")
             fused, placed = candidates.fused, {}

@@ -72,8 +72,19 @@ def stem(word: str) -> str:
 
 def words(text: str) -> list[str]:
     """Lower-case stemmed words of ``text``, each CamelCase word followed by its parts."""
+    return list(_words(text))
+
+
+def clear_cache() -> None:
+    """Forget the cached words (benches time a cold stage)."""
+    _words.cache_clear()
+
+
+@functools.lru_cache(maxsize=512)
+def _words(text: str) -> tuple[str, ...]:
+    """``words``, cached: a search's stages read the same candidates' title and body twice."""
     expanded = split_identifiers(text)
-    return [stem(w) for w in _WORD.findall(str(expanded).lower())]
+    return tuple(stem(w) for w in _WORD.findall(str(expanded).lower()))
 
 
 def query_words(query: str) -> list[str]:
@@ -147,15 +158,20 @@ def flat(value: object) -> str:
 
 
 def compute(
-    conn: sqlite3.Connection, query: str, candidates: Candidates
+    conn: sqlite3.Connection,
+    query: str,
+    candidates: Candidates,
+    texts: Mapping[int, ObsText] | None = None,
 ) -> tuple[list[int], list[list[float]]]:
     """``(ids, rows)``: one feature row per fused candidate, in ``FEATURES`` order.
 
     Candidates missing from the store (deleted since they were indexed) keep a row of their
-    rank features only, so the caller never loses an id.
+    rank features only, so the caller never loses an id. ``texts``: the candidates'
+    ``load_texts``, when the caller has read them already.
     """
     ids = [i for i, _ in candidates.fused]
-    texts = load_texts(conn, ids)
+    if texts is None:
+        texts = load_texts(conn, ids)
     q_words = query_words(query)
     q_idents = identifiers(query)
     top_fused = max((s for _, s in candidates.fused), default=0.0)

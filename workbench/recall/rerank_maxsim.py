@@ -18,6 +18,8 @@ run at search time): one lookup and one matrix product per search, a few ms for 
 from __future__ import annotations
 
 import sqlite3
+import threading
+from collections import Counter
 from collections.abc import Sequence
 
 from workbench.recall import rerank_features
@@ -26,6 +28,9 @@ from workbench.recall.rerank_tokens import TokenTable
 
 DEFAULT_FUSED_WEIGHT = 0.7
 MAX_PIECES = 256  # per candidate: a long memory's first 256 word pieces
+CACHE_SIZE = 4096  # texts whose pieces are kept (≤ 256 ids each: a few MB at most)
+_CACHE: dict[tuple[str, str], tuple[int, ...]] = {}
+_LOCK = threading.Lock()
 _STOP = frozenset(
     "a an and are as at be by did do does for from had has have how i in is it its me my of on"
     " or our so that the their them then there these this to was we were what when where which"
@@ -34,16 +39,40 @@ _STOP = frozenset(
 
 
 def content_pieces(table: TokenTable, texts: list[str]) -> list[list[int]]:
-    """Per text, the word pieces that carry meaning: no stop words, no punctuation."""
-    out = []
-    for ids, pieces in table.pieces(texts, MAX_PIECES):
+    """Per text, the word pieces that carry meaning: no stop words, no punctuation.
+
+    A memory's pieces never change, and tokenizing 30–50 candidates is most of this stage's
+    cost (~1 µs per character on a busy 2-core box), so each text's pieces are kept
+    (``_CACHE``, by table and text, the last ``CACHE_SIZE`` texts): a later search over the
+    same memories only tokenizes the query and the texts it has not seen.
+    """
+    have: dict[str, tuple[int, ...]] = {}
+    with _LOCK:  # searches run on several threads; the tokenizing itself runs outside
+        for text in dict.fromkeys(texts):
+            found = _CACHE.pop((table.sha256, text), None)
+            if found is not None:
+                _CACHE[(table.sha256, text)] = found  # most recently used last
+                have[text] = found
+    missing = [t for t in dict.fromkeys(texts) if t not in have]
+    for text, (ids, pieces) in zip(missing, table.pieces(missing, MAX_PIECES), strict=True):
         kept = [
             i
             for i, piece in zip(ids, pieces, strict=True)
             if piece not in _STOP and any(c.isalnum() for c in piece)
         ]
-        out.append(kept or ids)
-    return out
+        have[text] = tuple(kept or ids)
+    with _LOCK:
+        for text in missing:
+            _CACHE[(table.sha256, text)] = have[text]
+        while len(_CACHE) > CACHE_SIZE:  # the least recently used leave first
+            _CACHE.pop(next(iter(_CACHE)))
+    return [list(have[text]) for text in texts]
+
+
+def clear_cache() -> None:
+    """Forget every text's pieces (benches time a cold stage)."""
+    with _LOCK:
+        _CACHE.clear()
 
 
 def scores(table: TokenTable, query: str, texts: Sequence[str]) -> list[float]:
@@ -53,10 +82,10 @@ def scores(table: TokenTable, query: str, texts: Sequence[str]) -> list[float]:
     query_ids, *docs = content_pieces(table, [query, *texts])
     if not query_ids or not any(docs):
         return [0.0] * len(texts)
-    present = np.zeros(len(query_ids), dtype=np.float32)  # candidates holding each piece
+    holding: Counter[int] = Counter()  # candidates holding each piece
     for doc in docs:
-        held = set(doc)
-        present += np.asarray([t in held for t in query_ids], dtype=np.float32)
+        holding.update(set(doc))
+    present = np.asarray([holding[t] for t in query_ids], dtype=np.float32)
     weights = np.log((len(docs) + 1) / (1 + present)) + 1.0
     lengths = np.asarray([len(d) for d in docs])
     flat = [i for d in docs for i in d]

@@ -1,0 +1,484 @@
+"""Fit and cross-validate the ``learned`` second stage (``workbench/recall/rerank_learned.py``).
+
+Over every relevance set (``bench/relevance_sets.py``: coding, conversations, meetings,
+committee; never the held-out public benchmark), each question's fused candidates come from
+the real ``SearchEngine`` (hybrid, the shipped fusion defaults, the question's project
+filter), and their feature rows from ``rerank_learned.compute`` (the code search runs), with
+MaxSim from the real token table (``workbench rerank build``).
+
+The model is linear, fitted by pairwise logistic loss (every gold candidate against every
+other candidate of its question), each question weighted so that every (set, class) group
+counts alike, with an L2 pull towards "the fused order" (weight 4 on ``fused``): with little
+evidence it stays what hybrid does. The penalty and the depth are chosen on the training sets
+only (leave one of them out in turn). Two schemes, every figure held out:
+
+- leave one set out: fitted on the other sets, scored on the one left out;
+- 5-fold by question over the sets pooled.
+
+Rows per set and class: fts alone, vector alone (the real engine, ``mode=fts`` / ``vector``),
+hybrid, hybrid + maxsim (the shipped stage and weight), hybrid + learned (with and without
+the MaxSim column). A row is flagged ``<best part`` where its class-balanced mean of
+(R@5 + R@10 + MRR) / 3 falls below the better single part by more than 0.005.
+
+``--write`` fits on every set and writes ``workbench/recall/rerank_learned.json``.
+``--latency`` times one whole search per method through the real engine (in process, the
+query's embedding cached, methods taking turns question by question; the machine is shared).
+
+Usage: python bench/relevance_ltr.py [--write] [--latency] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pickle
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.relevance import metrics  # noqa: E402
+from bench.relevance_rerank import Collected, _filters, collect  # noqa: E402
+from bench.relevance_sets import Loaded, available_sets, load, minilm  # noqa: E402
+from workbench.recall import (  # noqa: E402
+    rerank_features,
+    rerank_learned,
+    rerank_maxsim,
+    rerank_tokens,
+)
+from workbench.recall.rerank_features import Candidates  # noqa: E402
+from workbench.recall.rerank_learned import FEATURES  # noqa: E402
+from workbench.recall.search import SearchEngine  # noqa: E402
+
+DEPTHS = (30, 50)
+L2S = (0.001, 0.003, 0.01, 0.03, 0.1)
+STEPS = 600
+LEARNING_RATE = 0.5
+FOLDS = 5
+TOLERANCE = 0.005
+PRIOR = {"fused": 4.0}
+MAXSIM_COLS = [FEATURES.index(name) for name in rerank_learned.MAXSIM_COLUMNS]
+
+
+@dataclass
+class Item:
+    """One question: its set and class, gold ids, the fused order, and per depth its rows."""
+
+    set: str
+    cls: str
+    gold: frozenset[int]
+    fused: list[int]
+    fts: list[int]
+    vector: list[int]
+    maxsim: dict[int, list[int]]  # depth -> the shipped maxsim stage's order of the head
+    rows: dict[int, tuple[list[int], list[list[float]]]]  # depth -> (ids, rows)
+
+
+def single(loaded: Loaded, mode: str) -> Callable[[str], list[int]]:
+    engine = SearchEngine(loaded.conn, None, loaded.ranker)
+
+    def run(query: str) -> list[int]:
+        filters = _filters(loaded, query)
+        found = engine.search(query, filters, types="observations", mode=mode, limit=50)
+        return [h.id for h in found.observations]
+
+    return run
+
+
+def items_of(loaded: Loaded, table: Any) -> list[Item]:
+    collected: list[Collected] = collect(loaded)
+    by_text = {q.text: q for q in loaded.questions}
+    fts_run, vec_run = single(loaded, "fts"), single(loaded, "vector")
+    out = []
+    for c in collected:
+        q = by_text[c.query]
+        rows: dict[int, tuple[list[int], list[list[float]]]] = {}
+        orders: dict[int, list[int]] = {}
+        for depth in DEPTHS:
+            head = list(c.candidates.fused[:depth])
+            sub = Candidates(head, c.candidates.text, c.candidates.vector, c.candidates.cosines)
+            texts = rerank_maxsim.candidate_texts(loaded.conn, [i for i, _ in head])
+            ms = rerank_maxsim.scores(table, c.query, texts)
+            rows[depth] = rerank_learned.compute(loaded.conn, c.query, sub, ms)
+            combined = rerank_maxsim.combine(head, ms, rerank_maxsim.DEFAULT_FUSED_WEIGHT)
+            orders[depth] = [i for i, _ in combined] if len(head) > 1 else [i for i, _ in head]
+        out.append(
+            Item(
+                loaded.name,
+                q.cls,
+                c.gold,
+                [i for i, _ in c.candidates.fused],
+                fts_run(c.query),
+                vec_run(c.query),
+                orders,
+                rows,
+            )
+        )
+    return out
+
+
+def prior() -> Any:
+    import numpy as np
+
+    return np.asarray([PRIOR.get(f, 0.0) for f in FEATURES], dtype=np.float64)
+
+
+class Pairs:
+    """Every (gold, other) candidate pair's feature difference, per depth, built once."""
+
+    def __init__(self, items: Sequence[Item]) -> None:
+        import numpy as np
+
+        self.x: dict[int, Any] = {}
+        self.owner: dict[int, Any] = {}
+        self.count: dict[int, Any] = {}
+        for depth in DEPTHS:
+            diffs, owner = [], []
+            count = np.zeros(len(items))
+            for n, it in enumerate(items):
+                ids, rows = it.rows[depth]
+                x = np.asarray(rows, dtype=np.float64)
+                pos = [k for k, i in enumerate(ids) if i in it.gold]
+                neg = [k for k, i in enumerate(ids) if i not in it.gold]
+                for p in pos:
+                    if neg:
+                        diffs.append(x[p] - x[neg])
+                        owner.append(np.full(len(neg), n))
+                count[n] = len(pos) * len(neg)
+            self.x[depth] = np.concatenate(diffs)
+            self.owner[depth] = np.concatenate(owner)
+            self.count[depth] = count
+
+
+def fit(
+    items: Sequence[Item], pairs: Pairs, train: Sequence[int], depth: int, l2: float, maxsim: bool
+) -> tuple[float, ...]:
+    """Pairwise logistic regression over the items ``train`` (indexes into ``items``), every
+    (set, class) group weighted alike, L2 towards ``PRIOR``; no bias. L-BFGS (scipy)."""
+    import numpy as np
+    from scipy.optimize import minimize
+
+    groups: dict[tuple[str, str], int] = {}
+    for n in train:
+        key = (items[n].set, items[n].cls)
+        groups[key] = groups.get(key, 0) + 1
+    per_item = np.zeros(len(items))
+    for n in train:
+        if pairs.count[depth][n] > 0:
+            per_item[n] = 1.0 / (groups[(items[n].set, items[n].cls)] * pairs.count[depth][n])
+    sw = per_item[pairs.owner[depth]]
+    keep = sw > 0
+    x, sw = pairs.x[depth][keep], sw[keep]
+    sw = sw / sw.sum()
+    w0 = prior()
+    free = np.ones(len(FEATURES), dtype=bool)
+    if not maxsim:
+        free[MAXSIM_COLS] = False
+        w0 = w0.copy()
+        w0[MAXSIM_COLS] = 0.0
+    xf = x[:, free]
+    p0 = w0[free]
+
+    def loss(w: Any) -> tuple[float, Any]:
+        margin = xf @ w
+        value = float(sw @ np.logaddexp(0.0, -margin)) + 0.5 * l2 * float((w - p0) @ (w - p0))
+        grad = -(xf.T @ (sw / (1.0 + np.exp(np.clip(margin, -30, 30))))) + l2 * (w - p0)
+        return value, grad
+
+    found = minimize(loss, p0, jac=True, method="L-BFGS-B", options={"maxiter": 300})
+    w = w0.copy()
+    w[free] = found.x
+    return tuple(float(v) for v in w)
+
+
+def reorder(it: Item, depth: int, w: Sequence[float]) -> list[int]:
+    ids, rows = it.rows[depth]
+    model = rerank_learned.Weights(tuple(w), depth)
+    return rerank_learned.ranked(model, ids, rows) + it.fused[depth:]
+
+
+def balanced(items: Sequence[Item], orders: Sequence[Sequence[int]]) -> float:
+    per: dict[tuple[str, str], list[float]] = {}
+    for it, o in zip(items, orders, strict=True):
+        per.setdefault((it.set, it.cls), []).append(sum(metrics(o[:50], sorted(it.gold))) / 3)
+    return statistics.fmean(statistics.fmean(v) for v in per.values()) if per else 0.0
+
+
+def choose(
+    items: Sequence[Item], pairs: Pairs, train: Sequence[int], maxsim: bool
+) -> tuple[int, float]:
+    """Depth and penalty by leave one training set out (3-fold when there is one set)."""
+    sets = sorted({items[n].set for n in train})
+    if len(sets) > 1:
+        splits = [
+            ([n for n in train if items[n].set != s], [n for n in train if items[n].set == s])
+            for s in sets
+        ]
+    else:
+        idx = list(train)
+        random.Random(7).shuffle(idx)
+        splits = [([n for k, n in enumerate(idx) if k % 3 != f], idx[f::3]) for f in range(3)]
+    best: tuple[float, int, float] | None = None
+    for depth in DEPTHS:
+        for l2 in L2S:
+            score = statistics.fmean(
+                balanced(
+                    [items[n] for n in held],
+                    reorder_all(items, held, depth, fit(items, pairs, fitted, depth, l2, maxsim)),
+                )
+                for fitted, held in splits
+            )
+            if best is None or score > best[0] + 1e-9:
+                best = (score, depth, l2)
+    assert best is not None
+    return best[1], best[2]
+
+
+def reorder_all(
+    items: Sequence[Item], idx: Sequence[int], depth: int, w: Sequence[float]
+) -> list[list[int]]:
+    return [reorder(items[n], depth, w) for n in idx]
+
+
+def held_out(
+    items: Sequence[Item], pairs: Pairs, scheme: str, maxsim: bool
+) -> tuple[list[list[int]], list[Any]]:
+    """Every item's order by a model that never saw it; and the (depth, l2) chosen per fold."""
+    orders: list[list[int] | None] = [None] * len(items)
+    chosen = []
+    if scheme == "leave one set out":
+        folds = [
+            [n for n, it in enumerate(items) if it.set == s] for s in sorted({i.set for i in items})
+        ]
+    else:
+        idx = list(range(len(items)))
+        random.Random(5).shuffle(idx)
+        folds = [idx[k::FOLDS] for k in range(FOLDS)]
+    for fold in folds:
+        held = set(fold)
+        train = [n for n in range(len(items)) if n not in held]
+        depth, l2 = choose(items, pairs, train, maxsim)
+        w = fit(items, pairs, train, depth, l2, maxsim)
+        chosen.append((depth, l2))
+        for n in fold:
+            orders[n] = reorder(items[n], depth, w)
+    return [o for o in orders if o is not None], chosen
+
+
+def table_rows(
+    items: Sequence[Item], variants: Mapping[str, Sequence[Sequence[int]]]
+) -> dict[str, Any]:
+    """``{set: {variant: {class: (R@5, R@10, MRR), "balanced": x}}}``."""
+    out: dict[str, Any] = {}
+    for s in sorted({it.set for it in items}):
+        idx = [n for n, it in enumerate(items) if it.set == s]
+        out[s] = {}
+        for label, orders in variants.items():
+            per: dict[str, list[tuple[float, float, float]]] = {}
+            for n in idx:
+                m = metrics(list(orders[n])[:50], sorted(items[n].gold))
+                per.setdefault(items[n].cls, []).append(m)
+                per.setdefault("all", []).append(m)
+            cells = {
+                c: tuple(round(statistics.fmean(r[k] for r in rs), 3) for k in range(3))
+                for c, rs in per.items()
+            }
+            bal = balanced([items[n] for n in idx], [orders[n] for n in idx])
+            out[s][label] = {"classes": cells, "balanced": round(bal, 4), "n": len(idx)}
+    return out
+
+
+GATES = (0.0, 0.2, 0.34, 0.5, 0.67)
+
+
+def gate_rows(items: Sequence[Item]) -> dict[str, dict[str, tuple[float, float]]]:
+    """The shipped ``maxsim`` stage (d30) run only when the query has an anchor ≥ a threshold
+    (the best share of the query's words any candidate holds), else the fused order: per
+    threshold and set, (class-balanced mean, R@10). Why coding's R@10 drops under maxsim:
+    its paraphrase questions share no word with their answer, and MaxSim over out-of-context
+    word pieces lifts a distractor sharing one word; a gate on the anchor is the query-level
+    remedy, and this shows what it costs elsewhere."""
+    cover = FEATURES.index("cover")
+    out: dict[str, dict[str, tuple[float, float]]] = {}
+    for threshold in GATES:
+        row = {}
+        for s in sorted({it.set for it in items}):
+            its = [it for it in items if it.set == s]
+            orders = []
+            for it in its:
+                anchor = max(r[cover] for r in it.rows[30][1])
+                gated = anchor >= threshold
+                orders.append(it.maxsim[30] + it.fused[30:] if gated else it.fused)
+            r10 = statistics.fmean(
+                metrics(o[:50], sorted(it.gold))[1] for o, it in zip(orders, its, strict=True)
+            )
+            row[s] = (round(balanced(its, orders), 4), round(r10, 4))
+        out[f"anchor >= {threshold}"] = row
+    return out
+
+
+def print_tables(doc: Mapping[str, Any]) -> None:
+    for scheme, sets in doc["tables"].items():
+        print(f"\n== {scheme} (held out; class-balanced mean of R@5, R@10, MRR in 'bal')")
+        for s, variants in sets.items():
+            best_part = max(variants["fts"]["balanced"], variants["vector"]["balanced"])
+            for label, v in variants.items():
+                flag = " <best part" if v["balanced"] < best_part - TOLERANCE else ""
+                cells = "  ".join(
+                    f"{c}:{r[0]:.3f}/{r[1]:.3f}/{r[2]:.3f}" for c, r in v["classes"].items()
+                )
+                print(f"{s:<13} {label:<22} bal {v['balanced']:.3f}{flag}  {cells}")
+    for scheme, chosen in doc["chosen"].items():
+        print(f"chosen (depth, l2) per fold, {scheme}: {chosen}")
+    print("\n== maxsim d30 gated by the query's anchor: (balanced, R@10) per set")
+    for gate, row in doc["gates"].items():
+        print(f"{gate:<14} " + "  ".join(f"{s} {v[0]:.3f}/{v[1]:.3f}" for s, v in row.items()))
+
+
+def cold() -> None:
+    """Forget the candidates' cached words and word pieces."""
+    rerank_features.clear_cache()
+    rerank_maxsim.clear_cache()
+
+
+def stage(loaded: Loaded, times: dict[str, list[float]]) -> None:
+    """The second stage alone (ms), on each question's fused candidates, interleaved: cold
+    (no candidate tokenized before) and warm (the same search again: its candidates' pieces
+    and words cached, as in a service searching one project's memories again)."""
+    table = rerank_tokens.load()
+    model = rerank_learned.weights()
+    labels = [f"stage {m} d30 {w}" for m in ("maxsim", "learned") for w in ("cold", "warm")]
+    for label in labels:
+        times[label] = []
+    for c in collect(loaded):
+        for label in labels:
+            if label.endswith("cold"):
+                cold()
+            started = time.perf_counter()
+            if "maxsim" in label:
+                rerank_maxsim.order(loaded.conn, c.query, c.candidates, table, 30)
+            else:
+                rerank_learned.order(loaded.conn, c.query, c.candidates, 30, table, model)
+            times[label].append((time.perf_counter() - started) * 1000)
+
+
+def latency(every: Mapping[str, Loaded]) -> dict[str, dict[str, tuple[float, float]]]:
+    """p50 / p95 ms of one whole search per method, through the real engine."""
+    methods: dict[str, dict[str, Any]] = {
+        "hybrid": {"search_rerank": False},
+        **{
+            f"+{method} d{depth}": {
+                "search_rerank": True,
+                "search_rerank_method": method,
+                "search_rerank_depth": depth,
+            }
+            for method, depth in (("maxsim", 30), ("learned", 30), ("learned", 50))
+        },
+    }
+    out: dict[str, dict[str, tuple[float, float]]] = {}
+    for name, loaded in every.items():
+        engines = {
+            label: SearchEngine(loaded.conn, SimpleNamespace(data_dir=None, **m), loaded.ranker)
+            for label, m in methods.items()
+        }
+        times: dict[str, list[float]] = {label: [] for label in methods}
+        for q in loaded.questions:
+            for label, engine in engines.items():
+                f = _filters(loaded, q.text)
+                engine.search(q.text, f, types="observations", limit=10)  # warm the embedding
+                cold()  # but not the candidates' words and pieces: a cold stage
+                started = time.perf_counter()
+                engine.search(q.text, f, types="observations", limit=10)
+                times[label].append((time.perf_counter() - started) * 1000)
+        stage(loaded, times)
+        out[name] = {}
+        for label, ts in times.items():
+            ts.sort()
+            out[name][label] = (round(statistics.median(ts), 2), round(ts[int(len(ts) * 0.95)], 2))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--write", action="store_true", help="write the shipped weights file")
+    parser.add_argument("--latency", action="store_true", help="time each method per set")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--cache", type=Path, help="keep the collected rows in this pickle")
+    args = parser.parse_args()
+    reason = rerank_tokens.problem()
+    if reason is not None:
+        raise SystemExit(f"no maxsim token table: {reason} (run `workbench rerank build`)")
+    table = rerank_tokens.load()
+    model = minilm()
+    doc: dict[str, Any] = {"tables": {}, "chosen": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        every = {name: load(name, Path(tmp), model) for name in available_sets()}
+        model.save()
+        items: list[Item] = []
+        if args.cache is not None and args.cache.exists():
+            items = pickle.loads(args.cache.read_bytes())
+        else:
+            for loaded in every.values():
+                started = time.perf_counter()
+                items += items_of(loaded, table)
+                took = time.perf_counter() - started
+                print(f"{loaded.name}: collected in {took:.0f} s", file=sys.stderr)
+            if args.cache is not None:
+                args.cache.write_bytes(pickle.dumps(items))
+        doc["gates"] = gate_rows(items)
+        pairs = Pairs(items)
+        for scheme in ("leave one set out", "5-fold"):
+            variants: dict[str, Sequence[Sequence[int]]] = {
+                "fts": [it.fts for it in items],
+                "vector": [it.vector for it in items],
+                "hybrid": [it.fused for it in items],
+                "+maxsim d30": [it.maxsim[30] + it.fused[30:] for it in items],
+                "+maxsim d50": [it.maxsim[50] + it.fused[50:] for it in items],
+            }
+            for maxsim in (False, True):
+                orders, chosen = held_out(items, pairs, scheme, maxsim)
+                label = "+learned" + ("" if maxsim else " (no maxsim)")
+                variants[label] = orders
+                doc["chosen"][f"{scheme} {label}"] = chosen
+            doc["tables"][scheme] = table_rows(items, variants)
+        if args.write:
+            everything = list(range(len(items)))
+            depth, l2 = choose(items, pairs, everything, True)
+            w = fit(items, pairs, everything, depth, l2, True)
+            shipped: dict[str, Any] = {
+                "features": list(FEATURES),
+                "weights": dict(zip(FEATURES, (round(v, 4) for v in w), strict=True)),
+                "depth": depth,
+                "l2": l2,
+                "fitted_on": sorted({it.set for it in items}),
+            }
+            text = json.dumps(shipped, indent=2) + "\n"
+            rerank_learned.WEIGHTS_FILE.write_text(text, encoding="utf-8")
+            doc["shipped"] = shipped
+        if args.latency:
+            rerank_learned.weights.cache_clear()
+            doc["latency"] = latency(every)
+        for loaded in every.values():
+            loaded.store.close()
+    if args.json:
+        print(json.dumps(doc, indent=2))
+        return
+    print_tables(doc)
+    for name, ms in doc.get("latency", {}).items():
+        print(f"latency {name}: " + "  ".join(f"{k} {v[0]}/{v[1]} ms" for k, v in ms.items()))
+    if "shipped" in doc:
+        print(json.dumps(doc["shipped"], indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+"""Fuzz: the ``learned`` second stage (issue 21) takes any query and any weights file calmly.
+
+Its new inputs are the query's words against the candidates' (coverage, rarity, identifiers,
+the anchor gates) and the shipped weights file. For any query text (words of the memories,
+identifiers, punctuation, other scripts, nothing) and any similarities the vector ranker
+gives, a hybrid search with the stage on returns exactly the ids the fused order returns,
+each labelled by the stage that placed it, and never raises (a blank query gets the same
+clear refusal as without the stage). For any JSON document as the
+weights file, ``rerank_learned.parse`` returns finite weights or raises ValueError, KeyError
+or TypeError, which the search turns into the fused order.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import SimilarityRanker, store_of_titles
+from tests.fuzz_harness import budget
+from tests.test_rerank import MEMORIES, VECTOR_LED
+from workbench.errors import InvalidInput
+from workbench.recall import rerank_learned
+from workbench.recall.search import SearchEngine
+from workbench.settings import load_settings
+from workbench.store.database import Store
+
+WORDS = [w for title in MEMORIES for w in title.split()]
+query = st.lists(
+    st.one_of(
+        st.sampled_from(WORDS),
+        st.sampled_from(["TimelineScheduler", "check_token", "a", "the", "-", '"', "*", "٣"]),
+        st.text(max_size=8),
+    ),
+    max_size=8,
+).map(" ".join)
+similarity = st.dictionaries(
+    st.integers(1, len(MEMORIES)), st.floats(-1.0, 1.0, allow_nan=False), max_size=len(MEMORIES)
+)
+
+
+@pytest.fixture(scope="module")
+def store() -> Iterator[Store]:
+    with tempfile.TemporaryDirectory() as tmp, store_of_titles(Path(tmp) / "w.db", MEMORIES) as s:
+        yield s
+
+
+@settings(max_examples=budget(150), deadline=None)
+@given(text=query, cosines=similarity)
+def test_any_query_is_only_reordered(store: Store, text: str, cosines: dict[int, float]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        off = load_settings(Path(tmp) / "off", **VECTOR_LED)
+        on = load_settings(
+            Path(tmp) / "on", search_rerank=True, search_rerank_method="learned", **VECTOR_LED
+        )
+    ranker = SimilarityRanker(cosines)
+    if not text.strip():  # no query and no filter: the same clear refusal, stage on or off
+        with pytest.raises(InvalidInput, match="give a query"):
+            SearchEngine(store, on, ranker).search(text, types="observations", limit=50)
+        return
+    fused = SearchEngine(store, off, ranker).search(text, types="observations", limit=50)
+    found = SearchEngine(store, on, ranker).search(text, types="observations", limit=50)
+    assert sorted(h.id for h in found.observations) == sorted(h.id for h in fused.observations)
+    assert {h.rerank for h in found.observations} <= {"learned", None}
+
+
+json_value = st.recursive(
+    st.none() | st.booleans() | st.floats() | st.integers() | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner),
+    max_leaves=12,
+)
+
+
+def near_valid(draw: Any) -> dict[str, Any]:
+    """The shipped document with one part replaced by an arbitrary JSON value."""
+    import json
+
+    doc: dict[str, Any] = json.loads(rerank_learned.WEIGHTS_FILE.read_text(encoding="utf-8"))
+    where = draw(st.sampled_from(["features", "weights", "depth", "weight"]))
+    value = draw(json_value)
+    if where == "weight":
+        doc["weights"][draw(st.sampled_from(list(rerank_learned.FEATURES)))] = value
+    else:
+        doc[where] = value
+    return doc
+
+
+@settings(max_examples=budget(200), deadline=None)
+@given(doc=st.one_of(st.composite(near_valid)(), st.dictionaries(st.text(max_size=8), json_value)))
+def test_any_weights_file_is_read_or_refused(doc: dict[str, Any]) -> None:
+    try:
+        parsed = rerank_learned.parse(doc)
+    except (ValueError, KeyError, TypeError):
+        return
+    assert len(parsed.values) == len(rerank_learned.FEATURES)
+    assert 2 <= parsed.depth <= 200

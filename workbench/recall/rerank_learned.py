@@ -1,0 +1,242 @@
+"""The ``learned`` second stage: a linear learning-to-rank model over cheap per-candidate features.
+
+Fusion sees two scores per hit; MaxSim sees the words, but alone it cost the coding set R@10
+(issue 21). This stage weighs them together with what the candidate list itself says:
+
+- each ranker's evidence: the fused score and rank, BM25 and its rank, the cosine and its
+  rank, found by both;
+- the words: the share of the query's content words the memory holds (plain and weighted by
+  how rare each word is among the candidates), the longest run of query words in order, the
+  query's identifiers held whole;
+- MaxSim over MiniLM's word pieces (``rerank_maxsim``), min-max scaled over the candidates;
+- agreement around it: a neighbouring turn of its session among the candidates (and that
+  neighbour's fused score), the share of the candidates in its session;
+- its length (a long memory matches many words by chance).
+
+The weights are fitted offline by ``bench/relevance_ltr.py`` (pairwise logistic loss; held
+out, every relevance set but the one reported; the shipped file on all sets) and live in
+``rerank_learned.json`` beside this module. MaxSim needs the token table of ``workbench
+rerank build``; without it the stage does not run (the fused order, and ``rerank.problem``
+says why), because the same model fitted without MaxSim fell below vector alone on the coding
+set held out (bench/relevance_ltr.py's ``no maxsim`` row). No model runs at search time: one
+``SELECT`` of ≤ depth rows, word sets, one small matrix product.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import sqlite3
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from workbench.recall import rerank_features, rerank_maxsim
+from workbench.recall.rerank_features import Candidates
+from workbench.recall.rerank_tokens import TokenTable
+
+__all__ = ["FEATURES", "Weights", "compute", "order", "parse", "weights"]
+
+WEIGHTS_FILE = Path(__file__).with_name("rerank_learned.json")
+FEATURES: tuple[str, ...] = (
+    "fused",  # fused score / the list's best
+    "fused_rr",  # 1 / fused rank
+    "fts",  # BM25 / the list's best (0: not a full-text hit)
+    "fts_rr",
+    "cosine",  # the vector ranker's cosine (0: unknown)
+    "cosine_rel",  # cosine / the best cosine among the candidates
+    "vector_rr",
+    "both",  # found by both rankers
+    "phrase",  # longest run of query words held in order / query words (runs of 2+)
+    "cover",  # share of the query's content words held (title or body)
+    "idf_cover",  # the same, each word weighted by its rarity among the candidates
+    "identifier",  # share of the query's identifiers held whole (0 when it has none)
+    "maxsim",  # MaxSim over word pieces, min-max scaled over the candidates (0 without table)
+    "neighbour",  # a neighbouring turn of its session is among the candidates
+    "neighbour_fused",  # that neighbour's best fused score / the list's best
+    "session_share",  # share of the candidates in its session
+    "length",  # log of its word count, 1 at 256 words
+    # Gated by the query's anchor (the best ``cover`` among the candidates: does any of them
+    # hold the query's words?). A paraphrase shares no word with its answer, and there MaxSim
+    # over out-of-context word pieces favours a distractor that shares one word (the coding
+    # set's loss, issue 21); these let the model trust MaxSim and BM25 where the query has
+    # an anchor and the cosine where it has none.
+    "maxsim_anchored",  # maxsim · anchor
+    "maxsim_unanchored",  # maxsim · (1 − anchor)
+    "cosine_unanchored",  # cosine_rel · (1 − anchor)
+    "fts_anchored",  # fts · anchor
+    "maxsim_cover",  # maxsim · cover
+)
+# The columns that need the token table (bench/relevance_ltr.py zeroes them for its row
+# "no maxsim", which shows what the stage would be worth without it).
+MAXSIM_COLUMNS = ("maxsim", "maxsim_anchored", "maxsim_unanchored", "maxsim_cover")
+_BASE = ("fused", "fused_rr", "fts", "fts_rr", "cosine", "cosine_rel", "vector_rr", "both")
+
+
+@dataclass(frozen=True)
+class Weights:
+    """A linear scorer over ``FEATURES``, and the depth it was fitted at (the most it reorders)."""
+
+    values: tuple[float, ...]
+    depth: int = 30
+
+    def score(self, row: Sequence[float]) -> float:
+        return math.fsum(w * x for w, x in zip(self.values, row, strict=True))
+
+
+def parse(doc: Mapping[str, Any]) -> Weights:
+    """The weights in the weights file's JSON; raises ValueError/KeyError/TypeError on a bad one."""
+    if doc.get("features") != list(FEATURES):
+        raise ValueError("the weights file names other features; run bench/relevance_ltr.py")
+    values = tuple(float(doc["weights"][name]) for name in FEATURES)
+    if not all(math.isfinite(v) for v in values):
+        raise ValueError("a weight is not a finite number")
+    depth = doc["depth"]
+    if not isinstance(depth, int) or isinstance(depth, bool) or not 2 <= depth <= 200:
+        raise ValueError("the depth must be a whole number from 2 to 200")
+    return Weights(values, depth)
+
+
+@functools.lru_cache(maxsize=1)
+def weights() -> Weights:
+    """The shipped weights (read once)."""
+    return parse(json.loads(WEIGHTS_FILE.read_text(encoding="utf-8")))
+
+
+def _sessions(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, str]:
+    """``id -> session`` of ``ids`` and the ids beside them (one primary-key lookup)."""
+    wanted = sorted({j for i in ids for j in (i - 1, i, i + 1)})
+    sql = (
+        "SELECT id, content_session_id, project FROM observations"
+        f" WHERE id IN ({', '.join('?' * len(wanted))})"
+    )
+    return {int(r[0]): f"{r[2]}\x00{r[1]}" for r in conn.execute(sql, wanted)}
+
+
+def compute(
+    conn: sqlite3.Connection,
+    query: str,
+    candidates: Candidates,
+    maxsim: Sequence[float] | None = None,
+    loaded: Mapping[int, rerank_features.ObsText] | None = None,
+) -> tuple[list[int], list[list[float]]]:
+    """``(ids, rows)``: one row per fused candidate in ``FEATURES`` order.
+
+    ``maxsim``: the candidates' raw MaxSim scores (``rerank_maxsim.scores``), or None for a 0
+    column. ``loaded``: their ``rerank_features.load_texts`` when already read. A candidate
+    deleted since it was indexed keeps its rank features only.
+    """
+    ids = [i for i, _ in candidates.fused]
+    texts = loaded if loaded is not None else rerank_features.load_texts(conn, ids)
+    base_ids, base_rows = rerank_features.compute(conn, query, candidates, texts)
+    take = [rerank_features.FEATURES.index(name) for name in (*_BASE, "phrase", "identifier")]
+    q_words = rerank_features.query_words(query)
+    held: list[set[str]] = []
+    lengths: list[int] = []
+    for i in ids:
+        found = texts.get(i)
+        # Title and body apart, as ``rerank_features`` reads them (its cache then serves both).
+        bag = (
+            rerank_features.words(found["title"]) + rerank_features.words(found["body"])
+            if found
+            else []
+        )
+        held.append(set(bag))
+        lengths.append(len(bag))
+    present = {w: sum(w in h for h in held) for w in q_words}
+    idf = {w: math.log((len(ids) + 1) / (1 + present[w])) + 1.0 for w in q_words}
+    idf_total = math.fsum(idf.values())
+    session = _sessions(conn, ids)
+    in_list = set(ids)
+    fused_top = max((s for _, s in candidates.fused), default=0.0)
+    fused_of = dict(candidates.fused)
+    share = {s: sum(session.get(i) == s for i in ids) / len(ids) for s in set(session.values())}
+    if maxsim is not None and len(maxsim) == len(ids):
+        low, high = min(maxsim), max(maxsim)
+        scaled = [(m - low) / (high - low) if high > low else 0.0 for m in maxsim]
+    else:
+        scaled = [0.0] * len(ids)
+    covers = [sum(w in h for w in q_words) / len(q_words) if q_words else 0.0 for h in held]
+    anchor = max(covers, default=0.0)
+    rows = []
+    for n, (i, base) in enumerate(zip(ids, base_rows, strict=True)):
+        picked = [base[k] for k in take]
+        words = held[n]
+        near = [
+            j
+            for j in (i - 1, i + 1)
+            if j in in_list and i in session and session.get(j) == session[i]
+        ]
+        best_near = max((fused_of.get(j, 0.0) for j in near), default=0.0)
+        fts, cosine_rel = picked[2], picked[5]
+        rows.append(
+            [
+                *picked[: len(_BASE)],
+                picked[len(_BASE)],  # phrase
+                covers[n],
+                math.fsum(idf[w] for w in q_words if w in words) / idf_total if q_words else 0.0,
+                picked[len(_BASE) + 1],  # identifier
+                scaled[n],
+                1.0 if near else 0.0,
+                best_near / fused_top if fused_top > 0 else 0.0,
+                share.get(session[i], 0.0) if i in session else 0.0,
+                min(1.0, math.log1p(lengths[n]) / math.log1p(256)),
+                scaled[n] * anchor,
+                scaled[n] * (1.0 - anchor),
+                cosine_rel * (1.0 - anchor),
+                fts * anchor,
+                scaled[n] * covers[n],
+            ]
+        )
+    return ids, rows
+
+
+def ranked(model: Weights, ids: Sequence[int], rows: Sequence[Sequence[float]]) -> list[int]:
+    """``ids`` best first by ``model``; equal scores keep their given (fused) order."""
+    import numpy as np
+
+    if not ids:
+        return []
+    values = np.asarray(rows, dtype=np.float64) @ np.asarray(model.values, dtype=np.float64)
+    scored = sorted(
+        ((float(v), -n, i) for n, (i, v) in enumerate(zip(ids, values, strict=True))),
+        reverse=True,
+    )
+    return [i for _, _, i in scored]
+
+
+def order(
+    conn: sqlite3.Connection,
+    query: str,
+    candidates: Candidates,
+    top_n: int,
+    table: TokenTable,
+    model: Weights | None = None,
+) -> list[tuple[int, float]]:
+    """The fused list with its first ``top_n`` reordered (ties: fused order), at most the
+    model's own depth (its features, ranks among the candidates, mean what they meant when
+    it was fitted).
+
+    ``table``: the MaxSim token table (``rerank_tokens.load()``); ``model``: the shipped
+    weights unless given. Raises on any failure (the caller falls back to the fused order).
+    """
+    model = model or weights()
+    top_n = min(top_n, model.depth)
+    head, tail = candidates.fused[:top_n], candidates.fused[top_n:]
+    if len(head) < 2:
+        return list(candidates.fused)
+    sub = Candidates(head, candidates.text, candidates.vector, candidates.cosines)
+    head_ids = [i for i, _ in head]
+    loaded = rerank_features.load_texts(conn, head_ids)  # one SELECT for every feature
+    texts = [
+        f"{loaded[i]['title']} {loaded[i]['body']}".strip() if i in loaded else "" for i in head_ids
+    ]
+    maxsim = rerank_maxsim.scores(table, query, texts)
+    ids, rows = compute(conn, query, sub, maxsim, loaded)
+    fused = dict(head)
+    reordered = [(i, fused[i]) for i in ranked(model, ids, rows)]
+    if sorted(i for i, _ in reordered) != sorted(i for i, _ in head):
+        raise RuntimeError("the reranker changed the candidate set")
+    return reordered + list(tail)
