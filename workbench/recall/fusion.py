@@ -64,10 +64,12 @@ import threading
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal
 
 from workbench.recall import fts
 from workbench.recall.filters import Kind
+from workbench.recall.query_dates import Day
 from workbench.store.identifiers import split_identifiers
 
 Method = Literal["weighted", "rrf"]
@@ -77,6 +79,7 @@ DEFAULT_FTS_WEIGHT = 0.4
 DEFAULT_VECTOR_WEIGHT = 0.6
 DEFAULT_FTS_GATE = 0.3
 DEFAULT_NEIGHBOUR_WEIGHT = 0.1
+DEFAULT_DATE_WEIGHT = 0.0
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,7 @@ class FusionParams:
     rrf_fts_share: float = 0.5  # RRF: the full-text list's share of the vote (0.5: textbook)
     rrf_gate: float = 0.0  # RRF: a full-text hit matching less of the query gets no vote
     neighbour_weight: float = DEFAULT_NEIGHBOUR_WEIGHT  # share of its best neighbour's score
+    date_weight: float = DEFAULT_DATE_WEIGHT  # share of the top score a hit on a named day gains
 
     @classmethod
     def from_settings(cls, settings: Any) -> FusionParams:
@@ -108,6 +112,7 @@ class FusionParams:
             neighbour_weight=float(
                 getattr(settings, "search_neighbour_weight", base.neighbour_weight)
             ),
+            date_weight=float(getattr(settings, "search_date_weight", base.date_weight)),
         )
 
 
@@ -279,6 +284,44 @@ def smooth(
                 scores[other] = max(scores[other], base[other] + gain)
     ranked = sorted(scores.items(), key=lambda pair: (-pair[1], order[pair[0]]))
     return [(i, s * top) for i, s in ranked]  # back on the fused scale
+
+
+# ----- dates: the days a query names ------------------------------------------------------------
+def created_on(conn: sqlite3.Connection, ids: Sequence[int], days: Sequence[Day]) -> set[int]:
+    """The memories among ``ids`` saved (local time) on one of ``days``."""
+    if not days or not ids:
+        return set()
+    on: set[int] = set()
+    for start in range(0, len(ids), 500):  # SQLite caps host parameters
+        chunk = list(ids[start : start + 500])
+        sql = (
+            "SELECT id, created_at_epoch FROM observations"
+            f" WHERE id IN ({', '.join('?' * len(chunk))})"
+        )
+        for row in conn.execute(sql, chunk):
+            moment = datetime.fromtimestamp(int(row[1]) / 1000)
+            if any(day.holds(moment) for day in days):
+                on.add(int(row[0]))
+    return on
+
+
+def dated(
+    fused: Sequence[tuple[int, float]], on_day: Collection[int], weight: float
+) -> list[tuple[int, float]]:
+    """Each hit saved on a day the query names gains ``weight`` × the top score.
+
+    Why: "what did I tell you on May 4th?" asks for that day's memories, and no ranker sees a
+    memory's date. The lift is a share of the top score, so a strong match from another day
+    can still lead; ties keep the fused order.
+    """
+    if weight <= 0 or not fused or not on_day:
+        return list(fused)
+    top = max(s for _, s in fused)
+    if top <= 0:
+        return list(fused)
+    order = {i: n for n, (i, _) in enumerate(fused)}
+    scores = [(i, s + weight * top if i in on_day else s) for i, s in fused]
+    return sorted(scores, key=lambda pair: (-pair[1], order[pair[0]]))
 
 
 # ----- coverage: how much of the query a full-text hit matches --------------------------------

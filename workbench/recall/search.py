@@ -30,7 +30,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from workbench.errors import InvalidInput
-from workbench.recall import fts, fusion, hits, rerank, totals
+from workbench.recall import fts, fusion, hits, query_dates, rerank, totals
 from workbench.recall.filters import Kind, SearchFilters, coerce_list
 from workbench.recall.fusion import RRF_K, rrf  # noqa: F401  (re-exported: tests, bench)
 from workbench.recall.hits import SearchHit
@@ -337,6 +337,11 @@ class SearchEngine:
         fused = fusion.fuse(text, vector, cover, params, cosines=cosines, unembedded=unembedded)
         if params.neighbour_weight > 0:
             fused = self._with_neighbours(fused, filters, params.neighbour_weight)
+        if params.date_weight > 0:
+            days = query_dates.days_named(query)
+            if days:
+                on_day = fusion.created_on(self.conn, [i for i, _ in fused], days)
+                fused = fusion.dated(fused, on_day, params.date_weight)
         fused = self._rerank(query, rerank.Candidates(fused, text, vector, cosines or {}))
         skipped = rerank.problem(self.settings)  # the second stage's model is missing
         if skipped is not None and result.degraded is None:
