@@ -61,7 +61,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.relevance import metrics  # noqa: E402
 from bench.relevance_sets import Loaded, available_sets, load, minilm  # noqa: E402
-from workbench.recall import fts, fusion, query_dates  # noqa: E402
+from workbench.recall import feedback, fts, fusion, query_dates  # noqa: E402
 from workbench.recall.filters import SearchFilters  # noqa: E402
 from workbench.recall.fusion import FusionParams  # noqa: E402
 
@@ -72,16 +72,17 @@ RRF_KS = [2, 5, 10, 20, 40, 60]
 RRF_SHARES = [0.3, 0.4, 0.5, 0.6, 0.7]
 RRF_GATES = [0.0, 0.2, 0.4]
 NEIGHBOUR_WEIGHTS = [0.0, 0.1, 0.3]
-DATE_WEIGHTS = [0.0, 0.1, 0.2, 0.3, 0.5]  # a query naming a day: its hits' lift (fusion.dated)
+DATE_WEIGHTS = [0.0, 0.1, 0.3, 0.5, 0.7, 1.0]  # a query naming a day: its hits' lift (fusion.dated)
+FEEDBACK_WEIGHTS = [0.0, 0.2, 0.5]  # RM3 on the full-text side (feedback.interpolate)
 INJECTED = 3
 KEEP = 0.95
 FOLDS = 5
 TOLERANCE = 0.005
-OLD = FusionParams("weighted", 0.2, 0.8, 0.4, neighbour_weight=0.0)  # before issue 21
+OLD = FusionParams("weighted", 0.2, 0.8, 0.4, neighbour_weight=0.0, date_weight=0.0)  # issue 21
 MAIN = FusionParams(
     "weighted", 0.4, 0.6, 0.3, neighbour_weight=0.1, date_weight=0.0
 )  # main before i21-first
-TEXTBOOK = FusionParams(method="rrf", rrf_k=60, neighbour_weight=0.0)
+TEXTBOOK = FusionParams(method="rrf", rrf_k=60, neighbour_weight=0.0, date_weight=0.0)
 
 
 @dataclass
@@ -96,6 +97,7 @@ class Case:
     session_of: dict[int, str] = field(default_factory=dict)  # candidates' and gold's sessions
     beside: dict[int, tuple[int, ...]] = field(default_factory=dict)  # neighbouring turns
     on_day: frozenset[int] = frozenset()  # candidates saved on a day the question names
+    expansion: list[tuple[int, float]] = field(default_factory=list)  # RM3's second BM25 list
 
     @property
     def group(self) -> str:
@@ -119,11 +121,18 @@ def cases(loaded: Loaded) -> list[Case]:
                 allowed_by[q.project] = [int(r[0]) for r in loaded.conn.execute(sql, (q.project,))]
             allowed = allowed_by[q.project]
         text = fts.rank(loaded.conn, "observations", q.text, filters, limit=POOL)
+        words = feedback.expansion_terms(loaded.conn, q.text, text)
+        expansion = (
+            fts.rank(loaded.conn, "observations", " a ".join(words), filters, limit=POOL)
+            if words
+            else []
+        )
         vector = loaded.ranker.rank(q.text, POOL, allowed)
-        cover = fusion.coverage(loaded.conn, "observations", q.text, [i for i, _ in text])
-        beyond = [i for i, _ in text if i not in {j for j, _ in vector}]
+        lexical = list(dict.fromkeys([i for i, _ in text] + [i for i, _ in expansion]))
+        cover = fusion.coverage(loaded.conn, "observations", q.text, lexical)
+        beyond = [i for i in lexical if i not in {j for j, _ in vector}]
         cosines = dict(loaded.ranker.rank(q.text, len(beyond), beyond)) if beyond else {}
-        ids = {i for i, _ in text} | {i for i, _ in vector} | set(q.relevant)
+        ids = set(lexical) | {i for i, _ in vector} | set(q.relevant)
         beside = fusion.neighbours(loaded.conn, sorted(ids))
         for i in beside.values():
             ids |= set(i)
@@ -142,6 +151,7 @@ def cases(loaded: Loaded) -> list[Case]:
                 session_of,
                 beside,
                 on_day,
+                expansion,
             )
         )
     return out
@@ -174,7 +184,8 @@ def balanced(cs: Sequence[Case], rows: Sequence[Row], idx: Sequence[int]) -> flo
 def fused(cs: Sequence[Case], params: FusionParams) -> list[list[int]]:
     out = []
     for c in cs:
-        ranked = fusion.fuse(c.text, c.vector, c.cover, params, cosines=c.cosines)
+        text = feedback.interpolate(c.text, c.expansion, params.feedback_weight)[:POOL]
+        ranked = fusion.fuse(text, c.vector, c.cover, params, cosines=c.cosines)
         if params.neighbour_weight > 0:
             ranked = fusion.smooth(ranked, c.beside, params.neighbour_weight)
         if params.date_weight > 0:
@@ -185,22 +196,38 @@ def fused(cs: Sequence[Case], params: FusionParams) -> list[list[int]]:
 
 def grid() -> list[FusionParams]:
     weighted = [
-        FusionParams("weighted", w, round(1 - w, 1), g, neighbour_weight=n, date_weight=d)
-        for w, g, n, d in itertools.product(WEIGHTS, GATES, NEIGHBOUR_WEIGHTS, DATE_WEIGHTS)
+        FusionParams(
+            "weighted",
+            w,
+            round(1 - w, 1),
+            g,
+            neighbour_weight=n,
+            date_weight=d,
+            feedback_weight=f,
+        )
+        for w, g, n, d, f in itertools.product(
+            WEIGHTS, GATES, NEIGHBOUR_WEIGHTS, DATE_WEIGHTS, FEEDBACK_WEIGHTS
+        )
     ]
     rrf = [
         FusionParams(
-            method="rrf", rrf_k=k, rrf_fts_share=s, rrf_gate=g, neighbour_weight=n, date_weight=d
+            method="rrf",
+            rrf_k=k,
+            rrf_fts_share=s,
+            rrf_gate=g,
+            neighbour_weight=n,
+            date_weight=d,
+            feedback_weight=f,
         )
-        for k, s, g, n, d in itertools.product(
-            RRF_KS, RRF_SHARES, RRF_GATES, NEIGHBOUR_WEIGHTS, DATE_WEIGHTS
+        for k, s, g, n, d, f in itertools.product(
+            RRF_KS, RRF_SHARES, RRF_GATES, NEIGHBOUR_WEIGHTS, DATE_WEIGHTS, FEEDBACK_WEIGHTS
         )
     ]
     return weighted + rrf
 
 
 def describe(p: FusionParams) -> str:
-    near = f" neighbours={p.neighbour_weight} date={p.date_weight}"
+    near = f" neighbours={p.neighbour_weight} date={p.date_weight} prf={p.feedback_weight}"
     if p.method == "rrf":
         return f"rrf k={p.rrf_k} fts_share={p.rrf_fts_share} gate={p.rrf_gate}{near}"
     return (

@@ -2,7 +2,8 @@
 
 Any text is a query: ``days_named`` never raises, names only real calendar days, at most
 ``MAX_DAYS`` of them; a day written in any supported form is found; and a hybrid search with
-the date lift on answers any such query from a real store with a subset of its memories.
+the date lift and RM3 feedback (workbench/recall/feedback.py) on answers any such query
+from a real store with a subset of its memories.
 """
 
 from __future__ import annotations
@@ -71,8 +72,7 @@ def test_a_search_naming_any_day_answers(tmp_path_factory: TempPathFactory, quer
                     project="p",
                     created_ms=int(datetime(2023, 5, day, 12).timestamp() * 1000),
                 )
-        engine = SearchEngine(
-            store, load_settings(root, search_date_weight=0.5), SimilarityRanker({1: 0.3, 2: 0.2})
-        )
+        lifts = load_settings(root, search_date_weight=0.5, search_feedback_weight=0.5)
+        engine = SearchEngine(store, lifts, SimilarityRanker({1: 0.3, 2: 0.2}))
         found = engine.search(f"{query} May 3rd film", types="observations")
         assert {h.id for h in found.observations} <= {1, 2, 3}

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SimilarityRanker
+from tests.conftest import SimilarityRanker, store_of_titles
 from workbench.models import ObservationDraft
-from workbench.recall import fusion
+from workbench.recall import feedback, fusion
 from workbench.recall.query_dates import Day, days_named
 from workbench.recall.search import SearchEngine
 from workbench.settings import load_settings
@@ -103,3 +103,44 @@ def test_a_bad_date_weight_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValidationError) as err:
         load_settings(tmp_path, search_date_weight=1.5)
     assert "less than or equal to 1" in str(err.value)
+
+
+# ----- pseudo-relevance feedback (RM3) on the full-text side ------------------------------------
+TALK = [
+    "Can you recommend painters for my drawing practice?",
+    "I recommend Leonardo and Raphael for anatomy drawing practice sketches.",
+    "I recommend the bakery on Main street.",
+    "The quarterly budget spreadsheet has a broken formula.",
+    "Column F divides by an empty cell.",
+    "The deploy script needs a retry on timeouts.",
+    "We moved the standup to ten o'clock.",
+]
+
+
+def test_feedback_lifts_the_hit_sharing_the_top_hits_words(tmp_path: Path) -> None:
+    # Turns 2 and 3 each match one word of the question ("recommend"); 2 also shares the
+    # topic of the best hit (drawing practice), 3 does not. The vector ranker cannot tell.
+    # No gate and no neighbours: the full-text order alone decides between them.
+    with store_of_titles(tmp_path / "workbench.db", TALK) as store:
+        ranker = SimilarityRanker({1: 0.5, 2: 0.296, 3: 0.3})
+        query = "what painters did you recommend"
+        plain = {"search_fts_gate": 0.0, "search_neighbour_weight": 0.0}
+        off = load_settings(tmp_path / "off", search_feedback_weight=0.0, **plain)
+        on = load_settings(tmp_path / "on", search_feedback_weight=0.5, **plain)
+        before = SearchEngine(store, off, ranker).search(query, types="observations")
+        after = SearchEngine(store, on, ranker).search(query, types="observations")
+        assert [h.id for h in before.observations][:3] == [1, 3, 2]
+        assert [h.id for h in after.observations][:3] == [1, 2, 3]
+        words = feedback.expansion_terms(store.conn, query, [(1, 2.0), (3, 1.0)])
+        assert "drawing" in words
+        assert "recommend" not in words
+        assert "painters" not in words
+
+
+def test_feedback_interpolates_on_the_first_lists_scale() -> None:
+    first = [(1, 4.0), (2, 2.0)]
+    second = [(3, 10.0), (2, 5.0)]
+    out = feedback.interpolate(first, second, 0.5)
+    assert [i for i, _ in out] == [1, 2, 3]
+    assert dict(out)[2] == pytest.approx(4.0 * (0.5 + 0.25))
+    assert feedback.interpolate(first, second, 0.0) == first

@@ -80,6 +80,7 @@ DEFAULT_VECTOR_WEIGHT = 0.6
 DEFAULT_FTS_GATE = 0.3
 DEFAULT_NEIGHBOUR_WEIGHT = 0.1
 DEFAULT_DATE_WEIGHT = 0.0
+DEFAULT_FEEDBACK_WEIGHT = 0.0
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,7 @@ class FusionParams:
     rrf_gate: float = 0.0  # RRF: a full-text hit matching less of the query gets no vote
     neighbour_weight: float = DEFAULT_NEIGHBOUR_WEIGHT  # share of its best neighbour's score
     date_weight: float = DEFAULT_DATE_WEIGHT  # share of the top score a hit on a named day gains
+    feedback_weight: float = DEFAULT_FEEDBACK_WEIGHT  # RM3 expansion's share (feedback.py)
 
     @classmethod
     def from_settings(cls, settings: Any) -> FusionParams:
@@ -113,6 +115,9 @@ class FusionParams:
                 getattr(settings, "search_neighbour_weight", base.neighbour_weight)
             ),
             date_weight=float(getattr(settings, "search_date_weight", base.date_weight)),
+            feedback_weight=float(
+                getattr(settings, "search_feedback_weight", base.feedback_weight)
+            ),
         )
 
 

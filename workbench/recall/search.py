@@ -30,7 +30,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from workbench.errors import InvalidInput
-from workbench.recall import fts, fusion, hits, query_dates, rerank, totals
+from workbench.recall import feedback, fts, fusion, hits, query_dates, rerank, totals
 from workbench.recall.filters import Kind, SearchFilters, coerce_list
 from workbench.recall.fusion import RRF_K, rrf  # noqa: F401  (re-exported: tests, bench)
 from workbench.recall.hits import SearchHit
@@ -308,6 +308,9 @@ class SearchEngine:
             # vector pool while this thread ranks the full text; same lists, same fusion.
             pending = self._start_vector_rank(query, filters, fusion_depth, background=True)
             text = fts.rank(self.conn, "observations", query, filters, limit=fusion_depth)
+            text = feedback.rank(
+                self.conn, query, text, filters, params.feedback_weight, fusion_depth
+            )
             cover = fusion.coverage(self.conn, "observations", query, [i for i, _ in text])
             vector = pending()
         else:
