@@ -1,8 +1,9 @@
 """Choose the fusion parameters and the prompt-injection floor by cross-validation. Prints them.
 
 Never tuned on the set it is reported on. Over N relevance sets (``bench/relevance_sets.py``:
-``coding``, ``conversations``, and ``meetings`` / ``committee`` from public QMSum transcripts
-when their files are present), two schemes:
+``coding``, ``conversations``; ``meetings`` / ``committee`` from public QMSum transcripts,
+``memorybank`` (MemoryBank-SiliconFriend chats) and ``friends`` (FriendsQA scenes) when their
+files are present), two schemes:
 
 - leave one set out: parameters chosen on the other sets, scored on the one left out (for
   every set in turn): what a new kind of data gets;
@@ -14,7 +15,9 @@ Fusion (``workbench/recall/fusion.py``), one grid over both methods:
   (min-max-normalised cosine lost to the plain cosine in issue 10 and is not searched again);
 - ``rrf``: reciprocal rank with k, the full-text list's share of the vote, and a coverage gate;
 - either, with a hit's neighbouring turns in its session gaining a share of its score
-  (``fusion.smooth``; 0 = off).
+  (``fusion.smooth``; 0 = off), and the hits saved on a day the question names gaining a
+  share of the top score (``fusion.dated``; 0 = off);
+- weighted, with RM3 pseudo-relevance feedback on the full-text list (``feedback.py``).
 
 The objective is class-balanced: the mean over (set, question class) of (R@5 + R@10 + MRR) / 3,
 so a small class counts as much as a large one and a small set as much as a large one. "Never
@@ -73,7 +76,8 @@ RRF_SHARES = [0.3, 0.4, 0.5, 0.6, 0.7]
 RRF_GATES = [0.0, 0.2, 0.4]
 NEIGHBOUR_WEIGHTS = [0.0, 0.1, 0.3]
 DATE_WEIGHTS = [0.0, 0.1, 0.3, 0.5, 0.7, 1.0]  # a query naming a day: its hits' lift (fusion.dated)
-FEEDBACK_WEIGHTS = [0.0, 0.2, 0.5]  # RM3 on the full-text side (feedback.interpolate)
+FEEDBACK_WEIGHTS = [0.0, 0.3]  # RM3 on the full-text side (feedback.interpolate; weighted only:
+# RRF won no fold in two rounds, and each feedback weight costs a whole grid's fusion)
 INJECTED = 3
 KEEP = 0.95
 FOLDS = 5
@@ -217,10 +221,9 @@ def grid() -> list[FusionParams]:
             rrf_gate=g,
             neighbour_weight=n,
             date_weight=d,
-            feedback_weight=f,
         )
-        for k, s, g, n, d, f in itertools.product(
-            RRF_KS, RRF_SHARES, RRF_GATES, NEIGHBOUR_WEIGHTS, DATE_WEIGHTS, FEEDBACK_WEIGHTS
+        for k, s, g, n, d in itertools.product(
+            RRF_KS, RRF_SHARES, RRF_GATES, NEIGHBOUR_WEIGHTS, DATE_WEIGHTS
         )
     ]
     return weighted + rrf

@@ -144,3 +144,15 @@ def test_feedback_interpolates_on_the_first_lists_scale() -> None:
     assert [i for i, _ in out] == [1, 2, 3]
     assert dict(out)[2] == pytest.approx(4.0 * (0.5 + 0.25))
     assert feedback.interpolate(first, second, 0.0) == first
+
+
+# ----- the defaults bench/relevance_cv.py chose ---------------------------------------------
+def test_by_default_the_hit_saved_on_the_named_day_leads(two_days: Store, tmp_path: Path) -> None:
+    # MemoryBank's dated questions (bench/relevance_set_memorybank.py): the CV over five sets
+    # chose a date lift, so by default the May 4th turn leads although the May 3rd one is
+    # closer by the vector ranker.
+    ranker = SimilarityRanker({1: 0.55, 2: 0.30, 3: 0.45, 4: 0.20})
+    found = SearchEngine(two_days, load_settings(tmp_path), ranker).search(
+        "On May 4th, what movie did I watch?", types="observations"
+    )
+    assert [h.id for h in found.observations][0] == 3

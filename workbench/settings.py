@@ -205,7 +205,7 @@ class Settings(BaseSettings):
     # --- i21-first: conversation structure at query time ---
     # A query naming a day ("on May 4th", "2023-05-04": workbench/recall/query_dates.py) lifts
     # the hits saved on that day by this share of the top fused score (fusion.dated); 0 = off.
-    search_date_weight: float = Field(default=0.0, ge=0.0, le=1.0)
+    search_date_weight: float = Field(default=0.5, ge=0.0, le=1.0)
     # Hybrid's full-text side with pseudo-relevance feedback (workbench/recall/feedback.py, RM3):
     # the first hits' weightiest words as a second BM25 query, interpolated at this weight.
     search_feedback_weight: float = Field(default=0.0, ge=0.0, le=1.0)
