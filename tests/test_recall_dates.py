@@ -148,7 +148,7 @@ def test_feedback_interpolates_on_the_first_lists_scale() -> None:
 
 # ----- the defaults bench/relevance_cv.py chose ---------------------------------------------
 def test_by_default_the_hit_saved_on_the_named_day_leads(two_days: Store, tmp_path: Path) -> None:
-    # MemoryBank's dated questions (bench/relevance_set_memorybank.py): the CV over five sets
+    # MemoryBank's dated questions (bench/relevance_set_memorybank.py): the CV over six sets
     # chose a date lift, so by default the May 4th turn leads although the May 3rd one is
     # closer by the vector ranker.
     ranker = SimilarityRanker({1: 0.55, 2: 0.30, 3: 0.45, 4: 0.20})
