@@ -69,7 +69,9 @@ from workbench.recall.fusion import FusionParams  # noqa: E402
 from workbench.recall.search import SearchEngine  # noqa: E402
 
 DEPTH = 50
-BEFORE_21 = FusionParams("weighted", 0.2, 0.8, 0.4, neighbour_weight=0.0)
+BEFORE_21 = FusionParams("weighted", 0.2, 0.8, 0.4, neighbour_weight=0.0, date_weight=0.0)
+# main at fd213fb: weighted 0.4 / 0.6 / gate 0.3, neighbours 0.1, no date lift
+MAIN_BEFORE = FusionParams("weighted", 0.4, 0.6, 0.3, neighbour_weight=0.1, date_weight=0.0)
 Ranker = Callable[[str], list[int]]
 
 
@@ -124,6 +126,8 @@ def engine_ranker(
         search_rrf_fts_share=params.rrf_fts_share,
         search_rrf_gate=params.rrf_gate,
         search_neighbour_weight=params.neighbour_weight,
+        search_date_weight=params.date_weight,
+        search_feedback_weight=params.feedback_weight,
         search_rerank=rerank_dir is not None,
         search_rerank_depth=DEPTH,
         data_dir=rerank_dir,
@@ -167,10 +171,16 @@ def rankers_for(loaded: Loaded, embedders: Sequence[CachedEmbedder]) -> dict[str
         out[f"vector {label}"] = engine_ranker(loaded, ranker, "vector", FusionParams())
         out[f"hybrid bm25+{label}"] = engine_ranker(loaded, ranker, "hybrid", FusionParams())
         out[f"hybrid rrf bm25+{label} (before issue 10)"] = engine_ranker(
-            loaded, ranker, "hybrid", FusionParams(method="rrf", rrf_k=60, neighbour_weight=0.0)
+            loaded,
+            ranker,
+            "hybrid",
+            FusionParams(method="rrf", rrf_k=60, neighbour_weight=0.0, date_weight=0.0),
         )
         out["hybrid weighted 0.2/0.8/0.4 (before issue 21)"] = engine_ranker(
             loaded, ranker, "hybrid", BEFORE_21
+        )
+        out[f"hybrid bm25+{label} (main, before i21-first)"] = engine_ranker(
+            loaded, ranker, "hybrid", MAIN_BEFORE
         )
     return out
 

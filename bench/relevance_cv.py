@@ -1,8 +1,9 @@
 """Choose the fusion parameters and the prompt-injection floor by cross-validation. Prints them.
 
 Never tuned on the set it is reported on. Over N relevance sets (``bench/relevance_sets.py``:
-``coding``, ``conversations``, and ``meetings`` / ``committee`` from public QMSum transcripts
-when their files are present), two schemes:
+``coding``, ``conversations``; ``meetings`` / ``committee`` from public QMSum transcripts,
+``memorybank`` (MemoryBank-SiliconFriend chats) and ``friends`` (FriendsQA scenes) when their
+files are present), two schemes:
 
 - leave one set out: parameters chosen on the other sets, scored on the one left out (for
   every set in turn): what a new kind of data gets;
@@ -14,7 +15,9 @@ Fusion (``workbench/recall/fusion.py``), one grid over both methods:
   (min-max-normalised cosine lost to the plain cosine in issue 10 and is not searched again);
 - ``rrf``: reciprocal rank with k, the full-text list's share of the vote, and a coverage gate;
 - either, with a hit's neighbouring turns in its session gaining a share of its score
-  (``fusion.smooth``; 0 = off).
+  (``fusion.smooth``; 0 = off), and the hits saved on a day the question names gaining a
+  share of the top score (``fusion.dated``; 0 = off);
+- weighted, with RM3 pseudo-relevance feedback on the full-text list (``feedback.py``).
 
 The objective is class-balanced: the mean over (set, question class) of (R@5 + R@10 + MRR) / 3,
 so a small class counts as much as a large one and a small set as much as a large one. "Never
@@ -52,7 +55,7 @@ import sys
 import tempfile
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +64,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.relevance import metrics  # noqa: E402
 from bench.relevance_sets import Loaded, available_sets, load, minilm  # noqa: E402
-from workbench.recall import fts, fusion  # noqa: E402
+from workbench.recall import feedback, fts, fusion, query_dates  # noqa: E402
 from workbench.recall.filters import SearchFilters  # noqa: E402
 from workbench.recall.fusion import FusionParams  # noqa: E402
 
@@ -72,12 +75,18 @@ RRF_KS = [2, 5, 10, 20, 40, 60]
 RRF_SHARES = [0.3, 0.4, 0.5, 0.6, 0.7]
 RRF_GATES = [0.0, 0.2, 0.4]
 NEIGHBOUR_WEIGHTS = [0.0, 0.1, 0.3]
+DATE_WEIGHTS = [0.0, 0.1, 0.3, 0.5, 0.7, 1.0]  # a query naming a day: its hits' lift (fusion.dated)
+FEEDBACK_WEIGHTS = [0.0, 0.3]  # RM3 on the full-text side (feedback.interpolate; weighted only:
+# RRF won no fold in two rounds, and each feedback weight costs a whole grid's fusion)
 INJECTED = 3
 KEEP = 0.95
 FOLDS = 5
 TOLERANCE = 0.005
-OLD = FusionParams("weighted", 0.2, 0.8, 0.4, neighbour_weight=0.0)  # before issue 21
-TEXTBOOK = FusionParams(method="rrf", rrf_k=60, neighbour_weight=0.0)
+OLD = FusionParams("weighted", 0.2, 0.8, 0.4, neighbour_weight=0.0, date_weight=0.0)  # issue 21
+MAIN = FusionParams(
+    "weighted", 0.4, 0.6, 0.3, neighbour_weight=0.1, date_weight=0.0
+)  # main before i21-first
+TEXTBOOK = FusionParams(method="rrf", rrf_k=60, neighbour_weight=0.0, date_weight=0.0)
 
 
 @dataclass
@@ -91,6 +100,8 @@ class Case:
     cosines: dict[int, float]  # of full-text hits beyond the vector list, as SearchEngine asks
     session_of: dict[int, str] = field(default_factory=dict)  # candidates' and gold's sessions
     beside: dict[int, tuple[int, ...]] = field(default_factory=dict)  # neighbouring turns
+    on_day: frozenset[int] = frozenset()  # candidates saved on a day the question names
+    expansion: list[tuple[int, float]] = field(default_factory=list)  # RM3's second BM25 list
 
     @property
     def group(self) -> str:
@@ -114,17 +125,38 @@ def cases(loaded: Loaded) -> list[Case]:
                 allowed_by[q.project] = [int(r[0]) for r in loaded.conn.execute(sql, (q.project,))]
             allowed = allowed_by[q.project]
         text = fts.rank(loaded.conn, "observations", q.text, filters, limit=POOL)
+        words = feedback.expansion_terms(loaded.conn, q.text, text)
+        expansion = (
+            fts.rank(loaded.conn, "observations", " a ".join(words), filters, limit=POOL)
+            if words
+            else []
+        )
         vector = loaded.ranker.rank(q.text, POOL, allowed)
-        cover = fusion.coverage(loaded.conn, "observations", q.text, [i for i, _ in text])
-        beyond = [i for i, _ in text if i not in {j for j, _ in vector}]
+        lexical = list(dict.fromkeys([i for i, _ in text] + [i for i, _ in expansion]))
+        cover = fusion.coverage(loaded.conn, "observations", q.text, lexical)
+        beyond = [i for i in lexical if i not in {j for j, _ in vector}]
         cosines = dict(loaded.ranker.rank(q.text, len(beyond), beyond)) if beyond else {}
-        ids = {i for i, _ in text} | {i for i, _ in vector} | set(q.relevant)
+        ids = set(lexical) | {i for i, _ in vector} | set(q.relevant)
         beside = fusion.neighbours(loaded.conn, sorted(ids))
         for i in beside.values():
             ids |= set(i)
         session_of = {i: sessions[i] for i in ids if i in sessions}
+        days = query_dates.days_named(q.text)
+        on_day = frozenset(fusion.created_on(loaded.conn, sorted(ids), days))
         out.append(
-            Case(loaded.name, q.cls, q.relevant, text, vector, cover, cosines, session_of, beside)
+            Case(
+                loaded.name,
+                q.cls,
+                q.relevant,
+                text,
+                vector,
+                cover,
+                cosines,
+                session_of,
+                beside,
+                on_day,
+                expansion,
+            )
         )
     return out
 
@@ -156,27 +188,49 @@ def balanced(cs: Sequence[Case], rows: Sequence[Row], idx: Sequence[int]) -> flo
 def fused(cs: Sequence[Case], params: FusionParams) -> list[list[int]]:
     out = []
     for c in cs:
-        ranked = fusion.fuse(c.text, c.vector, c.cover, params, cosines=c.cosines)
+        text = feedback.interpolate(c.text, c.expansion, params.feedback_weight)[:POOL]
+        ranked = fusion.fuse(text, c.vector, c.cover, params, cosines=c.cosines)
         if params.neighbour_weight > 0:
             ranked = fusion.smooth(ranked, c.beside, params.neighbour_weight)
+        if params.date_weight > 0:
+            ranked = fusion.dated(ranked, c.on_day, params.date_weight)
         out.append([i for i, _ in ranked])
     return out
 
 
 def grid() -> list[FusionParams]:
     weighted = [
-        FusionParams("weighted", w, round(1 - w, 1), g, neighbour_weight=n)
-        for w, g, n in itertools.product(WEIGHTS, GATES, NEIGHBOUR_WEIGHTS)
+        FusionParams(
+            "weighted",
+            w,
+            round(1 - w, 1),
+            g,
+            neighbour_weight=n,
+            date_weight=d,
+            feedback_weight=f,
+        )
+        for w, g, n, d, f in itertools.product(
+            WEIGHTS, GATES, NEIGHBOUR_WEIGHTS, DATE_WEIGHTS, FEEDBACK_WEIGHTS
+        )
     ]
     rrf = [
-        FusionParams(method="rrf", rrf_k=k, rrf_fts_share=s, rrf_gate=g, neighbour_weight=n)
-        for k, s, g, n in itertools.product(RRF_KS, RRF_SHARES, RRF_GATES, NEIGHBOUR_WEIGHTS)
+        FusionParams(
+            method="rrf",
+            rrf_k=k,
+            rrf_fts_share=s,
+            rrf_gate=g,
+            neighbour_weight=n,
+            date_weight=d,
+        )
+        for k, s, g, n, d in itertools.product(
+            RRF_KS, RRF_SHARES, RRF_GATES, NEIGHBOUR_WEIGHTS, DATE_WEIGHTS
+        )
     ]
     return weighted + rrf
 
 
 def describe(p: FusionParams) -> str:
-    near = f" neighbours={p.neighbour_weight}"
+    near = f" neighbours={p.neighbour_weight} date={p.date_weight} prf={p.feedback_weight}"
     if p.method == "rrf":
         return f"rrf k={p.rrf_k} fts_share={p.rrf_fts_share} gate={p.rrf_gate}{near}"
     return (
@@ -191,7 +245,21 @@ class Table:
     def __init__(self, cs: Sequence[Case]) -> None:
         self.cases = list(cs)
         self.points = grid()
-        self.rows = [rows_of(cs, fused(cs, p)) for p in self.points]
+        # A date weight moves only the questions that name a day: the others' rows are the
+        # same as at date weight 0, computed once.
+        dated = [n for n, c in enumerate(cs) if c.on_day]
+        plain: dict[FusionParams, list[Row]] = {}
+        self.rows = []
+        for p in self.points:
+            base = replace(p, date_weight=0.0)
+            if base not in plain:
+                plain[base] = rows_of(cs, fused(cs, base))
+            rows = list(plain[base])
+            if p.date_weight > 0 and dated:
+                some = [cs[n] for n in dated]
+                for n, row in zip(dated, rows_of(some, fused(some, p)), strict=True):
+                    rows[n] = row
+            self.rows.append(rows)
         self.singles = {
             "fts": rows_of(cs, [[i for i, _ in c.text] for c in cs]),
             "vector": rows_of(cs, [[i for i, _ in c.vector] for c in cs]),
@@ -318,6 +386,7 @@ def main() -> None:
         if OLD in table.points
         else rows_of(every, fused(every, OLD)),
         "hybrid rrf k=60 (textbook)": rows_of(every, fused(every, TEXTBOOK)),
+        "hybrid main defaults (0.4/0.6/0.3, neighbours 0.1)": rows_of(every, fused(every, MAIN)),
         "hybrid new, leave-one-set-out": [loso_rows[i] for i in range(len(every))],
         "hybrid new, 5-fold held out": [kfold_rows[i] for i in range(len(every))],
         f"(consensus {consensus}, in-sample)": final,

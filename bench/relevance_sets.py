@@ -7,7 +7,14 @@
 - ``meetings`` and ``committee``: ``bench/relevance_set_qmsum.py`` (public meeting
   transcripts, one memory per turn, one project per meeting; questions with their evidence
   turns). Their raw files live outside git; ``available_sets()`` skips them, saying why, when
-  the files are absent.
+  the files are absent;
+- ``memorybank``: ``bench/relevance_set_memorybank.py`` (MemoryBank-SiliconFriend: ten days of
+  chats between each of 15 users and an AI companion, one memory per utterance, one project per
+  user; probing questions with hand-labelled evidence utterances). Raw files outside git, skipped
+  the same way when absent;
+- ``friends``: ``bench/relevance_set_friends.py`` (FriendsQA: Friends scenes, one memory per
+  spoken utterance, one project per episode, one session per scene; questions with the
+  release's answer utterances as evidence). Raw file outside git, skipped when absent.
 
 Every question carries its project: a set with one project per meeting is searched with that
 project filter, as a user's memory of many conversations is (``Loaded.project_of``).
@@ -34,30 +41,52 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench import relevance_set, relevance_set_conversations, relevance_set_qmsum  # noqa: E402
+from bench import (  # noqa: E402
+    relevance_set,
+    relevance_set_conversations,
+    relevance_set_friends,
+    relevance_set_memorybank,
+    relevance_set_qmsum,
+)
 from workbench.models import ObservationDraft  # noqa: E402
 from workbench.recall import vectors  # noqa: E402
 from workbench.store import observations as store_obs  # noqa: E402
 from workbench.store.connection import atomic  # noqa: E402
 from workbench.store.database import Store  # noqa: E402
 
-ALL_SETS = ("coding", "conversations", *relevance_set_qmsum.SETS)
+ALL_SETS = ("coding", "conversations", *relevance_set_qmsum.SETS, "memorybank", "friends")
 SETS = ("coding", "conversations")  # always available (generated here); see available_sets()
 CLASSES = {
     "coding": ("paraphrase", "keyword"),
     "conversations": relevance_set_conversations.CLASSES,
     **dict.fromkeys(relevance_set_qmsum.SETS, relevance_set_qmsum.CLASSES),
+    "memorybank": relevance_set_memorybank.CLASSES,
+    "friends": relevance_set_friends.CLASSES,
 }
 QMSUM_PATH = relevance_set_qmsum.DEFAULT_PATH
+MEMORYBANK_PATH = relevance_set_memorybank.DEFAULT_PATH
+FRIENDS_PATH = relevance_set_friends.DEFAULT_PATH
 
 
 def available_sets(qmsum: Path | None = None) -> tuple[str, ...]:
     """Every set whose data is here; a skipped one is named on stderr with the fix."""
+    here = list(SETS)
     why = relevance_set_qmsum.available(qmsum or QMSUM_PATH)
     if why:
         print(why, file=sys.stderr)
-        return SETS
-    return ALL_SETS
+    else:
+        here += relevance_set_qmsum.SETS
+    why = relevance_set_memorybank.available(MEMORYBANK_PATH)
+    if why:
+        print(why, file=sys.stderr)
+    else:
+        here.append("memorybank")
+    why = relevance_set_friends.available(FRIENDS_PATH)
+    if why:
+        print(why, file=sys.stderr)
+    else:
+        here.append("friends")
+    return tuple(here)
 
 
 CACHE_DIR = Path(tempfile.gettempdir()) / "workbench-bench-embeddings"
@@ -179,6 +208,25 @@ Gold = tuple[str, str, tuple[int, ...], str]  # class, text, evidence (storage i
 
 def _drafts(name: str, qmsum: Path | None = None) -> tuple[list[Item], list[Gold]]:
     """``(draft, session id, created ms, project)`` in storage order, and the questions."""
+    if name == "friends":
+        scenes, asked = relevance_set_friends.build(FRIENDS_PATH)
+        items = [
+            (ObservationDraft(type="discovery", title=t.text), t.scene, t.created_ms, t.episode)
+            for t in scenes
+        ]
+        return items, [(q.cls, q.text, q.evidence, q.episode) for q in asked]
+    if name == "memorybank":
+        turns, questions = relevance_set_memorybank.build(MEMORYBANK_PATH)
+        items = [
+            (
+                ObservationDraft(type="discovery", title=t.text),
+                f"{t.user}-{t.day}",
+                t.created_ms,
+                t.user,
+            )
+            for t in turns
+        ]
+        return items, [(q.cls, q.text, q.evidence, q.user) for q in questions]
     if name in relevance_set_qmsum.SETS:
         turns, questions = relevance_set_qmsum.build(name, qmsum or QMSUM_PATH)
         items = [
@@ -234,7 +282,8 @@ def load(name: str, tmp: Path, embedder: Any, qmsum: Path | None = None) -> Load
                 store.conn, draft, content_session_id=session, project=project, created_ms=created
             )
             # A meeting may repeat a turn word for word: it is one memory (the store dedupes).
-            assert created_new or name in relevance_set_qmsum.SETS, (
+            repeats = (*relevance_set_qmsum.SETS, "memorybank", "friends")
+            assert created_new or name in repeats, (
                 f"duplicate memory in the {name} set: {draft.title!r}"
             )
             ids.append(oid)

@@ -202,6 +202,14 @@ class Settings(BaseSettings):
     search_rrf_gate: float = Field(default=0.0, ge=0.0, le=1.0)
     # A hit's neighbouring turns in its session gain this share of its (max-normalised) score.
     search_neighbour_weight: float = Field(default=0.1, ge=0.0, le=1.0)
+    # --- i21-first: conversation structure at query time ---
+    # A query naming a day ("on May 4th", "2023-05-04": workbench/recall/query_dates.py) lifts
+    # the hits saved on that day by this share of the top fused score (fusion.dated); 0 = off,
+    # 1 (chosen by bench/relevance_cv.py over six sets): the day's hits lead.
+    search_date_weight: float = Field(default=1.0, ge=0.0, le=1.0)
+    # Hybrid's full-text side with pseudo-relevance feedback (workbench/recall/feedback.py, RM3):
+    # the first hits' weightiest words as a second BM25 query, interpolated at this weight.
+    search_feedback_weight: float = Field(default=0.0, ge=0.0, le=1.0)
     # Second stage (workbench/recall/rerank.py): reorder hybrid's fused top ``search_rerank_depth``
     # by a linear model over word-level features (``workbench rerank train`` fits it to your own
     # history; untrained, a built-in default). Only reorders, fails open to the fused order.

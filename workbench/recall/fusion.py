@@ -25,6 +25,14 @@ Weighted fusion scores each candidate ``d``:
 
 Ties break on the best rank either ranker gave, then on id, so equal scores keep one order.
 
+Dates (``dated``, i21-first): a query naming a day ("on May 4th", ``query_dates``) lifts
+the hits saved on that day by ``date_weight`` × the top fused score. The CV over six sets
+(the four below, MemoryBank's chats, whose questions often name a day, and FriendsQA) chose
+1.0 in ten of eleven folds (the eleventh held MemoryBank out, so no training question named a
+day): MemoryBank held out 5-fold, R@5 0.821 → 0.898, R@10 0.878 → 0.959, MRR 0.531 → 0.590;
+no other set's questions name a day. At 1.0 the named day's hits lead in their fused order
+and the rest follow: a soft filter that never drops a hit.
+
 Conversation structure (``smooth``): after fusion, each hit gains ``neighbour_weight`` × the
 score of its best neighbouring turn (the memory saved just before or after it in the same
 session), and a neighbour no ranker found joins the list with that share: the answer often sits
@@ -64,10 +72,12 @@ import threading
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal
 
 from workbench.recall import fts
 from workbench.recall.filters import Kind
+from workbench.recall.query_dates import Day
 from workbench.store.identifiers import split_identifiers
 
 Method = Literal["weighted", "rrf"]
@@ -77,6 +87,8 @@ DEFAULT_FTS_WEIGHT = 0.4
 DEFAULT_VECTOR_WEIGHT = 0.6
 DEFAULT_FTS_GATE = 0.3
 DEFAULT_NEIGHBOUR_WEIGHT = 0.1
+DEFAULT_DATE_WEIGHT = 1.0
+DEFAULT_FEEDBACK_WEIGHT = 0.0
 
 
 @dataclass(frozen=True)
@@ -92,6 +104,8 @@ class FusionParams:
     rrf_fts_share: float = 0.5  # RRF: the full-text list's share of the vote (0.5: textbook)
     rrf_gate: float = 0.0  # RRF: a full-text hit matching less of the query gets no vote
     neighbour_weight: float = DEFAULT_NEIGHBOUR_WEIGHT  # share of its best neighbour's score
+    date_weight: float = DEFAULT_DATE_WEIGHT  # share of the top score a hit on a named day gains
+    feedback_weight: float = DEFAULT_FEEDBACK_WEIGHT  # RM3 expansion's share (feedback.py)
 
     @classmethod
     def from_settings(cls, settings: Any) -> FusionParams:
@@ -107,6 +121,10 @@ class FusionParams:
             rrf_gate=float(getattr(settings, "search_rrf_gate", base.rrf_gate)),
             neighbour_weight=float(
                 getattr(settings, "search_neighbour_weight", base.neighbour_weight)
+            ),
+            date_weight=float(getattr(settings, "search_date_weight", base.date_weight)),
+            feedback_weight=float(
+                getattr(settings, "search_feedback_weight", base.feedback_weight)
             ),
         )
 
@@ -279,6 +297,44 @@ def smooth(
                 scores[other] = max(scores[other], base[other] + gain)
     ranked = sorted(scores.items(), key=lambda pair: (-pair[1], order[pair[0]]))
     return [(i, s * top) for i, s in ranked]  # back on the fused scale
+
+
+# ----- dates: the days a query names ------------------------------------------------------------
+def created_on(conn: sqlite3.Connection, ids: Sequence[int], days: Sequence[Day]) -> set[int]:
+    """The memories among ``ids`` saved (local time) on one of ``days``."""
+    if not days or not ids:
+        return set()
+    on: set[int] = set()
+    for start in range(0, len(ids), 500):  # SQLite caps host parameters
+        chunk = list(ids[start : start + 500])
+        sql = (
+            "SELECT id, created_at_epoch FROM observations"
+            f" WHERE id IN ({', '.join('?' * len(chunk))})"
+        )
+        for row in conn.execute(sql, chunk):
+            moment = datetime.fromtimestamp(int(row[1]) / 1000)
+            if any(day.holds(moment) for day in days):
+                on.add(int(row[0]))
+    return on
+
+
+def dated(
+    fused: Sequence[tuple[int, float]], on_day: Collection[int], weight: float
+) -> list[tuple[int, float]]:
+    """Each hit saved on a day the query names gains ``weight`` × the top score.
+
+    Why: "what did I tell you on May 4th?" asks for that day's memories, and no ranker sees a
+    memory's date. The lift is a share of the top score: below 1 a much stronger match from
+    another day can still lead; at 1 the day's hits lead. Ties keep the fused order.
+    """
+    if weight <= 0 or not fused or not on_day:
+        return list(fused)
+    top = max(s for _, s in fused)
+    if top <= 0:
+        return list(fused)
+    order = {i: n for n, (i, _) in enumerate(fused)}
+    scores = [(i, s + weight * top if i in on_day else s) for i, s in fused]
+    return sorted(scores, key=lambda pair: (-pair[1], order[pair[0]]))
 
 
 # ----- coverage: how much of the query a full-text hit matches --------------------------------

@@ -30,7 +30,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from workbench.errors import InvalidInput
-from workbench.recall import fts, fusion, hits, rerank, totals
+from workbench.recall import feedback, fts, fusion, hits, query_dates, rerank, totals
 from workbench.recall.filters import Kind, SearchFilters, coerce_list
 from workbench.recall.fusion import RRF_K, rrf  # noqa: F401  (re-exported: tests, bench)
 from workbench.recall.hits import SearchHit
@@ -339,6 +339,9 @@ class SearchEngine:
             # vector pool while this thread ranks the full text; same lists, same fusion.
             pending = self._start_vector_rank(query, filters, fusion_depth, background=True)
             text = fts.rank(self.conn, "observations", query, filters, limit=fusion_depth)
+            text = feedback.rank(
+                self.conn, query, text, filters, params.feedback_weight, fusion_depth
+            )
             cover = fusion.coverage(self.conn, "observations", query, [i for i, _ in text])
             if meanwhile is not None:
                 meanwhile()
@@ -376,6 +379,11 @@ class SearchEngine:
             # Trigger: a page, or a first place the neighbours' share could change. Why: it
             # costs a lookup of every hit's neighbours. Outcome: each hit gains its share.
             fused = self._with_neighbours(fused, filters, params.neighbour_weight)
+        if params.date_weight > 0:
+            days = query_dates.days_named(query)
+            if days:
+                on_day = fusion.created_on(self.conn, [i for i, _ in fused], days)
+                fused = fusion.dated(fused, on_day, params.date_weight)
         fused = self._rerank(query, rerank.Candidates(fused, text, vector, cosines or {}))
         skipped = rerank.problem(self.settings)  # the second stage's model is missing
         if skipped is not None and result.degraded is None:
