@@ -168,6 +168,20 @@ class Indexer(threading.Thread):
             "reindex": self.job.to_json() if self.job else None,
             "static": self.static.status() if self.static is not None else None,
             "unsearchable": self.unsearchable(),
+            "tiers": self.tiers(),
+        }
+
+    def tiers(self) -> dict[str, int] | None:
+        """Which tier finds each observation by meaning: MiniLM's index, the static tier
+        (MiniLM has not reached it yet), or neither (full text only). No query."""
+        index = self.index
+        if index is None or self.state != "ready":
+            return None
+        static = len(self.static) if self.static is not None else 0
+        return {
+            "minilm": len(index),
+            "static": static,
+            "fullTextOnly": max(0, self.observations - len(index) - static),
         }
 
     def health(self) -> dict[str, Any]:
@@ -356,7 +370,15 @@ class Indexer(threading.Thread):
         """An idle worker with work behind: wake it (rows added by import, memory/save…), or
         ask it to start again when the behind ids are ones it has passed (edited texts)."""
         process = self.process
-        if process is None or process.state != "idle" or not self._behind:
+        if process is None or not self._behind:
+            return
+        # Trigger: memories behind while the worker is asleep (it exited once caught up, to
+        # free its model). Outcome: a new one starts before the first of them.
+        process.supervise()  # notice an exit since the last pass
+        if process.state == "asleep":
+            process.resume(min(self._behind) - 1)
+            return
+        if process.state != "idle":
             return
         if max(self._behind) > process.cursor:
             process.wake()
@@ -560,6 +582,11 @@ class IndexRanker:
     def behind(self) -> int | None:
         """Observations search cannot find by vector yet (``vectorsBehind``)."""
         return self._indexer.behind()
+
+    def static_held(self) -> int | None:
+        """Memories the static tier holds (``vectorsStatic``); None without the tier."""
+        static = self._indexer.static
+        return len(static) if static is not None and static.ready else None
 
     @property
     def unavailable_reason(self) -> str | None:
