@@ -72,7 +72,9 @@ def test_search_says_vectors_behind_until_the_worker_catches_up(
     os.kill(pid, signal.SIGSTOP)  # the worker is busy elsewhere: a backlog builds
     try:
         save(svc, NOTES)
-        wait_vectors(svc, lambda v: v["behind"] == len(NOTES))
+        _, index = svc.get("/api/index/status")
+        held = len(NOTES) if index["static"]["state"] == "ready" else 0  # the static tier's
+        wait_vectors(svc, lambda v: v["behind"] == len(NOTES) and v["staticIndexed"] == held)
         status, found = svc.get("/api/search?query=idempotency+refunds&format=json")
         assert status == 200, found
         assert found["vectorsBehind"] == len(NOTES)
