@@ -14,7 +14,7 @@ from tests.conftest import Service, http_json
 from tests.relevance_set import Seeded
 
 CONTRACT_KEYS = {"observations", "sessions", "prompts", "totalResults", "query"}
-OPTIONAL_KEYS = {"mode", "degraded", "totalIsLowerBound", "vectorsBehind"}
+OPTIONAL_KEYS = {"mode", "degraded", "totalIsLowerBound", "vectorsBehind", "vectorsStatic"}
 
 
 @pytest.fixture(scope="module")

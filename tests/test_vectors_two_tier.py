@@ -152,3 +152,72 @@ def test_the_static_embedder_reads_its_build_without_model2vec(static_model: Pat
     assert a > 0
     assert (a, b) != (1.0, 0.0)
     assert model.name.startswith("static-")
+
+
+def test_search_says_which_tier_covers_the_memories_minilm_lacks(
+    make_service: Any, onnx_model: Path, static_model: Path
+) -> None:
+    """Issue 21: "vectors N behind: ... found by full text only" was wrong while the static
+    tier held those memories. The search text, its JSON, the CLI and ``/api/index/status``
+    say which tier covers what."""
+    from tests.conftest import run_workbench
+
+    svc = start(make_service, onnx_model, static_model)
+    pid = wait_vectors(svc, lambda v: v["pid"])["pid"]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        save(svc, NEW)
+        wait_vectors(svc, lambda v: v["staticIndexed"] == len(NEW))
+        status, found = svc.get("/api/search?query=load+balancer+websocket&format=json")
+        assert status == 200, found
+        assert found["vectorsBehind"] == len(NEW)
+        assert found["vectorsStatic"] == len(NEW)
+        _, text = svc.get("/api/search?query=load+balancer+websocket")
+        note = f"vectors: the newest {len(NEW)} observations are matched by the static model"
+        assert note in text, text
+        assert "full text only" not in text
+        cli = run_workbench(svc.env, "search", "load balancer websocket")
+        assert cli.returncode == 0, cli.stderr
+        assert note in " ".join(cli.stdout.split()), cli.stdout
+        _, index = svc.get("/api/index/status")
+        assert index["tiers"] == {"minilm": 0, "static": len(NEW), "fullTextOnly": 0}, index
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    wait_vectors(svc, lambda v: v["behind"] == 0 and v["staticIndexed"] == 0)
+    _, index = svc.get("/api/index/status")
+    assert index["tiers"] == {"minilm": len(NEW), "static": 0, "fullTextOnly": 0}, index
+    _, text = svc.get("/api/search?query=load+balancer+websocket")
+    assert "static model" not in text
+    assert "full text only" not in text
+
+
+def test_the_static_table_is_released_once_caught_up_and_loaded_again_when_needed(
+    make_service: Any, onnx_model: Path, static_model: Path
+) -> None:
+    """Issue 21: service RSS. The static model's table is needed only while memories wait for
+    MiniLM; once caught up (the worker asleep) the service lets go of it, and loads it again
+    when memories fall behind."""
+    svc: Service = make_service(
+        WORKBENCH_EMBEDDER="minilm",
+        WORKBENCH_ONNX_MODEL_DIR=str(onnx_model),
+        WORKBENCH_STATIC_MODEL_DIR=str(static_model),
+        WORKBENCH_EMBED_WORKER_LINGER_S="0.5",
+    )
+    wait_vectors(svc, lambda v: (v["worker"] or {}).get("state") == "asleep")
+    for round_, notes in enumerate((OLD, NEW), start=1):
+        save(svc, notes)
+        done = len(OLD) + (len(NEW) if round_ == 2 else 0)
+        wait_vectors(
+            svc,
+            lambda v, done=done: (
+                v["worker"]["state"] == "asleep"
+                and v["worker"]["embedded"] >= done
+                and v["behind"] == 0
+                and v["staticIndexed"] == 0
+            ),
+        )
+        _, status = svc.get("/api/index/status")
+        assert status["static"]["embeddedTotal"] >= len(notes) * (round_ == 2) + len(OLD)
+        assert status["static"]["loaded"] is False, status["static"]
+    assert top_by_meaning(svc, "load balancer drops the websocket") == NEW[1][0]
+    assert top_by_meaning(svc, "duplicate refunds from webhook retries") == OLD[0][0]

@@ -186,6 +186,10 @@ class Settings(BaseSettings):
     # their cosines mapped onto MiniLM's scale; each is upgraded when its MiniLM vector lands.
     # Off, or the static model missing: those memories are found by full text only (as before).
     static_tier: bool = True
+    # --- i21-rss: the embedding worker's memory (workbench/recall/embed_worker.py) ---
+    # A worker with nothing left to embed exits after this many seconds idle (it holds its own
+    # copy of the model, ~150 MiB), and the service starts it again when memories fall behind.
+    embed_worker_linger_s: float = Field(default=30.0, ge=0.0, le=86_400.0)
     # Hybrid search fusion (workbench/recall/fusion.py). ``weighted``: w_fts · BM25 (max-
     # normalised, times the share of the query it matches) + w_vector · cosine, where a BM25
     # hit matching less than ``search_fts_gate`` of the query counts for nothing. Defaults

@@ -45,6 +45,9 @@ class IndexStatus(CamelModel):
     static: dict[str, Any] | None = None
     # Observations with a vector in neither tier (found by full text only).
     unsearchable: int | None = None
+    # Which tier finds each observation by meaning: ``minilm`` (its index), ``static`` (MiniLM
+    # has not reached it yet), ``fullTextOnly`` (neither); None without an index.
+    tiers: dict[str, int] | None = None
 
 
 class ReindexQueued(CamelModel):

@@ -25,3 +25,4 @@ class SearchReply(CamelModel):
     mode: str
     degraded: str | None
     vectors_behind: int | None
+    vectors_static: int | None = None

@@ -10,6 +10,7 @@ from typing import Any
 
 from workbench.cli.tables import console, table
 from workbench.clock import minute_from_ms as when
+from workbench.recall.tier_note import vectors_note
 
 
 def print_hits(data: dict[str, Any]) -> None:
@@ -21,11 +22,9 @@ def print_hits(data: dict[str, Any]) -> None:
         out.print(f"[yellow]{data['degraded']}[/]")
     if data.get("teamStale"):
         out.print(f"[yellow]{data['teamStale']}[/]")
-    if data.get("vectorsBehind"):
-        out.print(
-            f"[yellow]vectors {data['vectorsBehind']} behind: the newest observations are "
-            "found by full text only until the embedding worker catches up[/]"
-        )
+    note = vectors_note(data.get("vectorsBehind"), data.get("vectorsStatic"))
+    if note:
+        out.print(f"[yellow]{note}[/]")
     groups = (("observations", "observations", ""), ("sessions", "session summaries", "S"))
     for key, title, prefix in (*groups, ("prompts", "prompts", "P")):
         hits = data.get(key) or []

@@ -272,7 +272,9 @@ def _embeddings_check(settings: Any, health: dict[str, Any] | None) -> tuple[str
     else:
         detail = f"minilm on ONNX int8 ({where}, sha256 {str(manifest.get('sha256'))[:12]})"
     vectors = (health or {}).get("vectors") or {}
-    if vectors.get("pid"):
+    if (vectors.get("worker") or {}).get("state") == "asleep":
+        detail += "; embedding worker asleep (caught up: it starts when memories fall behind)"
+    elif vectors.get("pid"):
         detail += (
             f"; embedding worker pid {vectors['pid']} {vectors.get('worker', {}).get('state')}"
         )

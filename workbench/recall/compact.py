@@ -15,6 +15,7 @@ from __future__ import annotations
 from workbench.clock import minute_from_ms
 from workbench.recall.hits import RecordRef
 from workbench.recall.search import SearchResult
+from workbench.recall.tier_note import vectors_note
 from workbench.recall.timeline import Timeline
 
 _PREFIX = {"observation": "#", "summary": "#S", "prompt": "#P"}
@@ -70,11 +71,9 @@ def search_index(result: SearchResult) -> str:
     if result.degraded:
         how += "; semantic search unavailable, full text only"
     lines = [f"workbench search {what}: {counts} ({how}; times UTC)"]
-    if result.vectors_behind:
-        lines.append(
-            f"vectors {result.vectors_behind} behind: the newest observations are found by full "
-            "text only until the embedding worker catches up"
-        )
+    note = vectors_note(result.vectors_behind, result.vectors_static)
+    if note:
+        lines.append(note)
     if result.total == 0:
         lines.append("No matches. Try other or fewer words, fewer filters, or mode=fts.")
         return "\n".join(lines) + "\n"

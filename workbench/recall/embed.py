@@ -180,26 +180,30 @@ class StaticEmbedder:
             )
         import json
 
-        import numpy as np
-        from safetensors.numpy import load_file
+        from safetensors import safe_open
         from tokenizers import Tokenizer
 
-        raw = weights.read_bytes()
-        digest = hashlib.sha256(raw).hexdigest()[:12]
-        del raw
-        tensors = load_file(str(weights))
-        table = tensors.get("embeddings")
-        if table is None or table.ndim != 2:
+        digest = hashlib.sha256()
+        with weights.open("rb") as stream:
+            for block in iter(lambda: stream.read(1 << 20), b""):
+                digest.update(block)
+        with safe_open(str(weights), framework="numpy") as tensors:
+            shape = (
+                tensors.get_slice("embeddings").get_shape()
+                if "embeddings" in tensors.keys()
+                else []
+            )
+        if len(shape) != 2:
             raise ValueError(f"{weights} holds no 2-d 'embeddings' tensor")
-        # float16 in memory: half the RSS, and a mean of float16 rows loses nothing a cosine
-        # ranking can see.
-        self._table = np.ascontiguousarray(table, dtype=np.float16)
+        self._weights = weights
+        self._table: Any = None  # loaded on first use, released by ``release`` (see there)
         self._tokenizer = Tokenizer.from_file(str(self.path / "tokenizer.json"))
         self._tokenizer.no_padding()
         self._tokenizer.no_truncation()
         self._unk = self._tokenizer.token_to_id("[UNK]")
-        self.dim = int(self._table.shape[1])
-        self.name = f"static-{digest}"
+        self.dim = int(shape[1])
+        digest_hex = digest.hexdigest()[:12]
+        self.name = f"static-{digest_hex}"
         self.calibration = (1.0, 0.0)
         try:
             manifest = json.loads((self.path / "manifest.json").read_text(encoding="utf-8"))
@@ -213,6 +217,36 @@ class StaticEmbedder:
     def set_threads(self, threads: int) -> None:
         """Nothing to tune: a static model is a table lookup and a mean."""
 
+    @property
+    def loaded(self) -> bool:
+        """Whether the token table is in memory (``release`` lets go of it)."""
+        return self._table is not None
+
+    def release(self) -> bool:
+        """Drop the token table (~15 MiB, ~30 more while loading); True when one was held.
+
+        Why: the service needs it only while memories wait for MiniLM (the two-tier index),
+        and issue 21 wants service + worker under 300 MiB once caught up. The next ``embed``
+        loads it again (tens of ms).
+        """
+        with self._lock:
+            held, self._table = self._table is not None, None
+        return held
+
+    def _loaded_table(self) -> Any:
+        """The token table as float16, loaded now if released (call with the lock held)."""
+        if self._table is None:
+            import numpy as np
+            from safetensors.numpy import load_file
+
+            table = load_file(str(self._weights)).get("embeddings")
+            if table is None or table.ndim != 2:
+                raise ValueError(f"{self._weights} holds no 2-d 'embeddings' tensor")
+            # float16 in memory: half the RSS, and a mean of float16 rows loses nothing a
+            # cosine ranking can see.
+            self._table = np.ascontiguousarray(table, dtype=np.float16)
+        return self._table
+
     def embed(self, texts: list[str]) -> Any:
         import numpy as np
 
@@ -222,6 +256,7 @@ class StaticEmbedder:
         with self._lock:
             self.calls += 1
             encoded = self._tokenizer.encode_batch(texts, add_special_tokens=False)
+            table = self._loaded_table()
         # One gather and one segmented sum per slice of texts (no Python loop per row; the
         # slice bounds the gathered float32 block to a few MB).
         for first in range(0, len(encoded), STATIC_SLICE):
@@ -236,7 +271,7 @@ class StaticEmbedder:
                 continue
             flat = np.concatenate([rows[i] for i in filled])
             starts = np.concatenate([[0], np.cumsum(lengths[filled])[:-1]])
-            sums = np.add.reduceat(self._table[flat], starts, axis=0, dtype=np.float32)
+            sums = np.add.reduceat(table[flat], starts, axis=0, dtype=np.float32)
             out[first + filled] = sums / lengths[filled, None]
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return np.ascontiguousarray(out / np.maximum(norms, 1e-12), dtype=np.float32)

@@ -14,7 +14,13 @@ progress: after a crash or a restart nothing already written is embedded again.
 Protocol with the parent (``workbench.recall.worker_process`` owns the other end):
 - argv: ``--data-dir D --model NAME`` (the name the service's query embedder has: a worker
   whose model loads under another name exits with code 3 instead of writing vectors nobody
-  would read); settings otherwise come from the environment and ``settings.json`` as usual.
+  would read), ``--from-id N`` (start after this id: a worker started again on demand skips
+  what its predecessor passed) and ``--linger S``; settings otherwise come from the
+  environment and ``settings.json`` as usual.
+- Caught up and idle for ``--linger`` seconds, it exits with code 5 (``EXIT_CAUGHT_UP``): it
+  holds a copy of the model (~150 MiB) that nothing needs until memories fall behind again,
+  and the service then starts a new one (issue 21: service + worker RSS). Nothing is lost:
+  the cache is the progress, and the service re-checks every memory still behind.
 - stdin: a line ``wake`` = new observations, look now; ``rescan`` = start again from id 0
   (texts edited behind the cursor); EOF = the parent is gone: exit at once.
 - stdout: one JSON object per line: ``ready`` (model), ``batch`` (cursor, embedded, seconds),
@@ -41,6 +47,7 @@ BATCH = 64  # texts embedded and written per transaction
 IDLE_RESCAN_S = 300.0  # a full pass this often when idle, for edits nobody announced
 EXIT_WRONG_MODEL = 3
 EXIT_NO_MODEL = 4
+EXIT_CAUGHT_UP = 5
 HEARTBEAT_S = 1.0  # the service calls a worker silent for STALL_S (worker_process) stalled
 NICE = 10  # the service's request loop and worker come first on a 2-core machine
 
@@ -100,7 +107,14 @@ def heartbeat(every_s: float = HEARTBEAT_S) -> None:
     threading.Thread(target=beat, name="embed-worker-heartbeat", daemon=True).start()
 
 
-def run(data_dir: str, model: str, threads: int | None) -> int:
+def run(
+    data_dir: str, model: str, threads: int | None, from_id: int = 0, linger: float | None = None
+) -> int:
+    """Embed what the cache lacks, in id order from ``from_id``; return the exit code.
+
+    ``linger``: seconds idle (caught up, no wake) before exiting with ``EXIT_CAUGHT_UP``;
+    None = never (the service passes ``embed_worker_linger_s``).
+    """
     from workbench.recall import vectors
     from workbench.recall.embed import background_threads, load_embedder
     from workbench.settings import load_settings
@@ -120,7 +134,7 @@ def run(data_dir: str, model: str, threads: int | None) -> int:
     say("ready", model=embedder.name, reason=why)
     commands = Commands()
     conn = connect(settings.db_path)
-    cursor = 0
+    cursor = max(0, from_id)
     last_full = time.monotonic()
     while True:
         rows = conn.execute(
@@ -150,8 +164,12 @@ def run(data_dir: str, model: str, threads: int | None) -> int:
             cursor = int(rows[-1][0])
             continue
         say("idle", cursor=cursor)
-        woke = commands.wake.wait(IDLE_RESCAN_S)
+        wait_s = IDLE_RESCAN_S if linger is None else min(linger, IDLE_RESCAN_S)
+        woke = commands.wake.wait(wait_s)
         commands.wake.clear()
+        if not woke and linger is not None:
+            say("asleep", cursor=cursor)
+            return EXIT_CAUGHT_UP
         if commands.rescan or not woke or time.monotonic() - last_full > IDLE_RESCAN_S:
             commands.rescan = False
             cursor, last_full = 0, time.monotonic()
@@ -163,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", required=True, help="the embedder name the service queries")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--parent-pid", type=int, default=None, help="exit once it is gone")
+    parser.add_argument("--from-id", type=int, default=0, help="start after this observation")
+    parser.add_argument("--linger", type=float, default=None, help="idle seconds, then exit 5")
     args = parser.parse_args(argv)
     die_with_parent(args.parent_pid)
     try:
@@ -171,9 +191,14 @@ def main(argv: list[str] | None = None) -> int:
         pass
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
     try:
-        return run(args.data_dir, args.model, args.threads)
+        code = run(args.data_dir, args.model, args.threads, args.from_id, args.linger)
     except KeyboardInterrupt:
-        return 0
+        code = 0
+    # os._exit: the stdin thread is blocked in a read, and an interpreter shutting down
+    # around it can abort on the stdin lock instead of exiting with our code.
+    with _say_lock:
+        sys.stdout.flush()
+        os._exit(code)
 
 
 if __name__ == "__main__":

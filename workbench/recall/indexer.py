@@ -34,6 +34,7 @@ from typing import Any
 
 from workbench.recall import vectors
 from workbench.recall.embed import Embedder, background_threads, load_embedder
+from workbench.recall.heap_trim import trim_heap
 from workbench.recall.static_tier import StaticTier
 from workbench.recall.vectors import VectorIndex
 from workbench.recall.worker_process import EmbedWorkerProcess
@@ -168,6 +169,20 @@ class Indexer(threading.Thread):
             "reindex": self.job.to_json() if self.job else None,
             "static": self.static.status() if self.static is not None else None,
             "unsearchable": self.unsearchable(),
+            "tiers": self.tiers(),
+        }
+
+    def tiers(self) -> dict[str, int] | None:
+        """Which tier finds each observation by meaning: MiniLM's index, the static tier
+        (MiniLM has not reached it yet), or neither (full text only). No query."""
+        index = self.index
+        if index is None or self.state != "ready":
+            return None
+        static = len(self.static) if self.static is not None else 0
+        return {
+            "minilm": len(index),
+            "static": static,
+            "fullTextOnly": max(0, self.observations - len(index) - static),
         }
 
     def health(self) -> dict[str, Any]:
@@ -252,6 +267,8 @@ class Indexer(threading.Thread):
                 self._stopping.wait(1.0)
             if self.process is not None:
                 self.process.supervise()
+                if self._release_static():
+                    trim_heap()
             self._wake.wait(self.poll_s)
             self._wake.clear()
             # Coalesce a burst of notifications (a worker batch) into one pass.
@@ -287,6 +304,7 @@ class Indexer(threading.Thread):
             how = "index rebuilt from the embeddings cache"
             index = VectorIndex(embedder.name, embedder.dim, self.settings.vector_index)
         self.embedder, self.index = embedder, index
+        trim_heap()  # the loads' scratch (see heap_trim.py): ~40 MiB of RSS at 100k
         self.state, self.reason = "ready", f"{why}; {how}"
 
     # ----- catch-up ----------------------------------------------------------------------
@@ -337,8 +355,17 @@ class Indexer(threading.Thread):
             if self._stopping.is_set():
                 break
             self._add(index, embedder, added[start : start + CHUNK], self.static)
+        if len(added) >= CHUNK or len(removed) >= CHUNK:
+            trim_heap()  # a bulk pass (the first at start: every vector from the cache)
         self._prod_worker()
         return len(added), len(removed)
+
+    def _release_static(self) -> bool:
+        """Caught up and the worker asleep: the static tier lets go of its model's table."""
+        process, static = self.process, self.static
+        if process is None or static is None or self._behind or process.state != "asleep":
+            return False
+        return static.release()
 
     def _not_reached(self, behind: set[int]) -> set[int]:
         """The behind ids past the embedding worker's cursor (not embedded yet, surely)."""
@@ -356,7 +383,15 @@ class Indexer(threading.Thread):
         """An idle worker with work behind: wake it (rows added by import, memory/save…), or
         ask it to start again when the behind ids are ones it has passed (edited texts)."""
         process = self.process
-        if process is None or process.state != "idle" or not self._behind:
+        if process is None or not self._behind:
+            return
+        # Trigger: memories behind while the worker is asleep (it exited once caught up, to
+        # free its model). Outcome: a new one starts before the first of them.
+        process.supervise()  # notice an exit since the last pass
+        if process.state == "asleep":
+            process.resume(min(self._behind) - 1)
+            return
+        if process.state != "idle":
             return
         if max(self._behind) > process.cursor:
             process.wake()
@@ -513,6 +548,7 @@ class Indexer(threading.Thread):
         before = int(job.started_at) if self.process is not None else None
         job.pruned = _prune(conn, embedder.name, keep, before=before)
         self.index, self.static = fresh, fresh_static
+        trim_heap()  # the old index's pages
         self.sync(full=True)  # rows added or deleted while the rebuild ran
         self._save(force=True)
         job.vectors = "rebuilt"
@@ -560,6 +596,11 @@ class IndexRanker:
     def behind(self) -> int | None:
         """Observations search cannot find by vector yet (``vectorsBehind``)."""
         return self._indexer.behind()
+
+    def static_held(self) -> int | None:
+        """Memories the static tier holds (``vectorsStatic``); None without the tier."""
+        static = self._indexer.static
+        return len(static) if static is not None and static.ready else None
 
     @property
     def unavailable_reason(self) -> str | None:

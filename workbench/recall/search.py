@@ -97,6 +97,8 @@ class SearchResult(BaseModel):
     # Observations not in the vector index yet (None: no vector ranker took part). While it
     # is above 0 the vector side answers from the vectors that exist; full text covers all.
     vectors_behind: int | None = None
+    # Of those, how many the static tier holds (matched by the static model meanwhile).
+    vectors_static: int | None = None
 
     @property
     def total(self) -> int:
@@ -123,6 +125,7 @@ class SearchResult(BaseModel):
             "mode": self.mode,
             "degraded": self.degraded,
             "vectorsBehind": self.vectors_behind,
+            "vectorsStatic": self.vectors_static,
         }
 
 
@@ -231,6 +234,7 @@ class SearchEngine:
         result = SearchResult(query=query, mode=used, degraded=degraded, order_by=order_by)
         if used != "fts" and "observations" in kinds:
             result.vectors_behind = _behind(self.ranker)
+            result.vectors_static = _static(self.ranker)
         need = offset + limit
         depth = max(DATE_POOL, need) if order_by != "relevance" else need
         words = query
@@ -592,6 +596,12 @@ def _behind(ranker: Any) -> int | None:
     """The ranker's backlog (``vectorsBehind``), when it can tell."""
     behind = getattr(ranker, "behind", None)
     return behind() if callable(behind) else None
+
+
+def _static(ranker: Any) -> int | None:
+    """How many memories the ranker's static tier holds (``vectorsStatic``), when it can tell."""
+    static = getattr(ranker, "static_held", None)
+    return static() if callable(static) else None
 
 
 def rankers_of(ranks: dict[str, int]) -> list[str]:

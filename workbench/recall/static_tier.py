@@ -105,6 +105,16 @@ class StaticTier:
         if self.index is not None and ids:
             self.index.remove(ids)
 
+    def release(self) -> bool:
+        """Let go of the model's token table while the tier is empty; True when it did.
+
+        The indexer calls it once MiniLM has caught up and its worker is asleep (the table
+        is ~15 MiB of the service's RSS for nothing then); the next ``put`` loads it again.
+        """
+        if self.embedder is None or len(self):
+            return False
+        return self.embedder.release()
+
     # ----- search (any thread) -----------------------------------------------------------
     def embed_query(self, query: str) -> Any:
         assert self.embedder is not None
@@ -121,5 +131,6 @@ class StaticTier:
             "reason": self.reason,
             "embedder": self.embedder.name if self.embedder else None,
             "indexed": len(self),
+            "loaded": self.embedder.loaded if self.embedder else False,
             "embeddedTotal": self.embedded,
         }

@@ -8,6 +8,11 @@ another name (restarting would only fail again: the state says why instead). The
 ``alive`` every second; ``health`` calls a live child silent for ``STALL_S`` ``stalled``
 (SIGSTOP, a hang), where its last word would still read ``idle``.
 
+Asleep: a child caught up and idle for ``embed_worker_linger_s`` exits with
+``EXIT_CAUGHT_UP`` to give back its copy of the model; that is no crash (state ``asleep``, no
+restart, no backoff), and ``resume`` starts a new one, after the last id the old one passed or
+earlier, when memories fall behind again (the indexer calls it).
+
 Why the child cannot leak (claude-mem's vector sidecar does): it is spawned by the indexer
 thread, which lives as long as the service; it reads its stdin and exits at EOF, which the
 kernel delivers when the service dies however it dies; it asks for ``PR_SET_PDEATHSIG``; and
@@ -35,6 +40,7 @@ BACKOFF_MAX_S = 30.0
 STABLE_S = 60.0  # a child that ran this long resets the backoff
 STALL_S = 10.0  # silent this long (it says "alive" every second): stopped or hung
 PERMANENT = {3: "loads another model than the service", 4: "cannot load the model"}
+EXIT_CAUGHT_UP = 5  # embed_worker.EXIT_CAUGHT_UP (not imported: that module is the child's)
 
 
 class EmbedWorkerProcess:
@@ -47,7 +53,7 @@ class EmbedWorkerProcess:
         self.model = model
         self._on_progress = on_progress or (lambda: None)
         self.proc: subprocess.Popen[str] | None = None
-        # starting | embedding | idle | restarting | failed | stopped (health adds "stalled")
+        # starting | embedding | idle | asleep | restarting | failed | stopped (+ "stalled")
         self.state = "stopped"
         self.reason = ""
         self.restarts = 0
@@ -63,7 +69,10 @@ class EmbedWorkerProcess:
         self._life = threading.Lock()  # a restart and a stop never interleave
 
     # ----- lifecycle (the indexer thread) --------------------------------------------------
-    def start(self) -> None:
+    def start(self, from_id: int | None = None) -> None:
+        """Spawn a child; ``from_id``: it starts after that observation (default: the first)."""
+        if from_id is not None:
+            self.cursor = max(0, from_id)
         env = dict(os.environ)
         env.update(
             WORKBENCH_DATA_DIR=str(self.settings.data_dir),
@@ -84,6 +93,10 @@ class EmbedWorkerProcess:
                 self.model,
                 "--parent-pid",
                 str(os.getpid()),
+                "--from-id",
+                str(max(0, from_id or 0)),
+                "--linger",
+                str(self.settings.embed_worker_linger_s),
             ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -112,6 +125,15 @@ class EmbedWorkerProcess:
             return
         code = proc.returncode
         now = time.monotonic()
+        if code == EXIT_CAUGHT_UP:
+            if self.state != "asleep":
+                self.state = "asleep"
+                self.reason = (
+                    "caught up: the worker exited to free its copy of the model; it starts "
+                    "again when memories fall behind"
+                )
+                self._backoff = BACKOFF_FIRST_S
+            return
         if code in PERMANENT:
             if self.state != "failed":
                 self.state = "failed"
@@ -131,6 +153,16 @@ class EmbedWorkerProcess:
             self._restart_at = None
             self.restarts += 1
             self.start()
+
+    def resume(self, from_id: int) -> bool:
+        """Start a new child after ``from_id`` if this one is asleep; True when it did."""
+        with self._life:
+            if self._stopping or self.proc is None or self.proc.poll() is None:
+                return False
+            if self.proc.returncode != EXIT_CAUGHT_UP:
+                return False  # a crash: _supervise restarts it after its backoff
+            self.start(from_id)
+            return True
 
     def stop(self, timeout: float = 5.0) -> None:
         with self._life:

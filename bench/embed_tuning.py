@@ -1,0 +1,98 @@
+"""MiniLM (ONNX int8) documents per second in the embedding worker's shoes, per setting.
+
+Issue 21: full MiniLM vectors for a 100k history took ~40 min quiet and ~80 busy. Which of
+ONNX Runtime's intra-op threads, the texts per call (``ONNX_BATCH``; texts are sorted by
+length first, so padding is small either way), the token cut and the worker's niceness buy
+texts/s, quiet and with ``--burners`` CPU burners (bench/harness.burners)?
+
+Each setting runs in a fresh child process started in a session of its own and niced like the
+worker (the kernel's autogroup scheduling shares the CPU between sessions, so this is how the
+worker competes with other programs when the service is idle). The child loads the model,
+then embeds the demo observations' texts (each made unique, as bench/embed_backfill.py does)
+for ``--seconds`` and prints texts/s. Figures only; the box is shared: compare rows of one run.
+
+Usage::
+
+    .venv/bin/python bench/embed_tuning.py [--burners 0 4] [--seconds 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.harness import burners  # noqa: E402
+
+# (threads, batch, max tokens, nice)
+SETTINGS = [
+    (1, 4, 128, 10),  # today's worker
+    (1, 16, 128, 10),
+    (1, 32, 128, 10),
+    (2, 4, 128, 10),
+    (2, 16, 128, 10),
+    (1, 16, 64, 10),
+    (1, 16, 128, 0),
+]
+
+CHILD = """
+import json, os, sys, time
+threads, batch, tokens, nice, seconds = (float(a) for a in sys.argv[1:6])
+os.nice(int(nice))
+sys.path.insert(0, {root!r})
+from bench.embed_backfill import document
+from workbench.recall import embed, vectors
+embed.ONNX_BATCH = int(batch)
+model = embed.OnnxEmbedder(threads=int(threads), max_tokens=int(tokens))
+texts = [vectors.embed_text(o) for o in document(4096)["observations"]]
+model.embed(texts[:8])
+done, start, n = 0, time.perf_counter(), 0
+while time.perf_counter() - start < seconds:
+    chunk = texts[n % len(texts) : n % len(texts) + 64]
+    model.embed(chunk)
+    done += len(chunk)
+    n += 64
+print(json.dumps({{"rate": done / (time.perf_counter() - start)}}))
+"""
+
+
+def measure(setting: tuple[int, int, int, int], seconds: float) -> float:
+    args = [str(v) for v in (*setting, seconds)]
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD.format(root=str(ROOT)), *args],
+        capture_output=True,
+        text=True,
+        timeout=seconds + 120,
+        start_new_session=True,
+        check=True,
+    )
+    return float(json.loads(out.stdout.strip().splitlines()[-1])["rate"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--burners", type=int, nargs="*", default=[0, 4])
+    parser.add_argument("--seconds", type=float, default=15.0)
+    args = parser.parse_args()
+    print("threads batch tokens nice | " + " | ".join(f"busy{b} texts/s" for b in args.burners))
+    rows: dict[tuple[int, int, int, int], list[str]] = {s: [] for s in SETTINGS}
+    for count in args.burners:
+        with burners(count):
+            load = os.getloadavg()[0]
+            for setting in SETTINGS:
+                rows[setting].append(f"{measure(setting, args.seconds):8.1f}")
+            print(f"(busy{count}: load average {max(load, os.getloadavg()[0]):.1f})", flush=True)
+    for setting, cells in rows.items():
+        threads, batch, tokens, nice = setting
+        print(f"{threads:7d} {batch:5d} {tokens:6d} {nice:4d} | " + " | ".join(cells))
+
+
+if __name__ == "__main__":
+    main()
