@@ -1,5 +1,5 @@
-"""Property-based fuzzing of every agent's JSON config files with any bytes, through install,
-doctor and uninstall.
+"""Property-based fuzzing of every agent's config files (JSON, Goose's YAML) with any bytes,
+through install, doctor and uninstall.
 
 Users edit these files by hand and editors save them in other encodings, so a file may be
 anything: not UTF-8, not JSON, JSON of the wrong shape. For every file each agent module
@@ -40,6 +40,12 @@ FILES: dict[str, tuple[str, ...]] = {
     "cursor": (".cursor/hooks.json", ".cursor/mcp.json"),
     "windsurf": (".codeium/windsurf/hooks.json", ".codeium/windsurf/mcp_config.json"),
     "opencode": (".config/opencode/opencode.json",),
+    "copilot": (".copilot/mcp-config.json",),
+    "goose": (".config/goose/config.yaml",),  # YAML: any bytes all the same
+    "roo": (
+        ".config/Code/User/globalStorage/rooveterinaryinc.roo-cline/settings/mcp_settings.json",
+    ),
+    "warp": (".warp/.mcp.json",),
 }
 CASES = [(agent, file) for agent in NAMES for file in FILES[agent]]
 
@@ -64,7 +70,13 @@ contents = st.one_of(
 def agent_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     with tempfile.TemporaryDirectory() as folder:
         monkeypatch.setenv("HOME", folder)
-        for name in ("CLAUDE_CONFIG_DIR", "GEMINI_CLI_HOME", "CODEX_HOME", "XDG_CONFIG_HOME"):
+        for name in (
+            "CLAUDE_CONFIG_DIR",
+            "GEMINI_CLI_HOME",
+            "CODEX_HOME",
+            "XDG_CONFIG_HOME",
+            "COPILOT_HOME",
+        ):
             monkeypatch.delenv(name, raising=False)
         yield Path(folder)
 

@@ -21,6 +21,7 @@ from typing import Any
 from workbench import claude_settings, config_file, exact_json
 from workbench.agents.base import Change, Check
 from workbench.claude_settings import ClaudeSettingsError
+from workbench.errors import WorkbenchError
 
 KEY = "CLAUDE_CODE_DISABLE_AUTO_MEMORY"
 OFF = "1"
@@ -113,7 +114,7 @@ def checks() -> list[Check]:
     path = claude_settings.settings_path()
     try:
         env = env_of(claude_settings.read(path), path)
-    except (ClaudeSettingsError, OSError):
+    except (WorkbenchError, OSError):  # not JSON, not UTF-8, not a regular file...
         return []  # the hooks row reports an unreadable settings.json
     if env.get(KEY) != OFF:
         return []
