@@ -25,7 +25,7 @@ from hooks.adapters import windsurf as windsurf_adapter
 from tests.agent_hooks import assert_carries_memory, db_rows, run_as_agent, script_argv, spooled
 from tests.conftest import FIXTURES, base_env, free_port
 from tests.hook_harness import Recorder
-from workbench.platforms import PLATFORM_SOURCES
+from workbench.platforms import HOOK_PLATFORM_SOURCES, PLATFORM_SOURCES
 
 SCRIPT_FOR_EVENT = {
     "gemini": {
@@ -92,7 +92,7 @@ def test_every_adapter_names_a_known_platform_source() -> None:
         "opencode": opencode_adapter,
     }
     assert set(adapters) == set(PLATFORMS)
-    assert {a.PLATFORM_SOURCE: n for n, a in adapters.items()} == PLATFORM_SOURCES
+    assert {a.PLATFORM_SOURCE: n for n, a in adapters.items()} == HOOK_PLATFORM_SOURCES
 
 
 @pytest.mark.parametrize("platform", sorted(SESSION))

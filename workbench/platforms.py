@@ -8,20 +8,23 @@ already says; the migration that added the column used it as the default.
 
 from __future__ import annotations
 
-# platform_source value -> the ``--platform``/``--agent`` name of its adapter.
-PLATFORM_SOURCES = {
+# platform_source value -> the ``--platform``/``--agent`` name of its hook adapter.
+HOOK_PLATFORM_SOURCES = {
     "claude-code": "claude",
     "gemini-cli": "gemini",
     "codex-cli": "codex",
     "cursor": "cursor",
     "windsurf": "windsurf",
     "opencode": "opencode",
-    # MCP-only agents (issue 22 item 4): what their save_memory calls store
+}
+# MCP-only agents (issue 22 item 4): no hooks, only what their save_memory calls store.
+MCP_ONLY_PLATFORM_SOURCES = {
     "copilot-cli": "copilot",
     "goose": "goose",
     "roo-code": "roo",
     "warp": "warp",
 }
+PLATFORM_SOURCES = {**HOOK_PLATFORM_SOURCES, **MCP_ONLY_PLATFORM_SOURCES}
 DEFAULT_PLATFORM_SOURCE = "claude-code"
 
 
