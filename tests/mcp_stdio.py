@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -164,3 +167,19 @@ class RawClient:
                 self.proc.kill()
                 self.proc.wait()
             self._reader.join(timeout=5)
+
+
+@contextmanager
+def initialized_mcp(env: dict[str, str], cwd: Path) -> Iterator[RawClient]:
+    """``workbench mcp --no-start`` under ``env``, past its handshake, shared by a module's fuzz
+    examples; closed at the end (killed if it never exits) and required to exit 0, so a server
+    that a hostile line broke fails the module even when every example passed."""
+    client = RawClient([sys.executable, "-m", "workbench", "mcp", "--no-start"], env, cwd)
+    try:
+        assert client.initialize()["result"]["serverInfo"]["name"] == "workbench"
+        yield client
+        code = client.close()
+    finally:
+        if client.proc.poll() is None:
+            client.proc.kill()
+    assert code == 0, client.stderr()[-2000:]

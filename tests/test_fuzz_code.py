@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ from tests.code_samples import SAMPLES, write_repo
 from tests.conftest import ROOT, base_env, free_port
 from tests.fuzz_harness import budget
 from tests.fuzz_strategies import json_values, render
-from tests.mcp_stdio import RawClient
+from tests.mcp_stdio import RawClient, initialized_mcp
 from workbench.code import navigate
 from workbench.code.fold import MAX_INDENT, folded_view
 from workbench.code.languages import EXTENSIONS
@@ -242,19 +241,9 @@ _ids = itertools.count(5000)
 @pytest.fixture(scope="module")
 def mcp(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RawClient]:
     data = tmp_path_factory.mktemp("fuzz-code-data")
-    client = RawClient(
-        [sys.executable, "-m", "workbench", "mcp", "--no-start"],
-        base_env(data, free_port(), CLAUDE_PROJECT_DIR=str(repo)),
-        ROOT,
-    )
-    try:
-        assert client.initialize()["result"]["serverInfo"]["name"] == "workbench"
+    env = base_env(data, free_port(), CLAUDE_PROJECT_DIR=str(repo))
+    with initialized_mcp(env, ROOT) as client:
         yield client
-        code = client.close()
-    finally:
-        if client.proc.poll() is None:
-            client.proc.kill()
-    assert code == 0, client.stderr()[-2000:]
     assert "Traceback" not in client.stderr()
 
 

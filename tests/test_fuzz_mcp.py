@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from tests.conftest import ROOT, Service, base_env, free_port
 from tests.fuzz_harness import budget
 from tests.fuzz_strategies import deep, json_values, render
-from tests.mcp_stdio import RawClient
+from tests.mcp_stdio import RawClient, initialized_mcp
 
 TOOLS = ["search", "timeline", "get_observations", "save_memory", "workflow"]
 _ids = itertools.count(1000)
@@ -47,19 +47,8 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
 
 @pytest.fixture(scope="module")
 def mcp(service: Service) -> Iterator[RawClient]:
-    client = RawClient(
-        [sys.executable, "-m", "workbench", "mcp", "--no-start"],
-        base_env(service.data_dir, service.port),
-        ROOT,
-    )
-    try:
-        assert client.initialize()["result"]["serverInfo"]["name"] == "workbench"
+    with initialized_mcp(base_env(service.data_dir, service.port), ROOT) as client:
         yield client
-        code = client.close()
-    finally:
-        if client.proc.poll() is None:
-            client.proc.kill()
-    assert code == 0, client.stderr()[-2000:]
     for line in client.lines:
         assert json.loads(line)["jsonrpc"] == "2.0", line
     assert "Traceback" not in client.stderr()

@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.fuzz_strategies import json_objects, json_values, render
+from tests.test_fuzz_agent_configs import comment_lines, installs  # the other agents' checks
 from workbench.agents import claude_auto_memory, copilot, goose, goose_yaml, mcp_json
 from workbench.errors import WorkbenchError
 
@@ -104,22 +105,6 @@ def agent_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         goose.config_dir().mkdir(parents=True)
         copilot.config_dir().mkdir(parents=True)
         yield home
-
-
-def installs(install: Any) -> bool:
-    """Run ``install``: True if it did, False if it refused with a message."""
-    try:
-        install("/usr/bin/python3", None)
-    except WorkbenchError as exc:
-        refusal = exc.message
-    else:
-        return True
-    assert refusal.strip()
-    return False
-
-
-def comment_lines(text: str) -> list[str]:
-    return [line for line in text.splitlines() if line.startswith("# user comment")]
 
 
 def goose_round_trip(text: str) -> None:

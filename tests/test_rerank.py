@@ -18,7 +18,7 @@ import pytest
 from pydantic import ValidationError
 
 from tests.conftest import SimilarityRanker, store_of_titles
-from workbench.recall import rerank, rerank_features
+from workbench.recall import rerank, rerank_features, rerank_tokens
 from workbench.recall.rerank_features import FEATURES, Candidates
 from workbench.recall.search import SearchEngine
 from workbench.settings import load_settings
@@ -37,6 +37,17 @@ QUERY = "TimelineScheduler cypress bump"
 
 
 SIMILARITY = {2: 0.70, 1: 0.35, 3: 0.30, 4: 0.25, 5: 0.10}
+
+
+def token_table(onnx_model: Path, folder: Path) -> Path:
+    """A real MaxSim token table from the shipped weights, holding only the rows of the word
+    pieces of ``QUERY`` and ``MEMORIES`` (so it builds in a second), for the stages that read one
+    (test_rerank_maxsim, test_rerank_learned)."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(onnx_model / "tokenizer.json"))
+    pieces = {i for text in [QUERY, *MEMORIES] for i in tokenizer.encode(text).ids}
+    return rerank_tokens.build(folder / rerank_tokens.TABLE_NAME, onnx_model, token_ids=pieces)
 
 
 @pytest.fixture

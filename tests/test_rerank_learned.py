@@ -20,8 +20,8 @@ import pytest
 from pydantic import ValidationError
 
 from tests.conftest import SimilarityRanker, store_of_titles
-from tests.test_rerank import MEMORIES, QUERY, SIMILARITY, VECTOR_LED
-from workbench.recall import rerank_learned, rerank_tokens
+from tests.test_rerank import MEMORIES, QUERY, SIMILARITY, VECTOR_LED, token_table
+from workbench.recall import rerank_learned
 from workbench.recall.search import SearchEngine
 from workbench.settings import Settings, load_settings
 from workbench.store.database import Store
@@ -30,12 +30,7 @@ from workbench.store.database import Store
 @pytest.fixture(scope="module")
 def table(onnx_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real table from the shipped weights, holding the rows of these texts' pieces."""
-    from tokenizers import Tokenizer
-
-    tokenizer = Tokenizer.from_file(str(onnx_model / "tokenizer.json"))
-    pieces = {i for text in [QUERY, *MEMORIES] for i in tokenizer.encode(text).ids}
-    target = tmp_path_factory.mktemp("tokens") / rerank_tokens.TABLE_NAME
-    return rerank_tokens.build(target, onnx_model, token_ids=pieces)
+    return token_table(onnx_model, tmp_path_factory.mktemp("tokens"))
 
 
 @pytest.fixture

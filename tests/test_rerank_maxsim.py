@@ -22,7 +22,7 @@ from tests.conftest import Service, SimilarityRanker, base_env, free_port, store
 
 # The memories, query and similarities of test_rerank: 1 holds the query's words, 2 is the
 # semantically closest and vaguer one that fusion puts first.
-from tests.test_rerank import MEMORIES, QUERY, SIMILARITY, VECTOR_LED
+from tests.test_rerank import MEMORIES, QUERY, SIMILARITY, VECTOR_LED, token_table
 from workbench.recall import rerank_tokens
 from workbench.recall.search import SearchEngine
 from workbench.settings import load_settings
@@ -32,12 +32,7 @@ from workbench.store.database import Store
 @pytest.fixture(scope="module")
 def table(onnx_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real table from the shipped weights, holding the rows of these texts' pieces."""
-    from tokenizers import Tokenizer
-
-    tokenizer = Tokenizer.from_file(str(onnx_model / "tokenizer.json"))
-    pieces = {i for text in [QUERY, *MEMORIES] for i in tokenizer.encode(text).ids}
-    target = tmp_path_factory.mktemp("tokens") / rerank_tokens.TABLE_NAME
-    return rerank_tokens.build(target, onnx_model, token_ids=pieces)
+    return token_table(onnx_model, tmp_path_factory.mktemp("tokens"))
 
 
 @pytest.fixture

@@ -336,13 +336,9 @@ def test_first_is_settled_only_when_smooth_keeps_the_first() -> None:
     assert unsettled_seen > 1000
 
 
-@pytest.mark.parametrize("filters", FILTERS, ids=["all", "payments", "infra"])
-def test_the_anchor_skips_the_neighbours_only_when_settled(
-    seeded: tuple[Store, Seeded], filters: SearchFilters
-) -> None:
-    """Both paths are taken on the real store, and each anchors on the search's first hit."""
-    store, _ = seeded
-    looked: list[bool] = []
+def counting_neighbours(store: Store, looked: list[bool]) -> SearchEngine:
+    """A keyword-ranked engine that appends to ``looked`` each time the anchor looks the
+    neighbours up (its slower path), so a test sees which path a query took."""
 
     class Counting(SearchEngine):
         def _with_neighbours(
@@ -351,7 +347,17 @@ def test_the_anchor_skips_the_neighbours_only_when_settled(
             looked.append(True)
             return super()._with_neighbours(fused, filters, weight)
 
-    engine = Counting(store, None, ranker=KeywordRanker(store))
+    return Counting(store, None, ranker=KeywordRanker(store))
+
+
+@pytest.mark.parametrize("filters", FILTERS, ids=["all", "payments", "infra"])
+def test_the_anchor_skips_the_neighbours_only_when_settled(
+    seeded: tuple[Store, Seeded], filters: SearchFilters
+) -> None:
+    """Both paths are taken on the real store, and each anchors on the search's first hit."""
+    store, _ = seeded
+    looked: list[bool] = []
+    engine = counting_neighbours(store, looked)
     paths = set()
     for query in QUERIES:
         looked.clear()
@@ -374,15 +380,7 @@ def test_the_anchor_looks_at_the_neighbours_when_the_lead_is_small(tmp_path: Pat
                 project=project,
             )
     looked: list[bool] = []
-
-    class Counting(SearchEngine):
-        def _with_neighbours(
-            self, fused: list[tuple[int, float]], filters: SearchFilters, weight: float
-        ) -> list[tuple[int, float]]:
-            looked.append(True)
-            return super()._with_neighbours(fused, filters, weight)
-
-    engine = Counting(store, None, ranker=KeywordRanker(store))
+    engine = counting_neighbours(store, looked)
     top = engine.top_observation("quokka gateway", SearchFilters())
     assert looked
     page = engine.search("quokka gateway", types=["observations"], limit=1).observations

@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 import signal
 import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -54,15 +56,26 @@ def top_by_meaning(svc: Service, query: str) -> str:
     return str(found["observations"][0]["title"])
 
 
+@contextmanager
+def minilm_paused(svc: Service) -> Iterator[None]:
+    """MiniLM's worker stopped (SIGSTOP) for the block, so new memories wait for it as under
+    load (the static tier, when there is one, covers them); resumed (SIGCONT) however the block
+    ends, so a failing assert never leaves a stopped process behind."""
+    pid = wait_vectors(svc, lambda v: v["pid"])["pid"]
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(pid, signal.SIGCONT)
+
+
 def test_memories_minilm_has_not_reached_are_found_by_the_static_tier_then_upgraded(
     make_service: Any, onnx_model: Path, static_model: Path
 ) -> None:
     svc = start(make_service, onnx_model, static_model)
     save(svc, OLD)
     wait_vectors(svc, lambda v: v["worker"]["embedded"] >= len(OLD) and v["behind"] == 0)
-    pid = wait_vectors(svc, lambda v: v["pid"])["pid"]
-    os.kill(pid, signal.SIGSTOP)  # MiniLM falls behind, as under load
-    try:
+    with minilm_paused(svc):
         save(svc, NEW)
         vectors = wait_vectors(svc, lambda v: v["staticIndexed"] == len(NEW))
         assert vectors["behind"] == len(NEW)  # MiniLM has none of them
@@ -75,8 +88,6 @@ def test_memories_minilm_has_not_reached_are_found_by_the_static_tier_then_upgra
         _, status = svc.get("/api/index/status")
         assert status["static"]["state"] == "ready", status
         assert status["static"]["indexed"] == len(NEW)
-    finally:
-        os.kill(pid, signal.SIGCONT)
     # The upgrade replaces them: MiniLM catches up and the static tier lets go of each.
     vectors = wait_vectors(svc, lambda v: v["behind"] == 0 and v["staticIndexed"] == 0)
     assert vectors["unsearchable"] == 0
@@ -90,9 +101,7 @@ def test_reindex_rebuilds_both_tiers(
     make_service: Any, onnx_model: Path, static_model: Path
 ) -> None:
     svc = start(make_service, onnx_model, static_model)
-    pid = wait_vectors(svc, lambda v: v["pid"])["pid"]
-    os.kill(pid, signal.SIGSTOP)
-    try:
+    with minilm_paused(svc):
         save(svc, NEW)
         wait_vectors(svc, lambda v: v["staticIndexed"] == len(NEW))
         status, queued = svc.post("/api/reindex")
@@ -102,8 +111,6 @@ def test_reindex_rebuilds_both_tiers(
         assert after["static"]["indexed"] == len(NEW)  # rebuilt from the canonical rows
         assert after["unsearchable"] == 0
         assert top_by_meaning(svc, "load balancer drops the websocket") == NEW[1][0]
-    finally:
-        os.kill(pid, signal.SIGCONT)
 
 
 def test_without_the_static_model_the_service_degrades_and_says_why(
@@ -116,9 +123,7 @@ def test_without_the_static_model_the_service_degrades_and_says_why(
     assert "workbench models build" in status["static"]["reason"]
     _, health = svc.get("/api/health")
     assert health["status"] == "ok", health
-    pid = wait_vectors(svc, lambda v: v["pid"])["pid"]
-    os.kill(pid, signal.SIGSTOP)
-    try:
+    with minilm_paused(svc):
         save(svc, NEW)
         vectors = wait_vectors(svc, lambda v: v["behind"] == len(NEW))
         assert vectors["staticIndexed"] == 0
@@ -126,8 +131,6 @@ def test_without_the_static_model_the_service_degrades_and_says_why(
         status_code, found = svc.get("/api/search?query=websocket&format=json")
         assert status_code == 200, found
         assert found["observations"][0]["title"] == NEW[1][0]
-    finally:
-        os.kill(pid, signal.SIGCONT)
     wait_vectors(svc, lambda v: v["behind"] == 0)
     assert top_by_meaning(svc, "load balancer drops the websocket") == NEW[1][0]
 
@@ -163,9 +166,7 @@ def test_search_says_which_tier_covers_the_memories_minilm_lacks(
     from tests.conftest import run_workbench
 
     svc = start(make_service, onnx_model, static_model)
-    pid = wait_vectors(svc, lambda v: v["pid"])["pid"]
-    os.kill(pid, signal.SIGSTOP)
-    try:
+    with minilm_paused(svc):
         save(svc, NEW)
         wait_vectors(svc, lambda v: v["staticIndexed"] == len(NEW))
         status, found = svc.get("/api/search?query=load+balancer+websocket&format=json")
@@ -181,8 +182,6 @@ def test_search_says_which_tier_covers_the_memories_minilm_lacks(
         assert note in " ".join(cli.stdout.split()), cli.stdout
         _, index = svc.get("/api/index/status")
         assert index["tiers"] == {"minilm": 0, "static": len(NEW), "fullTextOnly": 0}, index
-    finally:
-        os.kill(pid, signal.SIGCONT)
     wait_vectors(svc, lambda v: v["behind"] == 0 and v["staticIndexed"] == 0)
     _, index = svc.get("/api/index/status")
     assert index["tiers"] == {"minilm": len(NEW), "static": 0, "fullTextOnly": 0}, index

@@ -39,9 +39,4 @@ AGENT = McpOnly(
     "with `/mcp delete workbench` in Copilot CLI, or by editing mcp-config.json",
     {"type": "local", "tools": ["*"]},
 )
-detected = AGENT.detected
-check = AGENT.check
-check_uninstall = AGENT.check_uninstall
-install = AGENT.install
-uninstall = AGENT.uninstall
-checks = AGENT.checks
+detected, check, check_uninstall, install, uninstall, checks = AGENT.module_functions()

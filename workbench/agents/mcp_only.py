@@ -14,12 +14,28 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from workbench.agents import health, mcp_json
 from workbench.agents.base import Change, Check
 
 WHAT = "workbench MCP server"
+
+
+class Install(Protocol):
+    """``install``'s signature with its defaults, so ``module.install()`` still type-checks."""
+
+    def __call__(self, python: str | None = None, data_dir: Path | None = None) -> list[Change]: ...
+
+
+ModuleFunctions = tuple[
+    Callable[[], bool],  # detected
+    Callable[[], None],  # check
+    Callable[[], None],  # check_uninstall
+    Install,  # install
+    Callable[[], list[Change]],  # uninstall
+    Callable[[], list[Check]],  # checks
+]
 
 
 @dataclass(frozen=True)
@@ -63,3 +79,15 @@ class McpOnly:
         is gone (the agent is opt-in, as every agent but Claude Code)."""
         finding = health.mcp(self.path(), mcp_json.entry)
         return [health.agent_check(self.name, self.label, self.detected(), [finding])]
+
+    def module_functions(self) -> ModuleFunctions:
+        """The six functions every agent module has (``workbench.agents``' shape), bound to
+        this agent: each MCP-only module binds them in one line instead of six."""
+        return (
+            self.detected,
+            self.check,
+            self.check_uninstall,
+            self.install,
+            self.uninstall,
+            self.checks,
+        )

@@ -48,9 +48,4 @@ AGENT = McpOnly(
     mcp_path,
     "in Roo Code's MCP panel (Edit Global MCP), or by editing mcp_settings.json",
 )
-detected = AGENT.detected
-check = AGENT.check
-check_uninstall = AGENT.check_uninstall
-install = AGENT.install
-uninstall = AGENT.uninstall
-checks = AGENT.checks
+detected, check, check_uninstall, install, uninstall, checks = AGENT.module_functions()

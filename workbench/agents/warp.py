@@ -34,9 +34,4 @@ AGENT = McpOnly(
     mcp_path,
     "in Warp's Settings > MCP servers, or by editing ~/.warp/.mcp.json",
 )
-detected = AGENT.detected
-check = AGENT.check
-check_uninstall = AGENT.check_uninstall
-install = AGENT.install
-uninstall = AGENT.uninstall
-checks = AGENT.checks
+detected, check, check_uninstall, install, uninstall, checks = AGENT.module_functions()

@@ -10,12 +10,15 @@ Both work whether or not ``folder_memory_files`` is on (the setting only makes t
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from workbench.cli.output import DataDirOption, JsonOption, handle_errors, load_settings
 from workbench.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from workbench.settings import Settings
 
 folder_app = typer.Typer(
     name="folder-memory",
@@ -49,8 +52,20 @@ def _root(root: Path | None) -> Path:
     return chosen
 
 
-def _shown(folder: Path, root: Path) -> str:
-    return folder.relative_to(root).as_posix() if folder.is_relative_to(root) else str(folder)
+def _carry_out(
+    items: list[Any], verb: str, dry_run: bool, settings: Settings, root: Path, json_out: bool
+) -> None:
+    """How both commands end: write the planned items (none under ``--dry-run``), then the
+    table of what was (or would be) done."""
+    from workbench.folder_memory import apply
+
+    done = items if dry_run else apply.carry_out(items)
+    _show(
+        f"folder memory ({settings.folder_memory_filename}) under {root}: {verb}",
+        done,
+        root,
+        json_out,
+    )
 
 
 def _show(title: str, items: list[Any], root: Path, json_out: bool) -> None:
@@ -89,7 +104,7 @@ def generate(
     json_out: JsonOption = False,
 ) -> None:
     """Write the recent-activity section into each touched folder's memory file."""
-    from workbench.folder_memory import apply, plan
+    from workbench.folder_memory import plan
     from workbench.store.connection import connect
 
     settings = load_settings(data_dir)
@@ -107,14 +122,7 @@ def generate(
         )
     finally:
         conn.close()
-    done = items if dry_run else apply.carry_out(items)
-    verb = "would change" if dry_run else "changed"
-    _show(
-        f"folder memory ({settings.folder_memory_filename}) under {chosen}: {verb}",
-        done,
-        chosen,
-        json_out,
-    )
+    _carry_out(items, "would change" if dry_run else "changed", dry_run, settings, chosen, json_out)
 
 
 @folder_app.command("clean")
@@ -126,16 +134,9 @@ def clean(
     json_out: JsonOption = False,
 ) -> None:
     """Take workbench's section out of every memory file under the root (keep the rest)."""
-    from workbench.folder_memory import apply, plan
+    from workbench.folder_memory import plan
 
     settings = load_settings(data_dir)
     chosen = _root(root)
     items = plan.clean(chosen, settings.folder_memory_filename)
-    done = items if dry_run else apply.carry_out(items)
-    verb = "would clean" if dry_run else "cleaned"
-    _show(
-        f"folder memory ({settings.folder_memory_filename}) under {chosen}: {verb}",
-        done,
-        chosen,
-        json_out,
-    )
+    _carry_out(items, "would clean" if dry_run else "cleaned", dry_run, settings, chosen, json_out)

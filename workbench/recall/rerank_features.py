@@ -25,7 +25,8 @@ from typing import TypedDict
 from workbench.store.identifiers import split_identifiers
 
 TYPES = ("decision", "bugfix", "feature", "refactor", "discovery", "change")
-FEATURES: tuple[str, ...] = (
+# What the two rankers said, the first columns here and in ``rerank_learned``'s model.
+RANK_FEATURES: tuple[str, ...] = (
     "fused",  # fused score / the list's best
     "fused_rr",  # 1 / fused rank
     "fts",  # BM25 / the list's best (0: not a full-text hit)
@@ -34,6 +35,9 @@ FEATURES: tuple[str, ...] = (
     "cosine_rel",  # cosine / the best cosine among the candidates
     "vector_rr",
     "both",  # found by both rankers
+)
+FEATURES: tuple[str, ...] = (
+    *RANK_FEATURES,
     "phrase",  # longest run of query words held in order / query words (runs of 2+)
     "title_cover",  # share of the query's words in the title
     "body_cover",  # share in subtitle, narrative, facts, concepts

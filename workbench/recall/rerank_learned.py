@@ -40,15 +40,9 @@ from workbench.recall.rerank_tokens import TokenTable
 __all__ = ["FEATURES", "Weights", "compute", "order", "parse", "weights"]
 
 WEIGHTS_FILE = Path(__file__).with_name("rerank_learned.json")
+_BASE = rerank_features.RANK_FEATURES  # taken as ``rerank_features`` computes them
 FEATURES: tuple[str, ...] = (
-    "fused",  # fused score / the list's best
-    "fused_rr",  # 1 / fused rank
-    "fts",  # BM25 / the list's best (0: not a full-text hit)
-    "fts_rr",
-    "cosine",  # the vector ranker's cosine (0: unknown)
-    "cosine_rel",  # cosine / the best cosine among the candidates
-    "vector_rr",
-    "both",  # found by both rankers
+    *_BASE,
     "phrase",  # longest run of query words held in order / query words (runs of 2+)
     "cover",  # share of the query's content words held (title or body)
     "idf_cover",  # the same, each word weighted by its rarity among the candidates
@@ -72,7 +66,6 @@ FEATURES: tuple[str, ...] = (
 # The columns that need the token table (bench/relevance_ltr.py zeroes them for its row
 # "no maxsim", which shows what the stage would be worth without it).
 MAXSIM_COLUMNS = ("maxsim", "maxsim_anchored", "maxsim_unanchored", "maxsim_cover")
-_BASE = ("fused", "fused_rr", "fts", "fts_rr", "cosine", "cosine_rel", "vector_rr", "both")
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ Modules:
 - ``records``  the transcript event type, and a line's bytes to a JSON object (or why not)
 - ``claude``   Claude Code's line format to events (prompts, tool calls, turn ends)
 - ``codex``    Codex's rollout line format to events
+- ``pending_calls`` tool calls waiting for their result across reads, restored and bounded
 - ``offsets``  the persisted read position of each file (``transcript_offsets``, m013)
 - ``importer`` one file: resume at its offset, parse, ingest, save the offset; the report
 - ``paths``    the default globs under HOME, and PATH arguments expanded to files

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from workbench.transcripts import pending_calls
 from workbench.transcripts.records import TranscriptEvent, epoch_ms, text
 
 PLATFORM_SOURCE = "claude-code"
@@ -57,7 +58,6 @@ IGNORED = frozenset(
     }
 )
 MARKUP = ("<command-name>", "<command-message>", "<local-command-", "<system-reminder>")
-MAX_PENDING = 500  # tool calls waiting for a result; the oldest are dropped past this
 
 
 class ClaudeParser:
@@ -71,8 +71,7 @@ class ClaudeParser:
 
     def __init__(self, state: dict[str, Any] | None = None) -> None:
         state = state or {}
-        pending = state.get("pending")
-        self.pending: dict[str, list[Any]] = pending if isinstance(pending, dict) else {}
+        self.pending = pending_calls.restore(state)
         self.session = text(state.get("session"))
         self.cwd = text(state.get("cwd"))
         self.said = text(state.get("said"))  # the open turn's last assistant text
@@ -128,8 +127,7 @@ class ClaudeParser:
         for block in blocks:
             if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
                 self.pending[block["id"]] = [text(block.get("name")), block.get("input")]
-        while len(self.pending) > MAX_PENDING:
-            self.pending.pop(next(iter(self.pending)))
+        pending_calls.bound(self.pending)
         if record.get("isSidechain") is True:
             return []
         said = "\n".join(text(b.get("text")) for b in blocks if b.get("type") == "text").strip()

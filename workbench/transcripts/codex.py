@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from workbench.transcripts import pending_calls
 from workbench.transcripts.records import TranscriptEvent, epoch_ms, text
 
 PLATFORM_SOURCE = "codex-cli"
@@ -37,7 +38,6 @@ IGNORED = frozenset({"world_state", "compacted", "token_usage_record"})
 SHELL_TOOLS = frozenset({"exec_command", "shell", "shell_command", "local_shell", "container.exec"})
 CALLS = frozenset({"function_call", "custom_tool_call"})
 OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
-MAX_PENDING = 500
 
 
 class CodexParser:
@@ -47,8 +47,7 @@ class CodexParser:
 
     def __init__(self, state: dict[str, Any] | None = None) -> None:
         state = state or {}
-        pending = state.get("pending")
-        self.pending: dict[str, list[Any]] = pending if isinstance(pending, dict) else {}
+        self.pending = pending_calls.restore(state)
         self.session = text(state.get("session"))
         self.cwd = text(state.get("cwd"))
         self.ignored = 0
@@ -135,8 +134,7 @@ class CodexParser:
         call_id = payload.get("call_id")
         if what in CALLS and isinstance(call_id, str):
             self.pending[call_id] = list(_call(payload))
-            while len(self.pending) > MAX_PENDING:
-                self.pending.pop(next(iter(self.pending)))
+            pending_calls.bound(self.pending)
             return []
         if what in OUTPUTS and isinstance(call_id, str):
             if call_id not in self.pending:
