@@ -11,19 +11,31 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import sys
+from typing import Any
 
 
 def trim_heap() -> bool:
     """``malloc_trim(0)`` on glibc; True when it ran."""
-    if not sys.platform.startswith("linux"):
+    trim = _malloc_trim()
+    if trim is None:
         return False
+    trim(0)
+    return True
+
+
+@functools.cache
+def _malloc_trim() -> Any:
+    """glibc's ``malloc_trim``, looked up once: ``find_library`` runs ``ldconfig -p`` in a
+    child process, and the indexer trims after every bulk pass. None off glibc."""
+    if not sys.platform.startswith("linux"):
+        return None
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         trim = libc.malloc_trim
     except (OSError, AttributeError):
-        return False
+        return None
     trim.argtypes = [ctypes.c_size_t]
     trim.restype = ctypes.c_int
-    trim(0)
-    return True
+    return trim
