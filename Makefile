@@ -15,7 +15,8 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 
 # The agents' own CLIs from npm at the versions the real-agent tests pin (tests/real_agents.py),
-# into .venv/share/real-agents; the first real-agent test does it too when this was not run.
+# into .venv/share/real-agents (the MCP-only ones, Copilot CLI, into real-agents-mcp-only);
+# the first real-agent test does it too when this was not run.
 agents: $(STAMP)
 	$(BIN)/python -m tests.real_agents
 
