@@ -39,9 +39,9 @@ from workbench.recall.static_tier import StaticTier
 from workbench.recall.vectors import VectorIndex
 from workbench.recall.worker_process import EmbedWorkerProcess
 from workbench.settings import Settings
+from workbench.store import fts_rebuild
 from workbench.store.connection import atomic
 from workbench.store.database import Store
-from workbench.store.schema import rebuild_fts
 
 log = logging.getLogger("workbench.recall")
 
@@ -494,8 +494,8 @@ class Indexer(threading.Thread):
         job.state, job.phase = "running", "fts"
         try:
             conn = self.store.conn
-            with atomic(conn):
-                rebuild_fts(conn)
+            # In short transactions beside the live index: hook writes go on meanwhile.
+            fts_rebuild.rebuild(conn, stopping=self._stopping.is_set)
             job.fts_seconds = round(time.monotonic() - started, 3)
             if self.embedder is None or self.state != "ready":
                 job.vectors = f"skipped: {self.reason}"

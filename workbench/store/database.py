@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 
 from workbench.errors import StoreGone
-from workbench.store import schema
+from workbench.store import fts_rebuild, schema
 from workbench.store.connection import (
     Connection,
     FileId,
@@ -53,6 +53,7 @@ class Store:
                 schema.check_not_newer(self.conn, str(self.path))
             elif migrate:
                 schema.apply(self.conn, str(self.path))
+                fts_rebuild.abandon(self.conn)  # scraps of a reindex a kill -9 cut short
             if not readonly:
                 self.companion_ids = companion_ids(self.path)
                 first = self.conn

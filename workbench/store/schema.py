@@ -526,19 +526,25 @@ def _split(row: str, column: str) -> str:
     return f"{SPLIT_FUNCTION}({row}.{column})"
 
 
-def _split_fts_triggers(table: str, fts: str, columns: list[str]) -> str:
-    """Triggers that index each column through ``wb_split_identifiers`` (see m008)."""
+def split_fts_triggers(table: str, fts: str, columns: list[str], *, upto: str = "") -> str:
+    """Triggers that index each column through ``wb_split_identifiers`` (see m008).
+
+    ``upto``: an SQL expression; when given, the triggers act only on rows whose id is at most
+    its value (``store/fts_rebuild.py`` keeps a half-built index in step this way).
+    """
     cols = ", ".join(columns)
     new = ", ".join(_split("new", c) for c in columns)
     old = ", ".join(_split("old", c) for c in columns)
+    when_new = f"WHEN new.id <= ({upto}) " if upto else ""
+    when_old = f"WHEN old.id <= ({upto}) " if upto else ""
     return f"""
-        CREATE TRIGGER {fts}_ai AFTER INSERT ON {table} BEGIN
+        CREATE TRIGGER {fts}_ai AFTER INSERT ON {table} {when_new}BEGIN
             INSERT INTO {fts} (rowid, {cols}) VALUES (new.id, {new});
         END;
-        CREATE TRIGGER {fts}_ad AFTER DELETE ON {table} BEGIN
+        CREATE TRIGGER {fts}_ad AFTER DELETE ON {table} {when_old}BEGIN
             INSERT INTO {fts} ({fts}, rowid, {cols}) VALUES ('delete', old.id, {old});
         END;
-        CREATE TRIGGER {fts}_au AFTER UPDATE OF {cols} ON {table} BEGIN
+        CREATE TRIGGER {fts}_au AFTER UPDATE OF {cols} ON {table} {when_old}BEGIN
             INSERT INTO {fts} ({fts}, rowid, {cols}) VALUES ('delete', old.id, {old});
             INSERT INTO {fts} (rowid, {cols}) VALUES (new.id, {new});
         END;
@@ -550,7 +556,9 @@ def rebuild_fts(conn: sqlite3.Connection, only: str | None = None) -> None:
 
     The FTS tables are contentless since m008, so FTS5's own ``'rebuild'`` (which re-reads an
     external content table) does not apply: empty the index, then index every row through
-    ``wb_split_identifiers`` exactly as the insert trigger does. Run it inside ``atomic()``.
+    ``wb_split_identifiers`` exactly as the insert trigger does. Run it inside ``atomic()``:
+    it holds the write lock throughout (migrations). ``store/fts_rebuild.py`` rebuilds in
+    short transactions instead, for ``workbench reindex`` on a live service.
     """
     for fts, (table, columns) in FTS_TABLES.items():
         if only is not None and fts != only:
@@ -589,7 +597,7 @@ def m008_fts_code_identifiers(conn: sqlite3.Connection) -> None:
                 {", ".join(columns)},
                 content='', tokenize='porter unicode61'
             );
-            {_split_fts_triggers(table, fts, columns)}
+            {split_fts_triggers(table, fts, columns)}
             """,
         )
         rebuild_fts(conn, only=fts)
