@@ -43,13 +43,6 @@ TextOption = Annotated[
 ]
 
 
-def cell(value: object) -> str:
-    """``value`` as table text: rich would read ``Callable[[str], str]`` as markup and drop it."""
-    from rich.markup import escape
-
-    return escape(str(value))
-
-
 def register(app: typer.Typer) -> None:
     app.add_typer(code_app, name="code")
 
@@ -96,17 +89,15 @@ def search(
         typer.echo(navigate.search_text(result))
         return
     table(
-        cell(
-            f'Symbols matching "{query}": {len(result.matches)} of {result.symbols_found} '
-            f"symbols in {result.files_scanned} files"
-        ),
+        f'Symbols matching "{query}": {len(result.matches)} of {result.symbols_found} '
+        f"symbols in {result.files_scanned} files",
         ["kind", "symbol", "where", "signature", "match"],
         (
             (
                 m.symbol.kind,
-                cell(m.qualified_name),
-                cell(f"{m.path}:{m.symbol.line_start}-{m.symbol.line_end}"),
-                cell(m.symbol.signature),
+                m.qualified_name,
+                f"{m.path}:{m.symbol.line_start}-{m.symbol.line_end}",
+                m.symbol.signature,
                 m.reason,
             )
             for m in result.matches
@@ -116,7 +107,7 @@ def search(
         table(
             "Folded views (workbench code outline FILE shows one)",
             ["file", "language", "lines", "folded tokens"],
-            ((cell(p.path), p.language, p.total_lines, f"~{t}") for p, t, _ in result.files),
+            ((p.path, p.language, p.total_lines, f"~{t}") for p, t, _ in result.files),
         )
     for note in result.skipped[:10]:
         typer.secho(f"skipped {note}", fg=typer.colors.YELLOW, err=True)
@@ -159,14 +150,14 @@ def _outline_table(result: Outline) -> None:
             typer.echo(no_grammar(parsed.language))
         return
     table(
-        cell(title),
+        title,
         ["kind", "symbol", "lines", "signature"],
         (
             (
                 s.kind,
-                cell("  " * min(depth, 12) + s.name + (" *" if s.exported else "")),
+                "  " * min(depth, 12) + s.name + (" *" if s.exported else ""),
                 f"{s.line_start}-{s.line_end}",
-                cell(s.signature),
+                s.signature,
             )
             for s, _, depth in parsed.walk()
         ),

@@ -14,17 +14,23 @@ from workbench.recall.tier_note import vectors_note
 
 
 def print_hits(data: dict[str, Any]) -> None:
+    from rich.text import Text
+
     team = "teamSnapshot" in data
     out = console()
     label = f'"{data["query"]}"' if data.get("query") else "(filters only)"
-    out.print(f"{data['totalResults']} results for {label} [dim](mode {data.get('mode')})[/]")
-    if data.get("degraded"):
-        out.print(f"[yellow]{data['degraded']}[/]")
-    if data.get("teamStale"):
-        out.print(f"[yellow]{data['teamStale']}[/]")
+    # The query and the notes are text, never markup (a query may hold ``[bold]``).
+    out.print(
+        Text.assemble(
+            f"{data['totalResults']} results for {label} ", (f"(mode {data.get('mode')})", "dim")
+        )
+    )
+    for warning in (data.get("degraded"), data.get("teamStale")):
+        if warning:
+            out.print(Text(str(warning), style="yellow"))
     note = vectors_note(data.get("vectorsBehind"), data.get("vectorsStatic"))
     if note:
-        out.print(f"[yellow]{note}[/]")
+        out.print(Text(note, style="yellow"))
     groups = (("observations", "observations", ""), ("sessions", "session summaries", "S"))
     for key, title, prefix in (*groups, ("prompts", "prompts", "P")):
         hits = data.get(key) or []

@@ -134,16 +134,17 @@ def status(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
     if as_json:
         print_json(data)
         return
+    from rich.markup import escape
+    from rich.text import Text
+
     out = console()
     if foreign is not None:
-        from rich.markup import escape
-
-        out.print(f"[red]not this data dir's service:[/] {escape(foreign)}", highlight=False)
+        out.print(Text.assemble(("not this data dir's service: ", "red"), foreign))
         out.print(f"read-only view of {settings.db_path}", markup=False, highlight=False)
     elif health is None:
         out.print(
-            f"[yellow]service not running[/] at {settings.base_url} (read-only view of "
-            f"{settings.db_path}); start it with `workbench serve --detach`"
+            f"[yellow]service not running[/] at {escape(settings.base_url)} (read-only view "
+            f"of {escape(str(settings.db_path))}); start it with `workbench serve --detach`"
         )
         out.print(
             f"compressor (by the settings, once started) {settings.compressor_choice()}",
@@ -155,8 +156,8 @@ def status(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
         # replaced). / Why: "running" alone would read as healthy while every write is
         # refused. / Outcome: say so first, with the service's own reason and remedy.
         out.print(
-            f"[red]service running but not storing[/] at {settings.base_url}, pid "
-            f"{health['pid']}: {health.get('reason', 'the store is unavailable')}"
+            f"[red]service running but not storing[/] at {escape(settings.base_url)}, pid "
+            f"{health['pid']}: {escape(str(health.get('reason', 'the store is unavailable')))}"
         )
     else:
         out.print(
@@ -173,7 +174,7 @@ def status(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
             out.print("compressor chain: " + " → ".join(_provider_line(p) for p in chain))
         store = health.get("store") or {}
         if store.get("state") == "busy":
-            out.print(f"[yellow]store busy:[/] {store.get('reason', '')}")
+            out.print(Text.assemble(("store busy: ", "yellow"), str(store.get("reason", ""))))
     totals = data.get("totals", {})
     queue = data.get("queue", {})
     spooled = data.get("spool", {})
@@ -197,12 +198,10 @@ def status(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
             [(f["eventId"], f["kind"], f["attempts"], f["reason"]) for f in data["failed"]],
         )
     for warning in settings.load_warnings:
-        out.print(f"[yellow]warning:[/] {warning}", markup=False, highlight=False)
+        out.print(Text.assemble(("warning: ", "yellow"), str(warning)))
     if data["capture"].get("state") == "paused":
-        from rich.markup import escape
-
-        reason = escape(str(data["capture"].get("reason", "")))
-        out.print(f"[red]capture paused:[/] {reason}", highlight=False)
+        reason = str(data["capture"].get("reason", ""))
+        out.print(Text.assemble(("capture paused: ", "red"), reason))
 
 
 @handle_errors

@@ -24,13 +24,20 @@ def print_json(data: Any) -> None:
 
 
 def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
-    from rich.table import Table
+    """A table whose title, headers and cells are shown as written.
 
-    grid = Table(title=title, title_justify="left", header_style="bold")
+    They are memory text, paths, queries, type signatures: rich would read
+    ``Callable[[str], str]`` or ``[bold]`` in a string as markup, dropping or restyling text.
+    A ``Text`` is never parsed (``escape`` would double a trailing backslash).
+    """
+    from rich.table import Table
+    from rich.text import Text
+
+    grid = Table(title=Text(title), title_justify="left", header_style="bold")
     for column in columns:
-        grid.add_column(column, overflow="fold")
+        grid.add_column(Text(column), overflow="fold")
     for row in rows:
-        grid.add_row(*("" if v is None else str(v) for v in row))
+        grid.add_row(*(Text("" if v is None else str(v)) for v in row))
     console().print(grid)
 
 
