@@ -1,6 +1,7 @@
 """A relevance set from MemoryBank-SiliconFriend (Zhong et al., AAAI 2024): ``memorybank``.
 
-Source: the public repository github:zhongwanjun/MemoryBank-SiliconFriend (MIT licence), files
+Source: the public repository github:zhongwanjun/MemoryBank-SiliconFriend (MIT licence: its
+LICENSE file, "Copyright (c) 2023 Wanjun Zhong", read at the snapshot used), files
 ``eval_data/en/memory_bank_en.json`` (per user: ``history`` = ``{"YYYY-MM-DD": [{"query",
 "response"}, ...]}``, ten days of chats between a user and an AI companion) and
 ``eval_data/en/probing_questions_en.jsonl`` (one line per user: ``{name: [question, ...]}``).
