@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -280,3 +281,73 @@ def test_memory_files_that_are_not_text_files_are_never_read_or_written(
     assert {rows[f]["action"] for f in ("docs", "src", "src/util")} == {"skip"}
     assert (project / "src" / "CLAUDE.md").read_bytes() == latin
     assert cli(env, "clean", "--root", str(project)) == []
+
+
+def make_worktree(tmp_path: Path) -> tuple[Path, Path]:
+    """A main checkout with one commit and a linked worktree of it (``git worktree add``)."""
+    main = tmp_path / "main"
+    (main / "src").mkdir(parents=True)
+    (main / "src" / "app.py").write_text("x = 1\n")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q", str(main)], check=True)
+    subprocess.run([*git, "-C", str(main), "add", "."], check=True)
+    subprocess.run([*git, "-C", str(main), "commit", "-qm", "one"], check=True)
+    tree = tmp_path / "tree"
+    subprocess.run([*git, "-C", str(main), "worktree", "add", "-q", str(tree)], check=True)
+    return main, tree
+
+
+def record_in(svc: Service, checkout: Path, session: str) -> None:
+    identity = project_identity(str(checkout))
+    status, body = svc.post(
+        "/api/sessions/init",
+        {"contentSessionId": session, "project": identity.name, "projectKey": identity.key,
+         "prompt": "work in the tree", "platformSource": "claude-code"},
+    )  # fmt: skip
+    assert status == 200, body
+    call = {**tool_call(checkout, 0, "Edit", "src/app.py"), "contentSessionId": session}
+    assert svc.post("/api/sessions/observations", call)[0] in (200, 202)
+    summary = {"contentSessionId": session, "last_assistant_message": "Edited the app."}
+    assert svc.post("/api/sessions/summarize", summary)[0] in (200, 202)
+    svc.wait_idle(timeout=60)
+
+
+def test_a_session_in_a_worktree_gets_its_files_in_that_worktree(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    """Noticed at the last stop: a worktree's folders counted as outside the project (its
+    key is the main checkout), so the service wrote nothing for a session in a worktree."""
+    main, tree = make_worktree(tmp_path)
+    from tests.conftest import free_port
+
+    port = free_port()
+    env = base_env(data_dir, port, WORKBENCH_FOLDER_MEMORY_FILES="1")
+    svc = Service(data_dir=data_dir, port=port, env=env).start()
+    try:
+        record_in(svc, tree, "fm-tree")
+        target = tree / "src" / "CLAUDE.md"
+        deadline = time.monotonic() + 30
+        while not target.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)  # the runner's thread writes after the worker stored the summary
+    finally:
+        svc.stop()
+    assert section.START in target.read_text()
+    assert not (main / "src" / "CLAUDE.md").exists()
+
+
+def test_generate_run_in_a_worktree_writes_there_with_the_whole_projects_activity(
+    tmp_path: Path, make_service: Any
+) -> None:
+    """The CLI's default root is the cwd's checkout; activity in the main checkout's folders
+    shows in the same folders of the worktree (one project, two checkouts)."""
+    main, tree = make_worktree(tmp_path)
+    svc = make_service()
+    record_in(svc, main, "fm-main")
+    svc.stop()
+    proc = subprocess.run(
+        [sys.executable, "-m", "workbench", "folder-memory", "generate", "--json"],
+        env=svc.env, cwd=tree, capture_output=True, text=True, timeout=90,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert section.START in (tree / "src" / "CLAUDE.md").read_text()
+    assert not (main / "src" / "CLAUDE.md").exists()

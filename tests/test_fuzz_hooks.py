@@ -1069,6 +1069,8 @@ def test_project_identity_of_any_text_is_bounded_and_never_raises(cwd: str) -> N
     name, key = locate.project_identity(cwd)
     assert 0 < len(name) <= locate.MAX_PROJECT_CHARS
     assert 0 < len(key) <= locate.MAX_PROJECT_KEY_CHARS
+    checkout = locate.checkout_root(cwd)  # the folder-memory root: None or cwd's ancestor
+    assert checkout is None or str(Path(cwd)).startswith(str(checkout))
 
 
 # ----- our own MCP tools, in any agent's spelling (issue 20, item 3) ----------------------------

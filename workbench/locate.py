@@ -174,6 +174,27 @@ def project_identity(cwd: str | None) -> ProjectIdentity:
     return ProjectIdentity(_project_name(path.name), _project_key(path))
 
 
+def checkout_root(cwd: str | None) -> Path | None:
+    """The folder holding the ``.git`` (directory or worktree file) nearest above ``cwd``.
+
+    Unlike ``project_identity``'s root, a linked worktree is its own checkout here: files are
+    written and read in the checkout a session works in, while the project (and its memory)
+    is the repository's. None outside a repository. Never raises, like ``project_identity``.
+    """
+    # A relative cwd would be read against this process's own folder: no agent sends one.
+    if not cwd or len(cwd) > MAX_CWD_CHARS or not os.path.isabs(cwd):
+        return None
+    folder = str(Path(cwd))
+    for _ in range(MAX_WALK_LEVELS):
+        if _holds_git(folder):
+            return Path(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+    return None
+
+
 def _holds_git(folder: str) -> bool:
     # ``exists`` is False for any OSError or ValueError: a component over 255 bytes
     # (ENAMETOOLONG), a symlink loop, no permission, a NUL byte. The cwd is the payload's,

@@ -28,7 +28,9 @@ folder_app = typer.Typer(
 
 RootOption = Annotated[
     Path | None,
-    typer.Option("--root", help="The project's folder (default: the git root of the cwd)."),
+    typer.Option(
+        "--root", help="The checkout's folder (default: the git root of the cwd; a worktree's own)."
+    ),
 ]
 DryRunOption = Annotated[
     bool, typer.Option("--dry-run", help="Show what would change; write nothing.")
@@ -41,14 +43,14 @@ def register(app: typer.Typer) -> None:
 
 def _root(root: Path | None) -> Path:
     from workbench.folder_memory import places
-    from workbench.locate import project_identity
+    from workbench.locate import checkout_root
 
     chosen = places.real(root if root is not None else Path.cwd())
     if not chosen.is_dir():
         raise InvalidInput(f"--root {chosen} is not a folder; name the project's folder")
-    if root is None:  # the cwd's project: its git root (a worktree: the main checkout)
-        key = Path(project_identity(str(chosen)).key)
-        chosen = key if key.is_dir() else chosen
+    if root is None:  # the cwd's checkout (a linked worktree is its own), else the cwd
+        checkout = checkout_root(str(chosen))
+        chosen = places.real(checkout) if checkout is not None else chosen
     return chosen
 
 

@@ -127,10 +127,10 @@ class AutoRunner:
 
 
 def summary_root(conn: sqlite3.Connection, content_session_id: str | None) -> Path | None:
-    """The project root a session worked in: its first event's cwd's project, if a folder."""
+    """The checkout a session worked in (its first event's cwd's), or its project's folder."""
     if not content_session_id:
         return None
-    from workbench.locate import project_identity
+    from workbench.locate import checkout_root, project_identity
 
     row = conn.execute(
         "SELECT json_extract(payload, '$.cwd') FROM events WHERE content_session_id = ?"
@@ -139,6 +139,6 @@ def summary_root(conn: sqlite3.Connection, content_session_id: str | None) -> Pa
     ).fetchone()
     if row is None or not row[0]:
         return None
-    key = project_identity(str(row[0])).key
-    root = Path(key)
+    # The session's own checkout (a linked worktree is one), else the project's folder.
+    root = checkout_root(str(row[0])) or Path(project_identity(str(row[0])).key)
     return root if root.is_absolute() and root.is_dir() else None

@@ -82,6 +82,21 @@ def refusal(folder: Path, root: Path, patterns: list[str]) -> str | None:
     return None
 
 
+def in_checkout(folder: Path | None, checkout: Path | None, root: Path) -> Path | None:
+    """``folder``, seen from the checkout at ``root``: one project can have several checkouts
+    (linked worktrees), and a folder touched in one is the same folder in another. A folder
+    of another checkout maps to ``root`` + its path there, when that folder exists here."""
+    if folder is None or checkout is None or checkout == root:
+        return folder
+    if relative(folder, root) is not None:
+        return folder
+    rel = relative(folder, checkout)
+    if rel is None or not rel.parts:
+        return folder
+    here = real(root.joinpath(*rel.parts))  # a symlink in it may lead out: checked as real
+    return here if here.is_dir() and relative(here, root) is not None else folder
+
+
 def file_refusal(path: Path) -> str | None:
     """Why the memory file at ``path`` must not be written through, or None."""
     if path.is_symlink():

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workbench.folder_memory import places, section
-from workbench.locate import project_identity
+from workbench.locate import checkout_root, project_identity
 from workbench.recall.tokens import estimate_tokens
 
 SCAN_LIMIT = 5000  # newest observations looked at per run
@@ -73,12 +73,17 @@ def entries_by_folder(
     # (stored path, base) -> real folder: resolving is a syscall per path component, and the
     # same few files come back in observation after observation.
     resolved: dict[tuple[str, str], Path | None] = {}
+    checkouts: dict[str, Path | None] = {}
     for row in rows:
         base = cwds.get(str(row["content_session_id"]), str(root))
+        if base not in checkouts:
+            found_root = checkout_root(base)
+            checkouts[base] = places.real(found_root) if found_root is not None else None
         folders = set()
         for stored in _paths(row["files_read"]) + _paths(row["files_modified"]):
             if (stored, base) not in resolved:
-                resolved[stored, base] = places.folder_of(stored, Path(base))
+                folder = places.folder_of(stored, Path(base))
+                resolved[stored, base] = places.in_checkout(folder, checkouts[base], root)
             if (folder := resolved[stored, base]) is not None:
                 folders.add(folder)
         tokens = estimate_tokens(row["title"], row["subtitle"], row["narrative"], row["facts"])
