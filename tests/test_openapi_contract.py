@@ -44,6 +44,7 @@ from workbench.api_models.projects import Projects
 from workbench.api_models.queue import FailedEvents, Recompressed, Requeued, SpoolReplay
 from workbench.api_models.search import SearchReply, Timeline
 from workbench.api_models.settings import SettingsChanged, SettingsView
+from workbench.api_models.stale import StaleReply
 from workbench.api_models.team import TeamObservationReply, TeamObservationsBatch
 from workbench.api_models.transcripts import TranscriptImported
 from workbench.api_models.transfer import ExportDocument, Imported
@@ -94,6 +95,7 @@ MODELLED: dict[tuple[str, str], Any] = {
     ("GET", "/api/export"): ExportDocument,
     ("POST", "/api/import"): Imported,
     ("POST", "/api/transcripts/import"): TranscriptImported,
+    ("POST", "/api/stale"): StaleReply,
     ("GET", "/api/settings"): SettingsView,
     ("PUT", "/api/settings"): SettingsChanged,
     ("GET", "/api/team/observation/{ref}"): TeamObservationReply,
