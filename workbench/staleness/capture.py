@@ -3,9 +3,9 @@
 Runs in the service's worker when an observation is derived (never in a hook), outside the
 store's transaction: hashing reads files. A path is resolved as the compressors wrote it
 (absolute, or relative to the session's cwd); one that cannot be resolved (relative with no
-cwd, a NUL byte, too long) records nothing, and a directory records nothing (a listing is not
-a claim about content). A file that does not exist records ``blob`` NULL: if it appears
-later, the observation ("no such file") is stale too.
+cwd, a NUL byte, a lone surrogate, too long) records nothing, and a directory records
+nothing (a listing is not a claim about content). A file that does not exist records
+``blob`` NULL: if it appears later, the observation ("no such file") is stale too.
 """
 
 from __future__ import annotations
@@ -36,14 +36,25 @@ class Evidence:
     git_commit: str | None
 
 
+def _usable(text: str) -> bool:
+    """Not empty, no NUL, not too long, and valid UTF-8 (a lone surrogate cannot be stored)."""
+    if not text or "\0" in text or len(text) > MAX_PATH_CHARS:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def resolve(path: str, cwd: str) -> str | None:
     """The absolute path the observation means, or None when it cannot be known."""
     text = path.strip()
-    if not text or "\0" in text or len(text) > MAX_PATH_CHARS:
+    if not _usable(text):
         return None
     if os.path.isabs(text):
         return os.path.normpath(text)
-    if cwd and os.path.isabs(cwd) and "\0" not in cwd and len(cwd) <= MAX_PATH_CHARS:
+    if _usable(cwd) and os.path.isabs(cwd):
         return os.path.normpath(os.path.join(cwd, text))
     return None
 
