@@ -78,3 +78,36 @@ def test_a_bad_stale_request_is_a_precise_422(service: Service) -> None:
         status, reply = service.post("/api/stale", body)
         assert status == 422, reply
         assert field in json.dumps(reply)
+
+
+def test_search_timeline_and_show_mark_stale_ones_with_and_without_the_service(
+    tmp_path: Path, service: Service
+) -> None:
+    """Through the service, and read-only from the store when none runs (the CLI's fallback)."""
+    repo, stale, fresh = stale_setup(tmp_path, service)
+    project = project_identity(str(repo)).name
+    for running in (True, False):
+        if not running:
+            service.stop()
+        found = run_workbench(service.env, "search", "--project", project, "--json")
+        assert found.returncode == 0, found.stderr
+        flags = {
+            h["id"]: (h["stale"], h["stale_files"])
+            for h in json.loads(found.stdout)["observations"]
+        }
+        assert flags == {stale: (True, ["lib.py"]), fresh: (False, [])}, running
+        wide = {**service.env, "COLUMNS": "300"}  # rich folds long cells at 80 columns
+        table = run_workbench(wide, "search", "--project", project)
+        assert "(stale: lib.py changed since)" in table.stdout, (running, table.stdout)
+        around = run_workbench(service.env, "timeline", str(stale), "--json")
+        items = {i["id"]: i["stale"] for i in json.loads(around.stdout)["items"]}
+        assert items[stale] is True
+        assert items[fresh] is False
+        shown = run_workbench(service.env, "show", str(stale), str(fresh), "--json")
+        assert shown.returncode == 0, shown.stderr
+        assert {o["id"]: o["stale"] for o in json.loads(shown.stdout)} == {
+            stale: True,
+            fresh: False,
+        }
+        text = run_workbench(wide, "show", str(stale))
+        assert "lib.py changed since" in text.stdout, running

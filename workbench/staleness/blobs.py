@@ -85,13 +85,16 @@ def state(path: str) -> FileState:
     return FileState(blob, st.st_size, st.st_mtime_ns)
 
 
-def same_stat(path: str, size: int, mtime_ns: int) -> bool | None:
-    """True when the file still has this size and mtime (so it needs no hashing); None when
-    it cannot be stat()ed or is not a regular file."""
+def compare_stat(path: str, size: int, mtime_ns: int) -> str:
+    """``"same"`` (size and mtime as recorded: unchanged, no read), ``"resized"`` (another
+    size: changed, no read either, since a blob id covers the size), ``"touched"`` (same size,
+    other mtime: hash to know), or ``"gone"`` (missing, unreadable, not a regular file)."""
     try:
         st = os.stat(path)
     except (OSError, ValueError):
-        return None
+        return "gone"
     if not stat.S_ISREG(st.st_mode):
-        return None
-    return st.st_size == size and st.st_mtime_ns == mtime_ns
+        return "gone"
+    if st.st_size != size:
+        return "resized"
+    return "same" if st.st_mtime_ns == mtime_ns else "touched"

@@ -2,8 +2,9 @@
 
 Stdlib only (``blobs``): the SessionStart hook builds its block from the store when the
 service is cold, and marks stale rows the same way. Cost per cited file: one ``stat``; a file
-whose size and mtime are the recorded ones is unchanged without being read; any other is
-hashed once per change (``blobs`` caches by stat signature in a long-lived process).
+whose size and mtime are the recorded ones is unchanged without being read, one of another
+size is changed without being read; only a file of the same size with another mtime is
+hashed, once per change (``blobs`` caches by stat signature in a long-lived process).
 
 A store without the ``observation_evidence`` table (older schema) and an observation with no
 evidence (saved by hand, captured before this feature, or citing no file) are "unknown":
@@ -44,11 +45,13 @@ def file_changed(abs_path: str, blob: str | None, size: int, mtime_ns: int) -> b
     """True when the file no longer holds ``blob`` (None: it was absent)."""
     if blob is None:
         return blobs.state(abs_path).blob is not None
-    same = blobs.same_stat(abs_path, size, mtime_ns)
-    if same is None:
-        return True  # deleted, or no longer a regular file
-    if same:
+    seen = blobs.compare_stat(abs_path, size, mtime_ns)
+    if seen == "same":
         return False
+    # A file over ``MAX_HASH_BYTES`` was recorded by its signature: any size/mtime change is
+    # a change. Below it, another size is a change without reading; same size, read and hash.
+    if seen in ("gone", "resized") or size > blobs.MAX_HASH_BYTES:
+        return True
     return blobs.state(abs_path).blob != blob
 
 
