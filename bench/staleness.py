@@ -185,7 +185,8 @@ def demo_repos(folder: Path) -> list[tuple[str, int, list[Memory]]]:
 # ----- part 2: a real repository's history --------------------------------------------------------
 def real_history(
     gitdir: Path, folder: Path, count: int
-) -> tuple[Path, list[str], dict[str, str], list[Memory]]:
+) -> tuple[Path, list[str], list[Memory], list[Memory]]:
+    """Replay; the commit-level memories and the one-file memories (one per file touched)."""
     clone = folder / "real"
     subprocess.run(
         ["git", "clone", "-q", "--no-checkout", "--no-hardlinks", str(gitdir), str(clone)],
@@ -196,13 +197,13 @@ def real_history(
     )
     order = git(clone, "rev-list", "--first-parent", "--reverse", "HEAD").split()
     order = order[-(count + 1) :]
-    subjects: dict[str, str] = {}
     ledger = Ledger(folder)
+    (folder / "per-file").mkdir()
+    per_file = Ledger(folder / "per-file")
     git(clone, "checkout", "-q", "--detach", order[0])
     for index, commit in enumerate(order[1:], start=1):
         git(clone, "checkout", "-q", "--detach", commit)
         subject = git(clone, "log", "-1", "--format=%s", commit).strip()
-        subjects[commit] = subject
         touched = [
             p
             for p in git(
@@ -219,9 +220,13 @@ def real_history(
         ]
         if touched:
             ledger.add(f"{commit[:10]} {subject}", index, touched[:MAX_CITED], clone)
+            for path in touched[:MAX_CITED]:
+                per_file.add(f"{commit[:10]} {path}", index, [path], clone)
         ledger.check_all(index)
+        per_file.check_all(index)
     ledger.conn.close()
-    return clone, order, subjects, ledger.memories
+    per_file.conn.close()
+    return clone, order, ledger.memories, per_file.memories
 
 
 def outdating_commit(order: list[str], memory: Memory) -> str | None:
@@ -254,6 +259,24 @@ def print_sample(clone: Path, order: list[str], memories: list[Memory], k: int, 
                 print(f"    {line[:140]}")
             if len(hunk) > 14:
                 print(f"    … ({len(hunk) - 14} more diff lines)")
+
+
+def is_bookkeeping(path: str) -> bool:
+    """Files a release rewrites whatever the change: changelogs, manifests, lock files."""
+    name = os.path.basename(path).lower()
+    return is_changelog(path) or name in {
+        "package.json",
+        "package-lock.json",
+        "bun.lock",
+        "bun.lockb",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "plugin.json",
+        "marketplace.json",
+        "pyproject.toml",
+        "cargo.toml",
+        "cargo.lock",
+    }
 
 
 def is_changelog(path: str) -> bool:
@@ -396,7 +419,7 @@ def main() -> None:
         rows = [(f"demo: {name}", rates(commits, mems)) for name, commits, mems in demo]
         all_demo = [m for _, _, mems in demo for m in mems]
         rows.append(("demo: all five", rates(sum(c for _, c, _ in demo), all_demo)))
-        clone, order, _, memories = real_history(args.repo, folder, args.commits)
+        clone, order, memories, single = real_history(args.repo, folder, args.commits)
         name = args.repo.parent.name.replace("+", "/")
         commits = len(order) - 1
         rows.append(
@@ -406,6 +429,14 @@ def main() -> None:
         # citing them while their claims still hold: the same history without those.
         prose = [m for m in memories if not any(is_changelog(p) for p in m.cited)]
         rows.append((f"real: {name}, observations citing no CHANGELOG", rates(commits, prose)))
+        rows.append((f"real: {name}, one observation per file touched", rates(commits, single)))
+        bookkeeping = [m for m in single if not any(is_bookkeeping(p) for p in m.cited)]
+        rows.append(
+            (
+                f"real: {name}, one per file, no changelog/package/lock files",
+                rates(commits, bookkeeping),
+            )
+        )
         print_rates(rows)
         print_sample(clone, order, memories, args.sample, args.seed)
         cost(folder, clone, memories)
