@@ -15,7 +15,7 @@ import stat
 from collections import OrderedDict
 from dataclasses import dataclass
 
-MAX_HASH_BYTES = 16 * 1024 * 1024
+MAX_HASH_BYTES = 4 * 1024 * 1024  # a capture hashes at most 64 files: 256 MiB at worst
 CACHE_SIZE = 20_000
 CHUNK = 1024 * 1024
 
