@@ -162,3 +162,28 @@ def test_repo_lookup_of_any_text_never_raises(directory: str) -> None:
     found = gitrepo.repo_of(directory)
     if found is not None:
         assert os.path.isabs(found.root)
+
+
+@settings(
+    max_examples=budget(100),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    abs_path=st.one_of(NAMES, st.sampled_from(["/", "/dev/null", "/proc/self/mem"])),
+    blob=st.one_of(st.none(), texts, st.sampled_from(["e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"])),
+    size=st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    mtime_ns=st.integers(min_value=-(2**63), max_value=2**63 - 1),
+)
+def test_any_evidence_row_is_checked_without_raising(
+    places: dict[str, Path], abs_path: str, blob: str | None, size: int, mtime_ns: int
+) -> None:
+    """Rows the worker never writes (an older version's, a hand-edited store) and special
+    files (a FIFO would block a read; ``/proc`` files lie about their size): a verdict, no
+    exception, no hang. The SessionStart hook reads these rows on its cold path."""
+    where = str(places["plain"] / abs_path) if not abs_path.startswith("/") else abs_path
+    try:
+        where.encode("utf-8")
+    except UnicodeEncodeError:
+        return  # SQLite text is UTF-8: such a row cannot exist
+    assert isinstance(check.file_changed(where, blob, size, mtime_ns), bool)
