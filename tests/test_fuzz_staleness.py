@@ -187,3 +187,40 @@ def test_any_evidence_row_is_checked_without_raising(
     except UnicodeEncodeError:
         return  # SQLite text is UTF-8: such a row cannot exist
     assert isinstance(check.file_changed(where, blob, size, mtime_ns), bool)
+
+
+@settings(max_examples=budget(100), deadline=None)
+@given(
+    value=st.one_of(
+        st.booleans(),
+        st.integers(-3, 3),
+        st.none(),
+        texts,
+        st.sampled_from(["true", "False", "1", "0", "yes", "off", " on ", "TRUE", "2"]),
+    )
+)
+def test_the_cold_hook_reads_context_skip_stale_as_the_service_does(value: object) -> None:
+    """``context_skip_stale`` in settings.json, whatever it holds: the SessionStart hook's
+    cold block skips stale rows exactly when the service would (an invalid value: the
+    service refuses the file, and the hook keeps the default, marking instead of skipping)."""
+    import json
+
+    from pydantic import ValidationError
+
+    from workbench.errors import WorkbenchError
+    from workbench.recall import cold_context
+    from workbench.settings import load_settings
+
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        try:
+            text = json.dumps({"context_skip_stale": value})
+        except ValueError:
+            return
+        (root / "settings.json").write_text(text, encoding="utf-8")
+        hook = cold_context.limits(root).skip_stale
+        try:
+            served: bool | None = load_settings(root).context_skip_stale
+        except (ValidationError, WorkbenchError, ValueError):
+            served = None
+        assert hook is (served if served is not None else False)
