@@ -39,6 +39,9 @@ HOOK_ALLOWED = {
     "workbench.recall.tokens",
     "workbench.recall.resume",
     "workbench.recall.ledger_reads",
+    "workbench.staleness",  # stale marks in that block (issue 22 item 5), stdlib only
+    "workbench.staleness.check",
+    "workbench.staleness.blobs",
     "workbench.store.schema",
     "workbench.store.connection",
     "workbench.store.identifiers",

@@ -38,12 +38,13 @@ from workbench.api_models.health import Health, Readiness
 from workbench.api_models.index import IndexStatus, ReindexQueued
 from workbench.api_models.ingest import IngestReply, MemorySaved
 from workbench.api_models.ledger import InjectionHistory
-from workbench.api_models.observations import ObservationsByFile
+from workbench.api_models.observations import ObservationsByFile, ObservationView
 from workbench.api_models.pages import Page
 from workbench.api_models.projects import Projects
 from workbench.api_models.queue import FailedEvents, Recompressed, Requeued, SpoolReplay
 from workbench.api_models.search import SearchReply, Timeline
 from workbench.api_models.settings import SettingsChanged, SettingsView
+from workbench.api_models.stale import StaleReply
 from workbench.api_models.team import TeamObservationReply, TeamObservationsBatch
 from workbench.api_models.transcripts import TranscriptImported
 from workbench.api_models.transfer import ExportDocument, Imported
@@ -53,8 +54,8 @@ MODELLED: dict[tuple[str, str], Any] = {
     ("GET", "/api/sessions"): Page[Session],
     ("GET", "/api/prompts"): Page[Prompt],
     ("GET", "/api/observations"): Page[Observation],
-    ("GET", "/api/observation/{observation_id}"): Observation,
-    ("POST", "/api/observations/batch"): list[Observation],
+    ("GET", "/api/observation/{observation_id}"): ObservationView,
+    ("POST", "/api/observations/batch"): list[ObservationView],
     ("GET", "/api/observations/by-file"): ObservationsByFile,
     ("GET", "/api/summaries"): Page[Summary],
     ("GET", "/api/search"): SearchReply,
@@ -94,6 +95,7 @@ MODELLED: dict[tuple[str, str], Any] = {
     ("GET", "/api/export"): ExportDocument,
     ("POST", "/api/import"): Imported,
     ("POST", "/api/transcripts/import"): TranscriptImported,
+    ("POST", "/api/stale"): StaleReply,
     ("GET", "/api/settings"): SettingsView,
     ("PUT", "/api/settings"): SettingsChanged,
     ("GET", "/api/team/observation/{ref}"): TeamObservationReply,
@@ -236,8 +238,8 @@ def test_the_main_get_routes_answer_what_their_models_declare(seeded: Service) -
     first = page["items"][0]["id"]
     status, one = seeded.get(f"/api/observation/{first}")
     assert status == 200
-    check(Observation, one)
-    assert undeclared_keys(Observation, one) == set()
+    check(ObservationView, one)
+    assert undeclared_keys(ObservationView, one) == set()
     for path, shape in [
         ("/api/sessions", Page[Session]),
         ("/api/prompts", Page[Prompt]),
@@ -268,9 +270,9 @@ def test_batch_answers_a_list_of_observations(seeded: Service) -> None:
     ids = [o["id"] for o in page["items"]]
     status, found = seeded.post("/api/observations/batch", {"ids": ids})
     assert status == 200
-    check(list[Observation], found)
+    check(list[ObservationView], found)
     assert {o["id"] for o in found} == set(ids)
-    assert all(undeclared_keys(Observation, o) == set() for o in found)
+    assert all(undeclared_keys(ObservationView, o) == set() for o in found)
 
 
 def test_analytics_queue_index_settings_and_ledger_answer_their_models(seeded: Service) -> None:

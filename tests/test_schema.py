@@ -143,6 +143,22 @@ EXPECTED_COLUMNS = {
         "state": "TEXT",
         "updated_at_epoch": "INTEGER",
     },
+    "observation_evidence": {
+        "observation_id": "INTEGER",
+        "path": "TEXT",
+        "abs_path": "TEXT",
+        "blob": "TEXT",
+        "size": "INTEGER",
+        "mtime_ns": "INTEGER",
+        "repo_root": "TEXT",
+        "git_commit": "TEXT",
+    },
+    "observation_staleness": {
+        "observation_id": "INTEGER",
+        "stale": "INTEGER",
+        "changed_files": "TEXT",
+        "checked_at_epoch": "INTEGER",
+    },
 }
 
 # (from column, to table, to column, on delete)
@@ -169,6 +185,7 @@ FTS_TRIGGERS = {
 APPEND_ONLY_TRIGGERS = {"events_append_only_update", "events_append_only_delete"}
 FILE_INDEX_TRIGGERS = {"observation_files_ai", "observation_files_ad", "observation_files_au"}
 SUMMARY_UPDATED_TRIGGERS = {"summaries_updated_ai", "summaries_updated_au"}
+STALENESS_TRIGGERS = {"observation_evidence_ad"}
 PROJECT_KEY_TRIGGERS = {
     f"{table}_project_key_ai"
     for table in ("sessions", "user_prompts", "observations", "session_summaries")
@@ -279,6 +296,7 @@ def test_blank_database_gets_exact_triggers(migrated: sqlite3.Connection) -> Non
         | FILE_INDEX_TRIGGERS
         | SUMMARY_UPDATED_TRIGGERS
         | PROJECT_KEY_TRIGGERS
+        | STALENESS_TRIGGERS
     )
 
 

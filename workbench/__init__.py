@@ -25,6 +25,7 @@ Modules:
 - ``spawn``     stdlib-only: how the service is started (command, cwd, env), CLI and hooks alike
 - ``pidfile``   the PID file held with a lock: one service per data dir
 - ``code/``     code navigation for agents: smart_search, smart_outline, smart_unfold (tree-sitter)
+- ``staleness/`` memory that knows when the code moved on: evidence at capture, stale checks
 - ``cli/``      the Typer app, one module per command group
 
 Kept empty on purpose: hooks import ``workbench.redact`` and must not pay for anything else.

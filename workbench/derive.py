@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.compress.base import Compressor
-from workbench.models import CompressionResult, SummaryRequest, ToolEvent
+from workbench.models import CompressionResult, ObservationDraft, SummaryRequest, ToolEvent
+from workbench.staleness import capture
 from workbench.store import deletions, events, observations, sessions, summaries
 from workbench.store.connection import atomic
 from workbench.store.database import Store
@@ -78,6 +79,9 @@ def store_result(
     """
     conn = store.conn
     derived = Derived(discovery_tokens=result.discovery_tokens)
+    # Outside the transaction: hashing the cited files reads them. Not on recompress: the
+    # files now are not what the event saw, and a dedup hit keeps its first evidence.
+    evidence = {} if replace else _evidence(result.observations, event.payload.get("cwd"))
     count = max(len(result.observations), 1)
     share = result.discovery_tokens // count  # split the cost over what it produced
     with atomic(conn):
@@ -102,6 +106,7 @@ def store_result(
             derived.observation_ids.append(obs_id)
             if created:
                 derived.created_ids.append(obs_id)
+                capture.record(conn, obs_id, evidence.get(id(draft), []))
         if replace:
             observations.delete_ids(conn, old_ids - set(derived.observation_ids))
         if result.summary is not None and event.content_session_id:
@@ -118,6 +123,15 @@ def store_result(
             )
         events.ack(conn, event.id)
     return derived
+
+
+def _evidence(drafts: list[ObservationDraft], cwd: object) -> dict[int, list[capture.Evidence]]:
+    """Each draft's cited files as they are now (``workbench.staleness``), by draft identity."""
+    where = cwd if isinstance(cwd, str) else ""
+    return {
+        id(draft): capture.capture([*draft.files_read, *draft.files_modified], where)
+        for draft in drafts
+    }
 
 
 @dataclass

@@ -166,6 +166,11 @@ class Settings(BaseSettings):
     file_context_min_bytes: int = Field(default=1500, ge=0)
     file_context_max: int = Field(default=15, ge=1, le=50)
 
+    # Staleness (issue 22 item 5, workbench/staleness): observations whose cited files changed
+    # since are marked stale in SessionStart context and file history; true leaves them out.
+    # The SessionStart hook reads it too when the service is cold (locate.hook_setting).
+    context_skip_stale: bool = False
+
     # Semantic recall (workbench/recall/embed.py, vectors.py): ``none`` = full text only.
     # ``static`` needs the model ``workbench models build`` distils (bench/relevance.py).
     embedder: Literal["minilm", "static", "none"] = "minilm"

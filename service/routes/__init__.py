@@ -22,6 +22,8 @@
                     POST /api/recompress
 - ``transfer``      GET /api/export, POST /api/import
 - ``transcripts``   POST /api/transcripts/import (one agent transcript file read)
+- ``stale``         POST /api/stale (observations a later change made stale; records the
+                    verdicts for DuckDB's ``staleness`` view)
 - ``settings``      GET/PUT /api/settings
 - ``team``          GET /api/team/observation/{ref}, POST /api/team/observations/batch
                     (colleagues' observations by team ref)

@@ -188,7 +188,15 @@ def _with_team(
     """
     conn = runtime.store.conn
     scope, column = project_scope(names, project_key)
-    newest = recent_observations(conn, scope, limits.observations, limits.full, platform, column)
+    newest = recent_observations(
+        conn,
+        scope,
+        limits.observations,
+        limits.full,
+        platform,
+        column,
+        skip_stale=limits.skip_stale,
+    )
     digests = recent_summaries(conn, scope, limits.summaries, platform, column)
     team = team_context.fetch(
         runtime.settings,
@@ -244,6 +252,7 @@ def file_context(
         cwd,
         mtime_ms=mtime,
         max_items=runtime.settings.file_context_max,
+        skip_stale=runtime.settings.context_skip_stale,
     )
     if injection.items:
         project = project_from_cwd(cwd) if cwd else None

@@ -38,6 +38,7 @@ from workbench.api_models.ledger import InjectionHistory
 from workbench.api_models.observations import (
     FileObservation,
     ObservationsByFile,
+    ObservationView,
     PathCandidates,
 )
 from workbench.api_models.pages import Page
@@ -45,6 +46,7 @@ from workbench.errors import NotFound
 from workbench.knowledge import corpus
 from workbench.models import Observation
 from workbench.recall import file_history, ledger
+from workbench.recall.stale_marks import marks
 from workbench.store import observations
 
 log = logging.getLogger("workbench.service")
@@ -67,8 +69,18 @@ def list_observations(runtime: RuntimeDep, params: PageDep) -> Page[Observation]
     return page(items, more, params)
 
 
+def with_staleness(conn: sqlite3.Connection, found: list[Observation]) -> list[ObservationView]:
+    """Each observation with its ``stale`` flag and changed files (``workbench.staleness``)."""
+    verdicts = marks(conn, [o.id for o in found])
+    views = []
+    for obs in found:
+        stale, files = verdicts.get(obs.id, (None, None))
+        views.append(ObservationView(**obs.model_dump(), stale=stale, stale_files=files))
+    return views
+
+
 @router.get("/observation/{observation_id}")
-def get_observation(observation_id: ObservationIdPath, runtime: RuntimeDep) -> Observation:
+def get_observation(observation_id: ObservationIdPath, runtime: RuntimeDep) -> ObservationView:
     conn = runtime.store.conn
     obs = observations.get(conn, observation_id)
     if obs is None:
@@ -76,11 +88,11 @@ def get_observation(observation_id: ObservationIdPath, runtime: RuntimeDep) -> O
             f"no observation with id {observation_id}; find ids with GET /api/search "
             "or GET /api/observations"
         )
-    return obs
+    return with_staleness(conn, [obs])[0]
 
 
 @router.post("/observations/batch")
-def batch(body: ObservationBatch, runtime: RuntimeDep) -> list[Observation]:
+def batch(body: ObservationBatch, runtime: RuntimeDep) -> list[ObservationView]:
     conn = runtime.store.conn
     found = observations.get_many(
         conn, body.ids, order_by=body.orderBy, limit=body.limit, project=body.project
@@ -98,7 +110,7 @@ def batch(body: ObservationBatch, runtime: RuntimeDep) -> list[Observation]:
             )
         except sqlite3.Error:
             log.exception("could not record %d fetches in the ledger", len(found))
-    return found
+    return with_staleness(conn, found)
 
 
 @router.get("/observations/by-file")

@@ -39,6 +39,7 @@ from workbench.errors import InvalidInput
 from workbench.recall import compact
 from workbench.recall.search import SearchEngine
 from workbench.recall.search_query import SearchQuery, SpellingConflict, deprecation_notice
+from workbench.recall.stale_marks import mark_refs
 
 router = APIRouter(prefix="/api", tags=["search"])
 
@@ -86,7 +87,7 @@ def search(runtime: RuntimeDep, params: Annotated[SearchRequest, Query()]) -> Re
     engine = engine_for(runtime)
 
     def page(limit: int, offset: int) -> Any:
-        return engine.search(
+        found = engine.search(
             params.query,
             filters,
             types=params.kinds,
@@ -95,6 +96,8 @@ def search(runtime: RuntimeDep, params: Annotated[SearchRequest, Query()]) -> Re
             limit=limit,
             offset=offset,
         )
+        mark_refs(runtime.store.conn, found.observations)  # the returned page only
+        return found
 
     answer: Response
     if params.team:
@@ -167,6 +170,7 @@ def timeline(
         depth_after=5 if after is None else after,
         project=project,
     )
+    mark_refs(runtime.store.conn, result.items)
     answer: Response
     if team:
         from workbench.team import read

@@ -9,7 +9,8 @@ observation's ``files_read``); ``CamelModel`` accepts either spelling on input.
 
 - ``base``          ``CamelModel``: camelCase aliases, populated by name too
 - ``pages``         ``Page[T]``: ``{items, hasMore, offset, limit}`` of every list route
-- ``observations``  an observation found by file (``GET /api/observations/by-file``)
+- ``observations``  an observation with its staleness (get, batch), one found by file
+                    (``GET /api/observations/by-file``)
 - ``search``        ``SearchReply`` (``/api/search?format=json``), ``Timeline``
 - ``projects``      ``GET /api/projects``
 - ``health``        ``GET /api/health``, ``GET /api/readiness``
@@ -23,6 +24,7 @@ observation's ``files_read``); ``CamelModel`` accepts either spelling on input.
 - ``agent``         ``POST /api/corpus/{name}/prime|reprime|query``
 - ``transfer``      ``GET /api/export``, ``POST /api/import``
 - ``transcripts``   ``POST /api/transcripts/import`` (one agent transcript file read)
+- ``stale``         ``POST /api/stale`` (observations a later change made stale)
 - ``settings``      ``GET/PUT /api/settings``
 - ``check``         ``checked(shape, data)``: the CLI and MCP tools validate a reply before use
 """

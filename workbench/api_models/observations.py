@@ -10,6 +10,17 @@ from workbench.api_models.base import CamelModel
 from workbench.models import Observation
 
 
+class ObservationView(Observation):
+    """An observation as the API answers it: the stored record and its staleness.
+
+    ``stale``: a file it cites changed since it was made (``workbench.staleness``); None when
+    unknown (no evidence recorded). ``stale_files``: those files (None when unknown).
+    """
+
+    stale: bool | None = None
+    stale_files: list[str] | None = None
+
+
 class FileObservation(Observation):
     """An observation that read or modified the file asked about."""
 

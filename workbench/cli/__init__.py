@@ -16,4 +16,5 @@
 - ``index``     reindex (rebuild FTS and vectors from SQLite, with a progress bar)
 - ``code``      code search, outline, unfold (the MCP smart_* tools; ``workbench.code``)
 - ``transcripts`` import-transcripts (agents' own session files, with a progress bar)
+- ``stale``     stale (observations whose cited files changed since; ``workbench.staleness``)
 """

@@ -57,7 +57,8 @@ def sql(
         typer.Argument(
             help='One SELECT, e.g. "SELECT project, type, count(*) FROM observations GROUP BY '
             'ALL". Views: observations, sessions, prompts, summaries, injections, '
-            "injection_items, fetches. '-' reads the query from stdin."
+            "injection_items, fetches, evidence, staleness (as of the last `workbench "
+            "stale`). '-' reads the query from stdin."
         ),
     ],
     as_json: JsonOption = False,

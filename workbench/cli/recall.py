@@ -26,7 +26,7 @@ from workbench.cli.output import (
     print_json,
     table,
 )
-from workbench.cli.search_table import print_hits
+from workbench.cli.search_table import print_hits, stale_label
 from workbench.errors import ServiceUnavailable
 
 if TYPE_CHECKING:
@@ -192,6 +192,8 @@ def _with_team(settings: Settings, wanted: SearchQuery) -> dict[str, Any]:
 
 
 def _search_locally(settings: Settings, wanted: SearchQuery) -> dict[str, Any]:
+    from workbench.recall.stale_marks import mark_refs
+
     with _local_engine(settings) as engine:
         result = engine.search(
             wanted.query,
@@ -202,6 +204,7 @@ def _search_locally(settings: Settings, wanted: SearchQuery) -> dict[str, Any]:
             limit=wanted.limit,
             offset=wanted.offset,
         )
+        mark_refs(engine.conn, result.observations)
     data: dict[str, Any] = result.to_json()
     return data
 
@@ -243,8 +246,12 @@ def timeline(
     clean = {k: v for k, v in params.items() if v is not None}
     data = _from_service(settings, "GET", "/api/timeline", params=clean)
     if data is None:
+        from workbench.recall.stale_marks import mark_refs
+
         with _local_engine(settings) as engine:
-            data = engine.timeline(anchor, query, before, after, project).to_json()
+            around = engine.timeline(anchor, query, before, after, project)
+            mark_refs(engine.conn, around.items)
+            data = around.to_json()
     if team:
         from workbench.team import read
 
@@ -271,7 +278,7 @@ def timeline(
                 f"{prefixes[item['kind']]}{item['id']}",
                 when(item["created_at_epoch"]),
                 item["type"],
-                item["title"],
+                item["title"] + stale_label(item),
                 item["tokens"],
             )
             + ((item.get("author"),) if team else ())
@@ -340,12 +347,16 @@ def show(
 def _fetch_mine(settings: Settings, wanted: list[int]) -> list[dict[str, Any]]:
     found = _from_service(settings, "POST", "/api/observations/batch", json={"ids": wanted})
     if found is None:
+        from workbench.recall.stale_marks import marks
         from workbench.store import observations
 
         with _readonly_store(settings) as store:
-            found = [
-                o.model_dump() for o in observations.get_many(store.conn, wanted, order_by="id_asc")
-            ]
+            rows = observations.get_many(store.conn, wanted, order_by="id_asc")
+            verdicts = marks(store.conn, [o.id for o in rows])
+            found = []
+            for obs in rows:
+                stale, files = verdicts.get(obs.id, (None, None))
+                found.append({**obs.model_dump(), "stale": stale, "stale_files": files})
     from workbench.api_models.check import checked
     from workbench.models import Observation
 
@@ -366,6 +377,8 @@ def _print_observation(obs: dict[str, Any]) -> None:
     for name in ("facts", "concepts", "files_read", "files_modified"):
         if obs.get(name):
             rows.append((name.replace("_", " "), "\n".join(obs[name])))
+    if obs.get("stale"):
+        rows.append(("stale", ", ".join(obs.get("stale_files") or []) + " changed since"))
     if obs.get("ref"):
         rows.insert(0, ("author", obs["author"]))
     label = obs.get("ref") or f"#{obs['id']}"

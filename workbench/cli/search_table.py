@@ -13,6 +13,15 @@ from workbench.clock import minute_from_ms as when
 from workbench.recall.tier_note import vectors_note
 
 
+def stale_label(record: dict[str, Any]) -> str:
+    """`` (stale: a.py changed since)`` for a record a later change outdated; else empty."""
+    if record.get("stale") is not True:
+        return ""
+    files = [str(f) for f in record.get("stale_files") or []]
+    shown = ", ".join(files[:3]) + (f" +{len(files) - 3}" if len(files) > 3 else "")
+    return f" (stale: {shown} changed since)" if shown else " (stale)"
+
+
 def print_hits(data: dict[str, Any]) -> None:
     from rich.text import Text
 
@@ -44,7 +53,7 @@ def print_hits(data: dict[str, Any]) -> None:
                         h.get("ref") or f"{prefix}{h['id']}",
                         when(h["created_at_epoch"]),
                         h["type"],
-                        h["title"],
+                        h["title"] + stale_label(h),
                         h.get("project"),
                         h.get("tokens"),
                     )

@@ -70,6 +70,8 @@ REQUIRED_TABLES = (
     "injections",
     "injection_items",
     "fetches",
+    "observation_evidence",
+    "observation_staleness",
 )
 # Table functions a user's query may call (layer 2): they make rows from their arguments
 # and read nothing. Every other table function is refused, whatever it is called.
@@ -141,6 +143,18 @@ VIEWS: dict[str, str] = {
         " 'SELECT injection_id, observation_id, shown FROM injection_items')"
     ),
     "fetches": f"SELECT *, epoch_ms(created_at_epoch) AS created_ts FROM {CATALOG}.fetches",
+    # Staleness (issue 22 item 5, ``workbench.staleness``): what each observation's cited
+    # files were at capture, and the verdicts of the last check (``workbench stale``; DuckDB
+    # cannot read the files, so it shows that check, ``checked_ts`` says when).
+    "evidence": f"SELECT * FROM {CATALOG}.observation_evidence",
+    "staleness": (
+        "SELECT s.observation_id, o.project, o.type, o.title,"
+        " epoch_ms(o.created_at_epoch) AS created_ts, CAST(s.stale AS BOOLEAN) AS stale,"
+        " from_json(s.changed_files, '[\"VARCHAR\"]') AS changed_files,"
+        " epoch_ms(s.checked_at_epoch) AS checked_ts"
+        f" FROM {CATALOG}.observation_staleness AS s"
+        f" JOIN {CATALOG}.observations AS o ON o.id = s.observation_id"
+    ),
 }
 
 

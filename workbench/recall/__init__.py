@@ -21,6 +21,7 @@ Modules:
 - ``cold_context``   the same block read from the store by the hook, read-only (service cold)
 - ``prompt_context`` memories related to a prompt (UserPromptSubmit, opt-in)
 - ``file_history``   file history before a Read: candidates, scoring, the stale-file gate
+- ``stale_marks`` ``stale``/``stale_files`` on the hits, items and observations returned
 - ``render``    the fence, neutralised fields, type markers, UTC times (all injections)
 - ``ledger``    what was injected where, and what was fetched later
 - ``ledger_reads``   the two ledger reads a SessionStart block needs (stdlib only)

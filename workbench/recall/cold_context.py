@@ -106,4 +106,5 @@ def limits(root: Path) -> ContextLimits:
         full=counts["context_full"],
         summaries=counts["context_summaries"],
         full_field="facts" if field == "facts" else "narrative",
+        skip_stale=locate.parse_flag(locate.hook_setting(root, "context_skip_stale"), False),
     )

@@ -49,8 +49,20 @@ def ref_line(ref: RecordRef, *, marker: str = "", rankers: list[str] | None = No
     found = f"  [{'+'.join(rankers)}]" if rankers else ""
     return (
         f"{marker}{ident}  {when(ref.created_at_epoch)}  {ref.type}  {one_line(ref.title)}"
-        f"{found}  (~{ref.tokens} tokens)"
+        f"{found}{stale_note(ref.stale_files if ref.stale else None)}  (~{ref.tokens} tokens)"
     )
+
+
+STALE_FILES_SHOWN = 3
+
+
+def stale_note(files: list[str] | None) -> str:
+    """``  [stale: a.py, b.py changed since]`` for a stale record; empty otherwise."""
+    if not files:
+        return ""
+    shown = ", ".join(one_line(f)[:120] for f in files[:STALE_FILES_SHOWN])
+    more = f" +{len(files) - STALE_FILES_SHOWN}" if len(files) > STALE_FILES_SHOWN else ""
+    return f"  [stale: {shown}{more} changed since]"
 
 
 def _plural(count: int, word: str) -> str:

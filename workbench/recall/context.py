@@ -38,6 +38,7 @@ from workbench.locate import MAX_PROJECT_KEY_CHARS
 from workbench.recall import render
 from workbench.recall.ledger_reads import Shown
 from workbench.recall.tokens import estimate_tokens
+from workbench.staleness.check import stale_ids
 
 if TYPE_CHECKING:
     from workbench.settings import Settings
@@ -73,6 +74,9 @@ class ContextLimits:
     full: int = 0
     summaries: int = 10
     full_field: Literal["narrative", "facts"] = "narrative"
+    # Leave out observations a later change made stale (``context_skip_stale``); by default
+    # they are shown, marked (``STALE_MARK``).
+    skip_stale: bool = False
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ContextLimits:
@@ -81,6 +85,7 @@ class ContextLimits:
             full=settings.context_full,
             summaries=settings.context_summaries,
             full_field=settings.context_full_field,
+            skip_stale=settings.context_skip_stale,
         )
 
 
@@ -124,6 +129,12 @@ class Row:
     discovery_tokens: int
     narrative: str = ""
     facts: tuple[str, ...] = ()
+    stale: bool = False  # a file it cites changed since (``workbench.staleness``)
+
+
+# After a stale row's title: the memory may describe code that has changed since.
+STALE_MARK = " (stale: a file it cites changed since)"
+STALE_LEGEND = "Rows marked stale cite files that changed after they were written: verify first."
 
 
 @dataclass(frozen=True)
@@ -175,11 +186,15 @@ def recent_observations(
     platform_source: str | None = None,
     column: ProjectColumn = "project",
     since: Since | None = None,
+    skip_stale: bool = False,
 ) -> list[Row]:
     """The newest ``limit`` observations of ``projects``, newest first; the first ``full``
     of them with their narrative and facts. ``platform_source`` keeps one agent's only.
     ``column="project_key"``: ``projects`` are keys (``workbench.locate.project_identity``).
     ``since``: only rows made from then on by other sessions (a resumed session's news).
+    Rows whose cited files changed since are marked ``stale`` (``workbench.staleness``: one
+    ``stat`` per cited file); ``skip_stale`` leaves them out instead (twice ``limit`` rows are
+    read so the block still fills when some are stale).
 
     One indexed ``LIMIT`` query per project and a merge, because ``project IN (…) ORDER BY
     created_at_epoch`` would read every row of every project to sort them.
@@ -192,15 +207,20 @@ def recent_observations(
         platform += since.sql
         extra += since.params
     found: list[Row] = []
+    wanted_rows = limit * 2 if skip_stale else limit
     for project in projects:
         rows = conn.execute(
             f"SELECT {_ROW_COLUMNS} FROM observations WHERE {column} = ?{platform}"
             " ORDER BY created_at_epoch DESC, id DESC LIMIT ?",
-            (project, *extra, limit),
+            (project, *extra, wanted_rows),
         )
         found.extend(Row(*r) for r in rows)
     found.sort(key=lambda o: (-o.created_at_epoch, -o.id))
-    found = found[:limit]
+    found = found[:wanted_rows]
+    stale = stale_ids(conn, [o.id for o in found])
+    if skip_stale:
+        found = [o for o in found if o.id not in stale]
+    found = [replace(o, stale=True) if o.id in stale else o for o in found[:limit]]
     wanted = [o.id for o in found[:full]]
     if wanted:
         details = {
@@ -279,7 +299,13 @@ def build_session_context(
     """
     scope, column = project_scope(projects, project_key)
     newest = recent_observations(
-        conn, scope, limits.observations, limits.full, platform_source, column
+        conn,
+        scope,
+        limits.observations,
+        limits.full,
+        platform_source,
+        column,
+        skip_stale=limits.skip_stale,
     )
     digests = recent_summaries(conn, scope, limits.summaries, platform_source, column)
     return render_session_context(projects, newest, digests, limits)
@@ -348,6 +374,8 @@ def _body(
     many = len(projects) > 1
     if newest:
         lines.append("Legend: " + render.legend([o.type for o in newest]))
+        if any(o.stale for o in newest):
+            lines.append(STALE_LEGEND)
         lines += ["", f"## Recent observations (newest {len(newest)}, oldest first; UTC)"]
         current_day = ""
         for obs in reversed(newest):
@@ -361,7 +389,7 @@ def _body(
         for obs in reversed(full):
             lines.append(
                 f"#{obs.id} {render.stamp(obs.created_at_epoch)} {render.marker(obs.type)} "
-                f"{render.neutral(obs.title, TITLE_CHARS)}"
+                f"{render.neutral(obs.title, TITLE_CHARS)}{STALE_MARK if obs.stale else ''}"
             )
             lines += _details(obs, limits.full_field)
     if digests:
@@ -391,7 +419,7 @@ def _row(obs: Row, many: bool) -> str:
     where = f" [{render.neutral(obs.project, PROJECT_CHARS)}]" if many else ""
     return (
         f"#{obs.id} {render.clock(obs.created_at_epoch)} {render.marker(obs.type)} "
-        f"{render.neutral(obs.title, TITLE_CHARS)}{where}"
+        f"{render.neutral(obs.title, TITLE_CHARS)}{where}{STALE_MARK if obs.stale else ''}"
     )
 
 
@@ -466,6 +494,7 @@ def max_chars(limits: ContextLimits) -> int:
             discovery_tokens=big,
             narrative=long_text,
             facts=(long_text,) * FACTS_SHOWN,
+            stale=True,
         )
         for i in range(limits.observations)
     ]

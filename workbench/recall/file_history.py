@@ -40,8 +40,9 @@ from workbench.code.languages import has_outline
 from workbench.locate import project_identity
 from workbench.models import Observation
 from workbench.recall import render
-from workbench.recall.context import TITLE_CHARS, Injection, header
+from workbench.recall.context import STALE_MARK, TITLE_CHARS, Injection, header
 from workbench.recall.tokens import estimate_tokens
+from workbench.staleness.check import stale_ids
 from workbench.store import observations as obs_store
 
 PATH_CHARS = 160
@@ -239,8 +240,11 @@ def mtime_of(path: str) -> int | None:
         return None
 
 
-def render_file_context(display: str, chosen: list[FileHit]) -> Injection:
-    """The fenced file-history block for the chosen hits (already in order)."""
+def render_file_context(
+    display: str, chosen: list[FileHit], stale: frozenset[int] = frozenset()
+) -> Injection:
+    """The fenced file-history block for the chosen hits (already in order); the ids in
+    ``stale`` are marked (a file they cite changed since: ``workbench.staleness``)."""
     lines = [
         header([], subject=f"file {render.neutral(display, PATH_CHARS)}"),
         "Earlier sessions that touched this file (one line per session, changes first; UTC):",
@@ -253,6 +257,7 @@ def render_file_context(display: str, chosen: list[FileHit]) -> Injection:
         lines.append(
             f"- #{obs.id} {render.stamp(obs.created_at_epoch)} {action} "
             f"{render.marker(obs.type)} {render.neutral(obs.title, TITLE_CHARS)}{extra}"
+            f"{STALE_MARK if obs.id in stale else ''}"
         )
     ids = ", ".join(str(h.observation.id) for h in chosen)
     lines.append(
@@ -290,11 +295,14 @@ def file_context(
     *,
     mtime_ms: int | None = None,
     max_items: int = 15,
+    skip_stale: bool = False,
 ) -> Injection:
     """The block to inject before reading ``path``, or an empty ``Injection`` when skipped.
 
     ``mtime_ms`` comes from the hook (it stat()s the file anyway); when absent, the service
-    stats the absolute candidate itself.
+    stats the absolute candidate itself. Older observations whose cited files (this one or
+    others) changed since are marked stale, or left out with ``skip_stale``
+    (``context_skip_stale``).
     """
     cands = candidates(path, cwd)
     hits = find(conn, cands)
@@ -304,4 +312,11 @@ def file_context(
         mtime_ms = mtime_of(cands.absolute[0])
     if is_stale(hits, mtime_ms):
         return Injection(text="", tokens=0)
-    return render_file_context(cands.display, select(hits, max_items))
+    if skip_stale:
+        gone = stale_ids(conn, [h.observation.id for h in hits])
+        hits = [h for h in hits if h.observation.id not in gone]
+        if not hits:
+            return Injection(text="", tokens=0)
+    chosen = select(hits, max_items)
+    stale = frozenset(stale_ids(conn, [h.observation.id for h in chosen]))
+    return render_file_context(cands.display, chosen, stale)

@@ -58,6 +58,10 @@ class RecordRef(BaseModel):
     content_session_id: str | None = None
     prompt_number: int = 0
     platform_source: str | None = None  # observations only (the others have no column)
+    # Observations only (``workbench.staleness``): a cited file changed since it was made;
+    # None when unknown (no evidence recorded, or not an observation).
+    stale: bool | None = None
+    stale_files: list[str] | None = None  # the cited files that changed (when stale)
 
 
 class SearchHit(RecordRef):

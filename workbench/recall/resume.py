@@ -87,7 +87,14 @@ def build_resume_context(
     newest = [
         row
         for row in recent_observations(
-            conn, scope, limits.observations, limits.full, platform_source, column, since
+            conn,
+            scope,
+            limits.observations,
+            limits.full,
+            platform_source,
+            column,
+            since,
+            skip_stale=limits.skip_stale,
         )
         if row.id not in shown
     ]

@@ -811,3 +811,47 @@ def m013_transcript_offsets(conn: sqlite3.Connection) -> None:
         );
         """,
     )
+
+
+@migration
+def m014_i22_stale(conn: sqlite3.Connection) -> None:
+    """``observation_evidence`` and ``observation_staleness``: memory that knows when the code
+    moved on (``workbench.staleness``).
+
+    ``observation_evidence``: one row per file an observation cites, as it was when the
+    observation was made: the git blob id of its content (NULL: the file was absent), its
+    size and mtime (an unchanged file is then one ``stat``), and the repository's root and
+    HEAD commit (NULL outside git, or before a first commit). Written by the service's worker
+    at derive; canonical in the sense that it cannot be rebuilt (the files have moved on).
+    Rows go with their observation (trigger).
+
+    ``observation_staleness``: the verdicts of the last full check (``workbench stale``,
+    ``POST /api/stale``), derived, for DuckDB's read-only ``staleness`` view, which cannot
+    read the files itself.
+    """
+    run_script(
+        conn,
+        """
+        CREATE TABLE IF NOT EXISTS observation_evidence (
+            observation_id INTEGER NOT NULL,
+            path TEXT NOT NULL,
+            abs_path TEXT NOT NULL,
+            blob TEXT,
+            size INTEGER NOT NULL DEFAULT 0,
+            mtime_ns INTEGER NOT NULL DEFAULT 0,
+            repo_root TEXT,
+            git_commit TEXT,
+            UNIQUE (observation_id, path)
+        );
+        CREATE TRIGGER IF NOT EXISTS observation_evidence_ad AFTER DELETE ON observations BEGIN
+            DELETE FROM observation_evidence WHERE observation_id = old.id;
+            DELETE FROM observation_staleness WHERE observation_id = old.id;
+        END;
+        CREATE TABLE IF NOT EXISTS observation_staleness (
+            observation_id INTEGER PRIMARY KEY,
+            stale INTEGER NOT NULL CHECK (stale IN (0, 1)),
+            changed_files TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(changed_files)),
+            checked_at_epoch INTEGER NOT NULL
+        );
+        """,
+    )

@@ -1,0 +1,28 @@
+"""``POST /api/stale``: check every observation's evidence, record the verdicts, list the
+stale ones (``workbench stale``). A POST because it records the verdicts in
+``observation_staleness`` for DuckDB's read-only ``staleness`` view."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from fastapi import APIRouter
+
+from service.deps import RuntimeDep
+from workbench.api_models.stale import StaleReply, StaleRequest
+from workbench.staleness import report
+
+router = APIRouter(prefix="/api", tags=["stale"])
+
+
+@router.post("/stale", response_model=StaleReply)
+def stale(body: StaleRequest, runtime: RuntimeDep) -> dict[str, Any]:
+    found = report.run(
+        runtime.store.conn, project=body.project, limit=body.limit, commits=body.commits
+    )
+    return {
+        "checked": found.checked,
+        "stale": found.stale,
+        "items": [asdict(item) for item in found.items],
+    }
