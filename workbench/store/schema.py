@@ -814,7 +814,7 @@ def m013_transcript_offsets(conn: sqlite3.Connection) -> None:
 
 
 @migration
-def m014_i22_stale(conn: sqlite3.Connection) -> None:
+def m014_observation_evidence(conn: sqlite3.Connection) -> None:
     """``observation_evidence`` and ``observation_staleness``: memory that knows when the code
     moved on (``workbench.staleness``).
 
