@@ -203,3 +203,19 @@ def test_a_filtered_count_past_its_budget_is_a_lower_bound(
     # the budget is lifted after each count: the connection runs long statements again
     rows = zebra_store.conn.execute("SELECT count(*) FROM observations o, observations p")
     assert rows.fetchone()[0] == 100 * 100
+
+
+def test_past_the_cap_a_hybrid_total_is_the_cap(
+    zebra_store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 21: past COUNT_CAP full-text matches the total is the cap ("1,000+"), flagged a
+    # lower bound; the vector ranker's extra candidates are no longer checked and added (that
+    # check built a scratch index of their text on every search).
+    monkeypatch.setattr(totals, "COUNT_CAP", 25)
+    plain = SimpleNamespace(search_neighbour_weight=0.0)
+    engine = SearchEngine(zebra_store, plain, ranker=StripesRanker(zebra_store))
+    result = engine.search("zebra", types="observations", mode="hybrid", limit=5).to_json()
+    assert result["mode"] == "hybrid"
+    assert (result["totalResults"], result["totalIsLowerBound"]) == (25, True)
+    in_zoo = engine.search("zebra", SearchFilters(project="zoo"), types="observations")
+    assert (in_zoo.total_results, in_zoo.total_is_lower_bound) == (IN_ZOO, True)

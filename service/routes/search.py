@@ -5,8 +5,8 @@
   "query", "mode", "degraded"}`` for ``format=json``. Each hit carries ``rankers`` (``["fts"]``,
   ``["vector"]`` or ``["fts", "vector"]``: which rankers found it) and ``ranks`` (each one's
   rank). ``totalResults`` counts every match of the query under the filters (not the page), up
-  to ``recall.totals.COUNT_CAP`` per kind; ``totalIsLowerBound`` is true when counting stopped
-  there or a vector ranker added hits.
+  to ``recall.totals.COUNT_CAP`` per kind (past it, that kind counts as the cap alone: 1,000+);
+  ``totalIsLowerBound`` is true when counting stopped there or a vector ranker added hits.
 - ``GET /api/timeline`` answers ``{"anchor", "items"}`` (JSON by default; ``format=text``).
 
 ``/api/search`` takes one query-parameter model, ``workbench.recall.search_query.SearchQuery``

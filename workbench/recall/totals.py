@@ -6,7 +6,8 @@ Per kind of record, under the same filters as the search:
   the ranking builds from the query; its phrases add no rows), plus, when a vector ranker
   ran, the candidates it returned that full text does not match (semantic neighbours have
   no natural end, so that part is what the ranker returned and the total is flagged a lower
-  bound);
+  bound). Past the cap (below) the total is the cap alone ("1,000+"): the candidates are
+  not checked then, since a lower bound at the cap already says "more than that";
 - without a query (a listing): the rows the filters select.
 
 Cost is bounded, and the total says when it is only a lower bound (``totalIsLowerBound``):
@@ -18,6 +19,12 @@ as much as "10,000+", at a tenth of the cost. With filters each row costs a prob
 SQLite VM steps (``FILTERED_BUDGET``, ``LISTING_BUDGET``: about a millisecond); past it, the
 total is the hits the rankers already found (``at_least``). Steps, not time: a total never
 depends on the machine's load.
+
+Which vector candidates full text misses: without filters, the count reads the matching
+rowids themselves (at most ``COUNT_CAP`` + 1 of them, the same walk as counting them) and the
+candidates are looked up in that set; with filters they are asked of a scratch index of their
+own text (``fusion.matching``). The set replaced that scratch index on the common path: its
+build was a fifth of a hybrid search's own time at 100k (``bench/search.py``).
 """
 
 from __future__ import annotations
@@ -79,11 +86,21 @@ def count(
                 f" WHERE {fts_table} MATCH ? AND {where} LIMIT ?)"
             )
             counted = _within_budget(conn, sql, [expression, *params, cap + 1], FILTERED_BUDGET)
+            matched: set[int] | None = None
+        elif candidates:
+            matched = _matching_ids(conn, fts_table, expression, cap + 1)
+            counted = len(matched)
         else:
-            counted = _matches(conn, fts_table, expression, cap + 1)
+            counted, matched = _matches(conn, fts_table, expression, cap + 1), None
         if counted is None:
             return at_least, True
-        extra = _not_matching(conn, kind, expression, [i for i in candidates if i not in text_ids])
+        others = [i for i in candidates if i not in text_ids]
+        if counted > cap:
+            extra = 0  # past the cap: the cap alone (see the module docstring)
+        elif matched is not None:
+            extra = len({int(i) for i in others} - matched)
+        else:
+            extra = _not_matching(conn, kind, expression, others)
     except sqlite3.OperationalError:
         # Trigger: the FTS table is missing or corrupt. Why: ``fts.rank`` has already told the
         # user (InvalidInput) if the query itself could not run; a count must not add a 500.
@@ -113,6 +130,14 @@ def _matches(conn: sqlite3.Connection, fts_table: str, expression: str, limit: i
     """Rows matching ``expression``, counted up to ``limit``."""
     sql = f"SELECT count(*) FROM (SELECT 1 FROM {fts_table} WHERE {fts_table} MATCH ? LIMIT ?)"
     return int(conn.execute(sql, [expression, limit]).fetchone()[0])
+
+
+def _matching_ids(
+    conn: sqlite3.Connection, fts_table: str, expression: str, limit: int
+) -> set[int]:
+    """The rowids matching ``expression``, the first ``limit`` of them (``_matches``' walk)."""
+    sql = f"SELECT rowid FROM {fts_table} WHERE {fts_table} MATCH ? LIMIT ?"
+    return {int(r[0]) for r in conn.execute(sql, [expression, limit])}
 
 
 def _not_matching(conn: sqlite3.Connection, kind: Kind, expression: str, ids: list[int]) -> int:
