@@ -398,6 +398,7 @@ def test_hybrid_ranks_the_other_kinds_as_alone(
 ) -> None:
     store, _ = seeded
     engine = SearchEngine(store, None, ranker=KeywordRanker(store))
+    totals_of: dict[str, tuple[int, bool]] = {}
     for query in QUERIES:
         every = engine.search(query, filters, limit=20)
         assert every.mode == "hybrid"
@@ -405,6 +406,12 @@ def test_hybrid_ranks_the_other_kinds_as_alone(
             alone = engine.search(query, filters, types=[kind], limit=20)
             got = [h.model_dump() for h in getattr(every, kind)]
             assert got == [h.model_dump() for h in getattr(alone, kind)], (query, kind)
+            if filters.is_empty():  # a filtered count's budget: see the memo test above
+                totals_of[kind] = (alone.total_results or 0, alone.total_is_lower_bound)
+        if filters.is_empty():
+            summed = sum(n for n, _ in totals_of.values())
+            flagged = any(flag for _, flag in totals_of.values())
+            assert (every.total_results, every.total_is_lower_bound) == (summed, flagged), query
 
 
 def test_hybrid_ranks_the_other_kinds_before_it_waits(seeded: tuple[Store, Seeded]) -> None:
@@ -489,3 +496,39 @@ def test_a_total_with_candidates_is_the_scratch_indexs(
                 assert got == want, query
     # Both branches ran: every query below the real cap (a small store), some past a tiny one.
     assert (below, past) == (2 * (len(QUERIES) + 3), 0) if cap == 1_000 else below * past > 0
+
+
+def test_hybrid_reads_and_counts_the_other_kinds_before_it_waits(
+    seeded: tuple[Store, Seeded],
+) -> None:
+    """As above, but the vector side is held until the prompts' page is read and counted:
+    the summaries' and prompts' hits and totals are done while the vector side runs."""
+    store, _ = seeded
+    prompts_counted = threading.Event()
+    released: list[bool] = []
+    count = totals.count
+
+    class Held(KeywordRanker):
+        def rank(
+            self, query: str, k: int, allowed_ids: Sequence[int] | None
+        ) -> list[tuple[int, float]]:
+            if threading.current_thread().name.startswith("workbench-vector"):
+                released.append(prompts_counted.wait(timeout=5))
+            return super().rank(query, k, allowed_ids)
+
+    def watched(conn: Any, kind: Kind, *args: Any, **kwargs: Any) -> tuple[int, bool]:
+        matches = count(conn, kind, *args, **kwargs)
+        if kind == "prompts":
+            prompts_counted.set()
+        return matches
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(totals, "count", watched)
+    try:
+        result = SearchEngine(store, None, ranker=Held(store)).search("refund charged twice")
+    finally:
+        mp.undo()
+    assert released == [True]
+    assert result.mode == "hybrid"
+    assert result.observations
+    assert result.prompts
