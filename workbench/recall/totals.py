@@ -18,7 +18,7 @@ as much as "10,000+", at a tenth of the cost. With filters each row costs a prob
 (and, with a query, FTS work: ~3 µs a match measured at 100k), so the count gets a budget of
 SQLite VM steps (``FILTERED_BUDGET``, ``LISTING_BUDGET``: about a millisecond); past it, the
 total is the hits the rankers already found (``at_least``). Steps, not time: a total never
-depends on the machine's load.
+depends on the machine's load, nor (``_within_budget``) on what the connection ran before.
 
 Which vector candidates full text misses: without filters, the count reads the matching
 rowids themselves (at most ``COUNT_CAP`` + 1 of them, the same walk as counting them) and the
@@ -39,6 +39,7 @@ from workbench.recall.filters import Kind, SearchFilters
 COUNT_CAP = 1_000  # matches counted per kind, without filters (see above)
 FILTERED_BUDGET = 1_000  # with filters and a query: SQLite VM steps (~6 per FTS match)
 LISTING_BUDGET = 10_000  # a listing's rows cost no FTS work: more, cheaper steps
+STEP_GRAIN = 8  # the budget is checked every 8 steps (a Python call each: ~0.4 µs)
 
 
 def count(
@@ -66,7 +67,8 @@ def count(
     cap = COUNT_CAP
     if query is None:
         sql = f"SELECT count(*) FROM (SELECT 1 FROM {table} r WHERE {where} LIMIT ?)"
-        counted = _within_budget(conn, sql, [*params, cap + 1], LISTING_BUDGET)
+        warm = f"SELECT 1 FROM {table} LIMIT 1"  # the schema, if another connection changed it
+        counted = _within_budget(conn, sql, [*params, cap + 1], LISTING_BUDGET, warm=(warm, []))
         if counted is None:
             return at_least, True
         return min(counted, cap), counted > cap
@@ -85,7 +87,14 @@ def count(
                 f"SELECT count(*) FROM (SELECT 1 FROM {source}"
                 f" WHERE {fts_table} MATCH ? AND {where} LIMIT ?)"
             )
-            counted = _within_budget(conn, sql, [expression, *params, cap + 1], FILTERED_BUDGET)
+            warm = f"SELECT rowid FROM {fts_table} WHERE {fts_table} MATCH ? LIMIT 1"
+            counted = _within_budget(
+                conn,
+                sql,
+                [expression, *params, cap + 1],
+                FILTERED_BUDGET,
+                warm=(warm, [expression]),
+            )
             matched: set[int] | None = None
         elif candidates:
             matched = _matching_ids(conn, fts_table, expression, cap + 1)
@@ -111,19 +120,53 @@ def count(
 
 
 def _within_budget(
-    conn: sqlite3.Connection, sql: str, params: list[Any], budget: int
+    conn: sqlite3.Connection,
+    sql: str,
+    params: list[Any],
+    budget: int,
+    warm: tuple[str, list[Any]] | None = None,
 ) -> int | None:
-    """``sql``'s single integer, or None when it needs more than ``budget`` VM steps."""
-    # The handler runs once the statement has taken ``budget`` steps; returning 1 interrupts it.
-    conn.set_progress_handler(lambda: 1, budget)
+    """``sql``'s single integer, or None when it needs more than ``budget`` VM steps.
+
+    ``warm``: a statement run first, unbudgeted, in the same read transaction. Why: the
+    steps include whatever the connection must (re)load before it can run ``sql``: the
+    schema after another connection changed it, FTS5's configuration and segment structure
+    on a connection's first match or after another connection wrote. That cost ~2,000
+    steps, twice the count's budget, so the same count was exact on one of the service's
+    threads and a lower bound on the next. Warmed on the snapshot the count then reads, the
+    budget pays for the count alone.
+
+    The steps are counted here, from this run's first: SQLite's handler fires every N steps
+    of the *prepared statement's lifetime* (the cached statement's counter carries over from
+    its earlier runs), so a handler at N = ``budget`` stopped the same count anywhere from
+    its first step to its budget. Called every ``STEP_GRAIN`` steps, it stops within that
+    many steps of the budget, whatever ran before.
+    """
+    began = not conn.in_transaction
+    if began:
+        conn.execute("BEGIN")  # one snapshot: nothing reloads between the warm-up and the count
     try:
-        return int(conn.execute(sql, params).fetchone()[0])
-    except sqlite3.OperationalError as exc:
-        if "interrupted" not in str(exc):
-            raise
-        return None
+        if warm is not None:
+            conn.execute(*warm).fetchall()
+        calls = [0]
+        limit = -(-budget // STEP_GRAIN)
+
+        def spent() -> int:  # returning 1 interrupts the statement
+            calls[0] += 1
+            return 1 if calls[0] >= limit else 0
+
+        conn.set_progress_handler(spent, STEP_GRAIN)
+        try:
+            return int(conn.execute(sql, params).fetchone()[0])
+        except sqlite3.OperationalError as exc:
+            if "interrupted" not in str(exc):
+                raise
+            return None
+        finally:
+            conn.set_progress_handler(None, 0)
     finally:
-        conn.set_progress_handler(None, 0)
+        if began:
+            conn.execute("COMMIT")
 
 
 def _matches(conn: sqlite3.Connection, fts_table: str, expression: str, limit: int) -> int:
