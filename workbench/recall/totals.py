@@ -165,7 +165,7 @@ def _within_budget(
         finally:
             conn.set_progress_handler(None, 0)
     finally:
-        if began:
+        if began and conn.in_transaction:  # (an interrupted write would have rolled it back)
             conn.execute("COMMIT")
 
 
