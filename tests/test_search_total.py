@@ -203,3 +203,74 @@ def test_a_filtered_count_past_its_budget_is_a_lower_bound(
     # the budget is lifted after each count: the connection runs long statements again
     rows = zebra_store.conn.execute("SELECT count(*) FROM observations o, observations p")
     assert rows.fetchone()[0] == 100 * 100
+
+
+def test_past_the_cap_a_hybrid_total_is_the_cap(
+    zebra_store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 21: past COUNT_CAP full-text matches the total is the cap ("1,000+"), flagged a
+    # lower bound; the vector ranker's extra candidates are no longer checked and added (that
+    # check built a scratch index of their text on every search).
+    monkeypatch.setattr(totals, "COUNT_CAP", 25)
+    plain = SimpleNamespace(search_neighbour_weight=0.0)
+    engine = SearchEngine(zebra_store, plain, ranker=StripesRanker(zebra_store))
+    result = engine.search("zebra", types="observations", mode="hybrid", limit=5).to_json()
+    assert result["mode"] == "hybrid"
+    assert (result["totalResults"], result["totalIsLowerBound"]) == (25, True)
+    in_zoo = engine.search("zebra", SearchFilters(project="zoo"), types="observations")
+    assert (in_zoo.total_results, in_zoo.total_is_lower_bound) == (IN_ZOO, True)
+
+
+def test_a_search_without_its_count_has_the_same_hits(zebra_store: Store) -> None:
+    # Issue 21: the default text answer prints no total, so the route asks for none
+    # (count_totals=False) and the search skips counting; the hits are the same.
+    plain = SimpleNamespace(search_neighbour_weight=0.0)
+    engine = SearchEngine(zebra_store, plain, ranker=StripesRanker(zebra_store))
+    for query, filters in [("zebra", None), ("zebra", SearchFilters(project="zoo"))]:
+        for mode in ("hybrid", "fts"):
+            counted = engine.search(query, filters, mode=mode, limit=10)
+            uncounted = engine.search(query, filters, mode=mode, limit=10, count_totals=False)
+            assert counted.total_results is not None
+            assert uncounted.total_results is None
+            assert uncounted.hits() == counted.hits()
+    listing = engine.search(None, SearchFilters(project="zoo"), count_totals=False)
+    assert listing.total_results is None
+    assert listing.hits() == engine.search(None, SearchFilters(project="zoo")).hits()
+
+
+def test_the_text_answer_is_the_same_without_the_count(zebra_service: Service) -> None:
+    status, text = zebra_service.get("/api/search?query=zebra&limit=5")
+    assert status == 200
+    assert isinstance(text, str)
+    assert text.startswith('workbench search "zebra": 5 observations, 4 session summaries')
+    body = search(zebra_service, query="zebra", limit=5)  # json still counts every match
+    assert body["totalResults"] == ZEBRAS + PROMPTS + SUMMARIES
+
+
+def test_a_filtered_count_does_not_pay_for_another_connections_schema_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The budget counts SQLite VM steps, and the first statement after another connection
+    # changed the schema also runs the schema reload (and FTS5's own reload) on the same
+    # budget: the same count then stopped early, a lower bound one time and exact the next
+    # (tests/test_search_api.py::test_csv_and_repeated_keys_are_the_same failed so).
+    store = Store(tmp_path / "workbench.db")
+    seed_zebras(store)
+    other = Store(tmp_path / "workbench.db")
+    savanna = SearchFilters(project="savanna")
+    conn = store.conn
+    exact = (ZEBRAS - IN_ZOO, False)
+    # The smallest budget (in steps of 10) that counts it on a warm connection, plus a margin.
+    budget = next(
+        b
+        for b in range(10, 5_000, 10)
+        if (monkeypatch.setattr(totals, "FILTERED_BUDGET", b) is None)
+        and totals.count(conn, "observations", "zebra", savanna) == exact
+    )
+    monkeypatch.setattr(totals, "FILTERED_BUDGET", budget + 30)
+    assert totals.count(conn, "observations", "zebra", savanna) == exact
+    for n in range(3):
+        other.conn.execute(f"CREATE TABLE elsewhere_{n} (x)")  # another connection's change
+        assert totals.count(conn, "observations", "zebra", savanna) == exact
+    other.close()
+    store.close()

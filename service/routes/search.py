@@ -5,8 +5,9 @@
   "query", "mode", "degraded"}`` for ``format=json``. Each hit carries ``rankers`` (``["fts"]``,
   ``["vector"]`` or ``["fts", "vector"]``: which rankers found it) and ``ranks`` (each one's
   rank). ``totalResults`` counts every match of the query under the filters (not the page), up
-  to ``recall.totals.COUNT_CAP`` per kind; ``totalIsLowerBound`` is true when counting stopped
-  there or a vector ranker added hits.
+  to ``recall.totals.COUNT_CAP`` per kind (past it, that kind counts as the cap alone: 1,000+);
+  ``totalIsLowerBound`` is true when counting stopped there or a vector ranker added hits.
+  The text index shows no total, so for it nothing is counted.
 - ``GET /api/timeline`` answers ``{"anchor", "items"}`` (JSON by default; ``format=text``).
 
 ``/api/search`` takes one query-parameter model, ``workbench.recall.search_query.SearchQuery``
@@ -86,7 +87,7 @@ def search(runtime: RuntimeDep, params: Annotated[SearchRequest, Query()]) -> Re
     filters = params.filters()
     engine = engine_for(runtime)
 
-    def page(limit: int, offset: int) -> Any:
+    def page(limit: int, offset: int, *, count_totals: bool = True) -> Any:
         found = engine.search(
             params.query,
             filters,
@@ -95,6 +96,7 @@ def search(runtime: RuntimeDep, params: Annotated[SearchRequest, Query()]) -> Re
             order_by=params.order_by,
             limit=limit,
             offset=offset,
+            count_totals=count_totals,
         )
         mark_refs(runtime.store.conn, found.observations)  # the returned page only
         return found
@@ -117,10 +119,11 @@ def search(runtime: RuntimeDep, params: Annotated[SearchRequest, Query()]) -> Re
         else:
             answer = PlainTextResponse(team_search.search_text(data))
     else:
-        result = page(params.limit, params.offset)
         if params.format == "json":
-            answer = JSONResponse(result.to_json())
+            answer = JSONResponse(page(params.limit, params.offset).to_json())
         else:
+            # The text index shows no total: the search counts none (same hits).
+            result = page(params.limit, params.offset, count_totals=False)
             answer = PlainTextResponse(compact.search_index(result))
     mark_deprecated(answer, params.deprecations())
     return answer

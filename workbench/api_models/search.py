@@ -6,6 +6,8 @@ A hit is ``workbench.recall.hits.SearchHit`` and a timeline ``workbench.recall.t
 
 from __future__ import annotations
 
+from pydantic import Field
+
 from workbench.api_models.base import CamelModel
 from workbench.recall.hits import SearchHit
 from workbench.recall.timeline import Timeline
@@ -19,8 +21,13 @@ class SearchReply(CamelModel):
     observations: list[SearchHit]
     sessions: list[SearchHit]
     prompts: list[SearchHit]
-    total_results: int
-    total_is_lower_bound: bool
+    total_results: int = Field(
+        description="every match, not the page; per kind at most 1,000 (recall.totals.COUNT_CAP)"
+        ": past it the kind counts as 1,000 and totalIsLowerBound is true"
+    )
+    total_is_lower_bound: bool = Field(
+        description="true when a count stopped at its cap or budget, or a vector ranker added hits"
+    )
     query: str | None
     mode: str
     degraded: str | None

@@ -6,7 +6,8 @@ Per kind of record, under the same filters as the search:
   the ranking builds from the query; its phrases add no rows), plus, when a vector ranker
   ran, the candidates it returned that full text does not match (semantic neighbours have
   no natural end, so that part is what the ranker returned and the total is flagged a lower
-  bound);
+  bound). Past the cap (below) the total is the cap alone ("1,000+"): the candidates are
+  not checked then, since a lower bound at the cap already says "more than that";
 - without a query (a listing): the rows the filters select.
 
 Cost is bounded, and the total says when it is only a lower bound (``totalIsLowerBound``):
@@ -17,7 +18,13 @@ as much as "10,000+", at a tenth of the cost. With filters each row costs a prob
 (and, with a query, FTS work: ~3 µs a match measured at 100k), so the count gets a budget of
 SQLite VM steps (``FILTERED_BUDGET``, ``LISTING_BUDGET``: about a millisecond); past it, the
 total is the hits the rankers already found (``at_least``). Steps, not time: a total never
-depends on the machine's load.
+depends on the machine's load, nor (``_within_budget``) on what the connection ran before.
+
+Which vector candidates full text misses: without filters, the count reads the matching
+rowids themselves (at most ``COUNT_CAP`` + 1 of them, the same walk as counting them) and the
+candidates are looked up in that set; with filters they are asked of a scratch index of their
+own text (``fusion.matching``). The set replaced that scratch index on the common path: its
+build was a fifth of a hybrid search's own time at 100k (``bench/search.py``).
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from workbench.recall.filters import Kind, SearchFilters
 COUNT_CAP = 1_000  # matches counted per kind, without filters (see above)
 FILTERED_BUDGET = 1_000  # with filters and a query: SQLite VM steps (~6 per FTS match)
 LISTING_BUDGET = 10_000  # a listing's rows cost no FTS work: more, cheaper steps
+STEP_GRAIN = 8  # the budget is checked every 8 steps (a Python call each: ~0.4 µs)
 
 
 def count(
@@ -59,7 +67,8 @@ def count(
     cap = COUNT_CAP
     if query is None:
         sql = f"SELECT count(*) FROM (SELECT 1 FROM {table} r WHERE {where} LIMIT ?)"
-        counted = _within_budget(conn, sql, [*params, cap + 1], LISTING_BUDGET)
+        warm = f"SELECT 1 FROM {table} LIMIT 1"  # the schema, if another connection changed it
+        counted = _within_budget(conn, sql, [*params, cap + 1], LISTING_BUDGET, warm=(warm, []))
         if counted is None:
             return at_least, True
         return min(counted, cap), counted > cap
@@ -78,12 +87,29 @@ def count(
                 f"SELECT count(*) FROM (SELECT 1 FROM {source}"
                 f" WHERE {fts_table} MATCH ? AND {where} LIMIT ?)"
             )
-            counted = _within_budget(conn, sql, [expression, *params, cap + 1], FILTERED_BUDGET)
+            warm = f"SELECT rowid FROM {fts_table} WHERE {fts_table} MATCH ? LIMIT 1"
+            counted = _within_budget(
+                conn,
+                sql,
+                [expression, *params, cap + 1],
+                FILTERED_BUDGET,
+                warm=(warm, [expression]),
+            )
+            matched: set[int] | None = None
+        elif candidates:
+            matched = _matching_ids(conn, fts_table, expression, cap + 1)
+            counted = len(matched)
         else:
-            counted = _matches(conn, fts_table, expression, cap + 1)
+            counted, matched = _matches(conn, fts_table, expression, cap + 1), None
         if counted is None:
             return at_least, True
-        extra = _not_matching(conn, kind, expression, [i for i in candidates if i not in text_ids])
+        others = [i for i in candidates if i not in text_ids]
+        if counted > cap:
+            extra = 0  # past the cap: the cap alone (see the module docstring)
+        elif matched is not None:
+            extra = len({int(i) for i in others} - matched)
+        else:
+            extra = _not_matching(conn, kind, expression, others)
     except sqlite3.OperationalError:
         # Trigger: the FTS table is missing or corrupt. Why: ``fts.rank`` has already told the
         # user (InvalidInput) if the query itself could not run; a count must not add a 500.
@@ -94,25 +120,67 @@ def count(
 
 
 def _within_budget(
-    conn: sqlite3.Connection, sql: str, params: list[Any], budget: int
+    conn: sqlite3.Connection,
+    sql: str,
+    params: list[Any],
+    budget: int,
+    warm: tuple[str, list[Any]] | None = None,
 ) -> int | None:
-    """``sql``'s single integer, or None when it needs more than ``budget`` VM steps."""
-    # The handler runs once the statement has taken ``budget`` steps; returning 1 interrupts it.
-    conn.set_progress_handler(lambda: 1, budget)
+    """``sql``'s single integer, or None when it needs more than ``budget`` VM steps.
+
+    ``warm``: a statement run first, unbudgeted, in the same read transaction. Why: the
+    steps include whatever the connection must (re)load before it can run ``sql``: the
+    schema after another connection changed it, FTS5's configuration and segment structure
+    on a connection's first match or after another connection wrote. That cost ~2,000
+    steps, twice the count's budget, so the same count was exact on one of the service's
+    threads and a lower bound on the next. Warmed on the snapshot the count then reads, the
+    budget pays for the count alone.
+
+    The steps are counted here, from this run's first: SQLite's handler fires every N steps
+    of the *prepared statement's lifetime* (the cached statement's counter carries over from
+    its earlier runs), so a handler at N = ``budget`` stopped the same count anywhere from
+    its first step to its budget. Called every ``STEP_GRAIN`` steps, it stops within that
+    many steps of the budget, whatever ran before.
+    """
+    began = not conn.in_transaction
+    if began:
+        conn.execute("BEGIN")  # one snapshot: nothing reloads between the warm-up and the count
     try:
-        return int(conn.execute(sql, params).fetchone()[0])
-    except sqlite3.OperationalError as exc:
-        if "interrupted" not in str(exc):
-            raise
-        return None
+        if warm is not None:
+            conn.execute(*warm).fetchall()
+        calls = [0]
+        limit = -(-budget // STEP_GRAIN)
+
+        def spent() -> int:  # returning 1 interrupts the statement
+            calls[0] += 1
+            return 1 if calls[0] >= limit else 0
+
+        conn.set_progress_handler(spent, STEP_GRAIN)
+        try:
+            return int(conn.execute(sql, params).fetchone()[0])
+        except sqlite3.OperationalError as exc:
+            if "interrupted" not in str(exc):
+                raise
+            return None
+        finally:
+            conn.set_progress_handler(None, 0)
     finally:
-        conn.set_progress_handler(None, 0)
+        if began and conn.in_transaction:  # (an interrupted write would have rolled it back)
+            conn.execute("COMMIT")
 
 
 def _matches(conn: sqlite3.Connection, fts_table: str, expression: str, limit: int) -> int:
     """Rows matching ``expression``, counted up to ``limit``."""
     sql = f"SELECT count(*) FROM (SELECT 1 FROM {fts_table} WHERE {fts_table} MATCH ? LIMIT ?)"
     return int(conn.execute(sql, [expression, limit]).fetchone()[0])
+
+
+def _matching_ids(
+    conn: sqlite3.Connection, fts_table: str, expression: str, limit: int
+) -> set[int]:
+    """The rowids matching ``expression``, the first ``limit`` of them (``_matches``' walk)."""
+    sql = f"SELECT rowid FROM {fts_table} WHERE {fts_table} MATCH ? LIMIT ?"
+    return {int(r[0]) for r in conn.execute(sql, [expression, limit])}
 
 
 def _not_matching(conn: sqlite3.Connection, kind: Kind, expression: str, ids: list[int]) -> int:
