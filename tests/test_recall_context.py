@@ -4,7 +4,7 @@ The report (issue 21): on long conversations, multi-hop and open-domain question
 R@10 0.40 and 0.32: the question's words sit in one turn and the answer in the next, which
 shares none of them. With ``search_context_weight`` a turn gains that share of its previous
 turn's BM25 score, and its coverage (the gate) counts what the two turns hold together. Off by
-default: under cross-validation across the six relevance sets it won two of six held out
+default: under cross-validation across the six relevance sets it won one of six held out
 (``bench/relevance_context.py``); these tests pin what it does when turned on, on a real store
 through ``SearchEngine``.
 """

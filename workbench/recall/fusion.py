@@ -43,8 +43,9 @@ each full-text hit passes a share of its BM25 score to the turn saved just after
 session, and that turn's coverage counts what the two turns hold together: a turn read with
 the one before it, as a second, lower-weight full-text column would read it, without a second
 index. Cross-validated with the fusion re-chosen around it (``bench/relevance_context.py``):
-chosen in every fold, yet held out it won on ``committee`` and ``friends`` and lost a little on
-the four other sets, so it stays off; the figures are in that bench's output.
+chosen in every fold, yet held out it won on ``committee`` (class-balanced 0.523 → 0.553),
+split ``meetings`` and ``friends`` and lost a little on the three others (``coding``'s R@10
+below vector alone), so it stays off; the figures are in that bench's docstring.
 
 How the defaults were chosen (issue 21; ``bench/relevance_cv.py`` prints all of it). Four
 relevance sets: ``coding`` and ``conversations`` (the project's own, where MiniLM is the
@@ -97,7 +98,7 @@ DEFAULT_FTS_GATE = 0.3
 DEFAULT_NEIGHBOUR_WEIGHT = 0.1
 DEFAULT_DATE_WEIGHT = 1.0
 DEFAULT_FEEDBACK_WEIGHT = 0.0
-DEFAULT_CONTEXT_WEIGHT = 0.0  # i21-context: won 2 of 6 sets held out, lost 4 (see ``carried``)
+DEFAULT_CONTEXT_WEIGHT = 0.0  # i21-context: won 1 of 6 sets held out (see ``carried``)
 
 
 @dataclass(frozen=True)
