@@ -14,6 +14,8 @@ Every ranker runs through the real ``SearchEngine`` (real store, FTS5, FAISS), 5
 - ``hybrid`` (mode=hybrid with the settings' defaults: weighted, score-aware fusion with the
   BM25 coverage gate; its parameters were chosen by ``bench/relevance_cv.py`` across the
   sets, never on the set reported alone);
+- ``hybrid + previous turn`` (i21-context's opt-in ``search_context_weight``, with the fusion
+  ``bench/relevance_context.py`` chose around it; off by default);
 - ``hybrid rrf`` (the fusion before issue 10: reciprocal rank, k=60) and ``hybrid weighted
   0.2/0.8/0.4`` (the defaults before issue 21), side by side.
 - ``+rerank`` rows: hybrid with the second stage (``workbench/recall/rerank.py``), with the
@@ -72,6 +74,9 @@ DEPTH = 50
 BEFORE_21 = FusionParams("weighted", 0.2, 0.8, 0.4, neighbour_weight=0.0, date_weight=0.0)
 # main at fd213fb: weighted 0.4 / 0.6 / gate 0.3, neighbours 0.1, no date lift
 MAIN_BEFORE = FusionParams("weighted", 0.4, 0.6, 0.3, neighbour_weight=0.1, date_weight=0.0)
+# i21-context's opt-in: each turn read with its previous turn (search_context_weight), with
+# the fusion re-chosen around it by bench/relevance_context.py (off by default: see there).
+WITH_CONTEXT = FusionParams("weighted", 0.5, 0.5, 0.3, neighbour_weight=0.0, context_weight=0.5)
 Ranker = Callable[[str], list[int]]
 
 
@@ -105,6 +110,7 @@ def evaluate(ranker: Ranker, qs: Sequence[Question]) -> dict[str, dict[str, floa
         for cls, ms in by_class.items()
     }
     out["all"]["p50_ms"] = statistics.median(ms_per_query)
+    out["all"]["p95_ms"] = sorted(ms_per_query)[int(len(ms_per_query) * 0.95)]
     return out
 
 
@@ -128,6 +134,7 @@ def engine_ranker(
         search_neighbour_weight=params.neighbour_weight,
         search_date_weight=params.date_weight,
         search_feedback_weight=params.feedback_weight,
+        search_context_weight=params.context_weight,
         search_rerank=rerank_dir is not None,
         search_rerank_depth=DEPTH,
         data_dir=rerank_dir,
@@ -181,6 +188,9 @@ def rankers_for(loaded: Loaded, embedders: Sequence[CachedEmbedder]) -> dict[str
         )
         out[f"hybrid bm25+{label} (main, before i21-first)"] = engine_ranker(
             loaded, ranker, "hybrid", MAIN_BEFORE
+        )
+        out[f"hybrid bm25+{label} + previous turn (opt-in)"] = engine_ranker(
+            loaded, ranker, "hybrid", WITH_CONTEXT
         )
     return out
 
@@ -381,7 +391,7 @@ def print_table(name: str, body: dict[str, Any]) -> None:
         f"paraphrases sharing a stemmed term with their evidence: {len(body['paraphrase_leaks'])}"
         f" {body['paraphrase_leaks'] or ''}"
     )
-    head = f"{'ranker':<46}" + "".join(f" | {c:^20}" for c in classes) + " | p50 ms"
+    head = f"{'ranker':<46}" + "".join(f" | {c:^20}" for c in classes) + " | p50 / p95 ms"
     sub = f"{'':<46}" + "".join(f" | {'R@5':>6}{'R@10':>7}{'MRR':>7}" for _ in classes)
     counts = f"{'(questions)':<46}" + "".join(
         f" | {next(iter(body['relevance'].values()))[c]['n']:>20}" for c in classes
@@ -396,7 +406,8 @@ def print_table(name: str, body: dict[str, Any]) -> None:
             f"{by_class[c]['mrr']:>7.3f}"
             for c in classes
         )
-        print(f"{label:<46}{cells} | {by_class['all']['p50_ms']:>6.2f}")
+        all_ = by_class["all"]
+        print(f"{label:<46}{cells} | {all_['p50_ms']:>6.2f} / {all_['p95_ms']:.2f}")
 
 
 if __name__ == "__main__":

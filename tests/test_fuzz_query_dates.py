@@ -72,7 +72,9 @@ def test_a_search_naming_any_day_answers(tmp_path_factory: TempPathFactory, quer
                     project="p",
                     created_ms=int(datetime(2023, 5, day, 12).timestamp() * 1000),
                 )
-        lifts = load_settings(root, search_date_weight=0.5, search_feedback_weight=0.5)
+        lifts = load_settings(
+            root, search_date_weight=0.5, search_feedback_weight=0.5, search_context_weight=0.5
+        )
         engine = SearchEngine(store, lifts, SimilarityRanker({1: 0.3, 2: 0.2}))
         found = engine.search(f"{query} May 3rd film", types="observations")
         assert {h.id for h in found.observations} <= {1, 2, 3}

@@ -219,6 +219,11 @@ class Settings(BaseSettings):
     # Hybrid's full-text side with pseudo-relevance feedback (workbench/recall/feedback.py, RM3):
     # the first hits' weightiest words as a second BM25 query, interpolated at this weight.
     search_feedback_weight: float = Field(default=0.0, ge=0.0, le=1.0)
+    # i21-context: hybrid's full-text side reads each turn with the turn before it in its
+    # session (fusion.carried): a turn gains this share of its previous turn's BM25 score, and
+    # its coverage counts the pieces the two turns hold together. 0 = off; off by default:
+    # under cross-validation (bench/relevance_context.py) it won 1 of 6 sets held out.
+    search_context_weight: float = Field(default=0.0, ge=0.0, le=1.0)
     # Second stage (workbench/recall/rerank.py): reorder hybrid's fused top ``search_rerank_depth``
     # by a linear model over word-level features (``workbench rerank train`` fits it to your own
     # history; untrained, a built-in default). Only reorders, fails open to the fused order.

@@ -38,6 +38,15 @@ score of its best neighbouring turn (the memory saved just before or after it in
 session), and a neighbour no ranker found joins the list with that share: the answer often sits
 in the turn beside the one that repeats the question's words.
 
+Context (``carried``, i21-context; ``search_context_weight``, off by default): before fusion,
+each full-text hit passes a share of its BM25 score to the turn saved just after it in its
+session, and that turn's coverage counts what the two turns hold together: a turn read with
+the one before it, as a second, lower-weight full-text column would read it, without a second
+index. Cross-validated with the fusion re-chosen around it (``bench/relevance_context.py``):
+chosen in every fold, yet held out it won on ``committee`` (class-balanced 0.523 → 0.553),
+split ``meetings`` and ``friends`` and lost a little on the three others (``coding``'s R@10
+below vector alone), so it stays off; the figures are in that bench's docstring.
+
 How the defaults were chosen (issue 21; ``bench/relevance_cv.py`` prints all of it). Four
 relevance sets: ``coding`` and ``conversations`` (the project's own, where MiniLM is the
 stronger ranker) and ``meetings`` and ``committee`` (public QMSum transcripts, one memory per
@@ -89,6 +98,7 @@ DEFAULT_FTS_GATE = 0.3
 DEFAULT_NEIGHBOUR_WEIGHT = 0.1
 DEFAULT_DATE_WEIGHT = 1.0
 DEFAULT_FEEDBACK_WEIGHT = 0.0
+DEFAULT_CONTEXT_WEIGHT = 0.0  # i21-context: won 1 of 6 sets held out (see ``carried``)
 
 
 @dataclass(frozen=True)
@@ -106,6 +116,7 @@ class FusionParams:
     neighbour_weight: float = DEFAULT_NEIGHBOUR_WEIGHT  # share of its best neighbour's score
     date_weight: float = DEFAULT_DATE_WEIGHT  # share of the top score a hit on a named day gains
     feedback_weight: float = DEFAULT_FEEDBACK_WEIGHT  # RM3 expansion's share (feedback.py)
+    context_weight: float = DEFAULT_CONTEXT_WEIGHT  # share of the previous turn's BM25 (carried)
 
     @classmethod
     def from_settings(cls, settings: Any) -> FusionParams:
@@ -126,6 +137,7 @@ class FusionParams:
             feedback_weight=float(
                 getattr(settings, "search_feedback_weight", base.feedback_weight)
             ),
+            context_weight=float(getattr(settings, "search_context_weight", base.context_weight)),
         )
 
 
@@ -299,6 +311,41 @@ def smooth(
     return [(i, s * top) for i, s in ranked]  # back on the fused scale
 
 
+def previous_turns(beside: Mapping[int, Sequence[int]]) -> dict[int, int]:
+    """``id -> the turn saved just before it in its session``, from ``neighbours``' answer."""
+    return {i: i - 1 for i, near in beside.items() if i - 1 in near}
+
+
+def carried(
+    text: Sequence[tuple[int, float]],
+    beside: Mapping[int, Sequence[int]],
+    weight: float,
+    allowed: Collection[int] | None = None,
+) -> list[tuple[int, float]]:
+    """The full-text list with each hit's turn after it gaining ``weight`` × the hit's BM25.
+
+    Why (i21-context): a turn is read with the turn before it. "What did Joey say when Monica
+    asked about the ring?": the words are in Monica's turn, the answer in the next one; with
+    its previous turn as a second, lower-weight source, the answer scores ``bm25(turn) + weight
+    · bm25(previous turn)``. Computed at query time from the hits' own scores: a context
+    column in the index (``bench/relevance_context.py``, source ``index``) scored no better
+    under cross-validation and would cost a second index and its upkeep on every edit and
+    delete. A turn no hit reached joins the list with its carried score; ``allowed``: the ids
+    such a turn may be (the search's filters), None allows any. Best first, ties by id.
+    """
+    if weight <= 0 or not text:
+        return list(text)
+    scores = dict(text)
+    for item, score in text:
+        after = item + 1
+        if after not in beside.get(item, ()):
+            continue
+        if after not in scores and allowed is not None and after not in allowed:
+            continue
+        scores[after] = scores.get(after, 0.0) + weight * score
+    return sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))
+
+
 # ----- dates: the days a query names ------------------------------------------------------------
 def created_on(conn: sqlite3.Connection, ids: Sequence[int], days: Sequence[Day]) -> set[int]:
     """The memories among ``ids`` saved (local time) on one of ``days``."""
@@ -344,9 +391,17 @@ def idf(rows: int, df: int) -> float:
 
 
 def coverage(
-    conn: sqlite3.Connection, kind: Kind, query: str, ids: Sequence[int]
+    conn: sqlite3.Connection,
+    kind: Kind,
+    query: str,
+    ids: Sequence[int],
+    previous: Mapping[int, int] | None = None,
 ) -> dict[int, float]:
     """``id -> share of the query's IDF`` that each full-text hit in ``ids`` matches.
+
+    ``previous`` (``id -> its previous turn``, with ``carried``): a piece matched by a hit's
+    previous turn counts as matched by the hit, so a turn read with its context is gated by
+    what the two turns hold together.
 
     The pieces' document frequencies come from the cached counts the BM25 tiers already
     took. Which pieces each hit matches is asked of a scratch FTS5 table (in memory, same
@@ -363,6 +418,7 @@ def coverage(
     unique = list(dict.fromkeys(int(i) for i in ids))
     if not pieces or not unique:
         return {}
+    before = {i: previous[i] for i in unique if i in previous} if previous else {}
     rows, cap = fts.df_cap(conn, kind)  # the tiers' cap: their cached counts are reused
     weights = {p: fts.doc_frequency(conn, kind, p, cap) for p in pieces}
     idfs = {p: idf(max(rows, df), df) for p, df in weights.items()}
@@ -371,12 +427,16 @@ def coverage(
     live = [p for p in pieces if weights[p] > 0]
     if not live:
         return matched
-    with _scratch_of(conn, kind, unique) as (scratch, name):
+    read = list(dict.fromkeys([*unique, *before.values()]))
+    with _scratch_of(conn, kind, read) as (scratch, name):
         for piece in live:
-            for (rowid,) in scratch.execute(
-                f"SELECT rowid FROM {name} WHERE {name} MATCH ?", (piece,)
-            ):
-                matched[int(rowid)] += idfs[piece]
+            found = {
+                int(r[0])
+                for r in scratch.execute(f"SELECT rowid FROM {name} WHERE {name} MATCH ?", (piece,))
+            }
+            for i in unique:
+                if i in found or before.get(i) in found:
+                    matched[i] += idfs[piece]
     return {i: w / total for i, w in matched.items()}
 
 

@@ -350,6 +350,7 @@ class SearchEngine:
         fusion_depth = min(max(FUSION_DEPTH, 2 * depth), 500)
         params = fusion.FusionParams.from_settings(self.settings)
         text: list[tuple[int, float]] = []
+        lexical: list[tuple[int, float]] = []  # ``text`` with each turn's context (carried)
         cover: dict[int, float] = {}
         if mode == "hybrid":
             # Trigger: hybrid. Why: the query embedding and the vector scan (ONNX Runtime and
@@ -361,7 +362,12 @@ class SearchEngine:
             text = feedback.rank(
                 self.conn, query, text, filters, params.feedback_weight, fusion_depth
             )
-            cover = fusion.coverage(self.conn, "observations", query, [i for i, _ in text])
+            lexical, previous = self._with_context(
+                text, filters, params.context_weight, fusion_depth
+            )
+            cover = fusion.coverage(
+                self.conn, "observations", query, [i for i, _ in lexical], previous
+            )
             if meanwhile is not None:
                 meanwhile()
             vector = pending()
@@ -386,10 +392,10 @@ class SearchEngine:
         for n, (i, _) in enumerate(text, start=1):
             ranks.setdefault(i, {})["fts"] = n
         seen = {i for i, _ in vector}
-        beyond = [i for i, _ in text if i not in seen]
+        beyond = [i for i, _ in lexical if i not in seen]
         cosines = self._cosines_of(query, beyond)
         unembedded = set() if cosines is None else set(beyond) - cosines.keys()
-        fused = fusion.fuse(text, vector, cover, params, cosines=cosines, unembedded=unembedded)
+        fused = fusion.fuse(lexical, vector, cover, params, cosines=cosines, unembedded=unembedded)
         if params.neighbour_weight > 0 and not (
             first_only
             and self._no_second_stage()
@@ -414,6 +420,23 @@ class SearchEngine:
         from workbench.recall import rerank_llm
 
         return not rerank.enabled(self.settings) and not rerank_llm.enabled(self.settings)
+
+    def _with_context(
+        self, text: list[tuple[int, float]], filters: SearchFilters, weight: float, limit: int
+    ) -> tuple[list[tuple[int, float]], dict[int, int]]:
+        """``(full-text list, id -> previous turn)`` with each turn read with the one before it
+        (``fusion.carried``, ``limit`` long); with ``weight`` 0 (the default), ``text`` as it is.
+
+        A turn after a hit shares its session and project, so with no filter or only a project
+        filter it may join the list; under any other filter only hits already found are lifted.
+        """
+        if weight <= 0 or not text:
+            return text, {}
+        beside = fusion.neighbours(self.conn, [j for i, _ in text for j in (i, i + 1)])
+        open_ = filters.is_empty() or filters.only_projects()
+        allowed = None if open_ else {i for i, _ in text}
+        lexical = fusion.carried(text, beside, weight, allowed)[:limit]
+        return lexical, fusion.previous_turns(beside)
 
     def _with_neighbours(
         self, fused: list[tuple[int, float]], filters: SearchFilters, weight: float

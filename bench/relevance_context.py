@@ -1,0 +1,489 @@
+"""Conversation context at index time, tested by cross-validation across the sets. Prints figures.
+
+The lever (issue 21, i21-context): a turn indexed with the turn saved just before it in the
+same session, as
+
+- a second, lower-weight full-text source: the previous turn's words in a table of their own
+  (``ctx``), ranked by BM25 with the question's pieces; a turn's full-text score is
+  ``bm25(turn) + ctx_weight · bm25(previous turn)``, so a turn whose neighbour holds the
+  question's other words rises (multi-hop: the evidence is split over two turns);
+- the coverage that gates a full-text hit counted over the turn alone (``turn``) or over the
+  turn and its previous turn (``union``);
+- and/or in the embedded text: ``turn + "\\n" + previous turn`` embedded by MiniLM (the turn
+  first, so the 128-token cut takes the neighbour's tail), the cosine a hit gets being
+  ``(1 − vec_mix) · cos(turn) + vec_mix · cos(turn with context)``: 0 is today's index, 1 an
+  index of contextual texts only (the same size), 0.5 needs both vectors per memory.
+
+Everything else is ``bench/relevance_cv.py``'s: the same sets, the same per-question lists
+(100 deep, the question's project filter), the same objective (fewest (set, class, metric)
+cells below the better single part of today's index by more than 0.005, then the
+class-balanced mean of R@5, R@10 and MRR), the same folds (leave one set out; 5-fold by
+question over every set pooled, seed 5). One grid joins the fusion parameters (weight, gate,
+neighbours; the date lift at its default 1.0) with the three context choices, so a context
+weight wins only if it wins with the fusion re-chosen around it. The held-out figures per set
+and per class are printed for: today's defaults, the grid without context (re-chosen the same
+way), and the grid with context.
+
+What it found (one run, 784 questions, box loaded by other helpers' benches; class-balanced
+score held out, leave one set out / 5-fold; "plain" is the same grid with no context):
+
+    set            plain          with context   best single part
+    coding         0.822 / 0.819  0.813 / 0.818  vector 0.818 (R@10 0.861; with context 0.833)
+    conversations  0.889 / 0.889  0.884 / 0.881  vector 0.884 (multi-hop MRR 0.806 -> 0.707)
+    meetings       0.270 / 0.292  0.273 / 0.282  fts 0.259
+    committee      0.523 / 0.519  0.553 / 0.550  fts 0.490 (speaker R@10 0.500 -> 0.552)
+    memorybank     0.814 / 0.811  0.808 / 0.805  vector 0.674
+    friends        0.515 / 0.511  0.511 / 0.518  fts 0.466
+
+A context weight was chosen in all eleven folds (mostly the query-time ``shift`` with the
+``union`` coverage, replacing the neighbour smoothing), yet held out it wins one set clearly
+(committee), splits two and loses three, and on ``coding`` its R@10 falls below vector alone.
+So ``search_context_weight`` ships at 0. The index-time column (``index``) was chosen in 2 of
+11 folds and never beat ``shift``, so no index change or migration is warranted. Embedding a
+turn with its previous turn (``--vectors``, measured on ``conversations``) lost alone against
+the plain turn in every class (balanced: multi-hop 0.799 -> 0.629, paraphrase 0.851 -> 0.656,
+single-hop 0.969 -> 0.879, temporal 0.917 -> 0.717); re-embedding every memory for it is not
+worth measuring on the other sets.
+
+``--vectors`` embeds every memory a second time (with its previous turn): minutes of a shared
+CPU per set; without it the grid keeps vec_mix 0.
+
+Usage: python bench/relevance_context.py [--set NAME ...] [--json] [--vectors]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import random
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.relevance_cv import (  # noqa: E402
+    FOLDS,
+    POOL,
+    TOLERANCE,
+    Case,
+    Row,
+    balanced,
+    rows_of,
+    summary,
+)
+from bench.relevance_sets import Loaded, available_sets, load, minilm  # noqa: E402
+from workbench.recall import fts, fusion, query_dates, vectors  # noqa: E402
+from workbench.recall.filters import SearchFilters  # noqa: E402
+from workbench.recall.fusion import FusionParams  # noqa: E402
+from workbench.store.identifiers import split_identifiers  # noqa: E402
+
+CTX_WEIGHTS = [0.1, 0.25, 0.5, 1.0]
+COVERS = ["turn", "union"]
+SOURCES = ["index", "shift"]
+VEC_MIXES = [0.0, 0.5, 1.0]
+FTS_WEIGHTS = [0.3, 0.4, 0.5, 0.6]
+GATES = [0.2, 0.3, 0.4]
+NEIGHBOURS = [0.0, 0.1]
+DATE = 1.0
+DEFAULTS = FusionParams()
+CTX_TABLE = "observations_context_bench_fts"
+
+
+@dataclass(frozen=True)
+class Point:
+    params: FusionParams
+    ctx_weight: float
+    cover: str
+    vec_mix: float
+    source: str = "index"  # the context's BM25: its own table, or the turn list shifted
+
+    def describe(self) -> str:
+        p = self.params
+        return (
+            f"w_fts={p.fts_weight} gate={p.fts_gate} nb={p.neighbour_weight} "
+            f"ctx={self.ctx_weight} cover={self.cover} src={self.source} vec_mix={self.vec_mix}"
+        )
+
+
+@dataclass
+class CtxCase(Case):
+    """``relevance_cv.Case`` (its lists and metrics) with the context's lists and coverages."""
+
+    context: list[tuple[int, float]] = field(default_factory=list)  # BM25 of previous turns
+    shifted: list[tuple[int, float]] = field(default_factory=list)  # text moved one turn on
+    cos_turn: dict[int, float] = field(default_factory=dict)  # every allowed id's cosine
+    cos_ctx: dict[int, float] = field(default_factory=dict)
+    cover_union: dict[int, float] = field(default_factory=dict)
+
+
+def previous_of(conn: Any) -> dict[int, int]:
+    """``id -> the memory saved just before it in the same session and project``."""
+    last: dict[tuple[str, str], int] = {}
+    out: dict[int, int] = {}
+    for row in conn.execute("SELECT id, content_session_id, project FROM observations ORDER BY id"):
+        key = (str(row[1]), str(row[2]))
+        if key in last:
+            out[int(row[0])] = last[key]
+        last[key] = int(row[0])
+    return out
+
+
+def build_context(
+    loaded: Loaded, embedder: Any, with_vectors: bool
+) -> tuple[dict[int, Any], dict[int, Any]]:
+    """The context table in the set's store, and each memory's two vectors (turn, with context)."""
+    conn = loaded.conn
+    rows = conn.execute(
+        "SELECT id, title, subtitle, narrative, facts, concepts FROM observations ORDER BY id"
+    ).fetchall()
+    text_of = {int(r["id"]): vectors.embed_text(r) for r in rows}
+    before = previous_of(conn)
+    conn.execute(
+        f"CREATE VIRTUAL TABLE {CTX_TABLE} USING fts5(context, content='',"
+        " tokenize='porter unicode61')"
+    )
+    conn.executemany(
+        f"INSERT INTO {CTX_TABLE} (rowid, context) VALUES (?, ?)",
+        [(i, split_identifiers(text_of[p])) for i, p in before.items()],
+    )
+    conn.commit()
+    ids = list(text_of)
+    plain = embedder.embed([text_of[i] for i in ids])
+    if with_vectors:
+        joined = [text_of[i] + ("\n" + text_of[before[i]] if i in before else "") for i in ids]
+        withctx = embedder.embed(joined)
+        embedder.save()
+    else:
+        withctx = plain  # vec_mix has no effect: the grid keeps 0 only
+    return (
+        dict(zip(ids, plain, strict=True)),
+        dict(zip(ids, withctx, strict=True)),
+    )
+
+
+def context_rank(conn: Any, query: str, allowed: set[int]) -> list[tuple[int, float]]:
+    """BM25 over the previous turns' table (every match: the sets are small), best first."""
+    expression = fts.match_expression(query)
+    if not expression:
+        return []
+    sql = (
+        f"SELECT rowid, -bm25({CTX_TABLE}) AS s FROM {CTX_TABLE} WHERE {CTX_TABLE} MATCH ?"
+        " ORDER BY s DESC, rowid"
+    )
+    rows = conn.execute(sql, (expression,)).fetchall()
+    return [(int(r[0]), float(r[1])) for r in rows if int(r[0]) in allowed][:POOL]
+
+
+def union_cover(conn: Any, query: str, ids: Sequence[int]) -> dict[int, float]:
+    """The share of the query's IDF matched by a hit's turn or its previous turn."""
+    every = fts.query_pieces(query)
+    pieces = [p for p in every if " " not in p] or every
+    if not pieces or not ids:
+        return {}
+    rows, cap = fts.df_cap(conn, "observations")
+    idfs = {
+        p: fusion.idf(max(rows, df), df)
+        for p in pieces
+        for df in [fts.doc_frequency(conn, "observations", p, cap)]
+    }
+    total = sum(idfs.values())
+    marks = ", ".join("?" * len(ids))
+    got: dict[int, float] = dict.fromkeys(ids, 0.0)
+    for p in pieces:
+        found: set[int] = set()
+        for table in ("observations_fts", CTX_TABLE):
+            sql = f"SELECT rowid FROM {table} WHERE {table} MATCH ? AND rowid IN ({marks})"
+            found |= {int(r[0]) for r in conn.execute(sql, (p, *ids))}
+        for i in found:
+            got[i] += idfs[p]
+    return {i: w / total for i, w in got.items()}
+
+
+def cases(loaded: Loaded, vec: dict[int, Any], vec_ctx: dict[int, Any]) -> list[CtxCase]:
+    import numpy as np
+
+    conn = loaded.conn
+    sessions = {
+        int(r[0]): str(r[1])
+        for r in conn.execute("SELECT id, content_session_id FROM observations")
+    }
+    by_project: dict[str, list[int]] = {}
+    for r in conn.execute("SELECT id, project FROM observations ORDER BY id"):
+        by_project.setdefault(str(r[1]), []).append(int(r[0]))
+    ids_all = sorted(vec)
+    m_turn = np.stack([vec[i] for i in ids_all])
+    m_ctx = np.stack([vec_ctx[i] for i in ids_all])
+    pos = {i: n for n, i in enumerate(ids_all)}
+    after = {p: i for i, p in previous_of(conn).items()}
+    out = []
+    for q in loaded.questions:
+        many = q.project != loaded.name
+        filters = SearchFilters(project=q.project) if many else SearchFilters()
+        allowed = by_project[q.project] if many else ids_all
+        allowed_set = set(allowed)
+        text = fts.rank(conn, "observations", q.text, filters, limit=POOL)
+        context = context_rank(conn, q.text, allowed_set)
+        qv = loaded.ranker.embedder.embed([q.text])[0]
+        rows = [pos[i] for i in allowed]
+        ct = m_turn[rows] @ qv
+        cc = m_ctx[rows] @ qv
+        cos_turn = dict(zip(allowed, ct.tolist(), strict=True))
+        cos_ctx = dict(zip(allowed, cc.tolist(), strict=True))
+        shifted = [(after[i], s) for i, s in text if i in after and after[i] in allowed_set]
+        lexical = list(
+            dict.fromkeys([i for i, _ in text] + [i for i, _ in context] + [i for i, _ in shifted])
+        )
+        cover_turn = fusion.coverage(conn, "observations", q.text, lexical)
+        cover_union = union_cover(conn, q.text, lexical)
+        top_t = sorted(allowed, key=lambda i: -cos_turn[i])[:POOL]
+        top_c = sorted(allowed, key=lambda i: -cos_ctx[i])[:POOL]
+        ids = set(lexical) | set(top_t) | set(top_c) | set(q.relevant)
+        beside = fusion.neighbours(conn, sorted(ids))
+        for i in beside.values():
+            ids |= set(i)
+        days = query_dates.days_named(q.text)
+        on_day = frozenset(fusion.created_on(conn, sorted(ids), days))
+        out.append(
+            CtxCase(
+                set=loaded.name,
+                cls=q.cls,
+                relevant=q.relevant,
+                text=text,
+                vector=[],
+                cover=cover_turn,
+                cosines={},
+                session_of={i: sessions[i] for i in ids if i in sessions},
+                beside=beside,
+                on_day=on_day,
+                context=context,
+                shifted=shifted,
+                cos_turn=cos_turn,
+                cos_ctx=cos_ctx,
+                cover_union=cover_union,
+            )
+        )
+    return out
+
+
+def text_list(c: CtxCase, w: float, source: str = "index") -> list[tuple[int, float]]:
+    if w <= 0:
+        return c.text
+    score: dict[int, float] = dict(c.text)
+    for i, s in c.context if source == "index" else c.shifted:
+        score[i] = score.get(i, 0.0) + w * s
+    return sorted(score.items(), key=lambda p: (-p[1], p[0]))[:POOL]
+
+
+def vector_list(c: CtxCase, mix: float) -> tuple[list[tuple[int, float]], dict[int, float]]:
+    """The top POOL by the mixed cosine, and the mixed cosine of every allowed id."""
+    if mix <= 0:
+        cos = c.cos_turn
+    elif mix >= 1:
+        cos = c.cos_ctx
+    else:
+        cos = {i: (1 - mix) * s + mix * c.cos_ctx[i] for i, s in c.cos_turn.items()}
+    top = sorted(cos.items(), key=lambda p: (-p[1], p[0]))[:POOL]
+    return top, cos
+
+
+def ranking(c: CtxCase, point: Point, prepared: Any = None) -> list[int]:
+    text, vector, cos = prepared or prepare(c, point)
+    held = {i for i, _ in vector}
+    cosines = {i: cos[i] for i, _ in text if i not in held and i in cos}
+    cover = c.cover_union if point.cover == "union" else c.cover
+    p = point.params
+    ranked = fusion.fuse(text, vector, cover, p, cosines=cosines)
+    if p.neighbour_weight > 0:
+        ranked = fusion.smooth(ranked, c.beside, p.neighbour_weight)
+    if p.date_weight > 0:
+        ranked = fusion.dated(ranked, c.on_day, p.date_weight)
+    return [i for i, _ in ranked]
+
+
+def prepare(c: CtxCase, point: Point) -> Any:
+    text = text_list(c, point.ctx_weight, point.source)
+    vector, cos = vector_list(c, point.vec_mix)
+    return text, vector, cos
+
+
+def grid() -> list[Point]:
+    fusions = [
+        FusionParams("weighted", w, round(1 - w, 1), g, neighbour_weight=n, date_weight=DATE)
+        for w, g, n in itertools.product(FTS_WEIGHTS, GATES, NEIGHBOURS)
+    ]
+    contexts = [(0.0, "turn", "index")] + [
+        (w, c, s) for w in CTX_WEIGHTS if w > 0 for c in COVERS for s in SOURCES
+    ]
+    return [
+        Point(p, w, cov, mix, src)
+        for (w, cov, src), mix in itertools.product(contexts, VEC_MIXES)
+        for p in fusions
+    ]
+
+
+@dataclass
+class Grid:
+    """Every grid point's per-question metrics, and today's single rankers', computed once."""
+
+    cases: list[CtxCase]
+    points: list[Point]
+    rows: list[list[Row]]
+    singles: dict[str, list[Row]]
+
+    def choose(self, idx: Sequence[int], only: Sequence[int]) -> Point:
+        """``relevance_cv.Table.choose``'s rule over the points ``only``: the fewest (set,
+        class, metric) cells of ``idx`` below the better single ranker by more than TOLERANCE,
+        then the best class-balanced score, then the earlier point."""
+        by_group: dict[str, list[int]] = {}
+        for i in idx:
+            by_group.setdefault(self.cases[i].group, []).append(i)
+
+        def means(rows: Sequence[Row], ids: Sequence[int]) -> list[float]:
+            return [sum(rows[i][k] for i in ids) / len(ids) for k in range(3)]
+
+        floor = {
+            g: [
+                max(a, b)
+                for a, b in zip(*(means(r, ids) for r in self.singles.values()), strict=True)
+            ]
+            for g, ids in by_group.items()
+        }
+        best: tuple[int, float, int] | None = None
+        for n in only:
+            rows = self.rows[n]
+            losses = sum(
+                got < want - TOLERANCE
+                for g, ids in by_group.items()
+                for got, want in zip(means(rows, ids), floor[g], strict=True)
+            )
+            key = (-losses, balanced(self.cases, rows, idx), -n)
+            if best is None or key > best:
+                best = key
+        assert best is not None
+        return self.points[-best[2]]
+
+
+def grid_of(cs: list[CtxCase]) -> Grid:
+    points = grid()
+    rows: list[list[Row]] = []
+    memo: dict[tuple[float, str, float, str], list[Any]] = {}
+    for point in points:
+        key = (point.ctx_weight, point.cover, point.vec_mix, point.source)
+        if key not in memo:
+            memo[key] = [prepare(c, point) for c in cs]
+        rankings = [ranking(c, point, pr) for c, pr in zip(cs, memo[key], strict=True)]
+        rows.append(rows_of(cs, rankings))
+    singles = {
+        "fts": rows_of(cs, [[i for i, _ in c.text] for c in cs]),
+        "vector": rows_of(cs, [[i for i, _ in vector_list(c, 0.0)[0]] for c in cs]),
+    }
+    return Grid(cs, points, rows, singles)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--set", action="append")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--vectors", action="store_true", help="also embed each turn with its previous turn"
+    )
+    args = parser.parse_args()
+    if not args.vectors:
+        VEC_MIXES[:] = [0.0]
+    model = minilm()
+    names = [n for n in available_sets() if not args.set or n in args.set]
+    every: list[CtxCase] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            loaded = load(name, Path(tmp), model)
+            vec, vec_ctx = build_context(loaded, model, args.vectors)
+            every += cases(loaded, vec, vec_ctx)
+            loaded.store.close()
+            print(f"loaded {name}", file=sys.stderr)
+    model.save()
+    table = grid_of(every)
+    print(f"grid of {len(table.points)} points over {len(every)} questions", file=sys.stderr)
+    idx_of = {n: [i for i, c in enumerate(every) if c.set == n] for n in names}
+    plain_ids = [n for n, p in enumerate(table.points) if p.ctx_weight == 0 and p.vec_mix == 0]
+
+    every_point = list(range(len(table.points)))
+
+    def choose(train: list[int], only: list[int]) -> Point:
+        return table.choose(train, only)
+
+    doc: dict[str, Any] = {"loso": {}, "kfold": {}, "held_out": {}}
+    lines: dict[str, dict[int, Row]] = {}
+    for label, only in (("no context (re-chosen)", plain_ids), ("with context", every_point)):
+        loso: dict[int, Row] = {}
+        for name in names:
+            train = [i for n in names if n != name for i in idx_of[n]]
+            point = choose(train, only)
+            doc["loso"].setdefault(label, {})[name] = point.describe()
+            rows = table.rows[table.points.index(point)]
+            loso.update({i: rows[i] for i in idx_of[name]})
+        order = list(range(len(every)))
+        random.Random(5).shuffle(order)
+        folds = [order[k::FOLDS] for k in range(FOLDS)]
+        kf: dict[int, Row] = {}
+        for fold in folds:
+            held = set(fold)
+            point = choose([i for i in order if i not in held], only)
+            doc["kfold"].setdefault(label, []).append(point.describe())
+            rows = table.rows[table.points.index(point)]
+            kf.update({i: rows[i] for i in fold})
+        lines[f"{label}, leave-one-set-out"] = loso
+        lines[f"{label}, 5-fold"] = kf
+    chosen = Counter(
+        [*doc["loso"]["with context"].values(), *doc["kfold"]["with context"]]
+    ).most_common(3)
+    doc["consensus_with_context"] = chosen
+    defaults = rows_of(every, [ranking(c, Point(DEFAULTS, 0.0, "turn", 0.0)) for c in every])
+    ctx_alone = rows_of(every, [[i for i, _ in text_list(c, 0.5, "shift")] for c in every])
+    vec_ctx_alone = rows_of(every, [[i for i, _ in vector_list(c, 1.0)[0]] for c in every])
+    shown: dict[str, Sequence[Row]] = {
+        "fts": table.singles["fts"],
+        "fts + previous turn 0.5 (shift, alone)": ctx_alone,
+        "vector": table.singles["vector"],
+        "vector with context (alone)": vec_ctx_alone,
+        "hybrid today's defaults": defaults,
+        **{k: [v[i] for i in range(len(every))] for k, v in lines.items()},
+    }
+    for name in names:
+        classes = sorted({every[i].cls for i in idx_of[name]})
+        for cls in ["all", *classes]:
+            ids = [i for i in idx_of[name] if cls == "all" or every[i].cls == cls]
+            doc["held_out"][f"{name}:{cls} (n={len(ids)})"] = {
+                label: {k: round(v, 3) for k, v in summary(every, rows, ids).items()}
+                for label, rows in shown.items()
+            }
+    if args.json:
+        print(json.dumps(doc, indent=2))
+        return
+    for label, body in doc["loso"].items():
+        print(f"== leave one set out, {label}:")
+        for name, d in body.items():
+            print(f"   held out {name:<14} {d}")
+    for label, body in doc["kfold"].items():
+        print(f"== 5-fold, {label}:")
+        for d in body:
+            print(f"   {d}")
+    print(f"== most frequent with context: {chosen}")
+    print("== held out per set and class: R@5 R@10 MRR sessR@10 | balanced")
+    for key, by_label in doc["held_out"].items():
+        print(f"-- {key}")
+        for label, m in by_label.items():
+            print(
+                f"   {label:<44} {m['R@5']:.3f} {m['R@10']:.3f} {m['MRR']:.3f} "
+                f"{m['sessR@10']:.3f} | {m['balanced']:.3f}"
+            )
+
+
+if __name__ == "__main__":
+    main()
