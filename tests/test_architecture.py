@@ -36,7 +36,7 @@ HOOK_ALLOWED = {
     "workbench.recall.cold_context",
     "workbench.recall.context",
     "workbench.recall.render",
-    "workbench.recall.tokens",
+    "workbench.tokens",
     "workbench.recall.resume",
     "workbench.recall.ledger_reads",
     "workbench.store.schema",

@@ -24,5 +24,6 @@ observation's ``files_read``); ``CamelModel`` accepts either spelling on input.
 - ``transfer``      ``GET /api/export``, ``POST /api/import``
 - ``transcripts``   ``POST /api/transcripts/import`` (one agent transcript file read)
 - ``settings``      ``GET/PUT /api/settings``
+- ``team``          a colleague's observations by team ref (``/api/team/…``)
 - ``check``         ``checked(shape, data)``: the CLI and MCP tools validate a reply before use
 """

@@ -22,4 +22,5 @@ Modules:
 - ``transfer``      export/import in one JSON format
 - ``pages``         one page of a table, newest first (the list routes)
 - ``stats``         counts for ``/api/stats`` and ``workbench status``
+- ``duck``          read-only DuckDB over the store: the analytics views, the write refusal
 """
