@@ -18,6 +18,7 @@ Modules:
 - ``platform_filter`` a ``platform_source`` filter checked against the known platforms
 - ``store/``    SQLite: connection policy, migrations, events log + queue, typed tables;
   read-only DuckDB over it
+- ``event_payloads`` one typed payload per event kind: what ingest logs and derive reads
 - ``ingest``    accepting one hook event: redact, skip rules, dedup, append, enqueue
 - ``derive``    events → observations and summaries (the worker, and recompress)
 - ``forget``    forgetting observations: delete, scrub sources and spool copies, purge the file
@@ -49,12 +50,12 @@ Modules:
 - ``__main__``  ``python -m workbench`` is the ``workbench`` command (and ``mcp``)
 
 Layers, lowest first. A package or module imports only from its own layer or a lower one,
-never through a cycle, at module level or inside a function (``tests/test_layers.py`` reads
-this list and checks it):
+never through a cycle: at module level, inside a function or for types only
+(``tests/test_layers.py`` reads this list and checks it):
 
-1. base: bounds, clock, errors, exact_json, instance, locate, models, own_tools, platforms,
-   platform_filter, redact, spawn, spool, tokens, sections, provider_errors, config_file,
-   settings_file, pidfile, launch
+1. base: bounds, clock, errors, exact_json, instance, locate, models, event_payloads,
+   own_tools, platforms, platform_filter, redact, spawn, spool, tokens, sections,
+   provider_errors, config_file, settings_file, pidfile, launch
 2. settings: settings, settings_edit
 3. resources: store, client, code, agents, claude_plugin, demo
 4. capture: anthropic_api, compress, ingest, transcripts, derive
