@@ -140,7 +140,8 @@ def main() -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from workbench.knowledge import duck, reports
+    from workbench.knowledge import reports
+    from workbench.store import duck
 
     figures: list[tuple[str, ...]] = []
     with tempfile.TemporaryDirectory(prefix="wb-bench-analytics-") as tmp:

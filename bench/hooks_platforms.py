@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.harness import free_port, hook_env, start_service, stop_service  # noqa: E402
 from hooks.adapters import PLATFORMS  # noqa: E402
-from workbench.claude_settings import HOOK_SCRIPTS  # noqa: E402
+from workbench.agents.claude_settings import HOOK_SCRIPTS  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "hooks"
 SCRIPTS = {event: script for event, (script, _, _) in HOOK_SCRIPTS.items()}

@@ -71,7 +71,7 @@ DEFAULT_PLATFORM = "claude"
 RETRYABLE_4XX = frozenset({408, 421, 429})
 # The hook's own deadline for delivering, counted from its start (``STARTED``): half the
 # shortest timeout any agent gives our hooks (10 s: Claude Code, Codex, Gemini CLI and the
-# OpenCode plugin; ``workbench.claude_settings.HOOK_SCRIPTS``, ``workbench/agents/*``), so
+# OpenCode plugin; ``workbench.agents.claude_settings.HOOK_SCRIPTS``, ``workbench/agents/*``), so
 # whatever slowed the hook down (a huge payload, a loaded machine), its event is on disk
 # before an agent could kill it. ``deliver`` tries the service only with the time left.
 DELIVERY_DEADLINE_S = 5.0

@@ -14,7 +14,8 @@ with app.setup:
 
     from workbench import notebooks
     from workbench.errors import WorkbenchError
-    from workbench.knowledge import duck, roi, stats
+    from workbench.knowledge import roi, stats
+    from workbench.store import duck
 
     WEEKDAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
     DEFAULT_SQL = (

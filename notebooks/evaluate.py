@@ -13,7 +13,7 @@ with app.setup:
 
     from workbench import notebooks
     from workbench.errors import WorkbenchError
-    from workbench.knowledge import evaluate
+    from workbench.recall import evaluate
 
     VECTOR_SOURCES = {
         "auto": "the service's model if it runs, else full text only",

@@ -24,14 +24,14 @@ from workbench.derive import Derived
 from workbench.folder_memory.apply import AutoRunner, summary_root
 from workbench.forget import ForgetReport, forget
 from workbench.ingest import Ingestor
-from workbench.knowledge import duck, forget_copies
+from workbench.knowledge import forget_copies
 from workbench.knowledge.agent import KnowledgeAgent
 from workbench.knowledge.report_process import ReportProcess
 from workbench.pidfile import PidFile
 from workbench.recall.embed import load_embedder
 from workbench.recall.indexer import Indexer, IndexRanker
 from workbench.settings import Settings
-from workbench.store import events
+from workbench.store import duck, events
 from workbench.store.database import Store
 from workbench.store.events import EventRow
 from workbench.team.autopublish import AutoPublisher

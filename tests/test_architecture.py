@@ -36,7 +36,7 @@ HOOK_ALLOWED = {
     "workbench.recall.cold_context",
     "workbench.recall.context",
     "workbench.recall.render",
-    "workbench.recall.tokens",
+    "workbench.tokens",
     "workbench.recall.resume",
     "workbench.recall.ledger_reads",
     "workbench.staleness",  # stale marks in that block (issue 22 item 5), stdlib only

@@ -25,12 +25,12 @@ from workbench.clock import ms_from_iso
 from workbench.models import ObservationDraft, SummaryDraft
 from workbench.recall import context, ledger, prompt_context, render
 from workbench.recall.context import ContextLimits, build_session_context
-from workbench.recall.tokens import estimate_tokens
 from workbench.redact import strip_private
 from workbench.settings import load_settings
 from workbench.store import observations, sessions, summaries
 from workbench.store.connection import atomic
 from workbench.store.database import Store
+from workbench.tokens import estimate_tokens
 
 PROJECT = "acme-api"
 SESSION_A = "3f2b8c1e-7d4a-4e9b-a6c2-1b5e9d0f4a7c"

@@ -17,7 +17,7 @@ import pytest
 
 from tests import analytics_data
 from workbench.errors import NotFound, WorkbenchError
-from workbench.knowledge import duck
+from workbench.store import duck
 
 
 @pytest.fixture

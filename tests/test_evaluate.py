@@ -1,4 +1,4 @@
-"""workbench.knowledge.evaluate: questions from the history, injected lists, metrics, sweeps.
+"""workbench.recall.evaluate: questions from the history, injected lists, metrics, sweeps.
 
 A small hand-made history (imported through the export format) whose gold sets are known;
 the metrics of a sweep over canned rankings are checked against values computed by hand.
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from workbench.errors import InvalidInput
-from workbench.knowledge import evaluate as ev
+from workbench.recall import evaluate as ev
 from workbench.settings import load_settings
 from workbench.store import transfer
 from workbench.store.database import Store

@@ -32,8 +32,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import ROOT
 from tests.fuzz_strategies import json_objects, json_values, render
-from workbench import claude_settings
-from workbench.agents import codex, codex_trust, gemini, mcp_json
+from workbench.agents import claude_settings, codex, codex_trust, gemini, mcp_json
 from workbench.errors import WorkbenchError
 
 FUZZ = settings(suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from tests.fuzz_harness import budget
 from workbench.recall import render
 from workbench.recall.context import ContextLimits, Row, render_session_context
-from workbench.recall.team_context import TeamRow
+from workbench.team.context import TeamRow
 
 HOSTILE = st.sampled_from(
     [

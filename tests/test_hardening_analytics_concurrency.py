@@ -29,11 +29,10 @@ from tests import analytics_data
 from tests.conftest import Service, http_json
 from tests.test_crash import wait_for
 from workbench.errors import WorkbenchError
-from workbench.knowledge import duck
 from workbench.knowledge.report_process import ReportProcess
 from workbench.knowledge.stats import ALL, Scope
 from workbench.models import ObservationDraft
-from workbench.store import observations
+from workbench.store import duck, observations
 from workbench.store.connection import atomic
 
 LOAD_SECONDS = 60.0

@@ -20,7 +20,7 @@ import pytest
 
 from tests import analytics_data
 from tests.conftest import ROOT, base_env, free_port
-from workbench.knowledge import duck
+from workbench.store import duck
 
 MARKER = "SANDBOX-MARKER-7f3a"
 

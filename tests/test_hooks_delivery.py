@@ -19,7 +19,8 @@ from tests.hook_harness import (
     run_hook,
     spooled,
 )
-from workbench import claude_settings, spool
+from workbench import spool
+from workbench.agents import claude_settings
 
 # ----- against a recording peer: routes, headers, status codes ---------------------------------
 

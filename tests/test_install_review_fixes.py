@@ -15,7 +15,7 @@ import pytest
 
 from tests.agent_home import agent_env, backups, doctor_rows, make_home, read_json
 from tests.conftest import run_workbench
-from workbench.claude_settings import HOOKS_DIR
+from workbench.agents.claude_settings import HOOKS_DIR
 
 
 @pytest.fixture

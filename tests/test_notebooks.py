@@ -22,10 +22,11 @@ import pytest
 
 from tests.conftest import ROOT, Service, base_env, free_port
 from workbench.knowledge import corpus as corpora
-from workbench.knowledge import duck, stats
-from workbench.knowledge import evaluate as ev
+from workbench.knowledge import stats
+from workbench.recall import evaluate as ev
 from workbench.recall.filters import parse_time
 from workbench.settings import load_settings
+from workbench.store import duck
 from workbench.store.database import Store
 
 MEMORY = ROOT / "data" / "demo" / "memory.json"

@@ -16,9 +16,9 @@ from tests.fake_anthropic import FakeAnthropic, error_body
 from tests.fake_openai import FakeOpenAI
 from tests.test_compress_claude import tool_event
 from workbench.compress.claude import ClaudeCompressor
-from workbench.compress.errors import classify
 from workbench.compress.openai_compat import OpenAICompatCompressor
 from workbench.errors import CompressionError
+from workbench.provider_errors import classify
 
 
 def openai_error(message: str, type_: str, code: str | None = None) -> dict[str, Any]:

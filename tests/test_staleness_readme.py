@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from tests.conftest import ROOT, base_env, free_port, run_workbench
 from workbench.api_models.observations import ObservationView
-from workbench.knowledge.duck import VIEWS
 from workbench.recall.compact import stale_note
 from workbench.recall.context import STALE_MARK
 from workbench.recall.hits import SearchHit
 from workbench.settings import Settings
+from workbench.store.duck import VIEWS
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 SECTION = README.split("## Memory that knows when the code moved on", 1)[1].split("\n## ", 1)[0]

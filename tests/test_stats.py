@@ -17,8 +17,9 @@ from tests import analytics_data
 from tests.analytics_data import ECONOMICS_BY_PROJECT, ECONOMICS_SUMMARY
 from workbench.cli.analytics import Statistic
 from workbench.errors import InvalidInput
-from workbench.knowledge import duck, reports, roi, stats
+from workbench.knowledge import reports, roi, stats
 from workbench.knowledge.stats import Scope
+from workbench.store import duck
 from workbench.store.database import Store
 
 

@@ -118,7 +118,7 @@ def test_cli_stats_refuses_an_unknown_platform_naming_the_known_ones(seeded: Ser
 
 
 def test_every_view_carries_the_platform(seeded: Service) -> None:
-    from workbench.knowledge import duck
+    from workbench.store import duck
 
     con = duck.connect(seeded.data_dir / "workbench.db")
     try:

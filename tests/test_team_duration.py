@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from workbench.team.duration import parse_seconds
+from workbench.sections.duration import parse_seconds
 
 
 @pytest.mark.parametrize(

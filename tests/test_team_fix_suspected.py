@@ -15,7 +15,7 @@ from tests.team_harness import forget, init, machine, seed
 
 
 def test_an_author_id_with_a_trailing_newline_is_refused() -> None:
-    from workbench.team.location import check_author
+    from workbench.sections.team import check_author
 
     with pytest.raises(ValueError, match="author"):
         check_author("ana\n")

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import free_port
 from tests.team_harness import init, machine
-from workbench.team.location import check_catalog, conninfo
+from workbench.sections.team import check_catalog, conninfo
 
 
 def test_init_stores_the_settings_and_status_shows_them(team_lake: Any, tmp_path: Path) -> None:

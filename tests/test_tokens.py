@@ -1,12 +1,12 @@
-"""One token estimator (``workbench.recall.tokens``): the compressor's discovery cost and the
+"""One token estimator (``workbench.tokens``): the compressor's discovery cost and the
 recall layer's read cost are the same ``ceil(chars / 4)``, from the same function."""
 
 from __future__ import annotations
 
 import math
 
+from workbench import tokens
 from workbench.compress import offline
-from workbench.recall import tokens
 
 
 def test_the_compressor_uses_the_recall_estimator() -> None:

@@ -6,7 +6,7 @@ credit, a rate limit, an overload, a request the API refused…), but they give 
 advice: the compressor's worker retries later and keeps the queued event, while the agent
 answers a person who is waiting. So ``classify`` returns a neutral ``ApiProblem`` and each
 caller words its own message from it. The classification itself lives in
-``workbench.compress.errors`` (shared with the OpenAI-compatible compressor).
+``workbench.provider_errors`` (shared with the OpenAI-compatible compressor).
 
 ``anthropic`` is imported inside the functions: it costs about a second to import, and hooks,
 ``workbench --help`` and the offline paths must not pay for it.
@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-# What an exception means is decided once, for every provider SDK (compress/errors.py).
-from workbench.compress.errors import ApiProblem, Reason, classify
+# What an exception means is decided once, for every provider SDK (provider_errors.py).
+from workbench.provider_errors import ApiProblem, Reason, classify
 from workbench.settings import Settings
 
 __all__ = ["ApiProblem", "Reason", "build_client", "classify"]

@@ -25,7 +25,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from workbench import claude_mcp, claude_settings
+from workbench.agents import claude_mcp, claude_settings
 
 NAME = "workbench"
 MARKETPLACE = "workbench-local"

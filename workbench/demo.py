@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.claude_settings import HOOK_SCRIPTS, HOOKS_DIR
+from workbench.agents.claude_settings import HOOK_SCRIPTS, HOOKS_DIR
 
 DEMO_DATA = Path(__file__).resolve().parent.parent / "data" / "demo"
 DEMO_SOURCE = DEMO_DATA / "sessions.json"

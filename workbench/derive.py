@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.compress.base import Compressor
+from workbench.event_payloads import Summarize, ToolCall, parse
 from workbench.models import CompressionResult, ObservationDraft, SummaryRequest, ToolEvent
 from workbench.staleness import capture
 from workbench.store import deletions, events, observations, sessions, summaries
@@ -39,30 +40,30 @@ def compress_event(store: Store, compressor: Compressor, event: EventRow) -> Com
     conn = store.conn
     csid = event.content_session_id or ""
     prompt = sessions.prompt_text(conn, csid, event.prompt_number) or ""
-    if event.kind == "observation":
-        p = event.payload
+    payload = parse(event.kind, event.payload)
+    if isinstance(payload, ToolCall):
         return compressor.observe(
             ToolEvent(
                 content_session_id=csid,
                 project=event.project or "unknown",
-                tool_name=p.get("tool_name", ""),
-                tool_input=p.get("tool_input"),
-                tool_response=p.get("tool_response"),
-                cwd=p.get("cwd") or "",
+                tool_name=payload.tool_name,
+                tool_input=payload.tool_input,
+                tool_response=payload.tool_response,
+                cwd=payload.cwd,
                 prompt_number=event.prompt_number,
                 user_prompt=prompt,
-                agent_id=p.get("agent_id"),
-                agent_type=p.get("agent_type"),
+                agent_id=payload.agent_id,
+                agent_type=payload.agent_type,
             )
         )
-    if event.kind == "summarize":
+    if isinstance(payload, Summarize):
         return compressor.summarize(
             SummaryRequest(
                 content_session_id=csid,
                 project=event.project or "unknown",
                 prompt_number=event.prompt_number,
                 user_prompt=prompt,
-                last_assistant_message=event.payload.get("last_assistant_message", ""),
+                last_assistant_message=payload.last_assistant_message,
                 observations=observations.for_prompt(conn, csid, event.prompt_number),
             )
         )
@@ -78,6 +79,8 @@ def store_result(
     are not produced again, so re-deriving converges instead of piling up.
     """
     conn = store.conn
+    payload = parse(event.kind, event.payload)
+    call = payload if isinstance(payload, ToolCall) else None
     derived = Derived(discovery_tokens=result.discovery_tokens)
     # Outside the transaction: hashing the cited files reads them. Not on recompress: the
     # files now are not what the event saw, and a dedup hit keeps its first evidence.
@@ -99,8 +102,8 @@ def store_result(
                 event_id=event.id,
                 discovery_tokens=share,
                 generated_by=result.generated_by,
-                agent_id=event.payload.get("agent_id"),
-                agent_type=event.payload.get("agent_type"),
+                agent_id=call.agent_id if call else None,
+                agent_type=call.agent_type if call else None,
                 created_ms=event.received_at_epoch,
             )
             derived.observation_ids.append(obs_id)

@@ -29,6 +29,7 @@ from typing import Any, Literal
 from workbench import own_tools
 from workbench.clock import now_ms
 from workbench.errors import InvalidInput
+from workbench.event_payloads import MemorySave, SessionEnd, SessionInit, Summarize, ToolCall
 from workbench.locate import is_excluded, project_identity
 from workbench.models import ObservationDraft, Session
 from workbench.platforms import DEFAULT_PLATFORM_SOURCE
@@ -202,8 +203,8 @@ class Ingestor:
             # The payload never holds private text: only the cleaned prompt is logged.
             event_id, _ = events.append(
                 conn,
-                "session_init",
-                {"project": project, "prompt": cleaned, "platformSource": platform_source},
+                SessionInit.KIND,
+                SessionInit(project, cleaned, platform_source).to_wire(),
                 event_key=event_key,
                 content_session_id=content_session_id,
                 project=project,
@@ -310,19 +311,19 @@ class Ingestor:
                 return IngestResult(
                     "skipped", reason="belongs to a private prompt", session_id=session.id
                 )
-            payload = {
-                "tool_name": tool_name,
-                "tool_input": self._clean(tool_input),
-                "tool_response": self._clean(tool_response),
-                "cwd": cwd,
-                "tool_use_id": tool_use_id,
-                "agent_id": agent_id,
-                "agent_type": agent_type,
-            }
+            call = ToolCall(
+                tool_name=tool_name,
+                tool_input=self._clean(tool_input),
+                tool_response=self._clean(tool_response),
+                cwd=cwd,
+                tool_use_id=tool_use_id,
+                agent_id=agent_id,
+                agent_type=agent_type,
+            )
             event_id, _ = events.append(
                 conn,
-                "observation",
-                payload,
+                ToolCall.KIND,
+                call.to_wire(),
                 event_key=key,
                 content_session_id=content_session_id,
                 project=session.project,
@@ -358,8 +359,8 @@ class Ingestor:
                 )
             event_id, _ = events.append(
                 conn,
-                "summarize",
-                {"last_assistant_message": self._clean(strip_private(last_assistant_message))},
+                Summarize.KIND,
+                Summarize(self._clean(strip_private(last_assistant_message))).to_wire(),
                 event_key=event_key,
                 content_session_id=content_session_id,
                 project=session.project,
@@ -402,8 +403,8 @@ class Ingestor:
             sessions.end(conn, content_session_id, "completed", ms)
             event_id, _ = events.append(
                 conn,
-                "session_end",
-                {"reason": reason},
+                SessionEnd.KIND,
+                SessionEnd(reason).to_wire(),
                 event_key=event_key,
                 content_session_id=content_session_id,
                 project=session.project,
@@ -453,13 +454,16 @@ class Ingestor:
         with atomic(conn):
             if (seen := _already_received(conn, event_key)) is not None:
                 return seen
-            payload = {"text": cleaned, "title": clean_title, "project": name}
-            if platform_source != DEFAULT_PLATFORM_SOURCE:
-                payload["platform_source"] = platform_source
+            saved = MemorySave(
+                cleaned,
+                clean_title,
+                name,
+                platform_source if platform_source != DEFAULT_PLATFORM_SOURCE else None,
+            )
             event_id, _ = events.append(
                 conn,
-                "memory_save",
-                payload,
+                MemorySave.KIND,
+                saved.to_wire(),
                 event_key=event_key,
                 content_session_id=None,
                 project=name,

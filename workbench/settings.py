@@ -40,12 +40,6 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
-from workbench.compress.providers import (
-    OpenAICompatConfig,
-    check_chain,
-    check_key_env_name,
-    openai_compat_config,
-)
 from workbench.locate import (
     SETTINGS_FILE,
     default_data_dir,
@@ -53,20 +47,26 @@ from workbench.locate import (
     parse_port,
     resolve_data_dir,
 )
+from workbench.sections.compress import (
+    OpenAICompatConfig,
+    check_chain,
+    check_key_env_name,
+    openai_compat_config,
+)
+from workbench.sections.duration import check_duration
+from workbench.sections.team import (
+    check_author,
+    check_catalog,
+    check_data_path,
+    check_project_names,
+    default_author,
+)
 from workbench.settings_file import (
     SettingsFileUnreadable,
     backup_settings_file,
     parse_settings_file,
     read_leniently,
     read_settings_file,
-)
-from workbench.team.duration import check_duration
-from workbench.team.location import (
-    check_author,
-    check_catalog,
-    check_data_path,
-    check_project_names,
-    default_author,
 )
 
 __all__ = [
@@ -261,7 +261,7 @@ class Settings(BaseSettings):
     # only they use: a duration, 30s / 12h / 7d / 2w (workbench/team/maintain.py).
     team_snapshot_retention: str = "7d"
     # Add colleagues' memories of the same project, from the lake, to SessionStart context
-    # (workbench/recall/team_context.py), after the local ones; the lake gets at most
+    # (workbench/team/context.py), after the local ones; the lake gets at most
     # ``team_context_timeout_s`` before the local context is served without them.
     team_context: bool = False
     team_context_timeout_s: float = Field(default=2.0, gt=0, le=30)
@@ -373,7 +373,7 @@ class Settings(BaseSettings):
     @field_validator("team_catalog")
     @classmethod
     def _team_catalog(cls, value: str | None) -> str | None:
-        """A postgres:// URL with no password in it (workbench/team/location.py)."""
+        """A postgres:// URL with no password in it (workbench/sections/team.py)."""
         return None if value is None else check_catalog(value)
 
     @field_validator("team_data")
@@ -394,7 +394,7 @@ class Settings(BaseSettings):
     @field_validator("team_snapshot_retention")
     @classmethod
     def _team_snapshot_retention(cls, value: str) -> str:
-        """A duration such as 7d (workbench/team/duration.py)."""
+        """A duration such as 7d (workbench/sections/duration.py)."""
         return check_duration(value)
 
     @field_validator(

@@ -6,7 +6,7 @@
   ``platform_source=gemini-cli`` (old spelling ``platformSource``) keeps one platform's, and
   a platform no adapter sends is a 422 ``UNKNOWN_PLATFORM`` listing the known ones. With
   ``team_context`` on, colleagues' rows from the team lake follow the local ones
-  (``workbench.recall.team_context``: bounded by ``team_context_timeout_s``, the local block
+  (``workbench.team.context``: bounded by ``team_context_timeout_s``, the local block
   unchanged when the lake fails).
   ``project_key=<the folder's key>`` (what the hooks send: ``workbench.locate.
   project_identity``) shows that one project's rows only, under the name given: two folders
@@ -49,7 +49,7 @@ from workbench.bounds import EPOCH_MS_MAX
 from workbench.errors import InvalidInput, StoreUnavailable
 from workbench.locate import MAX_PROJECT_KEY_CHARS, project_from_cwd
 from workbench.platform_filter import check_platform
-from workbench.recall import file_history, ledger, team_context
+from workbench.recall import file_history, ledger
 from workbench.recall.context import (
     MAX_PROJECTS,
     ContextLimits,
@@ -65,6 +65,7 @@ from workbench.recall.ledger_reads import InjectionKind
 from workbench.recall.prompt_context import MAX_QUERY_CHARS, related, render_prompt_context
 from workbench.recall.resume import MAX_SOURCE_CHARS, build_resume_context, resumed_since
 from workbench.store.connection import write_wait
+from workbench.team import context as team_context
 
 log = logging.getLogger("workbench.service")
 router = APIRouter(prefix="/api", tags=["context"])

@@ -19,10 +19,29 @@ so an agent is added by writing its module and listing it in ``MODULES``. Each m
 - optional ``notes() -> list[str]``: what the user must still do in the agent after
   ``install`` (Codex: trust the hooks in its own screen), printed after the changes
 
-``Change`` and ``Check`` are in ``workbench.agents.base``. Helpers beside the agents:
-``mcp_only`` (an MCP-only agent's JSON registration: Copilot CLI, Roo Code, Warp),
-``goose_yaml`` (Goose's YAML, edited as text), ``claude_auto_memory`` (Claude Code's
-auto-memory switch at install, restored at uninstall).
+Modules:
+- ``base``        ``Change`` and ``Check``: the files an agent module changed, what ``doctor`` says
+- ``claude``      Claude Code: hooks in ``settings.json``, the MCP server in ``.claude.json``
+- ``claude_settings`` our hook entries merged into Claude Code's settings.json, and taken out
+- ``claude_mcp``  our MCP server registered with Claude Code (user scope), and taken out
+- ``claude_auto_memory`` Claude Code's auto-memory switch at install, restored at uninstall
+- ``gemini``      Gemini CLI: hooks and the MCP server in ``~/.gemini/settings.json``
+- ``codex``       Codex CLI: hooks in ``hooks.json``, the MCP server in ``config.toml``
+- ``codex_trust`` whether Codex CLI trusts our hooks (it runs a hook only once trusted)
+- ``cursor``      Cursor: hooks in ``~/.cursor/hooks.json``, the MCP server in ``mcp.json``
+- ``windsurf``    Windsurf: hooks in ``hooks.json``, MCP in ``mcp_config.json`` beside it
+- ``opencode``    OpenCode: our plugin in its plugins folder, the MCP server in ``opencode.json``
+- ``copilot``     GitHub Copilot CLI: the MCP server in ``~/.copilot/mcp-config.json`` (MCP only)
+- ``goose``       Goose: our MCP server as a ``stdio`` extension in ``config.yaml`` (MCP only)
+- ``roo``         Roo Code: the MCP server in its global ``mcp_settings.json`` (MCP only)
+- ``warp``        Warp: the MCP server in ``~/.warp/.mcp.json`` (MCP only)
+- ``hook_json``   hooks in Claude Code's JSON shape, in any agent's file
+- ``flat_hooks``  our entries in an agent's *flat* hooks file (Cursor, Windsurf)
+- ``mcp_json``    our MCP server in an agent's JSON ``mcpServers`` object
+- ``mcp_toml``    our MCP server in Codex CLI's ``config.toml`` (``[mcp_servers.workbench]``)
+- ``mcp_only``    an MCP-only agent's JSON registration (Copilot CLI, Roo Code, Warp)
+- ``goose_yaml``  Goose's YAML, edited as text
+- ``health``      what ``workbench doctor`` says about one agent, in one row
 """
 
 from __future__ import annotations

@@ -2,15 +2,21 @@
 
 Both files are checked before either is written, so a refusal (a foreign ``workbench`` MCP
 entry, a file that is not JSON) leaves both untouched. The merge rules live in
-``workbench.claude_settings`` and ``workbench.claude_mcp``.
+``workbench.agents.claude_settings`` and ``workbench.agents.claude_mcp``.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from workbench import claude_mcp, claude_settings
-from workbench.agents import claude_auto_memory, health, hook_json, mcp_json
+from workbench.agents import (
+    claude_auto_memory,
+    claude_mcp,
+    claude_settings,
+    health,
+    hook_json,
+    mcp_json,
+)
 from workbench.agents.base import Change, Check
 from workbench.errors import WorkbenchError
 

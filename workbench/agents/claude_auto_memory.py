@@ -18,9 +18,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from workbench import claude_settings, config_file, exact_json
+from workbench import config_file, exact_json
+from workbench.agents import claude_settings
 from workbench.agents.base import Change, Check
-from workbench.claude_settings import ClaudeSettingsError
+from workbench.agents.claude_settings import ClaudeSettingsError
 from workbench.errors import WorkbenchError
 
 KEY = "CLAUDE_CODE_DISABLE_AUTO_MEMORY"

@@ -18,8 +18,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from workbench import claude_settings
-from workbench.agents import codex_trust, health, hook_json, mcp_json, mcp_toml
+from workbench.agents import claude_settings, codex_trust, health, hook_json, mcp_json, mcp_toml
 from workbench.agents.base import Change, Check
 
 NAME = "codex"

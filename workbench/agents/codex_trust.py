@@ -33,7 +33,8 @@ import tomllib
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from workbench import claude_settings, config_file
+from workbench import config_file
+from workbench.agents import claude_settings
 
 DEFAULT_TIMEOUT = 600  # seconds: Codex's own default for a hook without ``timeout``
 # SessionEnd runs as Codex exits: 1 s when unset, at most 3 s (what 0.171's hooks/list shows).

@@ -8,7 +8,7 @@ one flat list of commands per event, each run in turn (the sources are cited in
 (Windsurf's ``show_output``), a schema ``version`` written when the file has none (Cursor's),
 and the error class and messages the user sees.
 
-The merge rules are ``workbench.claude_settings``'s, for this shape: the user's entries kept
+The merge rules are ``workbench.agents.claude_settings``'s, for this shape: the user's entries kept
 exactly and first, ours recognised by the shape of our command
 (``claude_settings.is_our_command``: a moved checkout is replaced, not doubled; a user's own
 ``hooks/stop.py`` is never touched),
@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workbench import claude_settings, config_file, exact_json
-from workbench.agents import mcp_json
+from workbench import config_file, exact_json
+from workbench.agents import claude_settings, mcp_json
 from workbench.agents.base import Change
 from workbench.errors import WorkbenchError
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from workbench import claude_settings, config_file
-from workbench.agents import health, hook_json, mcp_json
+from workbench import config_file
+from workbench.agents import claude_settings, health, hook_json, mcp_json
 from workbench.agents.base import Change, Check
 
 NAME = "gemini"

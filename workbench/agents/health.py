@@ -20,8 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from workbench import claude_settings
-from workbench.agents import hook_json
+from workbench.agents import claude_settings, hook_json
 from workbench.agents.base import Check
 from workbench.errors import WorkbenchError
 

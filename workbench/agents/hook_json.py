@@ -1,7 +1,7 @@
 """Hooks in Claude Code's JSON shape, in any agent's file (Claude Code, Gemini CLI, Codex CLI).
 
 The shape is ``{"hooks": {Event: [{"matcher"?, "hooks": [{"type": "command", "command",
-"timeout"}]}]}}``; the merge rules are ``workbench.claude_settings``'s (the user's entries
+"timeout"}]}]}}``; the merge rules are ``workbench.agents.claude_settings``'s (the user's entries
 kept exactly, ours found by the shape of our command (``claude_settings.is_our_command``),
 idempotent, a timestamped backup, an atomic write under the file's lock).
 """
@@ -11,9 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from workbench import claude_settings, config_file
+from workbench import config_file
+from workbench.agents import claude_settings
 from workbench.agents.base import Change, Check
-from workbench.claude_settings import ClaudeSettingsError
+from workbench.agents.claude_settings import ClaudeSettingsError
 
 # event -> (script, matcher or None, timeout in the agent's unit)
 Scripts = dict[str, tuple[str, str | None, int]]

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench import config_file
-from workbench.claude_settings import ClaudeSettingsError, read, write
+from workbench.agents.claude_settings import ClaudeSettingsError, read, write
 from workbench.platforms import PLATFORM_SOURCES
 
 SERVER_NAME = "workbench"

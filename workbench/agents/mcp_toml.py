@@ -27,8 +27,8 @@ from tomlkit.exceptions import TOMLKitError
 from tomlkit.items import InlineTable, Table
 
 from workbench import config_file
+from workbench.agents.claude_settings import write_text
 from workbench.agents.mcp_json import SERVER_NAME, is_ours
-from workbench.claude_settings import write_text
 from workbench.config_file import NOTHING_CHANGED
 from workbench.errors import WorkbenchError
 

@@ -34,7 +34,7 @@ from typing import Any
 from workbench import config_file, exact_json
 from workbench.agents import health, mcp_json
 from workbench.agents.base import Change, Check
-from workbench.claude_settings import HOOKS_DIR, write
+from workbench.agents.claude_settings import HOOKS_DIR, write
 from workbench.errors import WorkbenchError
 
 NAME = "opencode"

@@ -4,7 +4,7 @@ Windsurf's hook file has its own shape ("Cascade Hooks", "Configuration",
 https://docs.windsurf.com/windsurf/cascade/hooks): ``{"hooks": {"<agent_action_name>":
 [{"command", "show_output", "working_directory"?}]}}``, one flat list per event, no matcher,
 no timeout; the user-level file is ``~/.codeium/windsurf/hooks.json``. Ours are recognised by
-the shape of our command (``workbench.claude_settings.is_our_command``), as in every agent's
+the shape of our command (``workbench.agents.claude_settings.is_our_command``), as in every agent's
 file, and carry
 ``show_output: false``: stdout is never read, only shown in the Cascade UI. No
 ``working_directory`` is written, so each hook runs in the workspace root, which the adapter

@@ -26,5 +26,6 @@ observation's ``files_read``); ``CamelModel`` accepts either spelling on input.
 - ``transcripts``   ``POST /api/transcripts/import`` (one agent transcript file read)
 - ``stale``         ``POST /api/stale`` (observations a later change made stale)
 - ``settings``      ``GET/PUT /api/settings``
+- ``team``          a colleague's observations by team ref (``/api/team/…``)
 - ``check``         ``checked(shape, data)``: the CLI and MCP tools validate a reply before use
 """

@@ -17,4 +17,18 @@
 - ``code``      code search, outline, unfold (the MCP smart_* tools; ``workbench.code``)
 - ``transcripts`` import-transcripts (agents' own session files, with a progress bar)
 - ``stale``     stale (observations whose cited files changed since; ``workbench.staleness``)
+- ``recall``    search, timeline, show (the 3-layer recall workflow)
+- ``query_options`` the ``SearchQuery`` fields as CLI options, one ``--field-name`` each
+- ``forget``    forget <id>… (delete observations for good, say what was scrubbed)
+- ``analytics`` sql, stats (analyse the memory without the service)
+- ``corpus``    corpus build | list | show | rm | rebuild
+- ``agent``     agent prime | ask | reprime (the knowledge agent of a corpus)
+- ``notebook``  notebook [name] (a marimo notebook on the active data dir)
+- ``mcp``       mcp (the stdio MCP server agents start)
+- ``models``    models build (the install artifacts recall runs on, offline)
+- ``rerank``    rerank train | build (the second-stage reranker's models)
+- ``team``      team init | status | allow | deny | maintain, and publish
+- ``team_mirror`` team refresh (the local team mirror brought up to the lake)
+
+``app.COMMAND_MODULES`` lists every module that registers a group, by hand.
 """

@@ -1,6 +1,6 @@
 """``workbench sql`` and ``workbench stats``: analyse the memory without the service.
 
-Both only read, so they open the database themselves (read-only DuckDB, ``knowledge.duck``)
+Both only read, so they open the database themselves (read-only DuckDB, ``store.duck``)
 instead of asking the service: they work when it is down, and cannot compete with its writes.
 ``sql`` refuses anything that is not one SELECT (``duck.check_read_only``) and exits 1 with the
 reason. duckdb, polars, pyarrow (and settings, which pulls in pydantic-settings) are imported
@@ -93,8 +93,8 @@ def sql(
       workbench sql --team "SELECT author, count(*) FROM team_observations GROUP BY ALL"
       workbench sql --team --at-snapshot 3 "SELECT count(*) FROM team_observations"
     """
-    from workbench.knowledge import duck
     from workbench.settings import load_settings
+    from workbench.store import duck
 
     if sum((as_json, as_csv, parquet is not None)) > 1:
         raise InvalidInput("choose one output: --json, --csv or --parquet FILE")
@@ -187,9 +187,10 @@ def stats(
       workbench stats activity --by platform_source --platform gemini-cli
       workbench stats economics --team --by author
     """
-    from workbench.knowledge import duck, reports
+    from workbench.knowledge import reports
     from workbench.knowledge.stats import Scope
     from workbench.settings import load_settings
+    from workbench.store import duck
 
     settings = load_settings(data_dir)
     scope = Scope.parse(project, date_start, date_end, platform)

@@ -1,8 +1,9 @@
 """The ``workbench`` Typer app. The root help is the quickstart.
 
-Command modules register themselves on ``app``; only they import what they need, inside the
-command functions, so ``workbench --help`` stays fast. The entry point is ``cli.main.run``,
-which imports this module only when the command needs Typer (see ``cli.fast_search``).
+The command modules, listed in ``COMMAND_MODULES``, each register their group on ``app``;
+only they import what they need, inside the command functions, so ``workbench --help`` stays
+fast. The entry point is ``cli.main.run``, which imports this module only when the command
+needs Typer (see ``cli.fast_search``).
 """
 
 from __future__ import annotations
@@ -10,6 +11,55 @@ from __future__ import annotations
 import typer
 
 from workbench import __version__
+from workbench.cli import (
+    agent,
+    analytics,
+    code,
+    corpus,
+    data,
+    demo,
+    folder_memory,
+    forget,
+    index,
+    install,
+    mcp,
+    models,
+    notebook,
+    plugin,
+    recall,
+    rerank,
+    service,
+    stale,
+    team,
+    team_mirror,
+    transcripts,
+)
+
+# Every command group, by name; a new group is one new module plus its line here (as
+# ``service.app.ROUTERS`` lists routers; ``tests/test_module_lists.py`` fails on one left out).
+COMMAND_MODULES = (
+    agent,
+    analytics,
+    code,
+    corpus,
+    data,
+    demo,
+    folder_memory,
+    forget,
+    index,
+    install,
+    mcp,
+    models,
+    notebook,
+    plugin,
+    recall,
+    rerank,
+    service,
+    stale,
+    team,
+    team_mirror,
+    transcripts,
+)
 
 app = typer.Typer(
     name="workbench",
@@ -45,22 +95,5 @@ def root(
     """Root options."""
 
 
-def _register() -> None:
-    """Register every command module in ``workbench/cli/`` that defines ``register(app)``.
-
-    Discovery, so a new command group is one new file. The modules import their heavy
-    dependencies inside the commands, so importing them all here stays cheap.
-    """
-    import importlib
-    import pkgutil
-
-    from workbench import cli
-
-    for info in sorted(pkgutil.iter_modules(cli.__path__), key=lambda i: i.name):
-        module = importlib.import_module(f"workbench.cli.{info.name}")
-        register = getattr(module, "register", None)
-        if callable(register):
-            register(app)
-
-
-_register()
+for _module in COMMAND_MODULES:
+    _module.register(app)

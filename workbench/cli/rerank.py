@@ -62,8 +62,8 @@ def train(
 ) -> None:
     """Train the reranker on questions generated from your history; write rerank.json."""
     from workbench.cli.recall import _readonly_store
-    from workbench.knowledge.evaluate import InProcessRanker
     from workbench.recall import rerank, rerank_train
+    from workbench.recall.evaluate import InProcessRanker
 
     settings = load_settings(data_dir)
     with _readonly_store(settings) as store:

@@ -367,7 +367,7 @@ def _compressor_check(settings: Settings, health: dict[str, Any] | None) -> tupl
         why = f"by the settings (no service running): {settings.compressor_choice()}"
     down: set[str] = set()
     if "openai_compat" in problems and problems["openai_compat"] is None:
-        from workbench.compress.providers import unreachable
+        from workbench.sections.compress import unreachable
 
         # Configured is not running: an Ollama that is not started fails every batch.
         problems["openai_compat"] = unreachable(str(settings.openai_compat().base_url))

@@ -23,7 +23,7 @@ MARKDOWN_COLUMN = 56
 
 
 def estimate_tokens(*texts: str) -> int:
-    """``ceil(chars / 4)``: ``workbench.recall.tokens``'s rule, restated so this package stays
+    """``ceil(chars / 4)``: ``workbench.tokens``'s rule, restated so this package stays
     below ``recall`` (whose file history imports ``code.languages``)."""
     return math.ceil(sum(len(t) for t in texts) / 4)
 

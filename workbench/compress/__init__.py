@@ -6,9 +6,7 @@ Modules:
 - ``claude``   the Anthropic Messages API, XML replies parsed strictly
 - ``openai_compat``  OpenAI-compatible chat completions (OpenRouter, Gemini, Ollama, vLLM…)
 - ``llm``      what the model compressors share: prompts, strict parsing, file filling
-- ``errors``   one classification of provider errors (anthropic and openai exceptions)
 - ``chain``    the fallback chain: terminal errors move an event to the next provider
-- ``providers``  compressor names, chain rules, OpenAI-compatible presets (no SDK import)
 - ``xml``      the strict parser for ``<observation>`` / ``<summary>`` replies
 - ``prompts``  the Claude compressor's prompts (tool data fenced as untrusted)
 - ``digest``   the offline per-prompt summary

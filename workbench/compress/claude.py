@@ -6,7 +6,7 @@ Why these choices:
 - The client is built with ``max_retries=0``: the worker owns retries and backs off between
   them, so the SDK retrying too would multiply waits and hide failures from the queue.
 - Errors become ``CompressionError`` with ``retryable`` and ``kind`` set once
-  (``workbench.compress.errors``, shared with the OpenAI-compatible compressor): rate limits,
+  (``workbench.provider_errors``, shared with the OpenAI-compatible compressor): rate limits,
   overload, 5xx and network problems are retryable; a bad key, missing permission, no credit
   and other 4xx are not, and their message says how to fix it.
 - Prompts, reply parsing and file filling are shared with every model provider
@@ -19,9 +19,9 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.anthropic_api import build_client
-from workbench.compress.errors import ProviderText, to_compression_error
 from workbench.compress.llm import LlmCompressor
 from workbench.errors import CompressionError
+from workbench.provider_errors import ProviderText, to_compression_error
 from workbench.settings import Settings
 
 _KEY_FIX = (

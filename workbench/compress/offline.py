@@ -45,7 +45,7 @@ from workbench.compress.rules.secrets import mask_secrets, secret_kinds
 from workbench.compress.rules.shell import FailureMemory
 from workbench.compress.rules.text import dedupe, short
 from workbench.models import CompressionResult, ObservationDraft, SummaryRequest, ToolEvent
-from workbench.recall.tokens import estimate_tokens
+from workbench.tokens import estimate_tokens
 
 MAX_FACTS = 12
 MAX_NARRATIVE = 600

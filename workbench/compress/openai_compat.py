@@ -10,7 +10,7 @@ Why these choices:
 - ``max_retries=0``: the worker owns retries and backoff (see ``claude.py``).
 - A local server needs no key: the client is given a placeholder (the SDK insists on one),
   so compression can run fully offline with a local model.
-- Errors are classified by ``workbench.compress.errors``, like Claude's.
+- Errors are classified by ``workbench.provider_errors``, like Claude's.
 - A 200 without a usable ``choices[0].message.content`` is a malformed reply (retryable):
   it is what a proxy in between or a server mid-restart sends, not the model's answer.
 """
@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from workbench.compress.errors import ProviderText, to_compression_error
 from workbench.compress.llm import LlmCompressor
 from workbench.errors import CompressionError
+from workbench.provider_errors import ProviderText, to_compression_error
 from workbench.settings import Settings
 
 NO_KEY = "no-key"  # sent to local servers, which ignore it

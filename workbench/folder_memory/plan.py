@@ -19,7 +19,7 @@ from pathlib import Path
 
 from workbench.folder_memory import places, section
 from workbench.locate import checkout_root, project_identity
-from workbench.recall.tokens import estimate_tokens
+from workbench.tokens import estimate_tokens
 
 SCAN_LIMIT = 5000  # newest observations looked at per run
 

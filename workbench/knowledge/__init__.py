@@ -4,7 +4,6 @@ Everything here reads the store; the only writes are corpus files and conversati
 the data dir, never the SQLite memory.
 
 Modules:
-- ``duck``      read-only DuckDB over the SQLite store: the views, the write refusal
 - ``stats``     polars statistics: token economics, types, activity, files, concepts,
                 co-occurrence, session timelines (for the CLI, HTTP and notebooks)
 - ``roi``       memory ROI from the injection ledger (cost, injections, later fetches)
@@ -22,5 +21,4 @@ Modules:
 - ``prompts``   prompt text and the fencing of untrusted observation content
 - ``atomic``    JSON files written atomically (corpora, conversations)
 - ``forget_copies``  forgetting reaches corpora (rewritten) and conversations (redacted)
-- ``evaluate``  recall evaluation on a person's own history
 """

@@ -34,8 +34,8 @@ from workbench.errors import CorpusNotFound, InvalidCorpusName, InvalidInput, Wo
 from workbench.knowledge import atomic, conversations
 from workbench.knowledge.corpus_filter import CorpusFilter, SearchFn, select
 from workbench.knowledge.prompts import system_prompt
-from workbench.recall.tokens import estimate_tokens
 from workbench.settings import Settings
+from workbench.tokens import estimate_tokens
 
 VERSION = 1
 SUFFIX = ".corpus.json"

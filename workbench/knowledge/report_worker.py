@@ -77,7 +77,7 @@ def failure(exc: BaseException) -> dict[str, Any]:
 
 def serve(db_path: Path) -> None:
     """Answer requests from stdin until EOF."""
-    from workbench.knowledge import duck
+    from workbench.store import duck
 
     con: duckdb.DuckDBPyConnection | None = None
     try:

@@ -8,7 +8,7 @@ Definitions (each one tested against hand-computed numbers):
 
 - **read tokens** of an observation: what it costs to read it back, the token estimate of its
   title + subtitle + narrative + facts: ``ceil(chars / 4)`` over the sum of their characters
-  (``workbench.recall.tokens``), unless the caller passes another ``estimator``.
+  (``workbench.tokens``), unless the caller passes another ``estimator``.
 - **discovery tokens**: what producing it cost (stored by the compressor).
 - **savings %**: ``100 * (1 - read / discovery)``; null when nothing was spent on discovery.
 - **concepts** are compared lowercased and trimmed (``Cache`` and ``cache`` are one concept);

@@ -1,8 +1,8 @@
 """Build workbench's ``MCPServer`` from its tool modules, and run it over stdio.
 
-``build_server`` creates one ``ServiceBackend`` and hands it, with the server, to every module
-of this package that defines ``register(server, client)`` (discovery, as for the CLI's command
-modules): a new tool group is one new file, e.g. ``corpus_tools.py`` for issue 4.
+``build_server`` creates one ``ServiceBackend`` and hands it, with the server, to every tool
+module listed in ``tool_modules`` (each defines ``register(server, client)``; listed by hand,
+as the CLI's command groups and the service's routers are).
 
 stdout is the protocol channel. The transport (``wire``) points fd 1 at stderr while it
 serves, so a stray ``print`` in a tool cannot corrupt the stream; before that, nothing here
@@ -16,9 +16,7 @@ Claude Code keeps in its MCP logs.
 
 from __future__ import annotations
 
-import importlib
 import logging
-import pkgutil
 import queue
 from collections.abc import Callable
 from logging.handlers import RotatingFileHandler
@@ -41,20 +39,15 @@ INSTRUCTIONS = (
 
 
 def tool_modules() -> list[Any]:
-    """Every module of this package that defines ``register(server, client)``, by name.
+    """Every tool module, listed by hand (as ``service.app.ROUTERS`` lists routers), by name.
 
-    ``__main__`` is skipped: importing it runs the server.
+    A new tool group is one new module defining ``register(server, client)`` plus its line
+    here; ``tests/test_module_lists.py`` fails on a module left out. Imported here, not at the
+    top: ``front`` answers the handshake without the SDK the tool modules load.
     """
-    from workbench import mcp_server
+    from workbench.mcp_server import code_tools, corpus_tools, recall_tools
 
-    found = []
-    for info in sorted(pkgutil.iter_modules(mcp_server.__path__), key=lambda i: i.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"workbench.mcp_server.{info.name}")
-        if callable(getattr(module, "register", None)):
-            found.append(module)
-    return found
+    return [code_tools, corpus_tools, recall_tools]
 
 
 def build_server(

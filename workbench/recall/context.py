@@ -9,7 +9,7 @@ A session starts knowing what happened before:
 4. the newest ``context_summaries`` prompt summaries (request / learned / completed / next);
 5. with ``team_context`` on, colleagues' observations of the same projects from the team lake,
    each labelled with its author, in the slots the local rows left
-   (``workbench/recall/team_context.py``);
+   (``workbench/team/context.py``);
 6. a footer with the token economics (what reading the block costs against the discovery
    tokens spent producing what it lists) and where to dig deeper (search → timeline → fetch).
 
@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, Literal
 from workbench.locate import MAX_PROJECT_KEY_CHARS
 from workbench.recall import render
 from workbench.recall.ledger_reads import Shown
-from workbench.recall.tokens import estimate_tokens
 from workbench.staleness.check import stale_ids
+from workbench.tokens import estimate_tokens
 
 if TYPE_CHECKING:
     from workbench.settings import Settings

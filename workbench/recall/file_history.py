@@ -41,9 +41,9 @@ from workbench.locate import project_identity
 from workbench.models import Observation
 from workbench.recall import render
 from workbench.recall.context import STALE_MARK, TITLE_CHARS, Injection, header
-from workbench.recall.tokens import estimate_tokens
 from workbench.staleness.check import stale_ids
 from workbench.store import observations as obs_store
+from workbench.tokens import estimate_tokens
 
 PATH_CHARS = 160
 MATCH_LIMIT = 500

@@ -14,7 +14,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, Field
 
 from workbench.recall.filters import Kind
-from workbench.recall.tokens import estimate_tokens
+from workbench.tokens import estimate_tokens
 
 RecordKind = Literal["observation", "summary", "prompt"]
 KIND_OF: dict[Kind, RecordKind] = {

@@ -27,8 +27,8 @@ from workbench.recall import ledger_reads, render
 from workbench.recall.context import TITLE_CHARS, Injection, header
 from workbench.recall.filters import SearchFilters
 from workbench.recall.search import SearchEngine, VectorRanker
-from workbench.recall.tokens import estimate_tokens
 from workbench.store import observations as obs_store
+from workbench.tokens import estimate_tokens
 
 log = logging.getLogger("workbench.recall")
 MAX_QUERY_CHARS = 2000  # the ranker embeds a prefix anyway; the hook sends at most this

@@ -3,7 +3,7 @@
 Questions (deterministic for a seed, never the relevance sets' gold questions):
 
 - **requests**: each session summary's ``request`` with the observations of that prompt as its
-  answer (``knowledge.evaluate.questions``, what the evaluate notebook asks);
+  answer (``recall.evaluate.questions``, what the evaluate notebook asks);
 - **observations**: each observation's content words, about half of them kept (seeded) from
   one sentence of its narrative or facts, or from its title when it has no body, as a
   keyword question whose answer is that observation.
@@ -48,7 +48,7 @@ class TrainQuestion:
 
 def generate(conn: sqlite3.Connection, *, limit: int = 400, seed: int = 0) -> list[TrainQuestion]:
     """Questions from summaries' requests and from observations, seeded sample of ``limit``."""
-    from workbench.knowledge import evaluate
+    from workbench.recall import evaluate
 
     found = [
         TrainQuestion(q.text, q.gold, "request")

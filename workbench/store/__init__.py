@@ -13,6 +13,7 @@ Modules:
 - ``connection``    connection policy (pragmas, each with its reason) and ``atomic()``
 - ``database``      ``Store``: one file, migrated on open, one connection per thread
 - ``schema``        numbered migrations, each applied with its record in one transaction
+- ``fts_rebuild``   ``workbench reindex``'s full text: built beside the live index, swapped in
 - ``identifiers``   CamelCase words expanded into their parts for the FTS index
 - ``events``        append to the events log (and ``scrub``, its one rewrite); the queue over it
 - ``sessions``      sessions and user prompts
@@ -22,4 +23,5 @@ Modules:
 - ``transfer``      export/import in one JSON format
 - ``pages``         one page of a table, newest first (the list routes)
 - ``stats``         counts for ``/api/stats`` and ``workbench status``
+- ``duck``          read-only DuckDB over the store: the analytics views, the write refusal
 """

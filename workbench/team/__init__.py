@@ -1,6 +1,5 @@
 """Team memory: publish this machine's redacted memory to a shared DuckLake.
 
-- ``location``    the catalog URL, data path and author id: checks (stdlib, used by settings)
 - ``lake``        a DuckDB connection with the DuckLake + postgres extensions loaded from their
                   PyPI packages and the lake attached; the lake's tables
 - ``catalog_stats`` a catalog trigger that keeps text out of DuckLake's column statistics
@@ -12,11 +11,11 @@
 - ``autopublish`` the service's publisher thread behind ``team_publish_on_stop``
 - ``last_publish`` the last run's outcome in ``team_publish.json``, for ``team status``
 - ``maintain``    lake upkeep: expire snapshots, rewrite/merge files, delete dead ones
-- ``duration``    ``7d``-style durations (stdlib, used by settings)
 - ``read``        a reader pinned to one snapshot; team tables, timeline, corpus rows
 - ``combined``    the local store and the lake as one set of views (``stats --team``)
 - ``mirror``      the local, derived FTS5 copy of the lake's live observations (team search)
 - ``mirror_read`` BM25 search over the mirror and observations by team ref
 - ``search``      ``search --team``: local and mirror hits fused by rank, paged as one list
 - ``refs``        citable team ids ``team:<author>:<id>`` and the observations they name
+- ``context``     colleagues' memories for the SessionStart block, read from the lake
 """

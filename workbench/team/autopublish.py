@@ -37,6 +37,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from workbench.store import connection
+
 if TYPE_CHECKING:
     from workbench.settings import Settings
 
@@ -150,7 +152,7 @@ class AutoPublisher(threading.Thread):
 
     def _queued_sessions(self, session_ids: set[str]) -> set[str]:
         """The sessions in ``session_ids`` with events still queued (pending or claimed)."""
-        conn = sqlite3.connect(f"file:{self.settings.db_path}?mode=ro", uri=True, timeout=5)
+        conn = connection.connect(self.settings.db_path, readonly=True)
         try:
             marks = ",".join("?" * len(session_ids))
             rows = conn.execute(

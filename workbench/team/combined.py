@@ -74,7 +74,7 @@ def connect(settings: Settings, at_snapshot: int | None = None) -> duckdb.DuckDB
     hold this machine's rows and the team's (each with ``author``), local winning."""
     import duckdb
 
-    from workbench.knowledge import duck
+    from workbench.store import duck
 
     r = read.reader(settings, at_snapshot)
     try:

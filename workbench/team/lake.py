@@ -3,7 +3,7 @@
 Extensions: ``ducklake`` and ``postgres_scanner`` come from their PyPI packages
 (``duckdb-extension-ducklake``, ``duckdb-extension-postgres-scanner``, pinned to duckdb's
 version) and are loaded **by file path** with ``autoinstall_known_extensions`` and
-``autoload_known_extensions`` off, as ``workbench/knowledge/duck.py`` loads ``sqlite_scanner``:
+``autoload_known_extensions`` off, as ``workbench/store/duck.py`` loads ``sqlite_scanner``:
 DuckDB never tries ``INSTALL`` (a download, which fails offline after seconds).
 
 The lake is attached as ``ATTACH 'ducklake:postgres:<libpq conninfo>' AS lake (DATA_PATH …)``
@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import MissingDependency, WorkbenchError
+from workbench.sections.team import conninfo
 from workbench.team import catalog_stats, s3
-from workbench.team.location import conninfo
 
 if TYPE_CHECKING:
     import duckdb

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workbench.redact import may_hold_tag, strip_private
+from workbench.store import connection
 
 TABLES = ("sessions", "observations", "summaries")
 OBSERVATION_TEXT = ("type", "title", "subtitle", "narrative", "generated_by")
@@ -82,10 +83,8 @@ class Marks:
 
 
 def open_store(path: str) -> sqlite3.Connection:
-    """The store, read-only (the service stays the one writer)."""
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    conn.row_factory = sqlite3.Row
-    return conn
+    """The store, read-only (the service stays the one writer), with the store's policy."""
+    return connection.connect(path, readonly=True)
 
 
 def sessions(

@@ -40,8 +40,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import WorkbenchError
+from workbench.sections.duration import parse_seconds
 from workbench.team import catalog_stats, lake
-from workbench.team.duration import parse_seconds
 
 if TYPE_CHECKING:
     from workbench.settings import Settings

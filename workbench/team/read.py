@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import InvalidInput
+from workbench.store import connection
 from workbench.team import lake, refs
 
 if TYPE_CHECKING:
@@ -304,7 +305,7 @@ def _store_rows(
     ids = sorted({int(r["local_id"]) for r in mine})
     wanted = sorted({r["content_session_id"] for r in mine if r["content_session_id"]})
     try:
-        conn = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+        conn = connection.connect(db_path, readonly=True)
     except sqlite3.OperationalError:
         return held, forgotten, sessions
     queries: list[tuple[str, list[Any], Any]] = [

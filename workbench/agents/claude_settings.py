@@ -32,7 +32,7 @@ from typing import Any
 from workbench import config_file, exact_json
 from workbench.errors import WorkbenchError
 
-HOOKS_DIR = Path(__file__).resolve().parent.parent / "hooks"
+HOOKS_DIR = Path(__file__).resolve().parents[2] / "hooks"
 
 # event → (script, matcher or None, timeout seconds)
 HOOK_SCRIPTS: dict[str, tuple[str, str | None, int]] = {
