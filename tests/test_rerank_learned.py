@@ -209,3 +209,56 @@ def test_a_spoilt_static_model_is_reported_naming_the_fix(
     assert reason is not None
     assert "workbench models build" in reason
     assert rerank_tokens.static_problem(static_model) is None
+
+
+def test_the_faster_stage_scores_as_the_plain_computation(static_model: Path) -> None:
+    """The stage's speed-ups (each distinct word piece scored once; a memory's identifiers and
+    word positions cached) give what the plain computation gives: MaxSim piece by piece, the
+    longest run by a scan of every start, the identifier regex run afresh."""
+    import re
+
+    import numpy as np
+
+    from workbench.recall import rerank_features, rerank_maxsim, rerank_tokens
+
+    table = rerank_tokens.load_static(static_model)
+    texts = [*MEMORIES, MEMORIES[0] + " " + MEMORIES[2], ""]
+    got = rerank_maxsim.scores(table, QUERY, texts)
+    query_ids, *docs = rerank_maxsim.content_pieces(table, [QUERY, *texts])
+    unit = np.asarray(table.vectors, dtype=np.float32)
+    unit = unit / np.maximum(np.linalg.norm(unit, axis=1, keepdims=True), 1e-9)
+    holding = [sum(t in set(d) for d in docs) for t in query_ids]
+    idf = np.log((len(docs) + 1) / (1 + np.asarray(holding, dtype=np.float32))) + 1.0
+    for doc, score in zip(docs, got, strict=True):
+        if not doc:
+            assert score == 0.0
+            continue
+        best = (unit[query_ids] @ unit[doc].T).max(axis=1)
+        assert score == pytest.approx(float(idf @ best / idf.sum()), abs=1e-5)
+
+    def plain_run(query: list[str], text: list[str]) -> int:
+        return max(
+            (
+                k
+                for i in range(len(query))
+                for j in range(len(text))
+                for k in range(1, len(query) - i + 1)
+                if j + k <= len(text) and query[i : i + k] == text[j : j + k]
+            ),
+            default=0,
+        )
+
+    rerank_features.clear_cache()
+    for text in [*MEMORIES, "bump cypress bump TimelineScheduler cypress", ""]:
+        for query in (QUERY, "cypress bump the timeline", ""):
+            q, t = rerank_features.query_words(query), rerank_features.words(text)
+            for _ in range(2):  # afresh, then from the cache
+                assert rerank_features.longest_run(q, t) == plain_run(q, t)
+                plain = {
+                    m.group(0).lower()
+                    for m in re.finditer(
+                        r"[A-Za-z0-9]+(?:[_\-./][A-Za-z0-9]+)+|[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*",
+                        text,
+                    )
+                }
+                assert rerank_features.identifiers(text) == plain
