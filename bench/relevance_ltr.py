@@ -4,21 +4,28 @@ Over every relevance set (``bench/relevance_sets.py``: coding, conversations, me
 committee; never the held-out public benchmark), each question's fused candidates come from
 the real ``SearchEngine`` (hybrid, the shipped fusion defaults, the question's project
 filter), and their feature rows from ``rerank_learned.compute`` (the code search runs), with
-MaxSim from the real token table (``workbench rerank build``).
+MaxSim over the static model's word pieces (``rerank_tokens.load_static``: what ``workbench
+models build`` writes at install; the ``maxsim`` comparison rows use the ``workbench rerank
+build`` table when it is built).
 
 The model is linear, fitted by pairwise logistic loss (every gold candidate against every
 other candidate of its question), each question weighted so that every (set, class) group
 counts alike, with an L2 pull towards "the fused order" (weight 4 on ``fused``): with little
 evidence it stays what hybrid does. The penalty and the depth are chosen on the training sets
-only (leave one of them out in turn). Two schemes, every figure held out:
+only (leave one of them out in turn), and then, on the same inner held-out orders, the
+demotion cap (``rerank_learned.capped``: how far below its fused place a candidate may fall)
+with the least shortfall below the better single part over R@5, R@10 and MRR (the
+constraint "never below the best single part"), ties to the best balanced mean. Two schemes,
+every figure held out:
 
 - leave one set out: fitted on the other sets, scored on the one left out;
 - 5-fold by question over the sets pooled.
 
 Rows per set and class: fts alone, vector alone (the real engine, ``mode=fts`` / ``vector``),
-hybrid, hybrid + maxsim (the shipped stage and weight), hybrid + learned (with and without
-the MaxSim column). A row is flagged ``<best part`` where its class-balanced mean of
-(R@5 + R@10 + MRR) / 3 falls below the better single part by more than 0.005.
+hybrid, hybrid + maxsim (the shipped stage and weight), hybrid + learned. A row is flagged
+``<best part`` where its class-balanced mean of (R@5 + R@10 + MRR) / 3 falls below the better
+single part by more than 0.005; the closing table flags each of R@5, R@10, MRR over all
+questions below the better single part (``!``) and below hybrid (``<``).
 
 ``--write`` fits on every set and writes ``workbench/recall/rerank_learned.json``.
 ``--latency`` times one whole search per method through the real engine (in process, the
@@ -60,8 +67,9 @@ from workbench.recall.rerank_features import Candidates  # noqa: E402
 from workbench.recall.rerank_learned import FEATURES  # noqa: E402
 from workbench.recall.search import SearchEngine  # noqa: E402
 
-DEPTHS = (30, 50)
-L2S = (0.001, 0.003, 0.01, 0.03, 0.1)
+DEPTHS = (30,)  # 50 was never chosen (i21-second) and costs more per search
+L2S = (0.003, 0.03)
+DEMOTIONS: tuple[int | None, ...] = (3, 5, 7, None)  # None: no cap
 STEPS = 600
 LEARNING_RATE = 0.5
 FOLDS = 5
@@ -95,7 +103,7 @@ def single(loaded: Loaded, mode: str) -> Callable[[str], list[int]]:
     return run
 
 
-def items_of(loaded: Loaded, table: Any) -> list[Item]:
+def items_of(loaded: Loaded, table: Any, maxsim_table: Any | None) -> list[Item]:
     collected: list[Collected] = collect(loaded)
     by_text = {q.text: q for q in loaded.questions}
     fts_run, vec_run = single(loaded, "fts"), single(loaded, "vector")
@@ -110,8 +118,13 @@ def items_of(loaded: Loaded, table: Any) -> list[Item]:
             texts = rerank_maxsim.candidate_texts(loaded.conn, [i for i, _ in head])
             ms = rerank_maxsim.scores(table, c.query, texts)
             rows[depth] = rerank_learned.compute(loaded.conn, c.query, sub, ms)
-            combined = rerank_maxsim.combine(head, ms, rerank_maxsim.DEFAULT_FUSED_WEIGHT)
-            orders[depth] = [i for i, _ in combined] if len(head) > 1 else [i for i, _ in head]
+            orders[depth] = [i for i, _ in head]  # the maxsim stage's, when its table is built
+            if maxsim_table is not None and len(head) > 1:
+                by_pieces = rerank_maxsim.scores(maxsim_table, c.query, texts)
+                combined = rerank_maxsim.combine(
+                    head, by_pieces, rerank_maxsim.DEFAULT_FUSED_WEIGHT
+                )
+                orders[depth] = [i for i, _ in combined]
         out.append(
             Item(
                 loaded.name,
@@ -201,10 +214,32 @@ def fit(
     return tuple(float(v) for v in w)
 
 
-def reorder(it: Item, depth: int, w: Sequence[float]) -> list[int]:
+def reorder(it: Item, depth: int, w: Sequence[float], demotion: int | None = None) -> list[int]:
     ids, rows = it.rows[depth]
-    model = rerank_learned.Weights(tuple(w), depth)
+    model = rerank_learned.Weights(tuple(w), depth, demotion)
     return rerank_learned.ranked(model, ids, rows) + it.fused[depth:]
+
+
+def shortfall(items: Sequence[Item], orders: Sequence[Sequence[int]]) -> float:
+    """How far ``orders`` fall below the better single part, summed over sets and over R@5,
+    R@10 and MRR (0 when no set falls below fts alone or vector alone on any of them)."""
+    total = 0.0
+    for s in sorted({it.set for it in items}):
+        idx = [n for n, it in enumerate(items) if it.set == s]
+
+        def mean(of: Callable[[Item, int], Sequence[int]], idx: list[int] = idx) -> list[float]:
+            ms = [metrics(list(of(items[n], n))[:50], sorted(items[n].gold)) for n in idx]
+            return [statistics.fmean(m[k] for m in ms) for k in range(3)]
+
+        mine = mean(lambda _it, n: orders[n])
+        best = [
+            max(a, b)
+            for a, b in zip(
+                mean(lambda it, _n: it.fts), mean(lambda it, _n: it.vector), strict=True
+            )
+        ]
+        total += sum(max(0.0, b - m) for b, m in zip(best, mine, strict=True))
+    return total
 
 
 def balanced(items: Sequence[Item], orders: Sequence[Sequence[int]]) -> float:
@@ -216,8 +251,11 @@ def balanced(items: Sequence[Item], orders: Sequence[Sequence[int]]) -> float:
 
 def choose(
     items: Sequence[Item], pairs: Pairs, train: Sequence[int], maxsim: bool
-) -> tuple[int, float]:
-    """Depth and penalty by leave one training set out (3-fold when there is one set)."""
+) -> tuple[int, float, int | None]:
+    """Depth, penalty and demotion cap by leave one training set out (3-fold when there is
+    one set). Depth and penalty: the best class-balanced mean. The cap, then, on the same
+    inner held-out orders: the least ``shortfall`` below the better single part (the
+    constraint), ties to the best balanced mean."""
     sets = sorted({items[n].set for n in train})
     if len(sets) > 1:
         splits = [
@@ -228,26 +266,37 @@ def choose(
         idx = list(train)
         random.Random(7).shuffle(idx)
         splits = [([n for k, n in enumerate(idx) if k % 3 != f], idx[f::3]) for f in range(3)]
-    best: tuple[float, int, float] | None = None
+    best: tuple[float, int, float, list[Any]] | None = None
     for depth in DEPTHS:
         for l2 in L2S:
+            fitted_ws = [
+                (held, fit(items, pairs, fitted, depth, l2, maxsim)) for fitted, held in splits
+            ]
             score = statistics.fmean(
-                balanced(
-                    [items[n] for n in held],
-                    reorder_all(items, held, depth, fit(items, pairs, fitted, depth, l2, maxsim)),
-                )
-                for fitted, held in splits
+                balanced([items[n] for n in held], reorder_all(items, held, depth, w))
+                for held, w in fitted_ws
             )
             if best is None or score > best[0] + 1e-9:
-                best = (score, depth, l2)
+                best = (score, depth, l2, fitted_ws)
     assert best is not None
-    return best[1], best[2]
+    _, depth, l2, fitted_ws = best
+    inner = [n for held, _ in fitted_ws for n in held]
+    sub = [items[n] for n in inner]
+    ranked_caps = []
+    for demotion in DEMOTIONS:
+        orders = [reorder(items[n], depth, w, demotion) for held, w in fitted_ws for n in held]
+        ranked_caps.append((round(shortfall(sub, orders), 4), -balanced(sub, orders), demotion))
+    return depth, l2, min(ranked_caps, key=lambda r: (r[0], r[1]))[2]
 
 
 def reorder_all(
-    items: Sequence[Item], idx: Sequence[int], depth: int, w: Sequence[float]
+    items: Sequence[Item],
+    idx: Sequence[int],
+    depth: int,
+    w: Sequence[float],
+    demotion: int | None = None,
 ) -> list[list[int]]:
-    return [reorder(items[n], depth, w) for n in idx]
+    return [reorder(items[n], depth, w, demotion) for n in idx]
 
 
 def held_out(
@@ -267,11 +316,11 @@ def held_out(
     for fold in folds:
         held = set(fold)
         train = [n for n in range(len(items)) if n not in held]
-        depth, l2 = choose(items, pairs, train, maxsim)
+        depth, l2, demotion = choose(items, pairs, train, maxsim)
         w = fit(items, pairs, train, depth, l2, maxsim)
-        chosen.append((depth, l2))
+        chosen.append((depth, l2, demotion))
         for n in fold:
-            orders[n] = reorder(items[n], depth, w)
+            orders[n] = reorder(items[n], depth, w, demotion)
     return [o for o in orders if o is not None], chosen
 
 
@@ -338,8 +387,26 @@ def print_tables(doc: Mapping[str, Any]) -> None:
                     f"{c}:{r[0]:.3f}/{r[1]:.3f}/{r[2]:.3f}" for c, r in v["classes"].items()
                 )
                 print(f"{s:<13} {label:<22} bal {v['balanced']:.3f}{flag}  {cells}")
+    for scheme, sets in doc["tables"].items():
+        print(
+            f"\n== {scheme}, all questions: R@5 / R@10 / MRR"
+            " (! below the better part, < below hybrid)"
+        )
+        for s, v in sets.items():
+            part = [
+                max(a, b)
+                for a, b in zip(
+                    v["fts"]["classes"]["all"], v["vector"]["classes"]["all"], strict=True
+                )
+            ]
+            hyb = v["hybrid"]["classes"]["all"]
+            for label in ("hybrid", "+learned"):
+                m = v[label]["classes"]["all"]
+                flags = "".join("!" if m[k] < part[k] else "." for k in range(3))
+                flags += " " + "".join("<" if m[k] < hyb[k] else "." for k in range(3))
+                print(f"{s:<13} {label:<9} {m[0]:.3f} / {m[1]:.3f} / {m[2]:.3f}  {flags}")
     for scheme, chosen in doc["chosen"].items():
-        print(f"chosen (depth, l2) per fold, {scheme}: {chosen}")
+        print(f"chosen (depth, l2, demotion) per fold, {scheme}: {chosen}")
     print("\n== maxsim d30 gated by the query's anchor: (balanced, R@10) per set")
     for gate, row in doc["gates"].items():
         print(f"{gate:<14} " + "  ".join(f"{s} {v[0]:.3f}/{v[1]:.3f}" for s, v in row.items()))
@@ -355,7 +422,7 @@ def stage(loaded: Loaded, times: dict[str, list[float]]) -> None:
     """The second stage alone (ms), on each question's fused candidates, interleaved: cold
     (no candidate tokenized before) and warm (the same search again: its candidates' pieces
     and words cached, as in a service searching one project's memories again)."""
-    table = rerank_tokens.load()
+    table, pieces = rerank_tokens.load(), rerank_tokens.load_static()
     model = rerank_learned.weights()
     labels = [f"stage {m} d30 {w}" for m in ("maxsim", "learned") for w in ("cold", "warm")]
     for label in labels:
@@ -368,7 +435,7 @@ def stage(loaded: Loaded, times: dict[str, list[float]]) -> None:
             if "maxsim" in label:
                 rerank_maxsim.order(loaded.conn, c.query, c.candidates, table, 30)
             else:
-                rerank_learned.order(loaded.conn, c.query, c.candidates, 30, table, model)
+                rerank_learned.order(loaded.conn, c.query, c.candidates, 30, pieces, model)
             times[label].append((time.perf_counter() - started) * 1000)
 
 
@@ -382,7 +449,7 @@ def latency(every: Mapping[str, Loaded]) -> dict[str, dict[str, tuple[float, flo
                 "search_rerank_method": method,
                 "search_rerank_depth": depth,
             }
-            for method, depth in (("maxsim", 30), ("learned", 30), ("learned", 50))
+            for method, depth in (("maxsim", 30), ("learned", 30))
         },
     }
     out: dict[str, dict[str, tuple[float, float]]] = {}
@@ -415,10 +482,14 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--cache", type=Path, help="keep the collected rows in this pickle")
     args = parser.parse_args()
-    reason = rerank_tokens.problem()
+    reason = rerank_tokens.static_problem()
     if reason is not None:
-        raise SystemExit(f"no maxsim token table: {reason} (run `workbench rerank build`)")
-    table = rerank_tokens.load()
+        raise SystemExit(f"no static model for the learned stage's MaxSim: {reason}")
+    table = rerank_tokens.load_static()
+    # The ``maxsim`` stage's own table, for its comparison rows (and --latency) when built.
+    maxsim_table = rerank_tokens.load() if rerank_tokens.problem() is None else None
+    if maxsim_table is None and args.latency:
+        raise SystemExit("--latency times the maxsim stage too: run `workbench rerank build`")
     model = minilm()
     doc: dict[str, Any] = {"tables": {}, "chosen": {}}
     with tempfile.TemporaryDirectory() as tmp:
@@ -430,7 +501,7 @@ def main() -> None:
         else:
             for loaded in every.values():
                 started = time.perf_counter()
-                items += items_of(loaded, table)
+                items += items_of(loaded, table, maxsim_table)
                 took = time.perf_counter() - started
                 print(f"{loaded.name}: collected in {took:.0f} s", file=sys.stderr)
             if args.cache is not None:
@@ -443,22 +514,20 @@ def main() -> None:
                 "vector": [it.vector for it in items],
                 "hybrid": [it.fused for it in items],
                 "+maxsim d30": [it.maxsim[30] + it.fused[30:] for it in items],
-                "+maxsim d50": [it.maxsim[50] + it.fused[50:] for it in items],
             }
-            for maxsim in (False, True):
-                orders, chosen = held_out(items, pairs, scheme, maxsim)
-                label = "+learned" + ("" if maxsim else " (no maxsim)")
-                variants[label] = orders
-                doc["chosen"][f"{scheme} {label}"] = chosen
+            orders, chosen = held_out(items, pairs, scheme, True)
+            variants["+learned"] = orders
+            doc["chosen"][f"{scheme} +learned"] = chosen
             doc["tables"][scheme] = table_rows(items, variants)
         if args.write:
             everything = list(range(len(items)))
-            depth, l2 = choose(items, pairs, everything, True)
+            depth, l2, demotion = choose(items, pairs, everything, True)
             w = fit(items, pairs, everything, depth, l2, True)
             shipped: dict[str, Any] = {
                 "features": list(FEATURES),
                 "weights": dict(zip(FEATURES, (round(v, 4) for v in w), strict=True)),
                 "depth": depth,
+                "demotion": demotion,
                 "l2": l2,
                 "fitted_on": sorted({it.set for it in items}),
             }

@@ -1,12 +1,15 @@
-"""The ``learned`` second stage (issue 21, i21-second): a shipped learning-to-rank model.
+"""The ``learned`` second stage (issue 21): a shipped learning-to-rank model.
 
 A real store, the vector ranker at the protocol level (fixed similarities, as in
-``test_rerank``) and, where MaxSim is used, a real token table built here from the shipped
-MiniLM's int8 ONNX copy. With the method on, the memory holding the query's words and
-identifier comes first although fusion put a vaguer one first; the same ids come back; hits
-say ``learned``. Without the token table (``workbench rerank build`` never run) the search
-keeps the fused order and says why. A weights file this code cannot read is refused, and the
-search keeps the fused order.
+``test_rerank``) and MaxSim over the word pieces of the real static model that ``workbench
+models build`` distils from the shipped MiniLM (what ``make install`` runs: the
+``static_model`` fixture runs that CLI). With the method on, the memory holding the query's
+words and identifier comes first although fusion put a vaguer one first; the same ids come
+back; hits say ``learned``. It needs no ``workbench rerank build`` table (i21-learned: before,
+it needed one that ``make install`` does not build). Without the static model the search keeps
+the fused order and says why. No candidate falls more than the shipped demotion cap below its
+fused place (the coding set's paraphrase loss, issue 21). A weights file this code cannot
+read is refused, and the search keeps the fused order.
 """
 
 from __future__ import annotations
@@ -20,17 +23,19 @@ import pytest
 from pydantic import ValidationError
 
 from tests.conftest import SimilarityRanker, store_of_titles
-from tests.test_rerank import MEMORIES, QUERY, SIMILARITY, VECTOR_LED, token_table
+from tests.test_rerank import MEMORIES, QUERY, SIMILARITY, VECTOR_LED
 from workbench.recall import rerank_learned
 from workbench.recall.search import SearchEngine
 from workbench.settings import Settings, load_settings
 from workbench.store.database import Store
 
 
-@pytest.fixture(scope="module")
-def table(onnx_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real table from the shipped weights, holding the rows of these texts' pieces."""
-    return token_table(onnx_model, tmp_path_factory.mktemp("tokens"))
+@pytest.fixture
+def pieces(static_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """What ``make install`` leaves: the static model, and no ``workbench rerank build`` table."""
+    monkeypatch.setenv("WORKBENCH_STATIC_MODEL_DIR", str(static_model))
+    monkeypatch.setenv("WORKBENCH_RERANK_TOKENS_DIR", str(tmp_path / "never-built"))
+    return static_model
 
 
 @pytest.fixture
@@ -61,9 +66,8 @@ def learned(where: Path, **extra: object) -> Settings:
 
 
 def test_the_memory_holding_the_query_words_comes_first(
-    store: Store, tmp_path: Path, table: Path, monkeypatch: pytest.MonkeyPatch
+    store: Store, tmp_path: Path, pieces: Path
 ) -> None:
-    monkeypatch.setenv("WORKBENCH_RERANK_TOKENS_DIR", str(table))
     off = load_settings(tmp_path / "off", search_rerank=False, **VECTOR_LED)
     assert ids(search(store, off))[:2] == [2, 1]  # fusion alone: the vaguer memory first
     result = search(store, learned(tmp_path / "on"))
@@ -73,21 +77,48 @@ def test_the_memory_holding_the_query_words_comes_first(
     assert result.observations[0].rankers == ["fts", "vector"]  # contract fields unchanged
 
 
-def test_without_the_token_table_it_keeps_the_fused_order_and_says_why(
+def test_without_the_static_model_it_keeps_the_fused_order_and_says_why(
     store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("WORKBENCH_RERANK_TOKENS_DIR", str(tmp_path / "never-built"))
+    """The token table of ``workbench rerank build`` is there (the venv's, when built): the
+    learned stage does not read it, so only the static model's absence stops it."""
+    monkeypatch.setenv("WORKBENCH_STATIC_MODEL_DIR", str(tmp_path / "never-built"))
     result = search(store, learned(tmp_path / "on"))
     assert ids(result)[:2] == [2, 1]
     assert all(h.rerank is None for h in result.observations)
     assert result.degraded is not None
-    assert "workbench rerank build" in result.degraded
+    assert "workbench models build" in result.degraded
+
+
+def test_no_candidate_falls_further_below_its_fused_place_than_the_cap() -> None:
+    """A model that reverses the list (its only weight on 1/fused rank, negative) would put the
+    fused first last; with the cap at 2 it keeps every candidate within 2 places below its
+    fused place, and still lifts the fused last as far as the cap lets it."""
+    fused = [10, 11, 12, 13, 14, 15]
+    rows = [
+        [1.0 / n if f == "fused_rr" else 0.0 for f in rerank_learned.FEATURES] for n in range(1, 7)
+    ]
+    reverse = tuple(-1.0 if f == "fused_rr" else 0.0 for f in rerank_learned.FEATURES)
+    free = rerank_learned.Weights(reverse, 30, None)
+    assert rerank_learned.ranked(free, fused, rows) == fused[::-1]
+    capped = rerank_learned.ranked(rerank_learned.Weights(reverse, 30, 2), fused, rows)
+    assert sorted(capped) == fused
+    assert all(capped.index(i) <= n + 2 for n, i in enumerate(fused))
+    assert capped[0] == 15  # the model's first choice still leads
+    assert rerank_learned.weights().demotion is not None  # the shipped model is capped
+
+
+def test_the_learned_stage_needs_only_what_models_build_writes(
+    store: Store, tmp_path: Path, pieces: Path
+) -> None:
+    result = search(store, learned(tmp_path / "on"))
+    assert result.degraded is None
+    assert {h.rerank for h in result.observations} == {"learned"}
 
 
 def test_it_only_reorders_and_pages_see_one_order(
-    store: Store, tmp_path: Path, table: Path, monkeypatch: pytest.MonkeyPatch
+    store: Store, tmp_path: Path, pieces: Path
 ) -> None:
-    monkeypatch.setenv("WORKBENCH_RERANK_TOKENS_DIR", str(table))
     off = ids(search(store, load_settings(tmp_path / "off", **VECTOR_LED), limit=50))
     on = learned(tmp_path / "on", search_rerank_depth=3)
     ranked = ids(search(store, on, limit=50))
@@ -116,6 +147,9 @@ def shipped() -> dict[str, Any]:
         lambda d: d.update(depth=1),  # nothing to reorder
         lambda d: d.update(depth=True),
         lambda d: d.pop("depth"),
+        lambda d: d.update(demotion=-1),
+        lambda d: d.update(demotion="3"),
+        lambda d: d.update(demotion=True),
     ],
 )
 def test_a_weights_file_this_code_cannot_read_is_refused(spoil: Any) -> None:
@@ -127,9 +161,8 @@ def test_a_weights_file_this_code_cannot_read_is_refused(spoil: Any) -> None:
 
 
 def test_an_unreadable_weights_file_gives_the_fused_order(
-    store: Store, tmp_path: Path, table: Path, monkeypatch: pytest.MonkeyPatch
+    store: Store, tmp_path: Path, pieces: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("WORKBENCH_RERANK_TOKENS_DIR", str(table))
     bad = tmp_path / "rerank_learned.json"
     bad.write_text('{"features": ["fused"]}', encoding="utf-8")
     monkeypatch.setattr(rerank_learned, "WEIGHTS_FILE", bad)
@@ -147,3 +180,85 @@ def test_the_learned_method_is_a_setting(tmp_path: Path) -> None:
     with pytest.raises(ValidationError) as err:
         load_settings(tmp_path, search_rerank_method="learnt")
     assert "search_rerank_method" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        lambda b: b[:5],  # cut inside the header's length
+        lambda b: (10**9).to_bytes(8, "little") + b[8:],  # a header longer than the file
+        lambda b: b[: len(b) // 2],  # the embeddings cut short
+        lambda b: b"\x00" * len(b),  # no header at all
+    ],
+)
+def test_a_spoilt_static_model_is_reported_naming_the_fix(
+    static_model: Path, tmp_path: Path, spoil: Any
+) -> None:
+    """What the learned stage reads of the static model is checked before a search uses it:
+    a broken file gives a reason naming the rebuild (the search keeps the fused order)."""
+    from workbench.recall import rerank_tokens
+
+    copy = tmp_path / "static"
+    copy.mkdir()
+    for name in ("tokenizer.json", "config.json", "manifest.json"):
+        (copy / name).write_bytes((static_model / name).read_bytes())
+    (copy / "model.safetensors").write_bytes(
+        spoil((static_model / "model.safetensors").read_bytes())
+    )
+    reason = rerank_tokens.static_problem(copy)
+    assert reason is not None
+    assert "workbench models build" in reason
+    assert rerank_tokens.static_problem(static_model) is None
+
+
+def test_the_faster_stage_scores_as_the_plain_computation(static_model: Path) -> None:
+    """The stage's speed-ups (each distinct word piece scored once; a memory's identifiers and
+    word positions cached) give what the plain computation gives: MaxSim piece by piece, the
+    longest run by a scan of every start, the identifier regex run afresh."""
+    import re
+
+    import numpy as np
+
+    from workbench.recall import rerank_features, rerank_maxsim, rerank_tokens
+
+    table = rerank_tokens.load_static(static_model)
+    texts = [*MEMORIES, MEMORIES[0] + " " + MEMORIES[2], ""]
+    got = rerank_maxsim.scores(table, QUERY, texts)
+    query_ids, *docs = rerank_maxsim.content_pieces(table, [QUERY, *texts])
+    unit = np.asarray(table.vectors, dtype=np.float32)
+    unit = unit / np.maximum(np.linalg.norm(unit, axis=1, keepdims=True), 1e-9)
+    holding = [sum(t in set(d) for d in docs) for t in query_ids]
+    idf = np.log((len(docs) + 1) / (1 + np.asarray(holding, dtype=np.float32))) + 1.0
+    for doc, score in zip(docs, got, strict=True):
+        if not doc:
+            assert score == 0.0
+            continue
+        best = (unit[query_ids] @ unit[doc].T).max(axis=1)
+        assert score == pytest.approx(float(idf @ best / idf.sum()), abs=1e-5)
+
+    def plain_run(query: list[str], text: list[str]) -> int:
+        return max(
+            (
+                k
+                for i in range(len(query))
+                for j in range(len(text))
+                for k in range(1, len(query) - i + 1)
+                if j + k <= len(text) and query[i : i + k] == text[j : j + k]
+            ),
+            default=0,
+        )
+
+    rerank_features.clear_cache()
+    for text in [*MEMORIES, "bump cypress bump TimelineScheduler cypress", ""]:
+        for query in (QUERY, "cypress bump the timeline", ""):
+            q, t = rerank_features.query_words(query), rerank_features.words(text)
+            for _ in range(2):  # afresh, then from the cache
+                assert rerank_features.longest_run(q, t) == plain_run(q, t)
+                plain = {
+                    m.group(0).lower()
+                    for m in re.finditer(
+                        r"[A-Za-z0-9]+(?:[_\-./][A-Za-z0-9]+)+|[A-Za-z]*[a-z][A-Z][A-Za-z0-9]*",
+                        text,
+                    )
+                }
+                assert rerank_features.identifiers(text) == plain

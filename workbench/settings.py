@@ -235,7 +235,8 @@ class Settings(BaseSettings):
     # fused + the rest · MaxSim (the weight chosen by cross-validation across the relevance sets).
     # i21-second: ``learned``: a linear learning-to-rank model over ranker, word, MaxSim and
     # session-agreement features, its weights fitted across the relevance sets and shipped
-    # (workbench/recall/rerank_learned.py, bench/relevance_ltr.py); needs the token table too.
+    # (workbench/recall/rerank_learned.py, bench/relevance_ltr.py); its MaxSim reads the static
+    # model of `workbench models build` (i21-learned), no `workbench rerank build` table.
     search_rerank_method: Literal["features", "maxsim", "learned"] = "features"
     search_rerank_maxsim_fused: float = Field(default=0.7, ge=0.0, le=1.0)
     # Optional Claude listwise rerank of the top ``search_rerank_llm_depth`` (needs a key; cached

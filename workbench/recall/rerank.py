@@ -15,8 +15,10 @@ Whether it runs is ``settings.search_rerank``; ``mode=fts`` and ``mode=vector`` 
 (they show one ranker, for comparison). ``search_rerank_method`` picks the stage: ``features``
 (this linear model) or ``maxsim`` (late interaction over MiniLM's word pieces,
 ``rerank_maxsim``) or ``learned`` (a shipped learning-to-rank model over ranker, word, MaxSim
-and session features, ``rerank_learned``); for either, its token table missing → the fused
-order, and ``problem`` says why for /api/health and the search's ``degraded``).
+and session features, ``rerank_learned``); for either, its word-piece vectors missing (the
+``workbench rerank build`` table for ``maxsim``, the static model of ``workbench models build``
+for ``learned``) → the fused order, and ``problem`` says why for /api/health and the search's
+``degraded``).
 """
 
 from __future__ import annotations
@@ -127,7 +129,8 @@ def problem(settings: Any) -> str | None:
         return None
     from workbench.recall import rerank_tokens
 
-    reason = rerank_tokens.problem()
+    learned = method(settings) == "learned"
+    reason = rerank_tokens.static_problem() if learned else rerank_tokens.problem()
     return None if reason is None else f"rerank skipped, results in fused order: {reason}"
 
 
@@ -147,7 +150,7 @@ def _first_stage(
     if method(settings) == "learned":
         from workbench.recall import rerank_learned, rerank_tokens
 
-        table = rerank_tokens.load()
+        table = rerank_tokens.load_static()
         learned = rerank_learned.weights()
         reordered = rerank_learned.order(conn, query, candidates, depth(settings), table, learned)
         return reordered, "learned", min(depth(settings), learned.depth)

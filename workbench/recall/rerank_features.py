@@ -82,6 +82,8 @@ def words(text: str) -> list[str]:
 def clear_cache() -> None:
     """Forget the cached words (benches time a cold stage)."""
     _words.cache_clear()
+    _identifiers.cache_clear()
+    _positions.cache_clear()
 
 
 @functools.lru_cache(maxsize=512)
@@ -98,16 +100,31 @@ def query_words(query: str) -> list[str]:
 
 def identifiers(text: str) -> set[str]:
     """Code-like tokens (``check_token``, ``payments-api``, ``ReviewBuildWorker``), lower-cased."""
-    return {m.group(0).lower() for m in _IDENT.finditer(text)}
+    return set(_identifiers(text))
+
+
+@functools.lru_cache(maxsize=512)
+def _identifiers(text: str) -> frozenset[str]:
+    """``identifiers``, cached: a memory's text never changes, and the regex over 30 long
+    candidates was a third of the learned stage's warm cost (bench/relevance_ltr.py)."""
+    return frozenset(m.group(0).lower() for m in _IDENT.finditer(text))
+
+
+@functools.lru_cache(maxsize=512)
+def _positions(text: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
+    """Where each word of ``text`` stands, cached like ``_words`` (the same candidates' words
+    come back search after search)."""
+    positions: dict[str, list[int]] = {}
+    for n, w in enumerate(text):
+        positions.setdefault(w, []).append(n)
+    return {w: tuple(at) for w, at in positions.items()}
 
 
 def longest_run(query: Sequence[str], text: Sequence[str]) -> int:
     """The longest run of consecutive query words found consecutively in ``text``."""
     if not query or not text:
         return 0
-    positions: dict[str, list[int]] = {}
-    for n, w in enumerate(text):
-        positions.setdefault(w, []).append(n)
+    positions = _positions(tuple(text))
     best = 0
     for start in range(len(query)):
         for pos in positions.get(query[start], ()):
@@ -221,7 +238,7 @@ def _text_features(
     t_set, b_set = set(t_words), set(b_words)
     share = len(q_words) or 1
     run = max(longest_run(q_words, t_words), longest_run(q_words, b_words))
-    held = identifiers(title + " " + body) if q_idents else set()
+    held = _identifiers(title + " " + body) if q_idents else frozenset()
     epoch = int(str(found["epoch"]))
     return [
         run / share if run >= 2 else 0.0,

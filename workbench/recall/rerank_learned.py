@@ -15,10 +15,19 @@ Fusion sees two scores per hit; MaxSim sees the words, but alone it cost the cod
 
 The weights are fitted offline by ``bench/relevance_ltr.py`` (pairwise logistic loss; held
 out, every relevance set but the one reported; the shipped file on all sets) and live in
-``rerank_learned.json`` beside this module. MaxSim needs the token table of ``workbench
-rerank build``; without it the stage does not run (the fused order, and ``rerank.problem``
-says why), because the same model fitted without MaxSim fell below vector alone on the coding
-set held out (bench/relevance_ltr.py's ``no maxsim`` row). No model runs at search time: one
+``rerank_learned.json`` beside this module, with two limits:
+
+- ``depth``: the most it reorders (the fused top 30);
+- ``demotion``: how far below its fused place a candidate may fall. A paraphrase shares no
+  word with its answer, so word and MaxSim evidence can push the right memory from fused
+  place 3 to 15 (the coding set's R@10 below vector alone, issue 21); the cap keeps every
+  fused top-(10 − demotion) hit in the top 10 whatever the model says, while the model can
+  still lift a candidate from anywhere in the head. Chosen by the same cross-validation.
+
+MaxSim reads the word-piece vectors of the distilled static model (``rerank_tokens.
+load_static``), which ``workbench models build`` (so ``make install``) already writes for the
+two-tier index: the stage needs nothing built for it alone. Without the static model it does
+not run (the fused order, and ``rerank.problem`` says why). No model runs at search time: one
 ``SELECT`` of ≤ depth rows, word sets, one small matrix product.
 """
 
@@ -74,6 +83,7 @@ class Weights:
 
     values: tuple[float, ...]
     depth: int = 30
+    demotion: int | None = None  # the most places below its fused one a candidate may fall
 
     def score(self, row: Sequence[float]) -> float:
         return math.fsum(w * x for w, x in zip(self.values, row, strict=True))
@@ -89,7 +99,12 @@ def parse(doc: Mapping[str, Any]) -> Weights:
     depth = doc["depth"]
     if not isinstance(depth, int) or isinstance(depth, bool) or not 2 <= depth <= 200:
         raise ValueError("the depth must be a whole number from 2 to 200")
-    return Weights(values, depth)
+    demotion = doc.get("demotion")
+    if demotion is not None and (
+        not isinstance(demotion, int) or isinstance(demotion, bool) or not 0 <= demotion <= 200
+    ):
+        raise ValueError("the demotion must be null or a whole number from 0 to 200")
+    return Weights(values, depth, demotion)
 
 
 @functools.lru_cache(maxsize=1)
@@ -187,7 +202,8 @@ def compute(
 
 
 def ranked(model: Weights, ids: Sequence[int], rows: Sequence[Sequence[float]]) -> list[int]:
-    """``ids`` best first by ``model``; equal scores keep their given (fused) order."""
+    """``ids`` (in fused order) best first by ``model``; equal scores keep the fused order;
+    none placed more than ``model.demotion`` below its fused place (``capped``)."""
     import numpy as np
 
     if not ids:
@@ -197,7 +213,25 @@ def ranked(model: Weights, ids: Sequence[int], rows: Sequence[Sequence[float]]) 
         ((float(v), -n, i) for n, (i, v) in enumerate(zip(ids, values, strict=True))),
         reverse=True,
     )
-    return [i for _, _, i in scored]
+    return capped([i for _, _, i in scored], ids, model.demotion)
+
+
+def capped(order: Sequence[int], fused: Sequence[int], demotion: int | None) -> list[int]:
+    """``order`` with every id placed at most ``demotion`` places below its place in ``fused``
+    (None: ``order`` as it is). Place by place: the id whose limit is reached goes there (the
+    earliest limit first), else the next id of ``order``; the limits are distinct and grow with
+    the place, so every one is met."""
+    if demotion is None:
+        return list(order)
+    limit = {i: n + demotion for n, i in enumerate(fused)}
+    pending = list(order)
+    out: list[int] = []
+    for place in range(len(pending)):
+        due = [i for i in pending if limit.get(i, len(order)) <= place]
+        pick = min(due, key=lambda i: limit[i]) if due else pending[0]
+        pending.remove(pick)
+        out.append(pick)
+    return out
 
 
 def order(
@@ -212,7 +246,7 @@ def order(
     model's own depth (its features, ranks among the candidates, mean what they meant when
     it was fitted).
 
-    ``table``: the MaxSim token table (``rerank_tokens.load()``); ``model``: the shipped
+    ``table``: the word-piece vectors (``rerank_tokens.load_static()``); ``model``: the shipped
     weights unless given. Raises on any failure (the caller falls back to the fused order).
     """
     model = model or weights()

@@ -110,11 +110,12 @@ def build(
 
 @dataclass(frozen=True)
 class TokenTable:
-    """The loaded table: ``vectors`` (vocab × 384, float16 unit rows) and its tokenizer."""
+    """The loaded table: ``vectors`` (vocab × dim, one row per word piece) and its tokenizer."""
 
     vectors: Any
     tokenizer: Any
     sha256: str
+    unit: bool = True  # rows of unit length (the static model's are not: ``load_static``)
 
     def pieces(self, texts: list[str], limit: int) -> list[tuple[list[int], list[str]]]:
         """Per text: its word-piece ids and strings (no [CLS]/[SEP], no padding), ``limit`` max."""
@@ -126,6 +127,15 @@ def problem(where: Path | None = None) -> str | None:
     """Why the table at ``where`` cannot be used, or None when it can."""
     try:
         load(where)
+    except (OSError, ValueError) as exc:
+        return str(exc)
+    return None
+
+
+def static_problem(where: Path | None = None) -> str | None:
+    """Why the static model's word pieces at ``where`` cannot be used, or None when they can."""
+    try:
+        load_static(where)
     except (OSError, ValueError) as exc:
         return str(exc)
     return None
@@ -173,3 +183,66 @@ def _load(path: str, stamp: tuple[int, int]) -> TokenTable:
     if vectors.ndim != 2 or vectors.shape[0] != tokenizer.get_vocab_size():
         raise ValueError(f"the maxsim token table at {where} does not fit its tokenizer; {fix}")
     return TokenTable(vectors, tokenizer, str(doc["sha256"]))
+
+
+def load_static(where: Path | None = None) -> TokenTable:
+    """The distilled static model's token vectors as a table (``workbench models build``
+    writes it at install, for the two-tier index), cached while the file is unchanged.
+
+    The static model is this table's recipe (each MiniLM word piece through the int8 ONNX
+    MiniLM as ``[CLS] piece [SEP]``, mean-pooled), reduced by PCA to 256 dimensions and
+    weighted per row by rarity: a cosine between two rows does not see that weight. So the
+    ``learned`` stage needs no artifact of its own. The rows are memory-mapped straight from
+    ``model.safetensors`` (only the rows a search touches are read) and are *not* unit
+    length: ``rerank_maxsim.scores`` normalises the rows it gathers.
+
+    Raises FileNotFoundError (not built) or ValueError (not a static model) naming the fix.
+    """
+    from workbench.recall.embed import static_model_dir
+
+    path = where or static_model_dir()
+    weights = path / "model.safetensors"
+    try:
+        stamp = weights.stat().st_mtime_ns, (path / TOKENIZER_FILE).stat().st_mtime_ns
+    except OSError:
+        raise FileNotFoundError(
+            f"no distilled static model at {path}; build it from the shipped MiniLM with "
+            "`workbench models build` (offline, ~1 min; `make install` runs it)"
+        ) from None
+    return _load_static(str(path), stamp)
+
+
+@functools.lru_cache(maxsize=4)
+def _load_static(path: str, stamp: tuple[int, int]) -> TokenTable:
+    """``stamp`` (the files' mtimes) is only the cache key: a rebuilt model is read again."""
+    del stamp
+    import numpy as np
+    from tokenizers import Tokenizer
+
+    where = Path(path)
+    fix = "rebuild it with `workbench models build --force`"
+    weights = where / "model.safetensors"
+    try:
+        with weights.open("rb") as stream:
+            size = int.from_bytes(stream.read(8), "little")
+            if not 2 <= size <= 1 << 20:
+                raise ValueError("not a safetensors file")
+            header = json.loads(stream.read(size).decode("utf-8"))
+        entry = header["embeddings"]
+        if entry["dtype"] != "F32" or len(entry["shape"]) != 2:
+            raise ValueError("its embeddings are not a 2-d float32 tensor")
+        rows, dim = (int(n) for n in entry["shape"])
+        start, end = (int(n) for n in entry["data_offsets"])
+        if end - start != rows * dim * 4 or 8 + size + end > weights.stat().st_size:
+            raise ValueError("its embeddings do not fit the file")
+        vectors = np.memmap(
+            weights, dtype="<f4", mode="r", offset=8 + size + start, shape=(rows, dim)
+        )
+        tokenizer = Tokenizer.from_file(str(where / TOKENIZER_FILE))
+        tokenizer.no_padding()
+        tokenizer.no_truncation()
+    except (OSError, ValueError, TypeError, KeyError, UnicodeDecodeError) as exc:
+        raise ValueError(f"the static model at {where} is unusable ({exc}); {fix}") from None
+    if rows != tokenizer.get_vocab_size():
+        raise ValueError(f"the static model at {where} does not fit its tokenizer; {fix}")
+    return TokenTable(vectors, tokenizer, f"static:{path}:{weights.stat().st_mtime_ns}", False)
