@@ -36,6 +36,10 @@ def team_env(lake: Any, **extra: str) -> dict[str, str]:
         "WORKBENCH_TEAM_DATA": str(lake.data),
         "WORKBENCH_TEAM_PROJECTS": "api",
         "WORKBENCH_TEAM_AUTHOR": "ana",
+        # A reachable lake must answer: the default 2 s budget is for a user's SessionStart,
+        # and a loaded CI box can spend longer than that on the first DuckLake attach (a test
+        # once saw the team part skipped). The budget's own behaviour is tested below.
+        "WORKBENCH_TEAM_CONTEXT_TIMEOUT_S": "30",
         **extra,
     }
 

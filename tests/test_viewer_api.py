@@ -276,11 +276,23 @@ def test_delete_removes_the_vector_and_its_cached_embedding(make_service, data_d
     _wait_index(svc, lambda s: s["indexed"] == 1)
     assert gone not in search_ids(svc, "database%20password%20rotation", mode="vector")
     assert keep in search_ids(svc, "deploy%20wheels", mode="vector")
-    db = sqlite3.connect(f"file:{data_dir / 'workbench.db'}?mode=ro", uri=True)
-    try:
-        assert db.execute("SELECT count(*) FROM embeddings").fetchone()[0] == 1
-    finally:
-        db.close()
+    # The cached embedding goes in the indexer's pass after the vector's: wait for it (a
+    # loaded box once read the count between the two passes).
+    assert _embeddings_settle(data_dir / "workbench.db", 1) == 1
+
+
+def _embeddings_settle(db_path: Path, want: int, timeout: float = 120.0) -> int:
+    """The embeddings cache's row count once it is ``want`` (or the last count seen)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+        try:
+            count = int(db.execute("SELECT count(*) FROM embeddings").fetchone()[0])
+        finally:
+            db.close()
+        if count == want or time.monotonic() > deadline:
+            return count
+        time.sleep(0.1)
 
 
 def _wait_index(svc: Service, done: Any, timeout: float = 120.0) -> dict[str, Any]:
