@@ -172,3 +172,33 @@ def test_the_worker_uses_the_spare_cores_it_measures() -> None:
     assert threads_for(spare=1.5, cores=2) == 1  # a second thread must have a core to run on
     assert threads_for(spare=7.9, cores=8) == 8
     assert threads_for(spare=3.2, cores=8) == 3
+
+
+def test_the_slot_map_answers_as_a_dict_would() -> None:
+    """The index's id → slot map (arrays, for RSS) against a plain dict, over random edits."""
+    import random
+
+    from workbench.recall.slot_map import SlotMap
+
+    rng = random.Random(21)
+    model: dict[int, int] = {}
+    slots = SlotMap()
+    next_slot = 0
+    for _ in range(400):
+        if rng.random() < 0.6:
+            fresh = {rng.randrange(1, 500) for _ in range(rng.randrange(1, 20))} - set(model)
+            new = {i: next_slot + n for n, i in enumerate(sorted(fresh, reverse=True))}
+            next_slot += len(new)
+            slots.put(list(new), list(new.values()))
+            model.update(new)
+        else:
+            doomed = [rng.randrange(1, 500) for _ in range(rng.randrange(1, 20))]
+            popped = sorted(slots.pop(doomed).tolist())
+            assert popped == sorted(model.pop(i) for i in set(doomed) if i in model)
+        probe = [rng.randrange(0, 510) for _ in range(30)]
+        assert slots.slots_of(probe) == {i: model[i] for i in probe if i in model}
+        assert len(slots) == len(model)
+        assert slots.max_id == max(model, default=0)
+    assert dict(slots.items()) == model
+    assert slots.ids() == set(model)
+    assert SlotMap.of(list(model), list(model.values())).slots_of(model) == model

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from workbench.recall.slot_map import SlotMap
 from workbench.store.connection import atomic
 
 IndexKind = Literal["flat", "hnsw", "fp16", "hnsw_fp16", "sq8"]
@@ -277,7 +278,7 @@ class VectorIndex:
         # 100k ids to 64-char strings held ~18 MB of the service's RSS, this array 6.4 MB
         # (issue 21: service + worker ≤ 300 MiB at 100k).
         self._keys = np.zeros(0, dtype=KEY_DTYPE)
-        self._slot_of: dict[int, int] = {}  # live id → its slot
+        self._slot_of = SlotMap()  # live id → its slot (slot_map.py: arrays, not a dict)
         self._ids = np.zeros(0, dtype=np.int64)  # slot → observation id
         self._codes = np.zeros(0, dtype=np.int32)  # slot → project code (-1: not given)
         self._live = np.zeros(0, dtype=bool)  # slot → live
@@ -296,7 +297,7 @@ class VectorIndex:
 
     def ids(self) -> set[int]:
         with self._lock:
-            return set(self._slot_of)
+            return self._slot_of.ids()
 
     def hashes(self) -> dict[int, str]:
         with self._lock:
@@ -305,13 +306,12 @@ class VectorIndex:
     def hashes_of(self, ids: Iterable[int]) -> dict[int, str]:
         """The text hash of each of ``ids`` the index holds (the others are absent)."""
         with self._lock:
-            slots = ((int(i), self._slot_of.get(int(i))) for i in ids)
-            return {i: self._key(s) for i, s in slots if s is not None}
+            return {i: self._key(s) for i, s in self._slot_of.slots_of(ids).items()}
 
     @property
     def max_id(self) -> int:
         with self._lock:
-            return max(self._slot_of, default=0)
+            return self._slot_of.max_id
 
     @property
     def dead(self) -> int:
@@ -350,7 +350,7 @@ class VectorIndex:
         if any(len(h) > KEY_WIDTH or not h.isascii() for h in hashes):
             raise ValueError(f"add: text hashes are ASCII of at most {KEY_WIDTH} characters")
         with self._lock:
-            self.remove([i for i in keys if i in self._slot_of])
+            self.remove(keys)
             codes = [self._code(p) for p in projects] if projects is not None else [-1] * len(keys)
             first = int(self._index.ntotal)
             self._index.add(matrix)
@@ -359,11 +359,13 @@ class VectorIndex:
             self._live = _appended(self._live, np.ones(len(keys), dtype=bool))
             self._keys = _appended(self._keys, np.asarray(list(hashes), dtype=KEY_DTYPE))
             # A duplicate id within one batch: the last one wins, the earlier slots are dead.
-            for offset, i in enumerate(keys):
-                old = self._slot_of.get(i)
-                if old is not None and old >= first:
-                    self._live[old] = False
-                self._slot_of[i] = first + offset
+            last = {i: first + offset for offset, i in enumerate(keys)}
+            if len(last) < len(keys):
+                winners = set(last.values())
+                self._live[[first + o for o in range(len(keys)) if first + o not in winners]] = (
+                    False
+                )
+            self._slot_of.put(list(last), list(last.values()))
             self._changed()
         if self.dead > max(COMPACT_MIN, len(self._slot_of)):
             self.compact()
@@ -380,13 +382,11 @@ class VectorIndex:
 
     def remove(self, ids: Iterable[int]) -> list[str]:
         """Remove ``ids`` (clear their live bits); return the text hashes no live id uses."""
-        import numpy as np
 
         with self._lock:
-            gone = [int(i) for i in ids if int(i) in self._slot_of]
-            if not gone:
+            slots = self._slot_of.pop(ids)
+            if not len(slots):
                 return []
-            slots = np.asarray([self._slot_of.pop(i) for i in gone], dtype=np.int64)
             self._live[slots] = False
             self._changed()
             hashes = set(self._keys[slots].tolist())
@@ -420,7 +420,7 @@ class VectorIndex:
                 return
             self._index, self._ids, self._codes, self._keys = fresh, ids, codes, keys
             self._live = np.ones(len(ids), dtype=bool)
-            self._slot_of = {int(i): n for n, i in enumerate(ids)}
+            self._slot_of = SlotMap.of(ids, np.arange(len(ids)))
             self._changed()
 
     # ----- search ----------------------------------------------------------------------------
@@ -490,7 +490,7 @@ class VectorIndex:
             mask &= np.isin(self._codes, np.asarray(codes, dtype=np.int32))
         if allowed_ids is not None:
             chosen = np.zeros(len(mask), dtype=bool)
-            slots = [self._slot_of[int(i)] for i in allowed_ids if int(i) in self._slot_of]
+            slots = list(self._slot_of.slots_of(allowed_ids).values())
             chosen[np.asarray(slots, dtype=np.int64)] = True
             mask &= chosen
         return mask
@@ -633,15 +633,16 @@ class VectorIndex:
         index._codes = np.asarray(codes, dtype=np.int32)
         index._live = np.zeros(len(slots), dtype=bool)
         index._live[np.asarray(live, dtype=np.int64)] = True
-        index._slot_of = {int(slots[s]): int(s) for s in live}
+        live_ids = [int(slots[s]) for s in live]
+        if len(set(live_ids)) != len(live):
+            return None, f"saved index under {index_dir} is inconsistent (an id in two slots)"
+        index._slot_of = SlotMap.of(live_ids, live)
         hashes = id_doc["hashes"]
         if any(not isinstance(h, str) or len(h) > KEY_WIDTH or not h.isascii() for h in hashes):
             return None, f"saved index under {index_dir} holds a malformed text hash"
         index._keys = np.zeros(len(slots), dtype=KEY_DTYPE)
         if live:
             index._keys[np.asarray(live, dtype=np.int64)] = np.asarray(hashes, dtype=KEY_DTYPE)
-        if len(index._slot_of) != len(live):
-            return None, f"saved index under {index_dir} is inconsistent (an id in two slots)"
         index._projects = {name: n for n, name in enumerate(id_doc.get("projects", []))}
         index.built_at = float(meta.get("built_at") or time.time())
         return index, f"loaded {len(index)} vectors from {where['faiss'].name}"
