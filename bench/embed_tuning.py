@@ -88,13 +88,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--burners", type=int, nargs="*", default=[0, 4])
     parser.add_argument("--seconds", type=float, default=15.0)
+    parser.add_argument("--threads-only", action="store_true", help="1, 2 and auto threads only")
     args = parser.parse_args()
+    settings = [s for s in SETTINGS if not args.threads_only or s[1:] == (4, 128, 10)]
     print("threads batch tokens nice | " + " | ".join(f"busy{b} texts/s" for b in args.burners))
-    rows: dict[tuple[int, int, int, int], list[str]] = {s: [] for s in SETTINGS}
+    rows: dict[tuple[int, int, int, int], list[str]] = {s: [] for s in settings}
     for count in args.burners:
         with burners(count):
             load = os.getloadavg()[0]
-            for setting in SETTINGS:
+            for setting in settings:
                 rows[setting].append(measure(setting, args.seconds))
             print(f"(busy{count}: load average {max(load, os.getloadavg()[0]):.1f})", flush=True)
     for setting, cells in rows.items():
