@@ -122,19 +122,27 @@ def main() -> None:
         flush=True,
     )
     with tempfile.TemporaryDirectory(prefix="wb-worker-startup-") as tmp:
-        for count in args.burners:
-            scenario = "quiet" if count == 0 else f"busy{count}"
-            for side, root in sides.items():
-                with burners(count):
-                    r = one_side(root, args.seeded, Path(tmp), args)
-                m = r.get("rss") or {}
-                print(
-                    f"{scenario:9}{side:7}{r['idle_s']!s:>8}{r['from_id']!s:>9}"
-                    f"{r['worker_cpu_s']!s:>10}{r.get('asleep')!s:>7}  "
-                    f"{m.get('service_mib')}+{m.get('worker_mib')}",
-                    flush=True,
-                )
+        try:
+            run_all(sides, args, Path(tmp))
+        finally:
+            shutil.rmtree(sides["before"].parent, ignore_errors=True)
     print(f"load average at the end: {os.getloadavg()}")
+
+
+def run_all(sides: dict[str, Path], args: argparse.Namespace, tmp: Path) -> None:
+    """Every scenario, both sides, a row each as it ends."""
+    for count in args.burners:
+        scenario = "quiet" if count == 0 else f"busy{count}"
+        for side, root in sides.items():
+            with burners(count):
+                r = one_side(root, args.seeded, tmp, args)
+            m = r.get("rss") or {}
+            print(
+                f"{scenario:9}{side:7}{r['idle_s']!s:>8}{r['from_id']!s:>9}"
+                f"{r['worker_cpu_s']!s:>10}{r.get('asleep')!s:>7}  "
+                f"{m.get('service_mib')}+{m.get('worker_mib')}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":
