@@ -31,9 +31,11 @@ if str(ROOT) not in sys.path:
 
 from bench.harness import burners  # noqa: E402
 
-# (threads, batch, max tokens, nice)
+# (threads, batch, max tokens, nice); threads 0 = the worker's choice: one per spare core
+# measured at start (workbench.recall.cpu_share), as the embedding worker now does
 SETTINGS = [
-    (1, 4, 128, 10),  # today's worker
+    (1, 4, 128, 10),  # the worker before it measured the spare cores
+    (0, 4, 128, 10),  # the worker now
     (1, 16, 128, 10),
     (1, 32, 128, 10),
     (2, 4, 128, 10),
@@ -50,6 +52,10 @@ sys.path.insert(0, {root!r})
 from bench.embed_backfill import document
 from workbench.recall import embed, vectors
 embed.ONNX_BATCH = int(batch)
+if not threads:
+    from workbench.recall.cpu_share import spare_now, threads_for
+    spare = spare_now()
+    threads = threads_for(spare, os.cpu_count() or 1) if spare is not None else 1
 model = embed.OnnxEmbedder(threads=int(threads), max_tokens=int(tokens))
 texts = [vectors.embed_text(o) for o in document(4096)["observations"]]
 model.embed(texts[:8])
@@ -59,11 +65,11 @@ while time.perf_counter() - start < seconds:
     model.embed(chunk)
     done += len(chunk)
     n += 64
-print(json.dumps({{"rate": done / (time.perf_counter() - start)}}))
+print(json.dumps({{"rate": done / (time.perf_counter() - start), "threads": int(threads)}}))
 """
 
 
-def measure(setting: tuple[int, int, int, int], seconds: float) -> float:
+def measure(setting: tuple[int, int, int, int], seconds: float) -> str:
     args = [str(v) for v in (*setting, seconds)]
     out = subprocess.run(
         [sys.executable, "-c", CHILD.format(root=str(ROOT)), *args],
@@ -73,25 +79,30 @@ def measure(setting: tuple[int, int, int, int], seconds: float) -> float:
         start_new_session=True,
         check=True,
     )
-    return float(json.loads(out.stdout.strip().splitlines()[-1])["rate"])
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    chosen = f" ({result['threads']}t)" if not setting[0] else ""
+    return f"{result['rate']:8.1f}{chosen}"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--burners", type=int, nargs="*", default=[0, 4])
     parser.add_argument("--seconds", type=float, default=15.0)
+    parser.add_argument("--threads-only", action="store_true", help="1, 2 and auto threads only")
     args = parser.parse_args()
+    settings = [s for s in SETTINGS if not args.threads_only or s[1:] == (4, 128, 10)]
     print("threads batch tokens nice | " + " | ".join(f"busy{b} texts/s" for b in args.burners))
-    rows: dict[tuple[int, int, int, int], list[str]] = {s: [] for s in SETTINGS}
+    rows: dict[tuple[int, int, int, int], list[str]] = {s: [] for s in settings}
     for count in args.burners:
         with burners(count):
             load = os.getloadavg()[0]
-            for setting in SETTINGS:
-                rows[setting].append(f"{measure(setting, args.seconds):8.1f}")
+            for setting in settings:
+                rows[setting].append(measure(setting, args.seconds))
             print(f"(busy{count}: load average {max(load, os.getloadavg()[0]):.1f})", flush=True)
     for setting, cells in rows.items():
         threads, batch, tokens, nice = setting
-        print(f"{threads:7d} {batch:5d} {tokens:6d} {nice:4d} | " + " | ".join(cells))
+        shown = str(threads) if threads else "auto"
+        print(f"{shown:>7} {batch:5d} {tokens:6d} {nice:4d} | " + " | ".join(cells))
 
 
 if __name__ == "__main__":

@@ -159,6 +159,7 @@ EXPECTED_COLUMNS = {
         "changed_files": "TEXT",
         "checked_at_epoch": "INTEGER",
     },
+    "observation_edits": {"seq": "INTEGER", "observation_id": "INTEGER"},
 }
 
 # (from column, to table, to column, on delete)
@@ -190,6 +191,7 @@ PROJECT_KEY_TRIGGERS = {
     f"{table}_project_key_ai"
     for table in ("sessions", "user_prompts", "observations", "session_summaries")
 }
+VECTOR_EDIT_TRIGGERS = {"observation_edits_au"}
 
 
 # ----- helpers --------------------------------------------------------------------------------
@@ -297,7 +299,23 @@ def test_blank_database_gets_exact_triggers(migrated: sqlite3.Connection) -> Non
         | SUMMARY_UPDATED_TRIGGERS
         | PROJECT_KEY_TRIGGERS
         | STALENESS_TRIGGERS
+        | VECTOR_EDIT_TRIGGERS
     )
+
+
+def test_an_edit_of_embedded_text_or_project_is_logged_for_the_indexer(
+    migrated: sqlite3.Connection,
+) -> None:
+    """m014: the indexer learns of in-place edits from ``observation_edits``; a write that
+    changes nothing it embeds (or the same value again) logs nothing."""
+    obs_id = add_observation(migrated, "Flaky DNS in CI")
+    migrated.execute("UPDATE observations SET title = title WHERE id = ?", (obs_id,))
+    migrated.execute("UPDATE observations SET platform_source = 'codex' WHERE id = ?", (obs_id,))
+    assert migrated.execute("SELECT count(*) FROM observation_edits").fetchone()[0] == 0
+    migrated.execute("UPDATE observations SET narrative = 'new words' WHERE id = ?", (obs_id,))
+    migrated.execute("UPDATE observations SET project = 'moved' WHERE id = ?", (obs_id,))
+    logged = [r[0] for r in migrated.execute("SELECT observation_id FROM observation_edits")]
+    assert logged == [obs_id, obs_id]
 
 
 # The FTS tables as m008 leaves them: contentless, porter-stemmed, fed through the splitter.

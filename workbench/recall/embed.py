@@ -306,7 +306,6 @@ class OnnxEmbedder:
     ) -> None:
         _offline()
         from workbench.recall.onnx_export import (
-            MODEL_FILE,
             TOKENIZER_FILE,
             onnx_model_dir,
             read_manifest,
@@ -319,17 +318,10 @@ class OnnxEmbedder:
                 f"no ONNX int8 MiniLM at {self.path}; build it from the shipped weights with "
                 "`workbench models build` (offline, ~15 s), or set WORKBENCH_EMBED_RUNTIME=torch"
             )
-        import onnxruntime
         from tokenizers import Tokenizer
 
         self.threads = max(1, threads or background_threads())
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = self.threads
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        self._session = onnxruntime.InferenceSession(
-            str(self.path / MODEL_FILE), options, providers=["CPUExecutionProvider"]
-        )
+        self._session = self._open(self.threads)
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._tokenizer = Tokenizer.from_file(str(self.path / TOKENIZER_FILE))
         self._tokenizer.enable_truncation(max_length=max_tokens)
@@ -340,8 +332,28 @@ class OnnxEmbedder:
         self._lock = threading.Lock()
         self.calls = 0
 
+    def _open(self, threads: int) -> Any:
+        import onnxruntime
+
+        from workbench.recall.onnx_export import MODEL_FILE
+
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        return onnxruntime.InferenceSession(
+            str(self.path / MODEL_FILE), options, providers=["CPUExecutionProvider"]
+        )
+
     def set_threads(self, threads: int) -> None:
-        """Fixed at load for ONNX Runtime: a reindex uses the worker's own pool."""
+        """ONNX Runtime fixes its pool at load: a new count opens a new session (~0.2 s; the
+        embedding worker adapts to the spare cores it measures). The same count: nothing."""
+        threads = max(1, threads)
+        if threads == self.threads:
+            return
+        session = self._open(threads)
+        with self._lock:
+            self._session, self.threads = session, threads
 
     def embed(self, texts: list[str]) -> Any:
         import numpy as np

@@ -21,8 +21,14 @@ Protocol with the parent (``workbench.recall.worker_process`` owns the other end
   holds a copy of the model (~150 MiB) that nothing needs until memories fall behind again,
   and the service then starts a new one (issue 21: service + worker RSS). Nothing is lost:
   the cache is the progress, and the service re-checks every memory still behind.
-- stdin: a line ``wake`` = new observations, look now; ``rescan`` = start again from id 0
-  (texts edited behind the cursor); EOF = the parent is gone: exit at once.
+- stdin: a line ``wake`` = new observations, look now; ``ids N M …`` = these observations,
+  behind the cursor, lack a vector (texts edited in place): embed them next, cursor unmoved;
+  ``rescan`` = start again from id 0; EOF = the parent is gone: exit at once. There is no
+  periodic rescan from id 0 any more: it re-hashed every row (over 100 s at 100k under
+  load), and edits are now announced (the indexer reads ``observation_edits``, m014).
+- Threads: ``--threads`` when given, else one per spare core measured at start
+  (``cpu_share``), measured again every ``ADAPT_S`` while embedding; a change rebuilds
+  the runtime's session (ONNX Runtime fixes its pool at load).
 - stdout: one JSON object per line: ``ready`` (model), ``batch`` (cursor, embedded, seconds),
   ``idle`` (cursor), ``error``, and ``alive`` every second from a thread of its own (the
   heartbeat: a stopped or hung worker falls silent, and the service reports it stalled).
@@ -42,9 +48,11 @@ import threading
 import time
 from typing import Any
 
+from workbench.recall.cpu_share import CpuShare, spare_now, threads_for
+
 CHUNK = 256  # observations read (and cache-checked) per query
 BATCH = 64  # texts embedded and written per transaction
-IDLE_RESCAN_S = 300.0  # a full pass this often when idle, for edits nobody announced
+ADAPT_S = 60.0  # spare cores measured again this often while embedding
 EXIT_WRONG_MODEL = 3
 EXIT_NO_MODEL = 4
 EXIT_CAUGHT_UP = 5
@@ -75,14 +83,28 @@ class Commands:
     def __init__(self) -> None:
         self.wake = threading.Event()
         self.rescan = False
+        self._ids: set[int] = set()
+        self._ids_lock = threading.Lock()
         threading.Thread(target=self._read, name="embed-worker-stdin", daemon=True).start()
 
     def _read(self) -> None:
         for line in sys.stdin:
-            if line.strip() == "rescan":
+            words = line.split()
+            if words[:1] == ["rescan"]:
                 self.rescan = True
+            elif words[:1] == ["ids"]:
+                named = {int(w) for w in words[1:] if w.isdigit()}
+                with self._ids_lock:
+                    self._ids |= named
             self.wake.set()
         os._exit(0)
+
+    def take_ids(self, most: int) -> list[int]:
+        """Up to ``most`` of the ids named so far (ascending), removed from the set."""
+        with self._ids_lock:
+            taken = sorted(self._ids)[:most]
+            self._ids.difference_update(taken)
+        return taken
 
 
 _say_lock = threading.Lock()
@@ -115,64 +137,107 @@ def run(
     ``linger``: seconds idle (caught up, no wake) before exiting with ``EXIT_CAUGHT_UP``;
     None = never (the service passes ``embed_worker_linger_s``).
     """
-    from workbench.recall import vectors
-    from workbench.recall.embed import background_threads, load_embedder
+    from workbench.recall.embed import load_embedder
     from workbench.settings import load_settings
     from workbench.store.connection import connect
 
     heartbeat()
     settings = load_settings(data_dir)
-    # One thread per core but one (measured on 2 busy cores: 53 texts/s on one thread, 35 on
-    # two); the service keeps the other for hooks and queries.
-    embedder, why = load_embedder(settings, threads=threads or background_threads())
+    share = CpuShare()
+    chosen = threads or _threads_now(share)
+    embedder, why = load_embedder(settings, threads=chosen)
     if embedder is None:
         say("error", reason=why)
         return EXIT_NO_MODEL
     if embedder.name != model:
         say("error", reason=f"worker loaded {embedder.name}, the service queries {model}")
         return EXIT_WRONG_MODEL
-    say("ready", model=embedder.name, reason=why)
+    say("ready", model=embedder.name, reason=why, threads=chosen)
     commands = Commands()
     conn = connect(settings.db_path)
     cursor = max(0, from_id)
-    last_full = time.monotonic()
+    adapted = time.monotonic()
     while True:
+        if threads is None and time.monotonic() - adapted >= ADAPT_S:
+            adapted = time.monotonic()
+            wanted = _threads_now(share)
+            if wanted != chosen:
+                # Trigger: the box got busier or quieter. Why: a thread without a core of
+                # its own halves the rate; an idle core left unused wastes half of it.
+                # Outcome: the runtime's pool is rebuilt at the new size (~0.2 s).
+                getattr(embedder, "set_threads", lambda _n: None)(wanted)
+                chosen = wanted
+                say("threads", threads=chosen)
+        named = commands.take_ids(CHUNK)
+        if named:
+            rows = conn.execute(
+                "SELECT id, title, subtitle, narrative, facts, concepts FROM observations"
+                " WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
+                (json.dumps(named),),
+            ).fetchall()
+            _embed_missing(conn, embedder, model, rows, cursor, cursor)
+            continue
         rows = conn.execute(
             "SELECT id, title, subtitle, narrative, facts, concepts FROM observations"
             " WHERE id > ? ORDER BY id LIMIT ?",
             (cursor, CHUNK),
         ).fetchall()
         if rows:
-            texts = {}
-            for row in rows:
-                text = vectors.embed_text(row)
-                texts[vectors.text_hash(text)] = text
-            have = vectors.cached_hashes(conn, model, list(texts), embedder.dim)
-            # Similar lengths share a batch: less padding (the embedder pads to the longest).
-            missing = sorted((h for h in texts if h not in have), key=lambda h: len(texts[h]))
-            for start in range(0, len(missing), BATCH):
-                part = missing[start : start + BATCH]
-                began = time.monotonic()
-                matrix = embedder.embed([texts[h] for h in part])
-                vectors.store_vectors(conn, model, {h: matrix[i] for i, h in enumerate(part)})
-                say(
-                    "batch",
-                    cursor=int(rows[-1][0]),
-                    embedded=len(part),
-                    seconds=round(time.monotonic() - began, 4),
-                )
+            _embed_missing(conn, embedder, model, rows, cursor, int(rows[-1][0]))
             cursor = int(rows[-1][0])
             continue
         say("idle", cursor=cursor)
-        wait_s = IDLE_RESCAN_S if linger is None else min(linger, IDLE_RESCAN_S)
-        woke = commands.wake.wait(wait_s)
+        woke = commands.wake.wait(linger)
         commands.wake.clear()
         if not woke and linger is not None:
             say("asleep", cursor=cursor)
             return EXIT_CAUGHT_UP
-        if commands.rescan or not woke or time.monotonic() - last_full > IDLE_RESCAN_S:
+        if commands.rescan:
             commands.rescan = False
-            cursor, last_full = 0, time.monotonic()
+            cursor = 0
+
+
+def _threads_now(share: CpuShare) -> int:
+    """One thread per spare core measured since the last call (``background_threads`` when
+    /proc cannot say)."""
+    from workbench.recall.embed import background_threads
+
+    spare = share.spare()
+    if spare is None:
+        spare = spare_now()
+    if spare is None:
+        return background_threads()
+    return threads_for(spare, share.cores)
+
+
+def _embed_missing(
+    conn: Any, embedder: Any, model: str, rows: list[Any], before: int, after: int
+) -> None:
+    """Embed and store the texts of ``rows`` the cache lacks, a batch per transaction.
+
+    ``batch`` lines report the cursor ``before`` the rows until the last batch, which
+    reports ``after``: a worker restarted from a reported cursor never skips a text of a
+    chunk it had only half stored (batches go by length, not by id)."""
+    from workbench.recall import vectors
+
+    texts = {}
+    for row in rows:
+        text = vectors.embed_text(row)
+        texts[vectors.text_hash(text)] = text
+    have = vectors.cached_hashes(conn, model, list(texts), embedder.dim)
+    # Similar lengths share a batch: less padding (the embedder pads to the longest).
+    missing = sorted((h for h in texts if h not in have), key=lambda h: len(texts[h]))
+    for start in range(0, len(missing), BATCH):
+        part = missing[start : start + BATCH]
+        began = time.monotonic()
+        matrix = embedder.embed([texts[h] for h in part])
+        vectors.store_vectors(conn, model, {h: matrix[i] for i, h in enumerate(part)})
+        say(
+            "batch",
+            cursor=after if start + BATCH >= len(missing) else before,
+            embedded=len(part),
+            seconds=round(time.monotonic() - began, 4),
+        )
 
 
 def main(argv: list[str] | None = None) -> int:

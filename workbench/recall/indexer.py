@@ -37,7 +37,7 @@ from workbench.recall.embed import Embedder, background_threads, load_embedder
 from workbench.recall.heap_trim import trim_heap
 from workbench.recall.static_tier import StaticTier
 from workbench.recall.vectors import VectorIndex
-from workbench.recall.worker_process import EmbedWorkerProcess
+from workbench.recall.worker_process import EmbedWorkerProcess, plan_start
 from workbench.settings import Settings
 from workbench.store import fts_rebuild
 from workbench.store.connection import atomic
@@ -48,6 +48,8 @@ log = logging.getLogger("workbench.recall")
 CHUNK = 256  # observations per cache query / index add
 FULL_CHECK_S = 30.0  # a full id-set comparison at least this often
 QUERY_CACHE = 256
+EDITS_PER_PASS = 4096  # observation_edits rows handled per pass (a bulk edit takes a few)
+RENAME_S = 10.0  # behind ids a worker has passed are named to it again this often
 
 
 @dataclass
@@ -119,7 +121,8 @@ class Indexer(threading.Thread):
         self.static: StaticTier | None = None
         self._behind: set[int] = set()  # observations with no cached vector yet
         self._seen_max_id = 0  # max(observations.id) at the last pass
-        self._last_rescan = 0.0
+        self._last_rescan = 0.0  # when every passed id was last named to the worker
+        self._named: set[int] = set()  # ids named to it since then
 
     # ----- control (any thread) ----------------------------------------------------------
     def notify(self, *_: Any) -> None:
@@ -293,8 +296,9 @@ class Indexer(threading.Thread):
         if self.embed_process:
             # Started from this thread, which lives as long as the service: the child's
             # PR_SET_PDEATHSIG fires when the thread that forked it ends.
+            # Not started yet: the first pass says what is behind, and the worker starts
+            # there (``_prod_worker``), instead of re-hashing every row from id 0.
             self.process = EmbedWorkerProcess(self.settings, embedder.name, self._wake.set)
-            self.process.start()
             self.static = StaticTier.load(self.settings)
         index, how = VectorIndex.load(
             self.settings.index_dir, embedder.name, embedder.dim, self.settings.vector_index
@@ -320,7 +324,9 @@ class Indexer(threading.Thread):
         self.observations, self._seen_max_id = int(count), int(max_id)
         now = time.monotonic()
         full = full or now - self._last_full >= FULL_CHECK_S
-        if not full and count == len(index) and max_id == index.max_id:
+        edited = self._take_edits(index)
+        if not full and not edited and count == len(index) and max_id == index.max_id:
+            self._prod_worker()
             return 0, 0
         live = index.ids()
         # Behind (no cached vector yet): ids past the index's end, and the ones the embedding
@@ -337,9 +343,9 @@ class Indexer(threading.Thread):
         # the rest stay behind (and in the static tier) until it gets there.
         waiting = self._not_reached(behind)
         fresh = newer - live
-        if not full and len(live) + len(fresh | behind) == count:
-            # the common case: only new rows, at the end
-            added, removed = sorted(fresh | (behind - waiting)), set()
+        if not full and len(live) + len(fresh | behind | edited) == count:
+            # the common case: only new rows, at the end (and edited ones)
+            added, removed = sorted(fresh | (behind - waiting) | edited), set()
         else:
             self._last_full = now
             db_ids = {int(r[0]) for r in conn.execute("SELECT id FROM observations")}
@@ -359,6 +365,37 @@ class Indexer(threading.Thread):
             trim_heap()  # a bulk pass (the first at start: every vector from the cache)
         self._prod_worker()
         return len(added), len(removed)
+
+    def _take_edits(self, index: VectorIndex) -> set[int]:
+        """Observations edited in place since the last pass (``observation_edits``, m014):
+        their vectors leave both tiers, and they are embedded again like new rows.
+
+        The cached vector of a text no observation has any more is dropped (it can be
+        inverted to the replaced words); an edit that kept the text (a project move) keeps
+        it, so the re-add costs no model call.
+        """
+        conn = self.store.conn
+        log_rows = conn.execute(
+            "SELECT seq, observation_id FROM observation_edits ORDER BY seq LIMIT ?",
+            (EDITS_PER_PASS,),
+        ).fetchall()
+        if not log_rows:
+            return set()
+        ids = {int(r[1]) for r in log_rows}
+        rows = conn.execute(
+            "SELECT id, title, subtitle, narrative, facts, concepts FROM observations"
+            " WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted(ids)),),
+        ).fetchall()
+        current = {vectors.text_hash(vectors.embed_text(r)) for r in rows}
+        unused = index.remove(ids)
+        if self.static is not None:
+            self.static.drop(ids)
+        self._behind -= ids
+        vectors.forget(conn, [h for h in unused if h not in current])
+        with atomic(conn):
+            conn.execute("DELETE FROM observation_edits WHERE seq <= ?", (int(log_rows[-1][0]),))
+        return {int(r["id"]) for r in rows}
 
     def _release_static(self) -> bool:
         """Caught up and the worker asleep: the static tier lets go of its model's table."""
@@ -380,24 +417,50 @@ class Indexer(threading.Thread):
         return max(self._behind, default=0)
 
     def _prod_worker(self) -> None:
-        """An idle worker with work behind: wake it (rows added by import, memory/save…), or
-        ask it to start again when the behind ids are ones it has passed (edited texts)."""
+        """Start the worker where the work is, wake an idle one, name the ids it has passed.
+
+        Trigger: the first pass (the worker is not started before it), or memories behind
+        while the worker is asleep (it exited once caught up, to free its model). Outcome: a
+        new one starts before the dense tail of what is behind and is told the scattered
+        rest (``plan_start``): no re-reading from id 0. Behind ids a running worker has
+        passed (edited texts) are named to it at once, and again every ``RENAME_S``.
+        """
         process = self.process
-        if process is None or not self._behind:
+        if process is None or self._stopping.is_set():
             return
-        # Trigger: memories behind while the worker is asleep (it exited once caught up, to
-        # free its model). Outcome: a new one starts before the first of them.
+        if process.proc is None:  # the first pass: start it, even with nothing behind
+            from_id, named = plan_start(sorted(self._behind), self._seen_max_id)
+            process.start(from_id)
+            self._tell_worker(process, named)
+            return
+        if not self._behind:
+            return
         process.supervise()  # notice an exit since the last pass
         if process.state == "asleep":
-            process.resume(min(self._behind) - 1)
+            from_id, named = plan_start(sorted(self._behind), self._seen_max_id)
+            if process.resume(from_id):
+                self._tell_worker(process, named)
             return
-        if process.state != "idle":
+        if process.state in ("failed", "restarting", "stopped"):
             return
-        if max(self._behind) > process.cursor:
+        passed = sorted(i for i in self._behind if i <= process.cursor)
+        if passed:
+            self._tell_worker(process, passed)
+        if process.state == "idle" and max(self._behind) > process.cursor:
             process.wake()
-        elif time.monotonic() - self._last_rescan >= 10.0:
-            self._last_rescan = time.monotonic()
-            process.rescan()
+
+    def _tell_worker(self, process: EmbedWorkerProcess, ids: list[int]) -> None:
+        """Tell the worker of ``ids`` it would not reach by its cursor: the new ones now,
+        all of them again every ``RENAME_S`` (a worker restarted meanwhile forgot them)."""
+        if not ids:
+            return
+        now = time.monotonic()
+        if now - self._last_rescan >= RENAME_S:
+            self._last_rescan, self._named = now, set()
+        fresh = [i for i in ids if i not in self._named]
+        if fresh:
+            self._named.update(fresh)
+            process.embed_ids(fresh)
 
     def _yield_to_ingest(self, most_s: float = 2.0) -> None:
         """Pause embedding while hooks post a burst, for at most ``most_s`` per chunk.

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from workbench.recall.slot_map import SlotMap
 from workbench.store.connection import atomic
 
 IndexKind = Literal["flat", "hnsw", "fp16", "hnsw_fp16", "sq8"]
@@ -65,6 +66,8 @@ RESCORE_MIN = 20
 COMPACT_MIN = 1024  # dead slots tolerated before ``compact`` runs, whatever the live count
 _ALL_LIVE = ("\0all live slots",)  # a cache key no project name can equal
 FORMAT = 2  # 2: slot arrays + live bits (1: IndexIDMap2 + tombstones; rebuilt on load)
+KEY_WIDTH = 64  # a text hash is sha256 in hex: 64 ASCII characters
+KEY_DTYPE = f"S{KEY_WIDTH}"
 
 
 # ----- the embedded text and its hash ---------------------------------------------------------
@@ -271,8 +274,11 @@ class VectorIndex:
         self.dim = dim
         self.kind: IndexKind = kind
         self._index = _make(kind, dim)
-        self._hashes: dict[int, str] = {}  # live ids and the text hash each was embedded from
-        self._slot_of: dict[int, int] = {}  # live id → its slot
+        # slot → the text hash its vector was embedded from (ASCII, fixed width): a dict of
+        # 100k ids to 64-char strings held ~18 MB of the service's RSS, this array 6.4 MB
+        # (issue 21: service + worker ≤ 300 MiB at 100k).
+        self._keys = np.zeros(0, dtype=KEY_DTYPE)
+        self._slot_of = SlotMap()  # live id → its slot (slot_map.py: arrays, not a dict)
         self._ids = np.zeros(0, dtype=np.int64)  # slot → observation id
         self._codes = np.zeros(0, dtype=np.int32)  # slot → project code (-1: not given)
         self._live = np.zeros(0, dtype=bool)  # slot → live
@@ -284,30 +290,33 @@ class VectorIndex:
         self.dirty = False
 
     def __len__(self) -> int:
-        return len(self._hashes)
+        return len(self._slot_of)
+
+    def _key(self, slot: int) -> str:
+        return bytes(self._keys[slot]).decode("ascii")
 
     def ids(self) -> set[int]:
         with self._lock:
-            return set(self._hashes)
+            return self._slot_of.ids()
 
     def hashes(self) -> dict[int, str]:
         with self._lock:
-            return dict(self._hashes)
+            return {i: self._key(s) for i, s in self._slot_of.items()}
 
     def hashes_of(self, ids: Iterable[int]) -> dict[int, str]:
         """The text hash of each of ``ids`` the index holds (the others are absent)."""
         with self._lock:
-            return {int(i): self._hashes[int(i)] for i in ids if int(i) in self._hashes}
+            return {i: self._key(s) for i, s in self._slot_of.slots_of(ids).items()}
 
     @property
     def max_id(self) -> int:
         with self._lock:
-            return max(self._hashes, default=0)
+            return self._slot_of.max_id
 
     @property
     def dead(self) -> int:
         """Slots that still hold a removed (or replaced) vector."""
-        return int(self._index.ntotal) - len(self._hashes)
+        return int(self._index.ntotal) - len(self._slot_of)
 
     @property
     def quantised(self) -> bool:
@@ -338,23 +347,27 @@ class VectorIndex:
         keys = [int(i) for i in ids]
         if projects is not None and len(projects) != len(keys):
             raise ValueError(f"add: {len(keys)} ids but {len(projects)} projects")
+        if any(len(h) > KEY_WIDTH or not h.isascii() for h in hashes):
+            raise ValueError(f"add: text hashes are ASCII of at most {KEY_WIDTH} characters")
         with self._lock:
-            self.remove([i for i in keys if i in self._hashes])
+            self.remove(keys)
             codes = [self._code(p) for p in projects] if projects is not None else [-1] * len(keys)
             first = int(self._index.ntotal)
             self._index.add(matrix)
             self._ids = _appended(self._ids, np.asarray(keys, dtype=np.int64))
             self._codes = _appended(self._codes, np.asarray(codes, dtype=np.int32))
             self._live = _appended(self._live, np.ones(len(keys), dtype=bool))
+            self._keys = _appended(self._keys, np.asarray(list(hashes), dtype=KEY_DTYPE))
             # A duplicate id within one batch: the last one wins, the earlier slots are dead.
-            for offset, i in enumerate(keys):
-                old = self._slot_of.get(i)
-                if old is not None and old >= first:
-                    self._live[old] = False
-                self._slot_of[i] = first + offset
-            self._hashes.update(zip(keys, hashes, strict=True))
+            last = {i: first + offset for offset, i in enumerate(keys)}
+            if len(last) < len(keys):
+                winners = set(last.values())
+                self._live[[first + o for o in range(len(keys)) if first + o not in winners]] = (
+                    False
+                )
+            self._slot_of.put(list(last), list(last.values()))
             self._changed()
-        if self.dead > max(COMPACT_MIN, len(self._hashes)):
+        if self.dead > max(COMPACT_MIN, len(self._slot_of)):
             self.compact()
 
     def _code(self, project: str | None) -> int:
@@ -369,16 +382,16 @@ class VectorIndex:
 
     def remove(self, ids: Iterable[int]) -> list[str]:
         """Remove ``ids`` (clear their live bits); return the text hashes no live id uses."""
+
         with self._lock:
-            gone = [int(i) for i in ids if int(i) in self._hashes]
-            if not gone:
+            slots = self._slot_of.pop(ids)
+            if not len(slots):
                 return []
-            hashes = {self._hashes.pop(i) for i in gone}
-            for i in gone:
-                self._live[self._slot_of.pop(i)] = False
+            self._live[slots] = False
             self._changed()
-            still = set(self._hashes.values())
-            return sorted(h for h in hashes if h not in still)
+            hashes = set(self._keys[slots].tolist())
+            still = set(self._keys[self._live].tolist()) if len(self._slot_of) else set()
+            return sorted(h.decode("ascii") for h in hashes if h not in still)
 
     def compact(self) -> None:
         """Rebuild the index from the live slots only (drops the dead ones).
@@ -398,16 +411,16 @@ class VectorIndex:
                 if len(slots)
                 else np.zeros((0, self.dim), dtype=np.float32)
             )
-            ids, codes = self._ids[slots], self._codes[slots]
+            ids, codes, keys = self._ids[slots], self._codes[slots], self._keys[slots]
         fresh = _make(self.kind, self.dim)
         if len(slots):
             fresh.add(np.ascontiguousarray(vectors, dtype=np.float32))
         with self._lock:
             if version != self._version:  # changed meanwhile (a second mutator): try later
                 return
-            self._index, self._ids, self._codes = fresh, ids, codes
+            self._index, self._ids, self._codes, self._keys = fresh, ids, codes, keys
             self._live = np.ones(len(ids), dtype=bool)
-            self._slot_of = {int(i): n for n, i in enumerate(ids)}
+            self._slot_of = SlotMap.of(ids, np.arange(len(ids)))
             self._changed()
 
     # ----- search ----------------------------------------------------------------------------
@@ -430,7 +443,7 @@ class VectorIndex:
 
         q = np.ascontiguousarray(query, dtype=np.float32).reshape(1, self.dim)
         with self._lock:
-            if not self._hashes or k <= 0:
+            if not self._slot_of or k <= 0:
                 return []
             if allowed_ids is not None or projects is not None:
                 if allowed_ids is None and projects is not None:
@@ -448,7 +461,7 @@ class VectorIndex:
                     selector = self._bitmap(mask)
                 return self._faiss_search(q, min(k, len(slots)), selector, exact)
             selector = self._filter(_ALL_LIVE)[2] if self.dead else None
-            return self._faiss_search(q, min(k, len(self._hashes)), selector, exact)
+            return self._faiss_search(q, min(k, len(self._slot_of)), selector, exact)
 
     def _filter(self, projects: tuple[str, ...]) -> tuple[Any, Any, Any]:
         """(mask, slots, bitmap selector) of the live slots of ``projects``, cached.
@@ -477,7 +490,7 @@ class VectorIndex:
             mask &= np.isin(self._codes, np.asarray(codes, dtype=np.int32))
         if allowed_ids is not None:
             chosen = np.zeros(len(mask), dtype=bool)
-            slots = [self._slot_of[int(i)] for i in allowed_ids if int(i) in self._slot_of]
+            slots = list(self._slot_of.slots_of(allowed_ids).values())
             chosen[np.asarray(slots, dtype=np.int64)] = True
             mask &= chosen
         return mask
@@ -529,7 +542,7 @@ class VectorIndex:
         import numpy as np
 
         ids = self._ids[slots]
-        hashes = [self._hashes.get(int(i), "") for i in ids]
+        hashes = [self._key(int(s)) if self._live[s] else "" for s in slots]
         found = exact([h for h in hashes if h])
         scores = np.array(
             [
@@ -554,7 +567,7 @@ class VectorIndex:
                 "slots": self._ids.tolist(),
                 "codes": self._codes.tolist(),
                 "live": [int(s) for s in self._live.nonzero()[0]],
-                "hashes": [self._hashes[int(self._ids[s])] for s in self._live.nonzero()[0]],
+                "hashes": [self._key(int(s)) for s in self._live.nonzero()[0]],
                 "projects": names,
             }
             meta = {
@@ -562,7 +575,7 @@ class VectorIndex:
                 "model": self.model,
                 "dim": self.dim,
                 "kind": self.kind,
-                "count": len(self._hashes),
+                "count": len(self._slot_of),
                 "ntotal": int(self._index.ntotal),
                 "built_at": self.built_at,
                 "saved_at": time.time(),
@@ -620,10 +633,16 @@ class VectorIndex:
         index._codes = np.asarray(codes, dtype=np.int32)
         index._live = np.zeros(len(slots), dtype=bool)
         index._live[np.asarray(live, dtype=np.int64)] = True
-        index._slot_of = {int(slots[s]): int(s) for s in live}
-        index._hashes = {int(slots[s]): h for s, h in zip(live, id_doc["hashes"], strict=True)}
-        if len(index._slot_of) != len(live):
+        live_ids = [int(slots[s]) for s in live]
+        if len(set(live_ids)) != len(live):
             return None, f"saved index under {index_dir} is inconsistent (an id in two slots)"
+        index._slot_of = SlotMap.of(live_ids, live)
+        hashes = id_doc["hashes"]
+        if any(not isinstance(h, str) or len(h) > KEY_WIDTH or not h.isascii() for h in hashes):
+            return None, f"saved index under {index_dir} holds a malformed text hash"
+        index._keys = np.zeros(len(slots), dtype=KEY_DTYPE)
+        if live:
+            index._keys[np.asarray(live, dtype=np.int64)] = np.asarray(hashes, dtype=KEY_DTYPE)
         index._projects = {name: n for n, name in enumerate(id_doc.get("projects", []))}
         index.built_at = float(meta.get("built_at") or time.time())
         return index, f"loaded {len(index)} vectors from {where['faiss'].name}"

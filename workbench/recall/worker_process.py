@@ -28,7 +28,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import IO, Any
 
 from workbench.settings import Settings
@@ -39,8 +39,31 @@ BACKOFF_FIRST_S = 1.0
 BACKOFF_MAX_S = 30.0
 STABLE_S = 60.0  # a child that ran this long resets the backoff
 STALL_S = 10.0  # silent this long (it says "alive" every second): stopped or hung
+IDS_PER_LINE = 2048  # ids named per ``ids`` line (the rest on the indexer's next prod)
 PERMANENT = {3: "loads another model than the service", 4: "cannot load the model"}
 EXIT_CAUGHT_UP = 5  # embed_worker.EXIT_CAUGHT_UP (not imported: that module is the child's)
+
+
+def plan_start(behind: Sequence[int], newest: int) -> tuple[int, list[int]]:
+    """Where a new worker starts reading, and the ids before that it must be told of.
+
+    ``behind``: the observation ids without a cached vector, ascending; ``newest``: the
+    highest id the indexer has seen. Why: the worker reads in id order from a cursor and
+    hashes every row it reads, so a start from id 0 over a store whose vectors are all there
+    re-read 100k rows (over 100 s under load) to find nothing. Outcome: the cursor starts
+    before the densest tail of ``behind`` (the longest run from the end in which at least
+    half the ids are behind: an import, a backlog), and the scattered ids before it (edited
+    memories) are named explicitly (``ids`` on stdin). Nothing behind: start after ``newest``.
+    """
+    ordered = sorted(behind)
+    newest = max(newest, ordered[-1] if ordered else 0)
+    start = len(ordered)
+    for k in range(len(ordered) - 1, -1, -1):
+        if 2 * (len(ordered) - k) >= newest - ordered[k] + 1:
+            start = k
+    if start == len(ordered):
+        return newest, ordered
+    return ordered[start] - 1, ordered[:start]
 
 
 class EmbedWorkerProcess:
@@ -73,6 +96,8 @@ class EmbedWorkerProcess:
         """Spawn a child; ``from_id``: it starts after that observation (default: the first)."""
         if from_id is not None:
             self.cursor = max(0, from_id)
+        # A restart after a crash goes on from the cursor, not from id 0 (which re-hashed
+        # every row: over 100 s at 100k on a loaded box).
         env = dict(os.environ)
         env.update(
             WORKBENCH_DATA_DIR=str(self.settings.data_dir),
@@ -94,7 +119,7 @@ class EmbedWorkerProcess:
                 "--parent-pid",
                 str(os.getpid()),
                 "--from-id",
-                str(max(0, from_id or 0)),
+                str(self.cursor),
                 "--linger",
                 str(self.settings.embed_worker_linger_s),
             ],
@@ -192,6 +217,12 @@ class EmbedWorkerProcess:
 
     def rescan(self) -> None:
         self._send("rescan")
+
+    def embed_ids(self, ids: Sequence[int]) -> None:
+        """Name ids behind the child's cursor (edited texts): it embeds them next."""
+        for first in range(0, len(ids), IDS_PER_LINE):
+            part = ids[first : first + IDS_PER_LINE]
+            self._send("ids " + " ".join(str(int(i)) for i in part))
 
     def _send(self, line: str) -> None:
         proc = self.proc

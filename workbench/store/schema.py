@@ -855,3 +855,36 @@ def m014_observation_evidence(conn: sqlite3.Connection) -> None:
         );
         """,
     )
+
+
+# Edited observations get their vectors again (workbench/recall/indexer.py).
+_EMBEDDED_COLUMNS = ("title", "subtitle", "narrative", "facts", "concepts", "project")
+
+
+@migration
+def m015_observation_edits(conn: sqlite3.Connection) -> None:
+    """``observation_edits``: observations whose embedded text (or project) changed in place.
+
+    Why: vectors are keyed by the hash of an observation's text, and the indexer learns of
+    new rows from ids that grow; a row edited in place keeps its id, so its old vector was
+    searched forever and its new words never embedded. A trigger (any writer: the service, a
+    migration, a user's own ``sqlite3``) appends the id here; the indexer reads the log, drops
+    the stale vector (and its cached copy: an embedding can be inverted to the replaced
+    words), lets the embedding worker embed the new text, and deletes what it has handled.
+    Derived bookkeeping: losing it costs only a ``workbench reindex``.
+    """
+    changed = " OR ".join(f"old.{c} IS NOT new.{c}" for c in _EMBEDDED_COLUMNS)
+    run_script(
+        conn,
+        f"""
+        CREATE TABLE IF NOT EXISTS observation_edits (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            observation_id INTEGER NOT NULL
+        );
+        CREATE TRIGGER IF NOT EXISTS observation_edits_au
+        AFTER UPDATE OF {", ".join(_EMBEDDED_COLUMNS)} ON observations
+        WHEN {changed} BEGIN
+            INSERT INTO observation_edits (observation_id) VALUES (new.id);
+        END;
+        """,
+    )
