@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -61,6 +63,51 @@ LEAKY_ENV = [k for k in os.environ if k.startswith("WORKBENCH_")] + [
 hypothesis_settings.register_profile("ci")
 hypothesis_settings.register_profile("fuzz", max_examples=1000, deadline=None)
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+# Where programs put per-user files when these are unset: all of it under HOME then.
+HOME_VARIABLES = (
+    "XDG_CONFIG_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+    "IPYTHONDIR",
+    "JUPYTER_CONFIG_DIR",
+    "JUPYTER_DATA_DIR",
+    "JUPYTER_RUNTIME_DIR",
+    "MPLCONFIGDIR",
+)
+SUITE_HOME = pytest.StashKey[tuple[Path, dict[str, str | None]]]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Give the whole run a HOME of its own, an empty folder removed at the end (issue 23).
+
+    marimo writes ``~/.config/marimo`` and ``~/.cache/marimo``, a Jupyter kernel ``~/.ipython``,
+    the agents' CLIs their dot-folders, and the CLI defaults to ``~/.workbench``: none of that
+    may land in the developer's HOME. Set here, before any test module is imported, so code in
+    this process and every child process (``base_env`` copies ``os.environ``) sees it; the
+    ``HOME_VARIABLES`` are unset so that their defaults fall under it too. Each process of a
+    run (an xdist worker too) gets its own folder. tests/test_suite_home.py proves it.
+    """
+    saved = {key: os.environ.get(key) for key in ("HOME", *HOME_VARIABLES)}
+    home = Path(tempfile.mkdtemp(prefix="workbench-tests-home-"))
+    config.stash[SUITE_HOME] = (home, saved)
+    os.environ["HOME"] = str(home)
+    for key in HOME_VARIABLES:
+        os.environ.pop(key, None)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if SUITE_HOME not in config.stash:
+        return
+    home, saved = config.stash[SUITE_HOME]
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+    shutil.rmtree(home, ignore_errors=True)
 
 
 def pytest_report_header() -> list[str]:
