@@ -120,6 +120,32 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(home, ignore_errors=True)
 
 
+def _fail_skips_in_ci(report: pytest.TestReport | pytest.CollectReport) -> None:
+    """In CI (``CI`` set, as .ci/run is run) a skipped test or module fails, saying why.
+
+    CI runs as root with chromium, PostgreSQL, node and the agents' CLIs installed: a skip
+    there is a test that can never fail (issue 23), so it is reported as a failure instead.
+    """
+    if os.environ.get("CI") and report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+        report.outcome = "failed"
+        report.longrepr = f"skipped in CI, where every test must run: {reason}"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    _fail_skips_in_ci(report)
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Any:
+    report = yield
+    _fail_skips_in_ci(report)
+    return report
+
+
 def pytest_report_header() -> list[str]:
     import fastapi
     import pydantic
