@@ -58,14 +58,16 @@ LEAKY_ENV = [k for k in os.environ if k.startswith("WORKBENCH_")] + [
 ]
 
 
-# Hypothesis profiles, chosen with HYPOTHESIS_PROFILE: "ci" (the default) for `make test`, and
-# "fuzz" for `make fuzz`, ten times the examples. The fuzz suite scales its per-test counts from
-# the active profile (tests/fuzz_harness.budget). "ci" is deterministic and blind to the clock
-# (issue 23): the same examples on every run (derandomize, so no example database either), no
-# per-example deadline and no too_slow health check, which a loaded machine trips, not the code.
+# Hypothesis profiles, chosen with HYPOTHESIS_PROFILE: "ci" (the default) for `make test`, 50
+# examples a test, and "fuzz" for `make fuzz`, 1000 (twenty times). The fuzz suite scales its
+# per-test counts from the active profile (tests/fuzz_harness.budget: half in "ci"). "ci" is
+# deterministic and blind to the clock (issue 23): the same examples on every run (derandomize,
+# so no example database either), no per-example deadline and no too_slow health check, which a
+# loaded machine trips, not the code.
 # "fuzz" explores: new random examples each run, failures kept in .hypothesis/ and replayed.
 hypothesis_settings.register_profile(
     "ci",
+    max_examples=50,
     derandomize=True,
     deadline=None,
     print_blob=True,
