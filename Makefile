@@ -20,10 +20,11 @@ test: $(STAMP)
 agents: $(STAMP)
 	$(BIN)/python -m tests.real_agents
 
-# The property-based fuzz suite (routes and hook stdin) with the long Hypothesis profile: ten
-# times the examples `make test` runs. Minutes, not seconds.
+# The property-based fuzz suite (every tests/test_fuzz_*.py: routes, hook stdin, agent configs,
+# code tools...) with the long Hypothesis profile: twenty times the examples `make test` runs,
+# new random ones each run. Minutes, not seconds.
 fuzz: $(STAMP)
-	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest tests/test_fuzz_routes.py tests/test_fuzz_hooks.py
+	HYPOTHESIS_PROFILE=fuzz $(BIN)/python -m pytest tests/test_fuzz_*.py
 
 # Refresh the README picture (docs/screenshot.png): the viewer test's screenshot of the demo
 # memory in headless Chromium. Written beside it first, so a failed run keeps the old picture

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -28,6 +30,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,12 +58,94 @@ LEAKY_ENV = [k for k in os.environ if k.startswith("WORKBENCH_")] + [
 ]
 
 
-# Hypothesis profiles, chosen with HYPOTHESIS_PROFILE: "ci" (the default, Hypothesis's own
-# defaults) for `make test`, and "fuzz" for `make fuzz`, ten times the examples. The fuzz suite
-# scales its per-test counts from the active profile (tests/fuzz_harness.budget).
-hypothesis_settings.register_profile("ci")
+# Hypothesis profiles, chosen with HYPOTHESIS_PROFILE: "ci" (the default) for `make test`, 50
+# examples a test, and "fuzz" for `make fuzz`, 1000 (twenty times). The fuzz suite scales its
+# per-test counts from the active profile (tests/fuzz_harness.budget: half in "ci"). "ci" is
+# deterministic and blind to the clock (issue 23): the same examples on every run (derandomize,
+# so no example database either), no per-example deadline and no too_slow health check, which a
+# loaded machine trips, not the code.
+# "fuzz" explores: new random examples each run, failures kept in .hypothesis/ and replayed.
+hypothesis_settings.register_profile(
+    "ci",
+    max_examples=50,
+    derandomize=True,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 hypothesis_settings.register_profile("fuzz", max_examples=1000, deadline=None)
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+# Where programs put per-user files when these are unset: all of it under HOME then.
+HOME_VARIABLES = (
+    "XDG_CONFIG_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+    "IPYTHONDIR",
+    "JUPYTER_CONFIG_DIR",
+    "JUPYTER_DATA_DIR",
+    "JUPYTER_RUNTIME_DIR",
+    "MPLCONFIGDIR",
+)
+SUITE_HOME = pytest.StashKey[tuple[Path, dict[str, str | None]]]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Give the whole run a HOME of its own, an empty folder removed at the end (issue 23).
+
+    marimo writes ``~/.config/marimo`` and ``~/.cache/marimo``, a Jupyter kernel ``~/.ipython``,
+    the agents' CLIs their dot-folders, and the CLI defaults to ``~/.workbench``: none of that
+    may land in the developer's HOME. Set here, before any test module is imported, so code in
+    this process and every child process (``base_env`` copies ``os.environ``) sees it; the
+    ``HOME_VARIABLES`` are unset so that their defaults fall under it too. Each process of a
+    run (an xdist worker too) gets its own folder. tests/test_suite_home.py proves it.
+    """
+    saved = {key: os.environ.get(key) for key in ("HOME", *HOME_VARIABLES)}
+    home = Path(tempfile.mkdtemp(prefix="workbench-tests-home-"))
+    config.stash[SUITE_HOME] = (home, saved)
+    os.environ["HOME"] = str(home)
+    for key in HOME_VARIABLES:
+        os.environ.pop(key, None)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if SUITE_HOME not in config.stash:
+        return
+    home, saved = config.stash[SUITE_HOME]
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def _fail_skips_in_ci(report: pytest.TestReport | pytest.CollectReport) -> None:
+    """In CI (``CI`` set, as .ci/run is run) a skipped test or module fails, saying why.
+
+    CI runs as root with chromium, PostgreSQL, node and the agents' CLIs installed: a skip
+    there is a test that can never fail (issue 23), so it is reported as a failure instead.
+    """
+    if os.environ.get("CI") and report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+        report.outcome = "failed"
+        report.longrepr = f"skipped in CI, where every test must run: {reason}"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    _fail_skips_in_ci(report)
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Any:
+    report = yield
+    _fail_skips_in_ci(report)
+    return report
 
 
 def pytest_report_header() -> list[str]:
@@ -130,9 +215,12 @@ def http_json(
     url: str,
     body: Any = None,
     headers: dict[str, str] | None = None,
-    timeout: float = 10.0,
+    timeout: float = 60.0,
 ) -> tuple[int, Any]:
-    """One request with the standard library; returns (status, parsed JSON or text)."""
+    """One request with the standard library; returns (status, parsed JSON or text).
+
+    ``timeout`` is a limit for a loaded 2-core machine, not a speed (10 s failed a restart test
+    under load, issue 23): a request that answers returns at once whatever the limit."""
     data = None if body is None else json.dumps(body).encode("utf-8")
     req = urllib.request.Request(url, data=data, method=method)
     req.add_header("Content-Type", "application/json")
@@ -165,7 +253,7 @@ class Service:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 30.0) -> Service:
+    def start(self, timeout: float = 120.0) -> Service:
         self.log_path = self.data_dir.parent / f"service-{self.port}-{time.time_ns()}.log"
         log = self.log_path.open("wb")
         self.proc = subprocess.Popen(
@@ -211,7 +299,7 @@ class Service:
     def post(self, path: str, body: Any = None, **kw: Any) -> tuple[int, Any]:
         return http_json("POST", self.url + path, body, **kw)
 
-    def wait_idle(self, timeout: float = 20.0) -> dict[str, Any]:
+    def wait_idle(self, timeout: float = 120.0) -> dict[str, Any]:
         """Wait until the worker has drained the queue (nothing pending or claimed); a
         service still starting (one a hook spawned, not yet listening) is waited for too."""
         deadline = time.monotonic() + timeout

@@ -43,7 +43,8 @@ DOCUMENTED_5XX = {501, 502, 503}
 
 
 def budget(examples: int) -> int:
-    """Scale a CI-sized example count by the active profile (``HYPOTHESIS_PROFILE=fuzz``)."""
+    """Scale an example count by the active profile: half of it in "ci" (``make test``), ten
+    times it in "fuzz" (``make fuzz``)."""
     scale = hypothesis_settings().max_examples / 100
     return max(1, round(examples * scale))
 

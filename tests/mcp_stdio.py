@@ -103,7 +103,7 @@ class RawClient:
     def send(self, message: dict[str, Any]) -> None:
         self.send_line(json.dumps({"jsonrpc": "2.0", **message}).encode())
 
-    def reply(self, request_id: Any, timeout: float = 20.0) -> dict[str, Any]:
+    def reply(self, request_id: Any, timeout: float = 60.0) -> dict[str, Any]:
         """The first reply to ``request_id`` (``None``: a reply with a null id)."""
         key = json.dumps(request_id)
         with self._ready:
@@ -119,7 +119,7 @@ class RawClient:
         with self._ready:
             return len(self.replies.get(json.dumps(request_id), []))
 
-    def next_reply(self, request_id: Any, seen: int, timeout: float = 20.0) -> dict[str, Any]:
+    def next_reply(self, request_id: Any, seen: int, timeout: float = 60.0) -> dict[str, Any]:
         """The reply to ``request_id`` after the ``seen`` ones already counted (for ``None``,
         which many parse errors share)."""
         key = json.dumps(request_id)

@@ -6,23 +6,38 @@ are the hand-computed ones, in the JSON shape of ``workbench stats --json``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests import analytics_data
-from tests.conftest import Service
+from tests.conftest import Service, seeded_service
 from workbench.knowledge.reports import REPORTS
 
 ROUTES = REPORTS  # every /api/stats/<report>
 
 
-@pytest.fixture
-def loaded(service: Service) -> Service:
+def load(service: Service) -> Service:
     status, body = service.post("/api/import", analytics_data.export_document())
     assert status == 200, body
     assert body["imported"]["observations"] == {"imported": 3, "skipped": 0}
     return service
+
+
+@pytest.fixture
+def loaded(service: Service) -> Service:
+    """The fixed memory on this test's own service: for the tests that add to it."""
+    return load(service)
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    """The fixed memory on one service for the tests that only read it (one start, not eight)."""
+    data_dir = tmp_path_factory.mktemp("analytics-http") / "data"
+    data_dir.mkdir()
+    with seeded_service(data_dir, lambda store: None, WORKBENCH_EMBEDDER="none") as service:
+        yield load(service)
 
 
 def get(service: Service, path: str) -> Any:
@@ -31,24 +46,24 @@ def get(service: Service, path: str) -> Any:
     return body
 
 
-def test_economics(loaded: Service) -> None:
-    assert get(loaded, "/api/stats/economics") == {
+def test_economics(shared: Service) -> None:
+    assert get(shared, "/api/stats/economics") == {
         "items": analytics_data.ECONOMICS_BY_PROJECT,
         "summary": analytics_data.ECONOMICS_SUMMARY,
     }
-    by_type = get(loaded, "/api/stats/economics?by=type")["items"]
+    by_type = get(shared, "/api/stats/economics?by=type")["items"]
     assert [(i["type"], i["read_tokens"], i["savings_pct"]) for i in by_type] == [
         ("feature", 7, 93.0),
         ("bugfix", 4, 80.0),
     ]
-    by_day = get(loaded, "/api/stats/economics?by=day&project=alpha")["items"]
+    by_day = get(shared, "/api/stats/economics?by=day&project=alpha")["items"]
     assert [(i["day"], i["observations"]) for i in by_day] == [("2023-11-14", 2)]
-    window = get(loaded, "/api/stats/economics?dateStart=2023-11-15&dateEnd=2023-11-16")
+    window = get(shared, "/api/stats/economics?dateStart=2023-11-15&dateEnd=2023-11-16")
     assert window["items"] == analytics_data.ECONOMICS_BY_PROJECT[1:]
 
 
-def test_every_route_answers_with_items(loaded: Service) -> None:
-    bodies = {name: get(loaded, f"/api/stats/{name}") for name in ROUTES}
+def test_every_route_answers_with_items(shared: Service) -> None:
+    bodies = {name: get(shared, f"/api/stats/{name}") for name in ROUTES}
     assert [i["type"] for i in bodies["types"]["items"]] == ["feature", "bugfix"]
     assert bodies["activity"]["summary"]["discovery_tokens"] == 127
     assert [i["file"] for i in bodies["files"]["items"]] == ["a.py", "b.py", "c.py"]
@@ -117,13 +132,13 @@ def test_roi_counts_fetches_made_through_the_api(loaded: Service) -> None:
     ],
 )
 def test_bad_parameters_say_what_to_fix(
-    loaded: Service, path: str, status: int, words: str
+    shared: Service, path: str, status: int, words: str
 ) -> None:
-    got, body = loaded.get(path)
+    got, body = shared.get(path)
     assert got == status, body
     assert words in body["message"]
 
 
-def test_the_store_overview_still_answers(loaded: Service) -> None:
-    body = get(loaded, "/api/stats")
+def test_the_store_overview_still_answers(shared: Service) -> None:
+    body = get(shared, "/api/stats")
     assert body["totals"]["observations"] == 3

@@ -8,7 +8,6 @@ built by tests/offline_events.py.
 from __future__ import annotations
 
 import math
-import time
 from typing import Any
 
 import pytest
@@ -87,7 +86,8 @@ def test_odd_shapes_never_raise(tool: str) -> None:
                 assert obs.title
 
 
-def test_huge_responses_stay_bounded_and_fast() -> None:
+def test_huge_responses_stay_bounded() -> None:
+    """Their wall time is in bench/worst_cases.py (issue 23: no timing asserts in tests)."""
     stdout = "collecting ...\n" + ("x" * 120 + "\n") * 40_000 + PYTEST_FAILING
     huge = bash("pytest", stdout)
     read = event(
@@ -96,10 +96,8 @@ def test_huge_responses_stay_bounded_and_fast() -> None:
         {"type": "text", "file": {"content": "line\n" * 1_000_000}},
     )
     compressor = OfflineCompressor()
-    started = time.perf_counter()
     test_obs = one(huge, compressor)
     read_obs = one(read, compressor)
-    assert time.perf_counter() - started < 1.0
     assert test_obs.facts[0] == "pytest: 3 failed, 41 passed"  # the summary at the tail is seen
     for obs in (test_obs, read_obs):
         assert len(dumped(obs)) < 5_000

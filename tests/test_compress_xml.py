@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -289,7 +287,9 @@ def test_tag_soup_never_raises(parts: list[str]) -> None:
     parse_summary(text)
 
 
-def test_adversarial_replies_parse_in_linear_time() -> None:
+def test_adversarial_replies_parse_to_nothing() -> None:
+    """Unclosed tags by the thousand hold no observation and no summary. How long the parse
+    takes (linear, not quadratic) is in bench/worst_cases.py: no timing asserts in tests."""
     replies = [
         "<observation>" * 20_000,
         "<observation><title>" * 10_000,
@@ -297,8 +297,6 @@ def test_adversarial_replies_parse_in_linear_time() -> None:
         "<summary><request>" * 10_000,
         "<" * 100_000,
     ]
-    started = time.perf_counter()
     for reply in replies:
-        parse_observations(reply)
-        parse_summary(reply)
-    assert time.perf_counter() - started < 2.0
+        assert parse_observations(reply) == []
+        assert parse_summary(reply) is None

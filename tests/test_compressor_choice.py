@@ -41,7 +41,7 @@ def run_through_the_hook(
         _wait_for_health(svc, timeout=60)
         payload = load_payload("post_tool_use_bash_pytest_fail")
         assert run_hook("post_tool_use", payload, hook_env).output() == {}
-        health = svc.wait_idle(timeout=30)
+        health = svc.wait_idle()
         status = " ".join(run_workbench(svc.env, "status").stdout.split())
         doctor = json.loads(run_workbench(svc.env, "doctor", "--json").stdout)
     finally:

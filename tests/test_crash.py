@@ -61,7 +61,7 @@ def claude_env(fake: Any, **extra: str) -> dict[str, str]:
     }
 
 
-def wait_for(predicate: Any, timeout: float = 10.0, what: str = "condition") -> None:
+def wait_for(predicate: Any, timeout: float = 60.0, what: str = "condition") -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():

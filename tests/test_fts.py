@@ -127,7 +127,7 @@ def test_special_queries_still_find_their_words(seeded: tuple[Store, Seeded]) ->
 @settings(
     max_examples=300,
     deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(text=st.text(max_size=120))
 def test_fuzz_arbitrary_text_never_raises(seeded: tuple[Store, Seeded], text: str) -> None:
@@ -140,7 +140,7 @@ def test_fuzz_arbitrary_text_never_raises(seeded: tuple[Store, Seeded], text: st
 @settings(
     max_examples=150,
     deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
     words=st.lists(

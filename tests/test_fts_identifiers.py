@@ -222,7 +222,9 @@ CODE_ALPHABET = st.sampled_from(
 
 
 @settings(
-    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(words=st.lists(CODE_ALPHABET, max_size=40))
 def test_fuzz_code_like_text_is_only_ever_quoted_strings(

@@ -28,7 +28,9 @@ from workbench.agents import NAMES, load
 from workbench.errors import WorkbenchError
 
 FUZZ = settings(
-    suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None, max_examples=40
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    deadline=None,
+    max_examples=40,
 )
 PYTHON = "/usr/bin/python3"
 

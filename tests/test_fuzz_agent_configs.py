@@ -35,7 +35,9 @@ from tests.fuzz_strategies import json_objects, json_values, render
 from workbench.agents import claude_settings, codex, codex_trust, gemini, mcp_json
 from workbench.errors import WorkbenchError
 
-FUZZ = settings(suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+FUZZ = settings(
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], deadline=None
+)
 
 # TOML's own values: no None, no NaN (NaN != NaN would fail the comparison, not the code).
 toml_keys = st.one_of(

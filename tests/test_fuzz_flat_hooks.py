@@ -36,7 +36,9 @@ from tests.fuzz_strategies import json_objects, json_values, render
 from workbench.agents import cursor, windsurf
 from workbench.errors import WorkbenchError
 
-FUZZ = settings(suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+FUZZ = settings(
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], deadline=None
+)
 AGENTS = {"cursor": cursor, "windsurf": windsurf}
 PYTHON = "/usr/bin/python3"
 

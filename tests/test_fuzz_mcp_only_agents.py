@@ -30,7 +30,9 @@ from tests.test_fuzz_agent_configs import comment_lines, installs  # the other a
 from workbench.agents import claude_auto_memory, copilot, goose, goose_yaml, mcp_json
 from workbench.errors import WorkbenchError
 
-FUZZ = settings(suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+FUZZ = settings(
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], deadline=None
+)
 
 yaml_keys = st.one_of(
     st.sampled_from(["extensions", "workbench", "GOOSE_MODEL", "a: b", "", "#", "é", "- x"]),

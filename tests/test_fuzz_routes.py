@@ -17,7 +17,7 @@ Two services per module: ``shared`` takes everything that only adds data; ``scra
 the routes that would change what later examples see (settings PUT, deletes, recompress, queue
 retry), so they cannot switch capture off for the rest of the run.
 
-Example counts are CI-sized; ``make fuzz`` (``HYPOTHESIS_PROFILE=fuzz``) runs ten times more.
+Example counts are CI-sized; ``make fuzz`` (``HYPOTHESIS_PROFILE=fuzz``) runs twenty times more.
 """
 
 from __future__ import annotations

@@ -109,7 +109,7 @@ def _a_failed_store_step_is_released_and_stored_once_space_returns(
         space_returns()
 
     # No restart: the claim was released (with a backoff) and the event is stored.
-    health = svc.wait_idle(timeout=30)
+    health = svc.wait_idle()
     assert health["queue"]["done"] == 1
     assert health["queue"]["claimed"] == 0
     assert len(fake.requests) == 2

@@ -80,7 +80,10 @@ def test_a_stalled_service_times_out_and_spools(data_dir: Path) -> None:
         env = base_env(data_dir, listener.getsockname()[1])
         run = run_hook("post_tool_use", load_payload("post_tool_use_read"), env)
     assert run.output() == {}
-    assert _runtime.TOTAL_TIMEOUT_S <= run.seconds < _runtime.TOTAL_TIMEOUT_S + 8
+    # It waited for the answer until its timeout (a lower bound: load only lengthens it), then
+    # gave up: had it hung, run_hook's own limit would have failed the test. How long past the
+    # timeout it took is in bench/worst_cases.py (issue 23: no upper time limits in tests).
+    assert run.seconds >= _runtime.TOTAL_TIMEOUT_S
     assert len(spooled(data_dir)) == 1
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -289,10 +288,10 @@ def test_read_with_the_service_down_prints_empty_and_never_spools(
     checkout: Checkout, tmp_path: Path
 ) -> None:
     env = base_env(tmp_path, free_port())
-    started = time.monotonic()
     payload = read_payload(checkout, checkout.path("auth.py"))
-    assert run_hook("pre_tool_use_read", payload, env).output() == {}
-    assert time.monotonic() - started < 10
+    assert (
+        run_hook("pre_tool_use_read", payload, env).output() == {}
+    )  # wall time: bench/worst_cases.py
     assert not (tmp_path / "spool").exists()
     assert list(tmp_path.iterdir()) == []
 

@@ -108,13 +108,10 @@ def test_nested_blocks_never_leak_their_tail(text: str, expected: str) -> None:
     assert strip_private(text) == expected
 
 
-def test_long_text_with_many_tags_is_fast() -> None:
-    import time
-
+def test_long_text_with_many_tags_keeps_only_what_is_outside_them() -> None:
+    """Its wall time (linear in the text) is in bench/worst_cases.py: no timing asserts here."""
     text = ("word <private>s</private> <private> " * 20_000) + "</private>"
-    started = time.perf_counter()
-    strip_private(text)
-    assert time.perf_counter() - started < 2.0
+    assert strip_private(text) == "word"
 
 
 def test_result_is_trimmed() -> None:

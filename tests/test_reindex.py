@@ -242,7 +242,7 @@ def test_without_model_or_faiss_the_service_runs_on_full_text(
         # No ONNX build either (make install makes one): otherwise minilm runs from it.
         env["WORKBENCH_ONNX_MODEL_DIR"] = str(tmp_path / "no-onnx-build")
     svc = make_service(**env)
-    health = wait_for(svc, lambda e: e["state"] not in ("starting", "loading"), timeout=30)
+    health = wait_for(svc, lambda e: e["state"] not in ("starting", "loading"))
     assert health["embeddings"]["state"] == state
     assert says in health["embeddings"]["reason"]
 

