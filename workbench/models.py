@@ -154,3 +154,19 @@ class Session(BaseModel):
 
 
 SummaryRequest.model_rebuild()
+
+
+class StaleObservation(BaseModel):
+    """One observation a later change made stale, and what changed under it
+    (``workbench.staleness.report`` builds it; ``POST /api/stale`` answers it in camelCase)."""
+
+    id: int
+    project: str
+    type: str
+    title: str
+    created_at: str
+    created_at_epoch: int
+    changed_files: list[str]
+    repo_root: str | None
+    git_commit: str | None
+    commits: list[str]

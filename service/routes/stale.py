@@ -4,7 +4,6 @@ stale ones (``workbench stale``). A POST because it records the verdicts in
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 from fastapi import APIRouter
@@ -24,5 +23,5 @@ def stale(body: StaleRequest, runtime: RuntimeDep) -> dict[str, Any]:
     return {
         "checked": found.checked,
         "stale": found.stale,
-        "items": [asdict(item) for item in found.items],
+        "items": [item.model_dump() for item in found.items],
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from workbench.api_models.base import CamelModel
+from workbench.models import StaleObservation
 
 
 class StaleRequest(CamelModel):
@@ -17,17 +18,8 @@ class StaleRequest(CamelModel):
     commits: bool = False  # list the commits since that touched the changed files (git log)
 
 
-class StaleItem(CamelModel):
-    id: int
-    project: str
-    type: str
-    title: str
-    created_at: str
-    created_at_epoch: int
-    changed_files: list[str]
-    repo_root: str | None
-    git_commit: str | None
-    commits: list[str]
+class StaleItem(StaleObservation, CamelModel):
+    pass  # ``workbench.models.StaleObservation`` with camelCase wire names
 
 
 class StaleReply(CamelModel):

@@ -15,6 +15,7 @@ import sqlite3
 from dataclasses import dataclass, field
 
 from workbench.clock import now_ms
+from workbench.models import StaleObservation
 from workbench.staleness import gitrepo
 from workbench.staleness.check import Staleness, check, has_table
 from workbench.store.connection import atomic
@@ -23,26 +24,10 @@ COMMITS_FOR = 100
 
 
 @dataclass
-class StaleItem:
-    """One stale observation and what changed under it."""
-
-    id: int
-    project: str
-    type: str
-    title: str
-    created_at: str
-    created_at_epoch: int
-    changed_files: list[str]
-    repo_root: str | None
-    git_commit: str | None
-    commits: list[str] = field(default_factory=list)
-
-
-@dataclass
 class StaleReport:
     checked: int = 0
     stale: int = 0  # all stale ones (``items`` holds the newest ``limit``)
-    items: list[StaleItem] = field(default_factory=list)
+    items: list[StaleObservation] = field(default_factory=list)
 
 
 def _evidence_ids(conn: sqlite3.Connection, project: str | None) -> list[int]:
@@ -92,7 +77,7 @@ def run(
         row = rows.get(obs_id)
         if row is None:
             continue
-        item = StaleItem(
+        item = StaleObservation(
             id=obs_id,
             project=str(row[1]),
             type=str(row[2]),
@@ -102,6 +87,7 @@ def run(
             changed_files=list(verdicts[obs_id].changed),
             repo_root=row[6],
             git_commit=row[7],
+            commits=[],
         )
         if commits and n < COMMITS_FOR and item.repo_root and item.git_commit:
             item.commits = _commits(conn, item)
@@ -109,7 +95,7 @@ def run(
     return report
 
 
-def _commits(conn: sqlite3.Connection, item: StaleItem) -> list[str]:
+def _commits(conn: sqlite3.Connection, item: StaleObservation) -> list[str]:
     """Commits since the recorded one that touched the item's changed files (in its repo)."""
     root, commit = item.repo_root or "", item.git_commit or ""
     found: list[str] = []
