@@ -468,6 +468,14 @@ def store_of_titles(path: Path, titles: Iterable[str]) -> Iterator[Any]:
     Shared by the search tests that rank a handful of titled memories (all in session ``s`` of
     project ``p``): the titles are the test's data, the store around them is the same.
     """
+    with store_of_turns(path, (("s", title) for title in titles)) as store:
+        yield store
+
+
+@contextmanager
+def store_of_turns(path: Path, turns: Iterable[tuple[str, str]]) -> Iterator[Any]:
+    """``store_of_titles`` with each title's session: ``(session, title)`` turns of project
+    ``p``, ids 1, 2… in order (the conversation tests' sessions decide which turns neighbour)."""
     from workbench.models import ObservationDraft
     from workbench.store import observations
     from workbench.store.connection import atomic
@@ -475,9 +483,12 @@ def store_of_titles(path: Path, titles: Iterable[str]) -> Iterator[Any]:
 
     with Store(path) as store:
         with atomic(store.conn):
-            for title in titles:
+            for session, title in turns:
                 observations.insert(
-                    store.conn, ObservationDraft(title=title), content_session_id="s", project="p"
+                    store.conn,
+                    ObservationDraft(title=title),
+                    content_session_id=session,
+                    project="p",
                 )
         yield store
 

@@ -17,15 +17,12 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from tests.conftest import SimilarityRanker
-from workbench.models import ObservationDraft
+from tests.conftest import SimilarityRanker, store_of_turns
 from workbench.recall import fusion
 from workbench.recall.filters import SearchFilters
 from workbench.recall.fusion import FusionParams
 from workbench.recall.search import SearchEngine
 from workbench.settings import load_settings
-from workbench.store import observations
-from workbench.store.connection import atomic
 from workbench.store.database import Store
 
 QUESTION = "what did Joey answer when Monica asked about the engagement ring"
@@ -42,15 +39,7 @@ def scene(tmp_path: Path) -> Iterator[Store]:
         ("scene-2", "Rachel: Try switching it off and on again."),
         ("scene-2", "Phoebe: My grandmother asked about you."),
     ]
-    with Store(tmp_path / "workbench.db") as store:
-        with atomic(store.conn):
-            for session, text in turns:
-                observations.insert(
-                    store.conn,
-                    ObservationDraft(title=text),
-                    content_session_id=session,
-                    project="p",
-                )
+    with store_of_turns(tmp_path / "workbench.db", turns) as store:
         yield store
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from tests.conftest import SimilarityRanker, store_of_titles
+from tests.conftest import SimilarityRanker, store_of_titles, store_of_turns
 from workbench.models import ObservationDraft
 from workbench.recall import fusion
 from workbench.recall.filters import SearchFilters
@@ -82,15 +82,7 @@ def conversation(tmp_path: Path) -> Iterator[Store]:
         ("talk-2", "The quarterly budget spreadsheet has a broken formula."),
         ("talk-2", "Column F divides by an empty cell."),
     ]
-    with Store(tmp_path / "workbench.db") as store:
-        with atomic(store.conn):
-            for session, text in turns:
-                observations.insert(
-                    store.conn,
-                    ObservationDraft(title=text),
-                    content_session_id=session,
-                    project="p",
-                )
+    with store_of_turns(tmp_path / "workbench.db", turns) as store:
         yield store
 
 
