@@ -108,6 +108,17 @@ def record(svc: Service, *calls: dict[str, Any]) -> list[int]:
     return sorted(o["id"] for o in after["items"] if o["id"] not in known)
 
 
+def stale_and_fresh(tmp_path: Path, svc: Service) -> tuple[Path, int, int]:
+    """A repo with two files read (``lib.py``, ``keep.py``), then ``lib.py`` changed and
+    committed ("lib now says two"): the first memory is stale, the second fresh."""
+    repo = make_repo(tmp_path, {"lib.py": "A = 1\n", "keep.py": "K = 1\n"})
+    start_session(svc, repo)
+    stale, fresh = record(svc, read_call(repo, "lib.py", 1), read_call(repo, "keep.py", 2))
+    (repo / "lib.py").write_text("A = 2\n")
+    commit_all(repo, "lib now says two")
+    return repo, stale, fresh
+
+
 def fetched(svc: Service, obs_id: int) -> dict[str, Any]:
     status, found = svc.post("/api/observations/batch", {"ids": [obs_id]})
     assert status == 200, found

@@ -12,23 +12,16 @@ import json
 from pathlib import Path
 
 from tests.conftest import Service, run_workbench
-from tests.test_staleness import commit_all, make_repo, read_call, record, start_session
+from tests.test_staleness import (
+    stale_and_fresh,
+)
 from workbench.locate import project_identity
-
-
-def stale_setup(tmp_path: Path, svc: Service) -> tuple[Path, int, int]:
-    repo = make_repo(tmp_path, {"lib.py": "A = 1\n", "keep.py": "K = 1\n"})
-    start_session(svc, repo)
-    stale, fresh = record(svc, read_call(repo, "lib.py", 1), read_call(repo, "keep.py", 2))
-    (repo / "lib.py").write_text("A = 2\n")
-    commit_all(repo, "lib now says two")
-    return repo, stale, fresh
 
 
 def test_workbench_stale_lists_the_stale_ones_as_json_and_as_a_table(
     tmp_path: Path, service: Service
 ) -> None:
-    repo, stale, fresh = stale_setup(tmp_path, service)
+    repo, stale, fresh = stale_and_fresh(tmp_path, service)
     project = project_identity(str(repo)).name
     done = run_workbench(service.env, "stale", "--json", "--commits")
     assert done.returncode == 0, done.stderr
@@ -53,7 +46,7 @@ def test_workbench_stale_lists_the_stale_ones_as_json_and_as_a_table(
 
 
 def test_the_staleness_view_shows_the_last_check(tmp_path: Path, service: Service) -> None:
-    _, stale, fresh = stale_setup(tmp_path, service)
+    _, stale, fresh = stale_and_fresh(tmp_path, service)
     assert run_workbench(service.env, "stale", "--json").returncode == 0
     done = run_workbench(
         service.env,
@@ -84,7 +77,7 @@ def test_search_timeline_and_show_mark_stale_ones_with_and_without_the_service(
     tmp_path: Path, service: Service
 ) -> None:
     """Through the service, and read-only from the store when none runs (the CLI's fallback)."""
-    repo, stale, fresh = stale_setup(tmp_path, service)
+    repo, stale, fresh = stale_and_fresh(tmp_path, service)
     project = project_identity(str(repo)).name
     for running in (True, False):
         if not running:

@@ -15,7 +15,14 @@ from typing import Any
 from tests.conftest import Service
 from tests.hook_harness import run_hook
 from tests.test_hooks_cold_start import silent_port
-from tests.test_staleness import commit_all, make_repo, read_call, record, start_session
+from tests.test_staleness import (
+    commit_all,
+    make_repo,
+    read_call,
+    record,
+    stale_and_fresh,
+    start_session,
+)
 from workbench.recall.context import STALE_LEGEND, STALE_MARK
 
 
@@ -37,18 +44,8 @@ def row_of(block: str, obs_id: int) -> str | None:
     return next((ln for ln in block.splitlines() if ln.startswith(f"#{obs_id} ")), None)
 
 
-def two_memories(tmp_path: Path, svc: Service) -> tuple[Path, int, int]:
-    """A repo with two files read, then one of them changed and committed."""
-    repo = make_repo(tmp_path, {"lib.py": "A = 1\n", "other.py": "B = 1\n"})
-    start_session(svc, repo)
-    stale, fresh = record(svc, read_call(repo, "lib.py", 1), read_call(repo, "other.py", 2))
-    (repo / "lib.py").write_text("A = 2\n")
-    commit_all(repo, "a is 2")
-    return repo, stale, fresh
-
-
 def test_session_start_marks_a_stale_observation(tmp_path: Path, service: Service) -> None:
-    repo, stale, fresh = two_memories(tmp_path, service)
+    repo, stale, fresh = stale_and_fresh(tmp_path, service)
     block = session_start(service.env, repo)
     assert STALE_LEGEND in block
     assert (row_of(block, stale) or "").endswith(STALE_MARK)
@@ -59,7 +56,7 @@ def test_session_start_marks_a_stale_observation(tmp_path: Path, service: Servic
 
 def test_context_skip_stale_leaves_stale_ones_out(tmp_path: Path, make_service: Any) -> None:
     svc = make_service(WORKBENCH_CONTEXT_SKIP_STALE="true")
-    repo, stale, fresh = two_memories(tmp_path, svc)
+    repo, stale, fresh = stale_and_fresh(tmp_path, svc)
     block = session_start(svc.env, repo)
     assert row_of(block, stale) is None
     assert row_of(block, fresh) is not None
@@ -69,7 +66,7 @@ def test_context_skip_stale_leaves_stale_ones_out(tmp_path: Path, make_service: 
 def test_the_cold_block_from_the_store_marks_and_skips_the_same(
     tmp_path: Path, service: Service
 ) -> None:
-    repo, stale, fresh = two_memories(tmp_path, service)
+    repo, stale, fresh = stale_and_fresh(tmp_path, service)
     service.stop()
     with silent_port() as port:  # the service does not answer: the hook reads the store
         env = {**service.env, "WORKBENCH_PORT": str(port)}
@@ -97,10 +94,9 @@ def file_history(env: dict[str, str], path: Path, cwd: Path) -> str:
     return text
 
 
-def test_file_history_marks_an_older_observation_a_later_change_made_stale(
-    tmp_path: Path, make_service: Any
-) -> None:
-    svc = make_service(WORKBENCH_FILE_CONTEXT_MIN_BYTES="0")
+def read_before_and_after_a_change(tmp_path: Path, svc: Service) -> tuple[Path, int, int]:
+    """``lib.py`` read in session ``st-old``, changed and committed, read again in ``st-new``:
+    the older memory is stale, the newer one is not."""
     repo = make_repo(tmp_path, {"lib.py": "A = 1\n"})
     start_session(svc, repo, "st-old")
     (old,) = record(svc, read_call(repo, "lib.py", 1, session="st-old"))
@@ -108,6 +104,14 @@ def test_file_history_marks_an_older_observation_a_later_change_made_stale(
     commit_all(repo, "a is 2")
     start_session(svc, repo, "st-new")
     (new,) = record(svc, read_call(repo, "lib.py", 2, session="st-new"))
+    return repo, old, new
+
+
+def test_file_history_marks_an_older_observation_a_later_change_made_stale(
+    tmp_path: Path, make_service: Any
+) -> None:
+    svc = make_service(WORKBENCH_FILE_CONTEXT_MIN_BYTES="0")
+    repo, old, new = read_before_and_after_a_change(tmp_path, svc)
     history = file_history(svc.env, repo / "lib.py", repo)
     lines = {ln.split()[1]: ln for ln in history.splitlines() if ln.startswith("- #")}
     assert lines[f"#{old}"].endswith(STALE_MARK)
@@ -118,13 +122,7 @@ def test_file_history_skip_stale_leaves_the_older_one_out(
     tmp_path: Path, make_service: Any
 ) -> None:
     svc = make_service(WORKBENCH_FILE_CONTEXT_MIN_BYTES="0", WORKBENCH_CONTEXT_SKIP_STALE="1")
-    repo = make_repo(tmp_path, {"lib.py": "A = 1\n"})
-    start_session(svc, repo, "st-old")
-    (old,) = record(svc, read_call(repo, "lib.py", 1, session="st-old"))
-    (repo / "lib.py").write_text("A = 2\n")
-    commit_all(repo, "a is 2")
-    start_session(svc, repo, "st-new")
-    (new,) = record(svc, read_call(repo, "lib.py", 2, session="st-new"))
+    repo, old, new = read_before_and_after_a_change(tmp_path, svc)
     history = file_history(svc.env, repo / "lib.py", repo)
     assert f"#{new} " in history
     assert f"#{old} " not in history
