@@ -51,6 +51,14 @@ def wait_indexed(svc: Service, count: int) -> None:
     wait_for(done, timeout=90, what=f"{count} memories in the vector index")
 
 
+def with_notes_indexed(make_service: Any, onnx_model: Path) -> Service:
+    """A MiniLM service holding ``NOTES``, all of them in its vector index."""
+    svc = start(make_service, onnx_model)
+    save(svc, NOTES)
+    wait_indexed(svc, len(NOTES))
+    return svc
+
+
 def max_id(data_dir: Path) -> int:
     with sqlite3.connect(data_dir / "workbench.db") as conn:
         return int(conn.execute("SELECT max(id) FROM observations").fetchone()[0])
@@ -59,9 +67,7 @@ def max_id(data_dir: Path) -> int:
 def test_a_restarted_service_starts_its_worker_after_what_the_index_holds(
     make_service: Any, onnx_model: Path, data_dir: Path
 ) -> None:
-    first = start(make_service, onnx_model)
-    save(first, NOTES)
-    wait_indexed(first, len(NOTES))
+    first = with_notes_indexed(make_service, onnx_model)
     first.stop()
     # A memory written while the service was down (another tool, a restored backup): the
     # only one without a vector.
@@ -89,9 +95,7 @@ def test_a_restarted_service_starts_its_worker_after_what_the_index_holds(
 def test_an_edited_observation_is_embedded_again_and_its_old_vector_dropped(
     make_service: Any, onnx_model: Path, data_dir: Path
 ) -> None:
-    svc = start(make_service, onnx_model)
-    save(svc, NOTES)
-    wait_indexed(svc, len(NOTES))
+    svc = with_notes_indexed(make_service, onnx_model)
     db = data_dir / "workbench.db"
     with sqlite3.connect(db) as conn:
         conn.row_factory = sqlite3.Row
@@ -135,9 +139,7 @@ def test_an_edited_observation_is_embedded_again_and_its_old_vector_dropped(
 def test_an_edit_of_the_project_alone_moves_the_vector_without_embedding_again(
     make_service: Any, onnx_model: Path, data_dir: Path
 ) -> None:
-    svc = start(make_service, onnx_model)
-    save(svc, NOTES)
-    wait_indexed(svc, len(NOTES))
+    svc = with_notes_indexed(make_service, onnx_model)
     _, before = svc.get("/api/index/status")
     with Store(data_dir / "workbench.db") as store, atomic(store.conn):
         store.conn.execute("UPDATE observations SET project = 'q' WHERE title = ?", (NOTES[0][0],))
