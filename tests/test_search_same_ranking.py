@@ -47,7 +47,7 @@ from workbench.models import ObservationDraft
 from workbench.recall import fts, fusion, hits, rerank, totals
 from workbench.recall.filters import Kind, SearchFilters
 from workbench.recall.hits import SearchHit, TimelineItem
-from workbench.recall.search import FUSION_DEPTH, SearchEngine, first_is_settled
+from workbench.recall.search import FUSION_DEPTH, SearchEngine, SearchResult, first_is_settled
 from workbench.store import identifiers, observations
 from workbench.store.connection import atomic
 from workbench.store.database import Store
@@ -406,36 +406,44 @@ def test_hybrid_ranks_the_other_kinds_as_alone(
         assert (every.total_results, every.total_is_lower_bound) == (summed, flagged), query
 
 
-def test_hybrid_ranks_the_other_kinds_before_it_waits(seeded: tuple[Store, Seeded]) -> None:
-    """The vector side is held until prompts are ranked: that happens only if the search
-    ranks the other kinds before it waits for the vector list (else it waits 5 s, fails)."""
-    store, _ = seeded
-    prompts_ranked = threading.Event()
+def hybrid_with_vectors_held_until_prompts(store: Store, module: Any, name: str) -> SearchResult:
+    """A hybrid search whose vector side waits until ``module.name`` (called once per kind)
+    is done for prompts: it is released only if that call comes before the search waits for
+    the vector list (else it waits 5 s and ``released`` says so)."""
+    prompts_done = threading.Event()
     released: list[bool] = []
-    text_rank = fts.rank
+    original = getattr(module, name)
 
     class Held(KeywordRanker):
         def rank(
             self, query: str, k: int, allowed_ids: Sequence[int] | None
         ) -> list[tuple[int, float]]:
             if threading.current_thread().name.startswith("workbench-vector"):
-                released.append(prompts_ranked.wait(timeout=5))
+                released.append(prompts_done.wait(timeout=5))
             return super().rank(query, k, allowed_ids)
 
-    def watched(conn: Any, kind: Kind, *args: Any, **kwargs: Any) -> list[tuple[int, float]]:
-        ranked = text_rank(conn, kind, *args, **kwargs)
+    def watched(conn: Any, kind: Kind, *args: Any, **kwargs: Any) -> Any:
+        done = original(conn, kind, *args, **kwargs)
         if kind == "prompts":
-            prompts_ranked.set()
-        return ranked
+            prompts_done.set()
+        return done
 
     mp = pytest.MonkeyPatch()
-    mp.setattr(fts, "rank", watched)
+    mp.setattr(module, name, watched)
     try:
         result = SearchEngine(store, None, ranker=Held(store)).search("refund charged twice")
     finally:
         mp.undo()
     assert released == [True]
     assert result.mode == "hybrid"
+    return result
+
+
+def test_hybrid_ranks_the_other_kinds_before_it_waits(seeded: tuple[Store, Seeded]) -> None:
+    """The vector side is held until prompts are ranked: that happens only if the search
+    ranks the other kinds before it waits for the vector list (else it waits 5 s, fails)."""
+    store, _ = seeded
+    result = hybrid_with_vectors_held_until_prompts(store, fts, "rank")
     assert result.observations
 
 
@@ -496,31 +504,6 @@ def test_hybrid_reads_and_counts_the_other_kinds_before_it_waits(
     """As above, but the vector side is held until the prompts' page is read and counted:
     the summaries' and prompts' hits and totals are done while the vector side runs."""
     store, _ = seeded
-    prompts_counted = threading.Event()
-    released: list[bool] = []
-    count = totals.count
-
-    class Held(KeywordRanker):
-        def rank(
-            self, query: str, k: int, allowed_ids: Sequence[int] | None
-        ) -> list[tuple[int, float]]:
-            if threading.current_thread().name.startswith("workbench-vector"):
-                released.append(prompts_counted.wait(timeout=5))
-            return super().rank(query, k, allowed_ids)
-
-    def watched(conn: Any, kind: Kind, *args: Any, **kwargs: Any) -> tuple[int, bool]:
-        matches = count(conn, kind, *args, **kwargs)
-        if kind == "prompts":
-            prompts_counted.set()
-        return matches
-
-    mp = pytest.MonkeyPatch()
-    mp.setattr(totals, "count", watched)
-    try:
-        result = SearchEngine(store, None, ranker=Held(store)).search("refund charged twice")
-    finally:
-        mp.undo()
-    assert released == [True]
-    assert result.mode == "hybrid"
+    result = hybrid_with_vectors_held_until_prompts(store, totals, "count")
     assert result.observations
     assert result.prompts
