@@ -71,10 +71,9 @@ sys.path.insert(0, str(ROOT))
 from bench.relevance_cv import (  # noqa: E402
     FOLDS,
     POOL,
-    TOLERANCE,
     Case,
     Row,
-    balanced,
+    choose_point,
     rows_of,
     summary,
 )
@@ -338,36 +337,10 @@ class Grid:
     singles: dict[str, list[Row]]
 
     def choose(self, idx: Sequence[int], only: Sequence[int]) -> Point:
-        """``relevance_cv.Table.choose``'s rule over the points ``only``: the fewest (set,
+        """``relevance_cv.choose_point``'s rule over the points ``only``: the fewest (set,
         class, metric) cells of ``idx`` below the better single ranker by more than TOLERANCE,
         then the best class-balanced score, then the earlier point."""
-        by_group: dict[str, list[int]] = {}
-        for i in idx:
-            by_group.setdefault(self.cases[i].group, []).append(i)
-
-        def means(rows: Sequence[Row], ids: Sequence[int]) -> list[float]:
-            return [sum(rows[i][k] for i in ids) / len(ids) for k in range(3)]
-
-        floor = {
-            g: [
-                max(a, b)
-                for a, b in zip(*(means(r, ids) for r in self.singles.values()), strict=True)
-            ]
-            for g, ids in by_group.items()
-        }
-        best: tuple[int, float, int] | None = None
-        for n in only:
-            rows = self.rows[n]
-            losses = sum(
-                got < want - TOLERANCE
-                for g, ids in by_group.items()
-                for got, want in zip(means(rows, ids), floor[g], strict=True)
-            )
-            key = (-losses, balanced(self.cases, rows, idx), -n)
-            if best is None or key > best:
-                best = key
-        assert best is not None
-        return self.points[-best[2]]
+        return self.points[choose_point(self.cases, self.singles, self.rows, idx, only)[0]]
 
 
 def grid_of(cs: list[CtxCase]) -> Grid:

@@ -54,7 +54,7 @@ import random
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -239,6 +239,46 @@ def describe(p: FusionParams) -> str:
     )
 
 
+def choose_point(
+    cases: Sequence[Case],
+    singles: dict[str, list[Row]],
+    rows_of_point: Sequence[Sequence[Row]],
+    idx: Sequence[int],
+    only: Iterable[int],
+) -> tuple[int, float]:
+    """Of the points ``only``, the one with the fewest losses to a part, then the best balanced
+    score on ``idx``, then the earlier one: its number and that score.
+
+    A loss: on one (set, class) of ``idx``, one of R@5, R@10, MRR below the better single
+    ranker's (``singles``) by more than ``TOLERANCE``. Shared by ``Table.choose`` and
+    ``bench/relevance_context.py``'s grid.
+    """
+    by_group: dict[str, list[int]] = {}
+    for i in idx:
+        by_group.setdefault(cases[i].group, []).append(i)
+
+    def means(rows: Sequence[Row], ids: Sequence[int]) -> list[float]:
+        return [sum(rows[i][k] for i in ids) / len(ids) for k in range(3)]
+
+    floor = {
+        g: [max(a, b) for a, b in zip(*(means(r, ids) for r in singles.values()), strict=True)]
+        for g, ids in by_group.items()
+    }
+    best: tuple[int, float, int] | None = None
+    for n in only:
+        rows = rows_of_point[n]
+        losses = sum(
+            got < want - TOLERANCE
+            for g, ids in by_group.items()
+            for got, want in zip(means(rows, ids), floor[g], strict=True)
+        )
+        key = (-losses, balanced(cases, rows, idx), -n)
+        if best is None or key > best:
+            best = key
+    assert best is not None
+    return -best[2], best[1]
+
+
 class Table:
     """Every grid point's (and each single ranker's) per-question metrics, computed once."""
 
@@ -266,37 +306,10 @@ class Table:
         }
 
     def choose(self, idx: Sequence[int]) -> tuple[FusionParams, float]:
-        """The point with the fewest losses to a part, then the best balanced score on ``idx``.
-
-        A loss: on one (set, class) of ``idx``, one of R@5, R@10, MRR below the better single
-        ranker's by more than ``TOLERANCE``.
-        """
-        by_group: dict[str, list[int]] = {}
-        for i in idx:
-            by_group.setdefault(self.cases[i].group, []).append(i)
-
-        def means(rows: Sequence[Row], ids: Sequence[int]) -> list[float]:
-            return [sum(rows[i][k] for i in ids) / len(ids) for k in range(3)]
-
-        floor = {
-            g: [
-                max(a, b)
-                for a, b in zip(*(means(r, ids) for r in self.singles.values()), strict=True)
-            ]
-            for g, ids in by_group.items()
-        }
-        best: tuple[int, float, int] | None = None
-        for n, rows in enumerate(self.rows):
-            losses = sum(
-                got < want - TOLERANCE
-                for g, ids in by_group.items()
-                for got, want in zip(means(rows, ids), floor[g], strict=True)
-            )
-            key = (-losses, balanced(self.cases, rows, idx), -n)
-            if best is None or key > best:
-                best = key
-        assert best is not None
-        return self.points[-best[2]], best[1]
+        """The point with the fewest losses to a part, then the best balanced score on ``idx``
+        (``choose_point``)."""
+        n, score = choose_point(self.cases, self.singles, self.rows, idx, range(len(self.rows)))
+        return self.points[n], score
 
 
 def summary(cs: Sequence[Case], rows: Sequence[Row], idx: Sequence[int]) -> dict[str, float]:
