@@ -147,14 +147,24 @@ def load(where: Path | None = None) -> TokenTable:
     Raises FileNotFoundError (not built) or ValueError (altered, partial) naming the fix.
     """
     path = where or tokens_dir()
-    try:
-        stamp = (path / MANIFEST).stat().st_mtime_ns, (path / TABLE_FILE).stat().st_mtime_ns
-    except OSError:
-        raise FileNotFoundError(
-            f"no maxsim token table at {path}; build it from the shipped MiniLM with "
-            "`workbench rerank build` (offline, ~30 s), or set search_rerank_method=features"
-        ) from None
+    stamp = _stamp(
+        path / MANIFEST,
+        path / TABLE_FILE,
+        missing=f"no maxsim token table at {path}; build it from the shipped MiniLM with "
+        "`workbench rerank build` (offline, ~30 s), or set search_rerank_method=features",
+    )
     return _load(str(path), stamp)
+
+
+def _stamp(first: Path, second: Path, *, missing: str) -> tuple[int, int]:
+    """The two files' mtimes: the cache key of a loaded table (a rebuilt one is read again).
+
+    Raises FileNotFoundError(``missing``) when either is absent: the table is not built.
+    """
+    try:
+        return first.stat().st_mtime_ns, second.stat().st_mtime_ns
+    except OSError:
+        raise FileNotFoundError(missing) from None
 
 
 @functools.lru_cache(maxsize=4)
@@ -201,14 +211,12 @@ def load_static(where: Path | None = None) -> TokenTable:
     from workbench.recall.embed import static_model_dir
 
     path = where or static_model_dir()
-    weights = path / "model.safetensors"
-    try:
-        stamp = weights.stat().st_mtime_ns, (path / TOKENIZER_FILE).stat().st_mtime_ns
-    except OSError:
-        raise FileNotFoundError(
-            f"no distilled static model at {path}; build it from the shipped MiniLM with "
-            "`workbench models build` (offline, ~1 min; `make install` runs it)"
-        ) from None
+    stamp = _stamp(
+        path / "model.safetensors",
+        path / TOKENIZER_FILE,
+        missing=f"no distilled static model at {path}; build it from the shipped MiniLM with "
+        "`workbench models build` (offline, ~1 min; `make install` runs it)",
+    )
     return _load_static(str(path), stamp)
 
 
