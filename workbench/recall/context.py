@@ -297,6 +297,21 @@ def build_session_context(
     ``project_key``: the rows of that one project only (``projects`` then only names it in
     the header), so ``clientB/api`` is never shown ``clientA/api``'s memory.
     """
+    newest, digests = block_rows(conn, projects, limits, platform_source, project_key)
+    return render_session_context(projects, newest, digests, limits)
+
+
+def block_rows(
+    conn: sqlite3.Connection,
+    projects: Sequence[str],
+    limits: ContextLimits,
+    platform_source: str | None = None,
+    project_key: str | None = None,
+    since: Since | None = None,
+) -> tuple[list[Row], list[Digest]]:
+    """The observations and summaries a memory block of ``projects`` shows under ``limits``
+    (``since``: a resumed session's news only). One query plan for the SessionStart block and
+    the resume block (``workbench.recall.resume``)."""
     scope, column = project_scope(projects, project_key)
     newest = recent_observations(
         conn,
@@ -305,10 +320,11 @@ def build_session_context(
         limits.full,
         platform_source,
         column,
+        since,
         skip_stale=limits.skip_stale,
     )
-    digests = recent_summaries(conn, scope, limits.summaries, platform_source, column)
-    return render_session_context(projects, newest, digests, limits)
+    digests = recent_summaries(conn, scope, limits.summaries, platform_source, column, since)
+    return newest, digests
 
 
 def project_scope(

@@ -36,9 +36,7 @@ from workbench.recall.context import (
     ContextLimits,
     Injection,
     Since,
-    project_scope,
-    recent_observations,
-    recent_summaries,
+    block_rows,
     render_session_context,
 )
 
@@ -81,24 +79,11 @@ def build_resume_context(
     sessions' observations and summaries from then on, less those this session was already
     shown; an empty injection (no text) when there are none. Colleagues' team rows are left
     to the full block (the lake has no cheap "since")."""
-    scope, column = project_scope(projects, project_key)
-    since = Since(since_ms, session)
     shown = ledger_reads.injected_ids(conn, session, ["session_start"])
-    newest = [
-        row
-        for row in recent_observations(
-            conn,
-            scope,
-            limits.observations,
-            limits.full,
-            platform_source,
-            column,
-            since,
-            skip_stale=limits.skip_stale,
-        )
-        if row.id not in shown
-    ]
-    digests = recent_summaries(conn, scope, limits.summaries, platform_source, column, since)
+    rows, digests = block_rows(
+        conn, projects, limits, platform_source, project_key, Since(since_ms, session)
+    )
+    newest = [row for row in rows if row.id not in shown]
     if not newest and not digests:
         return Injection(text="", tokens=0)
     names = ", ".join(render.neutral(p, PROJECT_CHARS) for p in projects)
