@@ -43,6 +43,7 @@ OWNERS: list[tuple[str, str]] = [
     (r"^/api/transcripts/", "transcripts"),
     (r"^/api/memory/", "memory"),
     (r"^/api/team/", "team"),
+    (r"^/api/stale$", "stale"),
 ]
 HOT = ["sessions", "health", "context", "search"]
 UNDOCUMENTED = {("GET", "/"), ("GET", "/static/{name}"), ("GET", "/favicon.ico")}
