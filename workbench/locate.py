@@ -161,15 +161,10 @@ def project_identity(cwd: str | None) -> ProjectIdentity:
     # (or resolving) its thousands of components costs seconds. / Outcome: keyed as given.
     if len(cwd) > MAX_CWD_CHARS:
         return ProjectIdentity(_project_name(cwd.rstrip("/").rsplit("/", 1)[-1]), _bounded_key(cwd))
-    folder = str(Path(cwd))  # "a//b/" is "a/b", as the file system reads it
-    for _ in range(MAX_WALK_LEVELS):
-        if _holds_git(folder):
-            root, name = _repository_root(Path(folder))
-            return ProjectIdentity(_project_name(name), _project_key(root))
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            break
-        folder = parent
+    checkout = _git_folder(cwd)
+    if checkout is not None:
+        root, name = _repository_root(Path(checkout))
+        return ProjectIdentity(_project_name(name), _project_key(root))
     path = Path(cwd)
     return ProjectIdentity(_project_name(path.name), _project_key(path))
 
@@ -184,10 +179,17 @@ def checkout_root(cwd: str | None) -> Path | None:
     # A relative cwd would be read against this process's own folder: no agent sends one.
     if not cwd or len(cwd) > MAX_CWD_CHARS or not os.path.isabs(cwd):
         return None
-    folder = str(Path(cwd))
+    checkout = _git_folder(cwd)
+    return None if checkout is None else Path(checkout)
+
+
+def _git_folder(cwd: str) -> str | None:
+    """The nearest folder at or above ``cwd`` that holds a ``.git`` entry, or None; at most
+    ``MAX_WALK_LEVELS`` up (``project_identity`` and ``checkout_root`` walk the same way)."""
+    folder = str(Path(cwd))  # "a//b/" is "a/b", as the file system reads it
     for _ in range(MAX_WALK_LEVELS):
         if _holds_git(folder):
-            return Path(folder)
+            return folder
         parent = os.path.dirname(folder)
         if parent == folder:
             return None
