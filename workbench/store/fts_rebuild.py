@@ -29,8 +29,7 @@ import time
 from collections.abc import Callable
 
 from workbench.store.connection import atomic
-from workbench.store.identifiers import SQL_FUNCTION as SPLIT_FUNCTION
-from workbench.store.schema import FTS_TABLES, run_script, split_fts_triggers
+from workbench.store.schema import FTS_TABLES, fts_fill, run_script, split_fts_triggers
 
 CHUNK = 500  # rows per transaction: ~12 ms of the write lock on a quiet 2-core box
 FRONTIER = "fts_rebuild_frontier"
@@ -107,8 +106,6 @@ def _rebuild_one(
         )
         conn.execute(f"INSERT INTO {FRONTIER} (fts, upto) VALUES (?, 0)", (fts,))
         run_script(conn, split_fts_triggers(table, shadow, columns, upto=upto))
-    cols = ", ".join(columns)
-    split = ", ".join(f"{SPLIT_FUNCTION}({c})" for c in columns)
     frontier, indexed = 0, 0
     try:
         while True:
@@ -125,8 +122,7 @@ def _rebuild_one(
                     _swap(conn, fts, table, columns)
                     break
                 cur = conn.execute(
-                    f"INSERT INTO {shadow} (rowid, {cols}) SELECT id, {split} FROM {table}"
-                    " WHERE id > ? AND id <= ?",
+                    fts_fill(shadow, table, columns) + " WHERE id > ? AND id <= ?",
                     (frontier, last),
                 )
                 indexed += max(cur.rowcount, 0)

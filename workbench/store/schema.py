@@ -563,10 +563,16 @@ def rebuild_fts(conn: sqlite3.Connection, only: str | None = None) -> None:
     for fts, (table, columns) in FTS_TABLES.items():
         if only is not None and fts != only:
             continue
-        cols = ", ".join(columns)
-        split = ", ".join(f"{SPLIT_FUNCTION}({c})" for c in columns)
         conn.execute(f"INSERT INTO {fts} ({fts}) VALUES ('delete-all')")
-        conn.execute(f"INSERT INTO {fts} (rowid, {cols}) SELECT id, {split} FROM {table}")
+        conn.execute(fts_fill(fts, table, columns))
+
+
+def fts_fill(target: str, table: str, columns: list[str]) -> str:
+    """``INSERT … SELECT`` indexing ``table``'s rows into ``target`` as the insert trigger
+    does (a ``WHERE`` may be appended: ``store/fts_rebuild.py`` fills by id range)."""
+    cols = ", ".join(columns)
+    split = ", ".join(f"{SPLIT_FUNCTION}({c})" for c in columns)
+    return f"INSERT INTO {target} (rowid, {cols}) SELECT id, {split} FROM {table}"
 
 
 @migration
