@@ -16,6 +16,8 @@ import subprocess
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from workbench import locate
+
 GIT_TIMEOUT_S = 5.0
 DIFF_MAX_CHARS = 20_000
 _CACHE_SIZE = 2_000
@@ -64,25 +66,20 @@ def repo_of(directory: str) -> Repo | None:
     start = os.path.normpath(directory)
     if start in _repo_of_dir:
         return _repo_of_dir[start]
-    current = start
     found: Repo | None = None
-    while True:
-        dot_git = os.path.join(current, ".git")
-        if os.path.lexists(dot_git):
-            git_dir = _git_dir_of(dot_git)
-            if git_dir is not None:
-                common = git_dir
-                try:
-                    with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as handle:  # noqa: PTH123
-                        common = os.path.normpath(os.path.join(git_dir, handle.read().strip()))
-                except OSError:
-                    pass
-                found = Repo(current, git_dir, common)
-            break
-        parent = os.path.dirname(current)
-        if parent == current:
-            break
-        current = parent
+    # One walk up to ``.git`` for the whole package (``locate``'s: at most MAX_WALK_LEVELS,
+    # never raising on a path the file system refuses).
+    checkout = locate.checkout_root(start)
+    if checkout is not None:
+        git_dir = _git_dir_of(os.path.join(checkout, ".git"))
+        if git_dir is not None:
+            common = git_dir
+            try:
+                with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as handle:  # noqa: PTH123
+                    common = os.path.normpath(os.path.join(git_dir, handle.read().strip()))
+            except OSError:
+                pass
+            found = Repo(str(checkout), git_dir, common)
     _remember(_repo_of_dir, start, found)
     return found
 
