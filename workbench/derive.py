@@ -84,7 +84,7 @@ def store_result(
     derived = Derived(discovery_tokens=result.discovery_tokens)
     # Outside the transaction: hashing the cited files reads them. Not on recompress: the
     # files now are not what the event saw, and a dedup hit keeps its first evidence.
-    evidence = {} if replace else _evidence(result.observations, event.payload.get("cwd"))
+    evidence = {} if replace else _evidence(result.observations, call.cwd if call else None)
     count = max(len(result.observations), 1)
     share = result.discovery_tokens // count  # split the cost over what it produced
     with atomic(conn):
@@ -128,9 +128,12 @@ def store_result(
     return derived
 
 
-def _evidence(drafts: list[ObservationDraft], cwd: object) -> dict[int, list[capture.Evidence]]:
-    """Each draft's cited files as they are now (``workbench.staleness``), by draft identity."""
-    where = cwd if isinstance(cwd, str) else ""
+def _evidence(drafts: list[ObservationDraft], cwd: str | None) -> dict[int, list[capture.Evidence]]:
+    """Each draft's cited files as they are now (``workbench.staleness``), by draft identity.
+
+    ``cwd`` is the typed tool call's (``event_payloads.ToolCall``), not the raw payload's.
+    """
+    where = cwd or ""
     return {
         id(draft): capture.capture([*draft.files_read, *draft.files_modified], where)
         for draft in drafts
