@@ -26,8 +26,7 @@ Modules:
 - ``config_file``     an agent's config file: regular files only, symlinks kept, locked, atomic
 - ``exact_json``      JSON read and written back with every number spelled as it was
 - ``agents/``   the agents workbench installs into, one module each (Claude Code's
-  settings.json and MCP registration among them)
-- ``claude_plugin`` workbench as a Claude Code plugin folder and local marketplace
+  settings.json, MCP registration and plugin folder among them)
 - ``provider_errors`` one classification of model-provider errors, whichever SDK raised them
 - ``anthropic_api`` the one place that builds an ``anthropic`` client
 - ``compress/`` turning events into observations and summaries (offline rules or Claude)
@@ -58,7 +57,7 @@ never through a cycle: at module level, inside a function or for types only
    own_tools, platforms, platform_filter, redact, spawn, spool, tokens, sections,
    provider_errors, config_file, settings_file, pidfile, launch
 2. settings: settings, settings_edit
-3. resources: store, staleness, client, code, agents, claude_plugin, demo
+3. resources: store, staleness, client, code, agents, demo
 4. capture: anthropic_api, compress, ingest, transcripts, derive
 5. recall: recall, folder_memory
 6. forgetting: forget_words, forget

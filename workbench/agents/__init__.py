@@ -24,6 +24,7 @@ Modules:
 - ``claude``      Claude Code: hooks in ``settings.json``, the MCP server in ``.claude.json``
 - ``claude_settings`` our hook entries merged into Claude Code's settings.json, and taken out
 - ``claude_mcp``  our MCP server registered with Claude Code (user scope), and taken out
+- ``claude_plugin`` workbench as a Claude Code plugin folder and local marketplace
 - ``claude_auto_memory`` Claude Code's auto-memory switch at install, restored at uninstall
 - ``gemini``      Gemini CLI: hooks and the MCP server in ``~/.gemini/settings.json``
 - ``codex``       Codex CLI: hooks in ``hooks.json``, the MCP server in ``config.toml``

@@ -39,7 +39,7 @@ def build(
     `claude plugin marketplace add OUT` and `claude plugin install workbench@workbench-local`.
     Use it instead of `workbench install`, not with it (each would run every hook).
     """
-    from workbench import claude_plugin
+    from workbench.agents import claude_plugin
 
     pinned = Path(data_dir).expanduser().resolve() if data_dir else None
     target = out.expanduser().resolve()
