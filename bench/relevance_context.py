@@ -56,6 +56,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import pickle
 import random
 import sys
 import tempfile
@@ -78,17 +79,20 @@ from bench.relevance_cv import (  # noqa: E402
     summary,
 )
 from bench.relevance_sets import Loaded, available_sets, load, minilm  # noqa: E402
-from workbench.recall import fts, fusion, query_dates, vectors  # noqa: E402
+from workbench.recall import fts, fusion, query_dates, session_term, turn_gate, vectors  # noqa: E402
 from workbench.recall.filters import SearchFilters  # noqa: E402
 from workbench.recall.fusion import FusionParams  # noqa: E402
 from workbench.store.identifiers import split_identifiers  # noqa: E402
 
-CTX_WEIGHTS = [0.1, 0.25, 0.5, 1.0]
-COVERS = ["turn", "union"]
-SOURCES = ["index", "shift"]
+CTX_WEIGHTS = [0.25, 0.5, 1.0]
+COVERS = ["union"]
+SOURCES = ["shift"]  # + "index" with --index (never won in the first round)
+GATES_CTX = ["turns", "any"]  # turn_gate: "turns" first, so a tie keeps the narrower lever
+SESSION_WEIGHTS = [0.1, 0.25, 0.5]
+SESSION_TOPS = [1, 3]
 VEC_MIXES = [0.0, 0.5, 1.0]
-FTS_WEIGHTS = [0.3, 0.4, 0.5, 0.6]
-GATES = [0.2, 0.3, 0.4]
+FTS_WEIGHTS = [0.3, 0.4, 0.5]  # around the fusion's defaults (i21-fusion chooses the fusion)
+GATES = [0.3]
 NEIGHBOURS = [0.0, 0.1]
 DATE = 1.0
 DEFAULTS = FusionParams()
@@ -102,12 +106,17 @@ class Point:
     cover: str
     vec_mix: float
     source: str = "index"  # the context's BM25: its own table, or the turn list shifted
+    ctx_gate: str = "any"  # turn_gate: which adjacent pairs carry ("turns": both are turns)
+    session_weight: float = 0.0  # session_term.lifted
+    session_top: int = 2
 
     def describe(self) -> str:
         p = self.params
         return (
             f"w_fts={p.fts_weight} gate={p.fts_gate} nb={p.neighbour_weight} "
-            f"ctx={self.ctx_weight} cover={self.cover} src={self.source} vec_mix={self.vec_mix}"
+            f"ctx={self.ctx_weight} cover={self.cover} src={self.source} "
+            f"ctx_gate={self.ctx_gate} vec_mix={self.vec_mix} "
+            f"session={self.session_weight}/top{self.session_top}"
         )
 
 
@@ -120,6 +129,9 @@ class CtxCase(Case):
     cos_turn: dict[int, float] = field(default_factory=dict)  # every allowed id's cosine
     cos_ctx: dict[int, float] = field(default_factory=dict)
     cover_union: dict[int, float] = field(default_factory=dict)
+    turns: frozenset[int] = frozenset()  # candidates (and their previous turns) shaped as turns
+    shifted_turns: list[tuple[int, float]] = field(default_factory=list)  # gated ``shifted``
+    cover_gated: dict[int, float] = field(default_factory=dict)  # union only between turns
 
 
 def previous_of(conn: Any) -> dict[int, int]:
@@ -220,7 +232,8 @@ def cases(loaded: Loaded, vec: dict[int, Any], vec_ctx: dict[int, Any]) -> list[
     m_turn = np.stack([vec[i] for i in ids_all])
     m_ctx = np.stack([vec_ctx[i] for i in ids_all])
     pos = {i: n for n, i in enumerate(ids_all)}
-    after = {p: i for i, p in previous_of(conn).items()}
+    prev_all = previous_of(conn)
+    after = {p: i for i, p in prev_all.items()}
     out = []
     for q in loaded.questions:
         many = q.project != loaded.name
@@ -236,11 +249,24 @@ def cases(loaded: Loaded, vec: dict[int, Any], vec_ctx: dict[int, Any]) -> list[
         cos_turn = dict(zip(allowed, ct.tolist(), strict=True))
         cos_ctx = dict(zip(allowed, cc.tolist(), strict=True))
         shifted = [(after[i], s) for i, s in text if i in after and after[i] in allowed_set]
+        pairs = [i for i, _ in text if i in after] + [after[i] for i, _ in text if i in after]
+        turns = turn_gate.turns_among(conn, pairs)
+        shifted_turns = [
+            (after[i], s)
+            for i, s in text
+            if i in after and after[i] in allowed_set and i in turns and after[i] in turns
+        ]
         lexical = list(
             dict.fromkeys([i for i, _ in text] + [i for i, _ in context] + [i for i, _ in shifted])
         )
         cover_turn = fusion.coverage(conn, "observations", q.text, lexical)
         cover_union = union_cover(conn, q.text, lexical)
+        before = {i: prev_all[i] for i in lexical if i in prev_all}
+        turns = turns | turn_gate.turns_among(conn, [*lexical, *before.values()])
+        cover_gated = {
+            i: cover_union[i] if i in turns and before.get(i) in turns else cover_turn.get(i, 0.0)
+            for i in cover_union
+        }
         top_t = sorted(allowed, key=lambda i: -cos_turn[i])[:POOL]
         top_c = sorted(allowed, key=lambda i: -cos_ctx[i])[:POOL]
         ids = set(lexical) | set(top_t) | set(top_c) | set(q.relevant)
@@ -266,16 +292,22 @@ def cases(loaded: Loaded, vec: dict[int, Any], vec_ctx: dict[int, Any]) -> list[
                 cos_turn=cos_turn,
                 cos_ctx=cos_ctx,
                 cover_union=cover_union,
+                turns=frozenset(turns | turn_gate.turns_among(conn, sorted(ids))),
+                shifted_turns=shifted_turns,
+                cover_gated=cover_gated,
             )
         )
     return out
 
 
-def text_list(c: CtxCase, w: float, source: str = "index") -> list[tuple[int, float]]:
+def text_list(
+    c: CtxCase, w: float, source: str = "index", gate: str = "any"
+) -> list[tuple[int, float]]:
     if w <= 0:
         return c.text
     score: dict[int, float] = dict(c.text)
-    for i, s in c.context if source == "index" else c.shifted:
+    shifted = c.shifted_turns if gate == "turns" else c.shifted
+    for i, s in c.context if source == "index" else shifted:
         score[i] = score.get(i, 0.0) + w * s
     return sorted(score.items(), key=lambda p: (-p[1], p[0]))[:POOL]
 
@@ -292,22 +324,36 @@ def vector_list(c: CtxCase, mix: float) -> tuple[list[tuple[int, float]], dict[i
     return top, cos
 
 
-def ranking(c: CtxCase, point: Point, prepared: Any = None) -> list[int]:
+def fused_of(c: CtxCase, point: Point, prepared: Any = None) -> list[tuple[int, float]]:
+    """The fusion alone (before the session term, neighbours and dates)."""
     text, vector, cos = prepared or prepare(c, point)
     held = {i for i, _ in vector}
     cosines = {i: cos[i] for i, _ in text if i not in held and i in cos}
-    cover = c.cover_union if point.cover == "union" else c.cover
+    if point.cover == "union" and point.ctx_weight > 0:
+        cover = c.cover_gated if point.ctx_gate == "turns" else c.cover_union
+    else:
+        cover = c.cover
+    return fusion.fuse(text, vector, cover, point.params, cosines=cosines)
+
+
+def ranking(
+    c: CtxCase, point: Point, prepared: Any = None, fused: list[tuple[int, float]] | None = None
+) -> list[int]:
+    """The engine's order: fusion, the neighbours' share, the date lift, the session term."""
+    ranked = fused if fused is not None else fused_of(c, point, prepared)
     p = point.params
-    ranked = fusion.fuse(text, vector, cover, p, cosines=cosines)
     if p.neighbour_weight > 0:
         ranked = fusion.smooth(ranked, c.beside, p.neighbour_weight)
     if p.date_weight > 0:
         ranked = fusion.dated(ranked, c.on_day, p.date_weight)
+    if point.session_weight > 0:
+        sessions = {i: s for i, s in c.session_of.items() if i in c.turns}
+        ranked = session_term.lifted(ranked, sessions, point.session_weight, point.session_top)
     return [i for i, _ in ranked]
 
 
 def prepare(c: CtxCase, point: Point) -> Any:
-    text = text_list(c, point.ctx_weight, point.source)
+    text = text_list(c, point.ctx_weight, point.source, point.ctx_gate)
     vector, cos = vector_list(c, point.vec_mix)
     return text, vector, cos
 
@@ -317,12 +363,19 @@ def grid() -> list[Point]:
         FusionParams("weighted", w, round(1 - w, 1), g, neighbour_weight=n, date_weight=DATE)
         for w, g, n in itertools.product(FTS_WEIGHTS, GATES, NEIGHBOURS)
     ]
-    contexts = [(0.0, "turn", "index")] + [
-        (w, c, s) for w in CTX_WEIGHTS if w > 0 for c in COVERS for s in SOURCES
+    contexts = [(0.0, "turn", "shift", "any")] + [
+        (w, c, s, g)
+        for w in CTX_WEIGHTS
+        if w > 0
+        for c in COVERS
+        for s in SOURCES
+        for g in GATES_CTX
     ]
+    sessions = [(0.0, 2)] + list(itertools.product(SESSION_WEIGHTS, SESSION_TOPS))
     return [
-        Point(p, w, cov, mix, src)
-        for (w, cov, src), mix in itertools.product(contexts, VEC_MIXES)
+        Point(p, w, cov, mix, src, gate, sw, st)
+        for (w, cov, src, gate), mix in itertools.product(contexts, VEC_MIXES)
+        for sw, st in sessions
         for p in fusions
     ]
 
@@ -346,12 +399,17 @@ class Grid:
 def grid_of(cs: list[CtxCase]) -> Grid:
     points = grid()
     rows: list[list[Row]] = []
-    memo: dict[tuple[float, str, float, str], list[Any]] = {}
+    memo: dict[tuple[float, str, float, str, str], list[Any]] = {}
+    fused_memo: dict[tuple[Any, ...], list[list[tuple[int, float]]]] = {}
     for point in points:
-        key = (point.ctx_weight, point.cover, point.vec_mix, point.source)
+        key = (point.ctx_weight, point.cover, point.vec_mix, point.source, point.ctx_gate)
         if key not in memo:
             memo[key] = [prepare(c, point) for c in cs]
-        rankings = [ranking(c, point, pr) for c, pr in zip(cs, memo[key], strict=True)]
+        p = point.params
+        fkey = (*key, p.fts_weight, p.fts_gate)  # the fusion alone: neighbours etc. come after
+        if fkey not in fused_memo:
+            fused_memo[fkey] = [fused_of(c, point, pr) for c, pr in zip(cs, memo[key], strict=True)]
+        rankings = [ranking(c, point, fused=f) for c, f in zip(cs, fused_memo[fkey], strict=True)]
         rows.append(rows_of(cs, rankings))
     singles = {
         "fts": rows_of(cs, [[i for i, _ in c.text] for c in cs]),
@@ -367,33 +425,100 @@ def main() -> None:
     parser.add_argument(
         "--vectors", action="store_true", help="also embed each turn with its previous turn"
     )
+    parser.add_argument(
+        "--index", action="store_true", help="also the index-time context column (first round)"
+    )
+    parser.add_argument(
+        "--cases", type=Path, help="keep the questions' lists in this pickle (reused if present)"
+    )
     args = parser.parse_args()
     if not args.vectors:
         VEC_MIXES[:] = [0.0]
+    if args.index:
+        SOURCES[:] = ["index", "shift"]
     model = minilm()
     names = [n for n in available_sets() if not args.set or n in args.set]
+    every: list[CtxCase] = []
+    if args.cases and args.cases.exists():
+        with args.cases.open("rb") as f:
+            every = [c for c in pickle.load(f) if c.set in names]
+    else:
+        every = cases_of(names, model, args.vectors)
+        if args.cases:
+            with args.cases.open("wb") as f:
+                pickle.dump(every, f)
+    model.save()
+    run(every, names, args.json)
+
+
+def cases_of(names: Sequence[str], model: Any, with_vectors: bool) -> list[CtxCase]:
+    """Every set's questions with their lists (the sets stored, indexed and searched)."""
     every: list[CtxCase] = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
             loaded = load(name, Path(tmp), model)
-            vec, vec_ctx = build_context(loaded, model, args.vectors)
+            vec, vec_ctx = build_context(loaded, model, with_vectors)
             every += cases(loaded, vec, vec_ctx)
             loaded.store.close()
             print(f"loaded {name}", file=sys.stderr)
-    model.save()
+    return every
+
+
+def run(every: list[CtxCase], names: Sequence[str], as_json: bool) -> None:
+    """Choose by cross-validation and print the held-out figures per set and class."""
     table = grid_of(every)
     print(f"grid of {len(table.points)} points over {len(every)} questions", file=sys.stderr)
     idx_of = {n: [i for i, c in enumerate(every) if c.set == n] for n in names}
-    plain_ids = [n for n, p in enumerate(table.points) if p.ctx_weight == 0 and p.vec_mix == 0]
-
-    every_point = list(range(len(table.points)))
+    variants = {
+        "no context, no session (re-chosen)": [
+            n for n, p in enumerate(table.points) if p.ctx_weight == 0 and p.session_weight == 0
+        ],
+        "context gated by turns (re-chosen)": [
+            n
+            for n, p in enumerate(table.points)
+            if p.session_weight == 0 and (p.ctx_weight == 0 or p.ctx_gate == "turns")
+        ],
+        "context ungated (re-chosen)": [
+            n
+            for n, p in enumerate(table.points)
+            if p.session_weight == 0 and (p.ctx_weight == 0 or p.ctx_gate == "any")
+        ],
+        "session term (re-chosen)": [n for n, p in enumerate(table.points) if p.ctx_weight == 0],
+        "gated context + session term (re-chosen)": [
+            n for n, p in enumerate(table.points) if p.ctx_weight == 0 or p.ctx_gate == "turns"
+        ],
+        "with context": list(range(len(table.points))),
+        # The fusion held at today's defaults (i21-fusion chooses it): only this lever moves.
+        "defaults + context gated by turns": [
+            n
+            for n, p in enumerate(table.points)
+            if p.params == DEFAULTS
+            and p.session_weight == 0
+            and (p.ctx_weight == 0 or p.ctx_gate == "turns")
+        ],
+        "defaults + context ungated": [
+            n
+            for n, p in enumerate(table.points)
+            if p.params == DEFAULTS
+            and p.session_weight == 0
+            and (p.ctx_weight == 0 or p.ctx_gate == "any")
+        ],
+        "defaults + session term": [
+            n for n, p in enumerate(table.points) if p.params == DEFAULTS and p.ctx_weight == 0
+        ],
+        "defaults + gated context + session term": [
+            n
+            for n, p in enumerate(table.points)
+            if p.params == DEFAULTS and (p.ctx_weight == 0 or p.ctx_gate == "turns")
+        ],
+    }
 
     def choose(train: list[int], only: list[int]) -> Point:
         return table.choose(train, only)
 
     doc: dict[str, Any] = {"loso": {}, "kfold": {}, "held_out": {}}
     lines: dict[str, dict[int, Row]] = {}
-    for label, only in (("no context (re-chosen)", plain_ids), ("with context", every_point)):
+    for label, only in variants.items():
         loso: dict[int, Row] = {}
         for name in names:
             train = [i for n in names if n != name for i in idx_of[n]]
@@ -414,15 +539,22 @@ def main() -> None:
         lines[f"{label}, leave-one-set-out"] = loso
         lines[f"{label}, 5-fold"] = kf
     chosen = Counter(
-        [*doc["loso"]["with context"].values(), *doc["kfold"]["with context"]]
+        [
+            *doc["loso"]["gated context + session term (re-chosen)"].values(),
+            *doc["kfold"]["gated context + session term (re-chosen)"],
+        ]
     ).most_common(3)
     doc["consensus_with_context"] = chosen
     defaults = rows_of(every, [ranking(c, Point(DEFAULTS, 0.0, "turn", 0.0)) for c in every])
     ctx_alone = rows_of(every, [[i for i, _ in text_list(c, 0.5, "shift")] for c in every])
+    ctx_gated_alone = rows_of(
+        every, [[i for i, _ in text_list(c, 0.5, "shift", "turns")] for c in every]
+    )
     vec_ctx_alone = rows_of(every, [[i for i, _ in vector_list(c, 1.0)[0]] for c in every])
     shown: dict[str, Sequence[Row]] = {
         "fts": table.singles["fts"],
         "fts + previous turn 0.5 (shift, alone)": ctx_alone,
+        "fts + previous turn 0.5 (gated, alone)": ctx_gated_alone,
         "vector": table.singles["vector"],
         "vector with context (alone)": vec_ctx_alone,
         "hybrid today's defaults": defaults,
@@ -436,7 +568,7 @@ def main() -> None:
                 label: {k: round(v, 3) for k, v in summary(every, rows, ids).items()}
                 for label, rows in shown.items()
             }
-    if args.json:
+    if as_json:
         print(json.dumps(doc, indent=2))
         return
     for label, body in doc["loso"].items():
@@ -453,7 +585,7 @@ def main() -> None:
         print(f"-- {key}")
         for label, m in by_label.items():
             print(
-                f"   {label:<44} {m['R@5']:.3f} {m['R@10']:.3f} {m['MRR']:.3f} "
+                f"   {label:<62} {m['R@5']:.3f} {m['R@10']:.3f} {m['MRR']:.3f} "
                 f"{m['sessR@10']:.3f} | {m['balanced']:.3f}"
             )
 

@@ -224,6 +224,17 @@ class Settings(BaseSettings):
     # its coverage counts the pieces the two turns hold together. 0 = off; off by default:
     # under cross-validation (bench/relevance_context.py) it won 1 of 6 sets held out.
     search_context_weight: float = Field(default=0.0, ge=0.0, le=1.0)
+    # --- i21-context (stop 29): conversation structure, gated, and the session term ---
+    # Which adjacent memories ``search_context_weight`` reads together: ``turns`` only two
+    # conversation turns (memories that are their text alone: no narrative, facts or files;
+    # workbench/recall/turn_gate.py), never a tool note and the unrelated note after it;
+    # ``any``: every adjacent pair of a session (the ungated lever).
+    search_context_gate: Literal["turns", "any"] = "turns"
+    # Each hybrid hit gains this share of its session's aggregate (the sum of the session's
+    # ``search_session_top`` best fused scores, relative to the best session's): evidence
+    # spread over a session's turns lifts them together (workbench/recall/session_term.py).
+    search_session_weight: float = Field(default=0.0, ge=0.0, le=1.0)
+    search_session_top: int = Field(default=2, ge=1, le=10)
     # Second stage (workbench/recall/rerank.py): reorder hybrid's fused top ``search_rerank_depth``
     # by a linear model over word-level features (``workbench rerank train`` fits it to your own
     # history; untrained, a built-in default). Only reorders, fails open to the fused order.
