@@ -1,4 +1,4 @@
-"""Conversation context at index time, tested by cross-validation across the sets. Prints figures.
+"""Conversation levers (context, its gate, a session term) chosen by CV across sets. Prints figures.
 
 The lever (issue 21, i21-context): a turn indexed with the turn saved just before it in the
 same session, as
@@ -24,8 +24,9 @@ weight wins only if it wins with the fusion re-chosen around it. The held-out fi
 and per class are printed for: today's defaults, the grid without context (re-chosen the same
 way), and the grid with context.
 
-What it found (one run, 784 questions, box loaded by other helpers' benches; class-balanced
-score held out, leave one set out / 5-fold; "plain" is the same grid with no context):
+What the first round found (stop 28; one run, 784 questions, box loaded by other helpers'
+benches; class-balanced score held out, leave one set out / 5-fold; "plain" is the same grid
+with no context):
 
     set            plain          with context   best single part
     coding         0.822 / 0.819  0.813 / 0.818  vector 0.818 (R@10 0.861; with context 0.833)
@@ -35,20 +36,70 @@ score held out, leave one set out / 5-fold; "plain" is the same grid with no con
     memorybank     0.814 / 0.811  0.808 / 0.805  vector 0.674
     friends        0.515 / 0.511  0.511 / 0.518  fts 0.466
 
-A context weight was chosen in all eleven folds (mostly the query-time ``shift`` with the
-``union`` coverage, replacing the neighbour smoothing), yet held out it wins one set clearly
-(committee), splits two and loses three, and on ``coding`` its R@10 falls below vector alone.
-So ``search_context_weight`` ships at 0. The index-time column (``index``) was chosen in 2 of
-11 folds and never beat ``shift``, so no index change or migration is warranted. Embedding a
-turn with its previous turn (``--vectors``, measured on ``conversations``) lost alone against
-the plain turn in every class (balanced: multi-hop 0.799 -> 0.629, paraphrase 0.851 -> 0.656,
-single-hop 0.969 -> 0.879, temporal 0.917 -> 0.717); re-embedding every memory for it is not
-worth measuring on the other sets.
+The index-time column (``index``, now behind ``--index``) was chosen in 2 of 11 folds and never
+beat ``shift``; embedding a turn with its previous turn (``--vectors``, on ``conversations``)
+lost alone in every class (balanced multi-hop 0.799 -> 0.629, single-hop 0.969 -> 0.879).
+
+Second round (stop 29), two more levers in the same grid:
+
+- the gate on the session's shape (``workbench/recall/turn_gate.py``, ``ctx_gate``): the
+  context passes only between two conversation turns (memories that are their text alone),
+  never from a tool note to the unrelated note after it. Every ``coding`` memory is a tool
+  note, so there the lever is now a no-op (fts + previous turn, gated: coding R@10 0.319 =
+  fts alone), and it keeps every conversation set's gain;
+- the session term (``workbench/recall/session_term.py``): after fusion, the neighbours' share
+  and the date lift, each turn gains ``session_weight`` × its session's aggregate (the sum of
+  its ``top`` best scores, relative to the best session's); ``best`` lifts only those ``top``.
+
+The grid: w_fts 0.3 / 0.4 / 0.5 (gate 0.3), neighbours 0 / 0.1, context 0 or 0.25 / 0.5 / 1.0
+gated or not (``shift``, ``union`` coverage), session weight 0 or 0.1 / 0.25 / 0.5, top 1 / 3,
+every hit or best: 546 points. Variants: re-chosen with the fusion (``*``), or with the fusion
+held at today's defaults (0.4 / 0.6 / 0.3, neighbours 0.1: i21-fusion's to choose).
+
+One run (``--cases`` pickle, 784 questions; load average 8–20 from other helpers), held out:
+R@5 / R@10 / MRR / session R@10 of the whole set (LOSO = leave one set out, 5f = 5-fold):
+
+    set            vector (fts)             defaults                 ctx gated* LOSO
+    coding         .722/.861/.676/1.00      .736/.861/.677/1.00      .722/.861/.673/1.00
+    conversations  .925/.934/.807/.972      .896/.934/.849/.972      .896/.934/.818/.972
+    meetings       (.091/.141/.538/1.00)    .108/.158/.603/1.00      .122/.171/.630/1.00
+    committee      (.307/.418/.749/1.00)    .353/.455/.764/1.00      .410/.518/.813/1.00
+    memorybank     .791/.867/.479/.980      .898/.969/.590/1.00      .872/.959/.630/1.00
+    friends        (.455/.503/.430/.920)    .503/.579/.460/.930      .516/.601/.453/.930
+
+    set            ctx ungated* LOSO        session term LOSO        session term 5f
+    coding         .722/.861/.671/1.00      .736/.861/.677/1.00      .736/.861/.677/1.00
+    conversations  .915/.934/.822/.972      .858/.915/.854/.943      .896/.925/.849/.962
+    meetings       .117/.168/.622/1.00      .108/.158/.603/1.00      .108/.158/.603/1.00
+    committee      .400/.513/.801/1.00      .353/.455/.764/1.00      .353/.455/.764/1.00
+    memorybank     .883/.959/.597/1.00      .903/.980/.595/1.00      .903/.969/.595/1.00
+    friends        .516/.597/.449/.930      .536/.613/.465/.910      .533/.613/.464/.913
+
+Per class (R@10), where the levers move: conversations multi-hop defaults .818, session term
+.727 LOSO / .773 5f (session R@10 .955 -> .818 / .909: its evidence is in two sessions and
+the term fills the page with one); friends factoid .588 -> .616, reason .572 -> .610 with the
+session term; committee speaker .500 -> .605 and topic .420 -> .454, meetings speaker .151 ->
+.167 with the gated context (``*``). (The meeting sets search one meeting, one session: the session
+term cannot move them.)
+
+Verdicts, by the rule "never below the best single part on any set":
+- the gate: ``search_context_gate`` ships as ``turns``. Between turns it is the same lever, and
+  on tool notes it removes the coding loss by construction; with the fusion held at today's
+  defaults the gated context was chosen in 1 of 11 folds (conversations held out), so
+  ``search_context_weight`` stays 0. Chosen with the fusion (w_fts 0.5, neighbours 0), it wins
+  meetings, committee and friends and stays above each set's best part except conversations
+  R@5 (where today's defaults already are), but costs conversations MRR (.849 -> .818) and
+  memorybank R@5 (.898 -> .872) against today's defaults: a choice for the fusion's owner;
+- the session term: chosen in all 11 folds (0.25, top 3 in 9 of them), it lifts friends
+  (R@10 +.034) and memorybank, but takes conversations R@10 below vector alone (.934 -> .925
+  5-fold, .915 LOSO): ``search_session_weight`` ships at 0. ``best`` (only a session's top
+  hits gain) was never chosen.
 
 ``--vectors`` embeds every memory a second time (with its previous turn): minutes of a shared
 CPU per set; without it the grid keeps vec_mix 0.
 
-Usage: python bench/relevance_context.py [--set NAME ...] [--json] [--vectors]
+Usage: python bench/relevance_context.py [--set NAME ...] [--json] [--vectors] [--index]
+       [--cases PATH]
 """
 
 from __future__ import annotations
@@ -90,6 +141,7 @@ SOURCES = ["shift"]  # + "index" with --index (never won in the first round)
 GATES_CTX = ["turns", "any"]  # turn_gate: "turns" first, so a tie keeps the narrower lever
 SESSION_WEIGHTS = [0.1, 0.25, 0.5]
 SESSION_TOPS = [1, 3]
+SESSION_MODES = [False, True]  # session_term.lifted(best_only=...)
 VEC_MIXES = [0.0, 0.5, 1.0]
 FTS_WEIGHTS = [0.3, 0.4, 0.5]  # around the fusion's defaults (i21-fusion chooses the fusion)
 GATES = [0.3]
@@ -109,6 +161,7 @@ class Point:
     ctx_gate: str = "any"  # turn_gate: which adjacent pairs carry ("turns": both are turns)
     session_weight: float = 0.0  # session_term.lifted
     session_top: int = 2
+    session_best: bool = False  # only a session's ``top`` best hits gain its share
 
     def describe(self) -> str:
         p = self.params
@@ -117,6 +170,7 @@ class Point:
             f"ctx={self.ctx_weight} cover={self.cover} src={self.source} "
             f"ctx_gate={self.ctx_gate} vec_mix={self.vec_mix} "
             f"session={self.session_weight}/top{self.session_top}"
+            f"{'/best' if self.session_best else ''}"
         )
 
 
@@ -348,7 +402,13 @@ def ranking(
         ranked = fusion.dated(ranked, c.on_day, p.date_weight)
     if point.session_weight > 0:
         sessions = {i: s for i, s in c.session_of.items() if i in c.turns}
-        ranked = session_term.lifted(ranked, sessions, point.session_weight, point.session_top)
+        ranked = session_term.lifted(
+            ranked,
+            sessions,
+            point.session_weight,
+            point.session_top,
+            best_only=point.session_best,
+        )
     return [i for i, _ in ranked]
 
 
@@ -371,11 +431,13 @@ def grid() -> list[Point]:
         for s in SOURCES
         for g in GATES_CTX
     ]
-    sessions = [(0.0, 2)] + list(itertools.product(SESSION_WEIGHTS, SESSION_TOPS))
+    sessions = [(0.0, 2, False)] + list(
+        itertools.product(SESSION_WEIGHTS, SESSION_TOPS, SESSION_MODES)
+    )
     return [
-        Point(p, w, cov, mix, src, gate, sw, st)
+        Point(p, w, cov, mix, src, gate, sw, st, sb)
         for (w, cov, src, gate), mix in itertools.product(contexts, VEC_MIXES)
-        for sw, st in sessions
+        for sw, st, sb in sessions
         for p in fusions
     ]
 

@@ -39,18 +39,19 @@ fused_lists = st.lists(st.tuples(ids, scores), max_size=25, unique_by=lambda p: 
     st.dictionaries(ids, st.sampled_from(["a", "b", "c"]), max_size=40),
     st.floats(min_value=0.0, max_value=1.0, allow_nan=False),
     st.integers(min_value=1, max_value=10),
+    st.booleans(),
 )
 def test_the_session_term_only_reorders_and_only_lifts(
-    fused: list[tuple[int, float]], sessions: dict[int, str], weight: float, top: int
+    fused: list[tuple[int, float]], sessions: dict[int, str], weight: float, top: int, best: bool
 ) -> None:
-    out = session_term.lifted(fused, sessions, weight, top)
+    out = session_term.lifted(fused, sessions, weight, top, best_only=best)
     assert sorted(i for i, _ in out) == sorted(i for i, _ in fused)
     before = dict(fused)
     for item, score in out:
         assert score >= before[item]
         if before[item] <= 0 or item not in sessions:
             assert score == before[item]
-    one = session_term.lifted(fused, dict.fromkeys(before, "s"), weight, top)
+    one = session_term.lifted(fused, dict.fromkeys(before, "s"), weight, top, best_only=best)
     assert [i for i, _ in one] == [i for i, _ in fused] or weight == 0
 
 

@@ -131,3 +131,14 @@ def test_only_conversation_turns_take_part(tmp_path: Path) -> None:
             1: ("talk-1", "p"),
             2: ("talk-1", "p"),
         }
+
+
+def test_best_only_lifts_a_sessions_top_hits_and_leaves_its_others() -> None:
+    fused = [(1, 1.0), (4, 0.9), (2, 0.5), (5, 0.45), (3, 0.4)]
+    sessions = {1: "a", 2: "a", 3: "a", 4: "b", 5: "b"}
+    every = dict(session_term.lifted(fused, sessions, 0.5, 2))
+    best = dict(session_term.lifted(fused, sessions, 0.5, 2, best_only=True))
+    assert every[3] > 0.4  # the session's third hit gains its share...
+    assert best[3] == 0.4  # ...unless only the two that make the aggregate do
+    assert best[1] == every[1]
+    assert best[2] == every[2]

@@ -230,9 +230,12 @@ class Settings(BaseSettings):
     # workbench/recall/turn_gate.py), never a tool note and the unrelated note after it;
     # ``any``: every adjacent pair of a session (the ungated lever).
     search_context_gate: Literal["turns", "any"] = "turns"
-    # Each hybrid hit gains this share of its session's aggregate (the sum of the session's
-    # ``search_session_top`` best fused scores, relative to the best session's): evidence
-    # spread over a session's turns lifts them together (workbench/recall/session_term.py).
+    # Each hybrid hit that is a conversation turn gains this share of its session's aggregate
+    # (the sum of the session's ``search_session_top`` best scores, relative to the best
+    # session's): evidence spread over a session's turns rises together
+    # (workbench/recall/session_term.py). 0 = off; off by default: under cross-validation
+    # (bench/relevance_context.py) it lifts friends and memorybank but takes the conversations
+    # set's R@10 below vector alone (its multi-hop evidence spans two sessions).
     search_session_weight: float = Field(default=0.0, ge=0.0, le=1.0)
     search_session_top: int = Field(default=2, ge=1, le=10)
     # Second stage (workbench/recall/rerank.py): reorder hybrid's fused top ``search_rerank_depth``
