@@ -11,6 +11,8 @@ hits of ``--queries`` queries made of three words of random stored titles:
 - ``session term``: the hits' sessions (``session_term.sessions_of``) and the lift
   (``session_term.lifted``): what ``search_session_weight`` > 0 adds; and the same as if every
   hit were a conversation turn (a seeded store holds tool notes, which the term leaves out);
+- ``session spread``: the hits' sessions and the demotion (``session_spread.spread``): what
+  ``search_spread_weight`` > 0 adds; and the same as if every hit were a turn;
 - ``full text``: ``fts.rank`` itself, for scale.
 
 Figures, never assertions: the box may be loaded by other work; say so next to them.
@@ -39,7 +41,7 @@ from typing import TypeVar
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from workbench.recall import fts, fusion, session_term, turn_gate  # noqa: E402
+from workbench.recall import fts, fusion, session_spread, session_term, turn_gate  # noqa: E402
 
 T = TypeVar("T")
 
@@ -78,6 +80,25 @@ def term_as_turns(
     return session_term.lifted(text, sessions, 0.25, 2)
 
 
+def spread(conn: sqlite3.Connection, text: list[tuple[int, float]]) -> list[tuple[int, float]]:
+    """What ``SearchEngine._rank_observations`` adds with the session spread on."""
+    sessions = session_term.sessions_of(conn, [i for i, _ in text])
+    return session_spread.spread(text, sessions, 0.5, 1)
+
+
+def spread_as_turns(
+    conn: sqlite3.Connection, text: list[tuple[int, float]]
+) -> list[tuple[int, float]]:
+    """The session spread as if every hit were a turn (see ``term_as_turns``)."""
+    ids = [i for i, _ in text]
+    sql = (
+        "SELECT id, content_session_id, project FROM observations"
+        f" WHERE id IN ({', '.join('?' * len(ids))})"
+    )
+    sessions = {int(r[0]): (str(r[1]), str(r[2])) for r in conn.execute(sql, ids)} if ids else {}
+    return session_spread.spread(text, sessions, 0.5, 1)
+
+
 def percentiles(values: list[float]) -> str:
     ordered = sorted(values)
     p95 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
@@ -106,6 +127,8 @@ def main() -> None:
         "context gate": [],
         "session term": [],
         "session term, every hit a turn": [],
+        "session spread": [],
+        "session spread, every hit a turn": [],
     }
     hits = 0
     for query in queries:
@@ -117,6 +140,10 @@ def main() -> None:
             costs["session term"].append(timed(partial(term, conn, text))[1])
             costs["session term, every hit a turn"].append(
                 timed(partial(term_as_turns, conn, text))[1]
+            )
+            costs["session spread"].append(timed(partial(spread, conn, text))[1])
+            costs["session spread, every hit a turn"].append(
+                timed(partial(spread_as_turns, conn, text))[1]
             )
     print(
         f"{rows} memories, {len(queries)} queries, {hits / len(queries):.0f} hits each"

@@ -130,7 +130,15 @@ from bench.relevance_cv import (  # noqa: E402
     summary,
 )
 from bench.relevance_sets import Loaded, available_sets, load, minilm  # noqa: E402
-from workbench.recall import fts, fusion, query_dates, session_term, turn_gate, vectors  # noqa: E402
+from workbench.recall import (  # noqa: E402
+    fts,
+    fusion,
+    query_dates,
+    session_spread,
+    session_term,
+    turn_gate,
+    vectors,
+)
 from workbench.recall.filters import SearchFilters  # noqa: E402
 from workbench.recall.fusion import FusionParams  # noqa: E402
 from workbench.store.identifiers import split_identifiers  # noqa: E402
@@ -142,6 +150,9 @@ GATES_CTX = ["turns", "any"]  # turn_gate: "turns" first, so a tie keeps the nar
 SESSION_WEIGHTS = [0.1, 0.25, 0.5]
 SESSION_TOPS = [1, 3]
 SESSION_MODES = [False, True]  # session_term.lifted(best_only=...)
+SPREAD_WEIGHTS = [0.25, 0.5, 0.75]  # session_spread.spread: (1 - w)^k past the free hits
+SPREAD_FREE = [1, 2]
+SPREAD_SESSION = (0.25, 3, False)  # the session term the first round chose, with a spread
 VEC_MIXES = [0.0, 0.5, 1.0]
 FTS_WEIGHTS = [0.3, 0.4, 0.5]  # around the fusion's defaults (i21-fusion chooses the fusion)
 GATES = [0.3]
@@ -162,6 +173,8 @@ class Point:
     session_weight: float = 0.0  # session_term.lifted
     session_top: int = 2
     session_best: bool = False  # only a session's ``top`` best hits gain its share
+    spread_weight: float = 0.0  # session_spread.spread
+    spread_free: int = 1
 
     def describe(self) -> str:
         p = self.params
@@ -171,6 +184,7 @@ class Point:
             f"ctx_gate={self.ctx_gate} vec_mix={self.vec_mix} "
             f"session={self.session_weight}/top{self.session_top}"
             f"{'/best' if self.session_best else ''}"
+            f" spread={self.spread_weight}/free{self.spread_free}"
         )
 
 
@@ -409,6 +423,9 @@ def ranking(
             point.session_top,
             best_only=point.session_best,
         )
+    if point.spread_weight > 0:
+        sessions = {i: s for i, s in c.session_of.items() if i in c.turns}
+        ranked = session_spread.spread(ranked, sessions, point.spread_weight, point.spread_free)
     return [i for i, _ in ranked]
 
 
@@ -434,12 +451,22 @@ def grid() -> list[Point]:
     sessions = [(0.0, 2, False)] + list(
         itertools.product(SESSION_WEIGHTS, SESSION_TOPS, SESSION_MODES)
     )
-    return [
+    plain = [
         Point(p, w, cov, mix, src, gate, sw, st, sb)
         for (w, cov, src, gate), mix in itertools.product(contexts, VEC_MIXES)
         for sw, st, sb in sessions
         for p in fusions
     ]
+    # The session spread: with no context or the gated one, alone or after the session term.
+    spreads = [
+        Point(p, w, cov, mix, src, gate, sw, st, sb, fw, ff)
+        for (w, cov, src, gate), mix in itertools.product(contexts, VEC_MIXES)
+        if w == 0 or gate == "turns"
+        for sw, st, sb in [(0.0, 2, False), SPREAD_SESSION]
+        for fw, ff in itertools.product(SPREAD_WEIGHTS, SPREAD_FREE)
+        for p in fusions
+    ]
+    return plain + spreads
 
 
 @dataclass
@@ -574,6 +601,28 @@ def run(every: list[CtxCase], names: Sequence[str], as_json: bool) -> None:
             if p.params == DEFAULTS and (p.ctx_weight == 0 or p.ctx_gate == "turns")
         ],
     }
+    # The first round's variants stay as they were: without the spread.
+    variants = {
+        k: [n for n in v if table.points[n].spread_weight == 0] for k, v in variants.items()
+    }
+    no_ctx_no_term = [
+        n for n, p in enumerate(table.points) if p.ctx_weight == 0 and p.session_weight == 0
+    ]
+    variants |= {
+        "spread (re-chosen)": no_ctx_no_term,
+        "gated context + spread (re-chosen)": [
+            n
+            for n, p in enumerate(table.points)
+            if p.session_weight == 0 and (p.ctx_weight == 0 or p.ctx_gate == "turns")
+        ],
+        "session term + spread (re-chosen)": [
+            n for n, p in enumerate(table.points) if p.ctx_weight == 0
+        ],
+        "defaults + spread": [n for n in no_ctx_no_term if table.points[n].params == DEFAULTS],
+        "defaults + session term + spread": [
+            n for n, p in enumerate(table.points) if p.params == DEFAULTS and p.ctx_weight == 0
+        ],
+    }
 
     def choose(train: list[int], only: list[int]) -> Point:
         return table.choose(train, only)
@@ -607,6 +656,10 @@ def run(every: list[CtxCase], names: Sequence[str], as_json: bool) -> None:
         ]
     ).most_common(3)
     doc["consensus_with_context"] = chosen
+    for label in ("defaults + spread", "spread (re-chosen)", "defaults + session term + spread"):
+        doc[f"consensus {label}"] = Counter(
+            [*doc["loso"][label].values(), *doc["kfold"][label]]
+        ).most_common(3)
     defaults = rows_of(every, [ranking(c, Point(DEFAULTS, 0.0, "turn", 0.0)) for c in every])
     ctx_alone = rows_of(every, [[i for i, _ in text_list(c, 0.5, "shift")] for c in every])
     ctx_gated_alone = rows_of(
@@ -642,6 +695,9 @@ def run(every: list[CtxCase], names: Sequence[str], as_json: bool) -> None:
         for d in body:
             print(f"   {d}")
     print(f"== most frequent with context: {chosen}")
+    for key, value in doc.items():
+        if key.startswith("consensus "):
+            print(f"== most frequent, {key[len('consensus ') :]}: {value}")
     print("== held out per set and class: R@5 R@10 MRR sessR@10 | balanced")
     for key, by_label in doc["held_out"].items():
         print(f"-- {key}")

@@ -4,8 +4,12 @@ their settings, with any query text, over a real store mixing tool notes and tur
 - ``session_term.lifted`` on any fused list and any sessions: a reordering of the same ids,
   never a lower score, a hit with no score or no session unchanged, and one session for every
   hit keeps the fused order;
+- ``session_spread.spread`` on any fused list and any sessions: a reordering of the same ids,
+  never a higher score, a hit with no score or no session unchanged, and every session's
+  first ``free`` hits keep their score;
 - ``turn_gate.gated`` on any neighbour map: only pairs of turns remain, never a new pair;
-- a hybrid search with any gate, context weight, session weight and top answers any query
+- a hybrid search with any gate, context weight, session weight and top, spread weight and
+  free count answers any query
   from a real store with a subset of its memories.
 """
 
@@ -18,7 +22,7 @@ from hypothesis import strategies as st
 from tests.conftest import SimilarityRanker
 from tests.fuzz_harness import budget
 from workbench.models import ObservationDraft
-from workbench.recall import session_term, turn_gate
+from workbench.recall import session_spread, session_term, turn_gate
 from workbench.recall.search import SearchEngine
 from workbench.settings import load_settings
 from workbench.store import observations
@@ -57,6 +61,32 @@ def test_the_session_term_only_reorders_and_only_lifts(
 
 @settings(max_examples=budget(300), deadline=None)
 @given(
+    fused_lists,
+    st.dictionaries(ids, st.sampled_from(["a", "b", "c"]), max_size=40),
+    st.floats(min_value=0.0, max_value=1.0, allow_nan=False),
+    st.integers(min_value=1, max_value=10),
+)
+def test_the_session_spread_only_reorders_and_only_demotes(
+    fused: list[tuple[int, float]], sessions: dict[int, str], weight: float, free: int
+) -> None:
+    out = session_spread.spread(fused, sessions, weight, free)
+    assert sorted(i for i, _ in out) == sorted(i for i, _ in fused)
+    before = dict(fused)
+    seen: dict[str, int] = {}
+    for item, score in fused:
+        after = dict(out)[item]
+        assert after <= score
+        if score <= 0 or item not in sessions:
+            assert after == score
+            continue
+        seen[sessions[item]] = seen.get(sessions[item], 0) + 1
+        if seen[sessions[item]] <= free:
+            assert after == before[item]
+    assert [s for _, s in out] == sorted((s for _, s in out), reverse=True)
+
+
+@settings(max_examples=budget(300), deadline=None)
+@given(
     st.dictionaries(ids, st.lists(ids, max_size=2).map(tuple), max_size=30),
     st.sets(ids, max_size=40),
 )
@@ -83,6 +113,8 @@ words = st.one_of(
     st.floats(min_value=0.0, max_value=1.0, allow_nan=False),
     st.floats(min_value=0.0, max_value=1.0, allow_nan=False),
     st.integers(min_value=1, max_value=10),
+    st.floats(min_value=0.0, max_value=1.0, allow_nan=False),
+    st.integers(min_value=1, max_value=10),
 )
 def test_a_search_with_any_conversation_settings_answers(
     tmp_path_factory: TempPathFactory,
@@ -91,6 +123,8 @@ def test_a_search_with_any_conversation_settings_answers(
     context: float,
     session: float,
     top: int,
+    spread: float,
+    free: int,
 ) -> None:
     root = tmp_path_factory.mktemp("talk")
     with Store(root / "workbench.db") as store:
@@ -109,6 +143,8 @@ def test_a_search_with_any_conversation_settings_answers(
             search_context_weight=context,
             search_session_weight=session,
             search_session_top=top,
+            search_spread_weight=spread,
+            search_spread_free=free,
         )
         engine = SearchEngine(store, chosen, SimilarityRanker({1: 0.3, 3: 0.2, 4: 0.1}))
         found = engine.search(f"{query} refund ring", types="observations")

@@ -238,6 +238,13 @@ class Settings(BaseSettings):
     # set's R@10 below vector alone (its multi-hop evidence spans two sessions).
     search_session_weight: float = Field(default=0.0, ge=0.0, le=1.0)
     search_session_top: int = Field(default=2, ge=1, le=10)
+    # The session spread (workbench/recall/session_spread.py): after fusion and the session
+    # term, a conversation turn whose session already has ``search_spread_free`` hits above it
+    # keeps (1 - weight)^k of its score (k: its session's hits before it beyond the free ones),
+    # so one session cannot fill the page when a multi-hop question's evidence spans two.
+    # 0 = off (the default; bench/relevance_context.py chooses it by cross-validation).
+    search_spread_weight: float = Field(default=0.0, ge=0.0, le=1.0)
+    search_spread_free: int = Field(default=1, ge=1, le=10)
     # Second stage (workbench/recall/rerank.py): reorder hybrid's fused top ``search_rerank_depth``
     # by a linear model over word-level features (``workbench rerank train`` fits it to your own
     # history; untrained, a built-in default). Only reorders, fails open to the fused order.

@@ -37,6 +37,7 @@ from workbench.recall import (
     hits,
     query_dates,
     rerank,
+    session_spread,
     session_term,
     totals,
     turn_gate,
@@ -426,6 +427,13 @@ class SearchEngine:
             # lookup of the turns' sessions; each gains its share of its session's aggregate.
             sessions = session_term.sessions_of(self.conn, [i for i, _ in fused])
             fused = session_term.lifted(fused, sessions, talk.session_weight, talk.session_top)
+        spread = session_spread.SpreadParams.from_settings(self.settings)
+        if spread.weight > 0:
+            # Trigger: the session spread is on. Why: a multi-hop question's evidence can span
+            # two sessions, and one session must not fill the page (session_spread). Outcome:
+            # one lookup of the turns' sessions; a session's later hits are demoted.
+            sessions = session_term.sessions_of(self.conn, [i for i, _ in fused])
+            fused = session_spread.spread(fused, sessions, spread.weight, spread.free)
         fused = self._rerank(query, rerank.Candidates(fused, text, vector, cosines or {}))
         skipped = rerank.problem(self.settings)  # the second stage's model is missing
         if skipped is not None and result.degraded is None:
