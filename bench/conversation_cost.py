@@ -22,6 +22,10 @@ average 15 from other helpers' benches (p50 / p95 ms): full text 10.3 / 27.2, co
 1.2 / 15.5, session term 0.08 / 0.14 (no turns: one lookup finds none), session term with
 every hit a turn 0.24 / 13.0. The p95s are the box's scheduling, not the steps.
 
+Same, with the session spread (load average 21): full text 41.4 / 98.2, session term 0.10 /
+0.23, session term every hit a turn 0.26 / 43.0, session spread 0.09 / 0.35, session spread
+with every hit a turn 0.17 / 24.5.
+
 Usage: python bench/conversation_cost.py --db PATH [--queries 200] [--depth 100]
 """
 
@@ -150,7 +154,7 @@ def main() -> None:
         f" (depth {args.depth})"
     )
     for name, values in costs.items():
-        print(f"  {name:<31} {percentiles(values)}")
+        print(f"  {name:<33} {percentiles(values)}")
 
 
 if __name__ == "__main__":

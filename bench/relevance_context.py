@@ -95,6 +95,26 @@ Verdicts, by the rule "never below the best single part on any set":
   5-fold, .915 LOSO): ``search_session_weight`` ships at 0. ``best`` (only a session's top
   hits gain) was never chosen.
 
+Third round (stop 29), the opposite of the session term: the session spread
+(``workbench/recall/session_spread.py``): after the session term, a turn whose session already
+has ``free`` hits above it keeps ``(1 - w)^k`` of its score. 288 more points (w 0.25 / 0.5 /
+0.75, free 1 / 2; no context or the gated one; no session term or 0.25 / top 3; the six
+fusions): 834 in all. Chosen in 0 of 11 folds with the fusion at its defaults ("defaults +
+spread") or re-chosen ("spread (re-chosen)"), in 1 of 11 after the session term (memorybank
+held out: 0.25 / free 2). Fixed points at the fusion's defaults (same run, box loaded, load
+average ~21; R@5 / R@10 / MRR / session R@10):
+
+    set            defaults                 spread .25/free1         spread .25/free2
+    conversations  .896/.934/.849/.972      .858/.915/.836/.972      .896/.934/.848/.972
+    memorybank     .898/.969/.590/1.00      .740/.883/.555/1.00      .801/.923/.577/1.00
+    friends        .503/.579/.460/.930      .444/.511/.436/.980      .486/.541/.450/.960
+
+(coding, meetings, committee: unchanged at every point; tool notes, one session per search.)
+It spreads the page (friends session R@10 .930 -> .980) but on these sets a session's second
+and third hits are gold more often than another session's first: ``search_spread_weight``
+ships at 0. Conversations multi-hop keeps session R@10 .955 at every point: its one miss is
+not a crowded page.
+
 ``--vectors`` embeds every memory a second time (with its previous turn): minutes of a shared
 CPU per set; without it the grid keeps vec_mix 0.
 

@@ -242,7 +242,9 @@ class Settings(BaseSettings):
     # term, a conversation turn whose session already has ``search_spread_free`` hits above it
     # keeps (1 - weight)^k of its score (k: its session's hits before it beyond the free ones),
     # so one session cannot fill the page when a multi-hop question's evidence spans two.
-    # 0 = off (the default; bench/relevance_context.py chooses it by cross-validation).
+    # 0 = off; off by default: under cross-validation (bench/relevance_context.py) it was
+    # never chosen alone: it lifts FriendsQA's session R@10 but lowers every multi-session
+    # set's turn R@10 (MemoryBank's evidence sits in one session).
     search_spread_weight: float = Field(default=0.0, ge=0.0, le=1.0)
     search_spread_free: int = Field(default=1, ge=1, le=10)
     # Second stage (workbench/recall/rerank.py): reorder hybrid's fused top ``search_rerank_depth``

@@ -16,6 +16,17 @@ Properties worth knowing:
 - a hit with no score (a gated full-text one kept at 0) or no session is unchanged;
 - with ``weight`` 0 (the default: off) the fused order is returned as it is; ties keep the
   fused order.
+
+Off by default, and the figures say it stays off: cross-validated across the six relevance
+sets (``bench/relevance_context.py``, weights 0.25 / 0.5 / 0.75, free 1 / 2, the fusion at its
+defaults or re-chosen, with or without the session term) it was chosen in 0 of 11 folds alone
+and 1 of 11 after the session term. Held at the fusion's defaults (R@10, session R@10): it
+does what it says on FriendsQA (session R@10 0.930 -> 0.980 at 0.25 / free 1) but each turn
+it moves onto the page costs a turn of the leading session that was gold (R@10 0.579 ->
+0.511); MemoryBank's evidence sits in one session (R@10 0.969 -> 0.883, 0.923 at free 2);
+the conversations set's session R@10 is 0.972 already, its one multi-hop miss is not a
+crowded page, and R@10 falls (0.934 -> 0.915 at free 1, equal at free 2). Coding and the
+one-meeting sets do not move (tool notes; one session per search).
 """
 
 from __future__ import annotations
