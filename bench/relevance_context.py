@@ -113,7 +113,10 @@ average ~21; R@5 / R@10 / MRR / session R@10):
 It spreads the page (friends session R@10 .930 -> .980) but on these sets a session's second
 and third hits are gold more often than another session's first: ``search_spread_weight``
 ships at 0. Conversations multi-hop keeps session R@10 .955 at every point: its one miss is
-not a crowded page.
+not a crowded page. A looser cap, measured outside the grid at the same defaults (free 3 /
+4 / 5, w 0.5 and 1.0, 1.0 being a hard cap per session): conversations unchanged, and still
+memorybank R@10 .969 -> .872 / .918 / .934 (w 0.5; .760 / .857 / .918 at w 1.0), friends
+.579 -> .556 / .571 / .579: on these sets no cap per session helps.
 
 ``--vectors`` embeds every memory a second time (with its previous turn): minutes of a shared
 CPU per set; without it the grid keeps vec_mix 0.
