@@ -224,6 +224,29 @@ class Settings(BaseSettings):
     # its coverage counts the pieces the two turns hold together. 0 = off; off by default:
     # under cross-validation (bench/relevance_context.py) it won 1 of 6 sets held out.
     search_context_weight: float = Field(default=0.0, ge=0.0, le=1.0)
+    # --- i21-context (stop 29): conversation structure, gated, and the session term ---
+    # Which adjacent memories ``search_context_weight`` reads together: ``turns`` only two
+    # conversation turns (memories that are their text alone: no narrative, facts or files;
+    # workbench/recall/turn_gate.py), never a tool note and the unrelated note after it;
+    # ``any``: every adjacent pair of a session (the ungated lever).
+    search_context_gate: Literal["turns", "any"] = "turns"
+    # Each hybrid hit that is a conversation turn gains this share of its session's aggregate
+    # (the sum of the session's ``search_session_top`` best scores, relative to the best
+    # session's): evidence spread over a session's turns rises together
+    # (workbench/recall/session_term.py). 0 = off; off by default: under cross-validation
+    # (bench/relevance_context.py) it lifts friends and memorybank but takes the conversations
+    # set's R@10 below vector alone (its multi-hop evidence spans two sessions).
+    search_session_weight: float = Field(default=0.0, ge=0.0, le=1.0)
+    search_session_top: int = Field(default=2, ge=1, le=10)
+    # The session spread (workbench/recall/session_spread.py): after fusion and the session
+    # term, a conversation turn whose session already has ``search_spread_free`` hits above it
+    # keeps (1 - weight)^k of its score (k: its session's hits before it beyond the free ones),
+    # so one session cannot fill the page when a multi-hop question's evidence spans two.
+    # 0 = off; off by default: under cross-validation (bench/relevance_context.py) it was
+    # never chosen alone: it lifts FriendsQA's session R@10 but lowers every multi-session
+    # set's turn R@10 (MemoryBank's evidence sits in one session).
+    search_spread_weight: float = Field(default=0.0, ge=0.0, le=1.0)
+    search_spread_free: int = Field(default=1, ge=1, le=10)
     # Second stage (workbench/recall/rerank.py): reorder hybrid's fused top ``search_rerank_depth``
     # by a linear model over word-level features (``workbench rerank train`` fits it to your own
     # history; untrained, a built-in default). Only reorders, fails open to the fused order.

@@ -29,6 +29,9 @@ Modules:
 - ``search_query``   one search contract: the filter and paging fields, one spelling each
 - ``fusion``    fusing the full-text and vector rankings: weighted, score-aware, BM25-gated
 - ``feedback``  pseudo-relevance feedback for full text: the top hits' words as a second query
+- ``turn_gate``      which hits read their previous turn: only conversation turns, never tool notes
+- ``session_term``   each hybrid hit's share of its session's aggregate score (multi-hop evidence)
+- ``session_spread`` a session's later hits give way to other sessions' (evidence in two)
 - ``query_dates``    the calendar days a query names ("on May 2nd", "2023-05-08")
 - ``static_tier``    the two-tier index's fast tier: memories MiniLM has not reached yet
 - ``static_distill`` distil that static embedder from the shipped MiniLM, offline

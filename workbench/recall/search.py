@@ -30,7 +30,18 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from workbench.errors import InvalidInput
-from workbench.recall import feedback, fts, fusion, hits, query_dates, rerank, totals
+from workbench.recall import (
+    feedback,
+    fts,
+    fusion,
+    hits,
+    query_dates,
+    rerank,
+    session_spread,
+    session_term,
+    totals,
+    turn_gate,
+)
 from workbench.recall.filters import Kind, SearchFilters, coerce_list
 from workbench.recall.fusion import RRF_K, rrf  # noqa: F401  (re-exported: tests, bench)
 from workbench.recall.hits import SearchHit
@@ -349,6 +360,7 @@ class SearchEngine:
         name = self.ranker.name
         fusion_depth = min(max(FUSION_DEPTH, 2 * depth), 500)
         params = fusion.FusionParams.from_settings(self.settings)
+        talk = session_term.ConversationParams.from_settings(self.settings)
         text: list[tuple[int, float]] = []
         lexical: list[tuple[int, float]] = []  # ``text`` with each turn's context (carried)
         cover: dict[int, float] = {}
@@ -363,7 +375,7 @@ class SearchEngine:
                 self.conn, query, text, filters, params.feedback_weight, fusion_depth
             )
             lexical, previous = self._with_context(
-                text, filters, params.context_weight, fusion_depth
+                text, filters, params.context_weight, fusion_depth, talk.context_gate
             )
             cover = fusion.coverage(
                 self.conn, "observations", query, [i for i, _ in lexical], previous
@@ -409,6 +421,19 @@ class SearchEngine:
             if days:
                 on_day = fusion.created_on(self.conn, [i for i, _ in fused], days)
                 fused = fusion.dated(fused, on_day, params.date_weight)
+        if talk.session_weight > 0:
+            # Trigger: the session term is on. Why: evidence spread over a conversation's
+            # turns says which conversation holds the answer (session_term). Outcome: one
+            # lookup of the turns' sessions; each gains its share of its session's aggregate.
+            sessions = session_term.sessions_of(self.conn, [i for i, _ in fused])
+            fused = session_term.lifted(fused, sessions, talk.session_weight, talk.session_top)
+        spread = session_spread.SpreadParams.from_settings(self.settings)
+        if spread.weight > 0:
+            # Trigger: the session spread is on. Why: a multi-hop question's evidence can span
+            # two sessions, and one session must not fill the page (session_spread). Outcome:
+            # one lookup of the turns' sessions; a session's later hits are demoted.
+            sessions = session_term.sessions_of(self.conn, [i for i, _ in fused])
+            fused = session_spread.spread(fused, sessions, spread.weight, spread.free)
         fused = self._rerank(query, rerank.Candidates(fused, text, vector, cosines or {}))
         skipped = rerank.problem(self.settings)  # the second stage's model is missing
         if skipped is not None and result.degraded is None:
@@ -422,10 +447,16 @@ class SearchEngine:
         return not rerank.enabled(self.settings) and not rerank_llm.enabled(self.settings)
 
     def _with_context(
-        self, text: list[tuple[int, float]], filters: SearchFilters, weight: float, limit: int
+        self,
+        text: list[tuple[int, float]],
+        filters: SearchFilters,
+        weight: float,
+        limit: int,
+        gate: turn_gate.ContextGate = "turns",
     ) -> tuple[list[tuple[int, float]], dict[int, int]]:
         """``(full-text list, id -> previous turn)`` with each turn read with the one before it
-        (``fusion.carried``, ``limit`` long); with ``weight`` 0 (the default), ``text`` as it is.
+        (``fusion.carried``, ``limit`` long); with ``weight`` 0, ``text`` as it is. ``gate``
+        ``"turns"``: only between two conversation turns, never tool notes (``turn_gate``).
 
         A turn after a hit shares its session and project, so with no filter or only a project
         filter it may join the list; under any other filter only hits already found are lifted.
@@ -433,6 +464,9 @@ class SearchEngine:
         if weight <= 0 or not text:
             return text, {}
         beside = fusion.neighbours(self.conn, [j for i, _ in text for j in (i, i + 1)])
+        if gate == "turns":
+            around = {j for i, near in beside.items() for j in (i, *near)}
+            beside = turn_gate.gated(beside, turn_gate.turns_among(self.conn, sorted(around)))
         open_ = filters.is_empty() or filters.only_projects()
         allowed = None if open_ else {i for i, _ in text}
         lexical = fusion.carried(text, beside, weight, allowed)[:limit]
