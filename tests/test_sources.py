@@ -127,3 +127,22 @@ def test_the_local_source_returns_what_the_timeline_route_sends(
 
     assert reply.wire() == _get(svc, "/api/timeline", params)
     assert reply.text() == _get(svc, "/api/timeline", {**params, "format": "text"})
+
+
+def test_the_search_route_documents_the_merged_reply_of_team_true(tmp_path: Path) -> None:
+    """``/api/search?team=true`` answers a ``MergedSearchReply``: the OpenAPI 200 says so,
+    with its team fields, next to the local ``SearchReply``."""
+    from service.app import create_app
+    from workbench.settings import load_settings
+
+    spec = create_app(load_settings(tmp_path), pid_lock=False).openapi()
+    reply = spec["paths"]["/api/search"]["get"]["responses"]["200"]
+    answer = reply["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[1]
+    schemas = spec["components"]["schemas"]
+    named = {s["$ref"].rsplit("/", 1)[1] for s in schemas[answer]["anyOf"]}
+
+    assert named == {"SearchReply", "MergedSearchReply"}
+    assert {"teamSnapshot", "teamResults", "offset", "teamStale"} <= set(
+        schemas["MergedSearchReply"]["properties"]
+    )
+    assert "text/plain" in reply["content"]

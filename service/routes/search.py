@@ -35,7 +35,7 @@ from pydantic import Field, field_validator
 from service.deprecation import mark_deprecated
 from service.deps import RuntimeDep
 from service.runtime import Runtime
-from workbench.api_models.search import SearchReply, Timeline
+from workbench.api_models.search import SearchAnswer, Timeline
 from workbench.errors import InvalidInput
 from workbench.recall.search import SearchEngine
 from workbench.recall.search_query import SearchQuery, SpellingConflict, deprecation_notice
@@ -89,7 +89,7 @@ def source_for(runtime: Runtime, team: bool) -> MemorySource:
     "/search",
     response_model=None,
     responses={
-        200: {"model": SearchReply, "content": {"text/plain": {"schema": {"type": "string"}}}}
+        200: {"model": SearchAnswer, "content": {"text/plain": {"schema": {"type": "string"}}}}
     },
 )
 def search(runtime: RuntimeDep, params: Annotated[SearchRequest, Query()]) -> Response:

@@ -114,18 +114,12 @@ class MergedSearchReply(SearchReply):
     team_snapshot: int = Field(description="the lake snapshot the team hits come from")
     team_results: int = Field(description="colleagues' hits on this page")
     offset: int
+    # Left out when fresh (a field, not a serializer: the OpenAPI schema keeps the fields).
     team_stale: str | None = Field(
-        default=None, description="why the team hits are from an older mirror (absent: fresh)"
+        default=None,
+        description="why the team hits are from an older mirror (absent: fresh)",
+        exclude_if=lambda stale: stale is None,
     )
-
-    @model_serializer(mode="wrap")
-    def _without_fresh(
-        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
-    ) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        if self.team_stale is None:
-            data.pop("teamStale" if info.by_alias else "team_stale", None)
-        return data
 
     def text(self) -> str:
         """The compact index with authors: ``@author`` and ``team:author:id`` refs."""
