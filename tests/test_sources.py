@@ -14,6 +14,7 @@ port; the local source reads the same file read-only in this process.
 from __future__ import annotations
 
 import ast
+import json
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +25,9 @@ import pytest
 from tests import conftest
 from tests.conftest import Service
 from tests.relevance_set import Seeded
+from tests.test_team_refs import team, team_service
+
+ON_A_TEAM_LAKE = (team, team_service)  # test_team_refs' fixtures: ana and bob on a real lake
 
 ROOT = Path(__file__).resolve().parents[1]
 READ_PATHS = (
@@ -31,18 +35,24 @@ READ_PATHS = (
     "workbench/cli/recall.py",
     "workbench/mcp_server/recall_tools.py",
 )
+GET_PATHS = (
+    "workbench/cli/recall.py",
+    "workbench/mcp_server/recall_tools.py",
+    "service/routes/observations.py",
+    "service/routes/team.py",
+)
 CHOOSERS = {"source_for"}  # the one function per front end that picks local or local + team
 
 
-def team_branches(path: Path) -> list[str]:
-    """Each ``if``/conditional expression on ``team`` (a name or an attribute) in ``path``
-    outside a source chooser, as ``file:line in function``."""
+def team_branches(path: Path, names: tuple[str, ...] = ("team",)) -> list[str]:
+    """Each ``if``/conditional expression on ``names`` (names or attributes; ``team`` by
+    default) in ``path`` outside a source chooser, as ``file:line in function``."""
     found: list[str] = []
 
     def on_team(test: ast.expr) -> bool:
         return any(
-            (isinstance(n, ast.Name) and n.id == "team")
-            or (isinstance(n, ast.Attribute) and n.attr == "team")
+            (isinstance(n, ast.Name) and n.id in names)
+            or (isinstance(n, ast.Attribute) and n.attr in names)
             for n in ast.walk(test)
         )
 
@@ -61,6 +71,15 @@ def team_branches(path: Path) -> list[str]:
 
 def test_read_paths_ask_a_source_instead_of_branching_on_team() -> None:
     branches = [b for p in READ_PATHS for b in team_branches(ROOT / p)]
+
+    assert branches == []
+
+
+def test_show_and_the_observation_routes_ask_a_source_instead_of_splitting_ids() -> None:
+    """``workbench show`` and the MCP ``get_observations`` split local ids from team refs with
+    ``if team_refs``."""
+    names = ("team", "team_refs")
+    branches = [b for p in GET_PATHS for b in team_branches(ROOT / p, names)]
 
     assert branches == []
 
@@ -146,3 +165,50 @@ def test_the_search_route_documents_the_merged_reply_of_team_true(tmp_path: Path
         schemas["MergedSearchReply"]["properties"]
     )
     assert "text/plain" in reply["content"]
+
+
+def test_the_local_source_gets_what_the_observation_routes_send(
+    seeded_service: tuple[Service, Seeded], local: Any
+) -> None:
+    from workbench.sources.source import GetAsk
+
+    svc, labels = seeded_service
+    first, second = labels.ids["refund-idempotency"], labels.ids["dark-mode"]
+    status, batch = svc.post("/api/observations/batch", {"ids": [second, first, 99_999_999]})
+    got = local.get(GetAsk(ids=(second, first, 99_999_999)))
+
+    assert status == 200, batch
+    assert [o.model_dump() for o in got.mine] == batch
+    assert got.missing == ["99999999"]
+    assert got.wire() == batch
+    one = local.get(GetAsk(ids=(first,))).mine[0].model_dump()
+    assert one == _get(svc, f"/api/observation/{first}", {})
+
+
+@pytest.mark.usefixtures("team_service")
+def test_the_team_source_gets_what_the_route_sends_and_show_prints_it_as_before(
+    request: pytest.FixtureRequest,
+) -> None:
+    """A real team lake (PostgreSQL catalog, ana and bob published): the team source's ``get``
+    is the team route's body, and ``show --json`` prints the mirror's column order, as before."""
+    from workbench.settings import load_settings
+    from workbench.team.source import TeamSource
+
+    ana, service, bob_id = request.getfixturevalue("team_service")
+    ref = f"team:bob:{bob_id}"
+    status, route = service.get(f"/api/team/observation/{urllib.parse.quote(ref)}")
+    theirs, missing = TeamSource(load_settings(ana.data_dir)).get([ref, "team:carol:3"])
+    shown = ana.run("show", ref, "--json")
+
+    assert status == 200, route
+    assert [o.model_dump(by_alias=True) for o in theirs] == route["observations"]
+    assert missing == ["team:carol:3"]
+    assert shown.returncode == 0, shown.stderr
+    printed = json.loads(shown.stdout)
+    assert printed == route["observations"]
+    assert list(printed[0]) == [
+        *("author", "content_session_id", "project", "platform_source", "prompt_number"),
+        *("type", "title", "subtitle", "narrative", "facts", "concepts", "files_read"),
+        *("files_modified", "discovery_tokens", "created_at", "created_at_epoch"),
+        *("generated_by", "id", "ref", "teamSnapshot"),
+    ]

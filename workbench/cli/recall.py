@@ -24,12 +24,12 @@ from workbench.cli.output import (
     print_json,
     table,
 )
-from workbench.cli.recall_sources import from_service, readonly_store, source_for
+from workbench.cli.recall_sources import source_for
 from workbench.cli.search_table import print_hits, stale_label
-from workbench.sources.source import TimelineAsk
+from workbench.sources.source import GetAsk, TimelineAsk
 
 if TYPE_CHECKING:
-    from workbench.settings import Settings
+    pass
 
 
 def register(app: typer.Typer) -> None:
@@ -194,49 +194,20 @@ def show(
                     "or a colleague's team:AUTHOR:ID from `workbench search --team`"
                 )
             wanted.append(int(text))
-    if not wanted and not team_refs:
+    ask = GetAsk(ids=tuple(wanted), refs=tuple(team_refs))
+    if not ask.ids and not ask.refs:
         raise InvalidInput("give at least one observation id, e.g. `workbench show 12 14`")
-    settings = load_settings(data_dir)
-    found: list[dict[str, Any]] = []
-    missing: list[str] = []
-    if team_refs:
-        from workbench.team import lake
-
-        lake.require_configured(settings)
-        found, missing = refs.resolve(settings, team_refs)
-    if wanted:
-        mine = _fetch_mine(settings, wanted)
-        missing = [str(i) for i in sorted(set(wanted) - {o["id"] for o in mine})] + missing
-        found = mine + found
+    # Team refs are read with the team lake (source_for checks it is configured first).
+    fetched = source_for(load_settings(data_dir), bool(ask.refs)).get(ask)
     if as_json:
-        print_json(found)
+        print_json(fetched.wire())
     else:
-        for obs in found:
-            _print_observation(obs)
-    if missing:
-        typer.echo(f"not found: {', '.join(missing)}", err=True)
-        if not found:
+        for obs in fetched.observations:
+            _print_observation(obs.model_dump(by_alias=True))
+    if fetched.missing:
+        typer.echo(f"not found: {', '.join(fetched.missing)}", err=True)
+        if not fetched.observations:
             raise typer.Exit(1)
-
-
-def _fetch_mine(settings: Settings, wanted: list[int]) -> list[dict[str, Any]]:
-    found = from_service(settings, "POST", "/api/observations/batch", json={"ids": wanted})
-    if found is None:
-        from workbench.recall.stale_marks import marks
-        from workbench.store import observations
-
-        with readonly_store(settings) as store:
-            rows = observations.get_many(store.conn, wanted, order_by="id_asc")
-            verdicts = marks(store.conn, [o.id for o in rows])
-            found = []
-            for obs in rows:
-                stale, files = verdicts.get(obs.id, (None, None))
-                found.append({**obs.model_dump(), "stale": stale, "stale_files": files})
-    from workbench.api_models.check import checked
-    from workbench.models import Observation
-
-    checked(list[Observation], found, "show")
-    return list(found)
 
 
 def _print_observation(obs: dict[str, Any]) -> None:

@@ -1,9 +1,10 @@
-"""The sources ``workbench search | timeline`` read: the store through the service, or the team.
+"""What ``workbench search | timeline | show`` read: the store through the service, or the team.
 
 ``ServiceSource`` is the local store as the running service answers for it (hybrid search,
 the embedding model loaded once, there). When the service is down it says so once on stderr
 and opens the database read-only here instead (full text only): the CLI never starts the
-service just to read. ``source_for`` adds the team lake when asked (``--team``), after
+service just to read. ``source_for`` adds the team lake when asked (``--team``, or team refs
+given to ``show``), after
 checking it is configured, so the error names ``workbench team init`` before any search.
 """
 
@@ -21,8 +22,9 @@ if TYPE_CHECKING:
     from workbench.recall.search_query import SearchQuery
     from workbench.settings import Settings
     from workbench.sources.local import LocalSource
+    from workbench.sources.observations import Fetched
     from workbench.sources.replies import LocalTimeline, SearchReply
-    from workbench.sources.source import MemorySource, TimelineAsk
+    from workbench.sources.source import GetAsk, MemorySource, TimelineAsk
     from workbench.store.database import Store
 
 
@@ -73,6 +75,30 @@ class ServiceSource:
             return LocalTimeline.model_validate(checked(LocalTimeline, data, "timeline"))
         with readonly_source(self.settings) as local:
             return local.timeline(ask)
+
+    def get(self, ask: GetAsk) -> Fetched:
+        """This store's observations by id, from the service (read-only here when it is down:
+        then in id order, as ``show`` always printed them); team refs are not ours."""
+        from dataclasses import replace
+
+        from workbench.api_models.check import checked
+        from workbench.sources.observations import Fetched, ObservationView
+
+        if not ask.ids:
+            return Fetched(missing_refs=list(ask.refs))
+        body: dict[str, Any] = {"ids": list(ask.ids), "orderBy": ask.order_by}
+        for key, value in (("limit", ask.limit), ("project", ask.project)):
+            if value is not None:
+                body[key] = value
+        data = self._from_service("POST", "/api/observations/batch", json=body)
+        if data is None:
+            with readonly_source(self.settings) as local:
+                return local.get(replace(ask, order_by="id_asc"))
+        mine = [
+            ObservationView.model_validate(o) for o in checked(list[ObservationView], data, "show")
+        ]
+        absent = sorted(set(ask.ids) - {o.id for o in mine})
+        return Fetched(mine=mine, missing_ids=absent, missing_refs=list(ask.refs))
 
     def _from_service(self, method: str, path: str, **kwargs: Any) -> Any | None:
         """The service's answer, or None when it is not running (said once, on stderr)."""

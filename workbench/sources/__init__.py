@@ -3,7 +3,9 @@
 Modules:
 - ``replies``  the typed replies every source returns: they ARE the response models
   (``SearchReply``, ``TimelineReply``; with a colleague's author and ref in a merged one)
-- ``source``   ``MemorySource`` (search, timeline) and ``TeamSide`` (what a merger asks a team
+- ``observations`` full observations by id or team ref (``ObservationView``,
+  ``TeamObservation``) and ``Fetched``, what ``get`` returns
+- ``source``   ``MemorySource`` (search, timeline, get) and ``TeamSide`` (what a merger asks a team
   source for): the protocols callers and the merger are written against
 - ``local``    the local store (SQLite + FAISS through ``recall.search.SearchEngine``)
 - ``merged``   one local source and one team side read as one: rank fusion, local wins

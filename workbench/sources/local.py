@@ -8,20 +8,23 @@ and vector ranker; the CLI builds it over the store opened read-only when the se
 
 from __future__ import annotations
 
+import sqlite3
 from typing import TYPE_CHECKING
 
 from workbench.recall import hits
 from workbench.recall.search import SearchEngine, SearchResult
-from workbench.recall.stale_marks import mark_refs
+from workbench.recall.stale_marks import mark_refs, marks
+from workbench.sources.observations import Fetched, ObservationView
 from workbench.sources.replies import LocalTimeline, SearchReply
 
 if TYPE_CHECKING:
+    from workbench.models import Observation
     from workbench.recall.search_query import SearchQuery
-    from workbench.sources.source import TimelineAsk
+    from workbench.sources.source import GetAsk, TimelineAsk
 
 
 class LocalSource:
-    """Search and timeline over one store (``engine``'s)."""
+    """Search, timeline and get over one store (``engine``'s)."""
 
     def __init__(self, engine: SearchEngine) -> None:
         self.engine = engine
@@ -50,6 +53,29 @@ class LocalSource:
         )
         mark_refs(self.engine.conn, around.items)
         return hits.construct(LocalTimeline, {"anchor": around.anchor, "items": around.items})
+
+    def get(self, ask: GetAsk) -> Fetched:
+        """This store's observations by id, each with its staleness; a team ref is not ours
+        (a merger asks the team for it), so it is listed as not found."""
+        from workbench.store import observations
+
+        conn = self.engine.conn
+        found = observations.get_many(
+            conn, list(ask.ids), order_by=ask.order_by, limit=ask.limit, project=ask.project
+        )
+        mine = with_staleness(conn, found)
+        absent = sorted(set(ask.ids) - {o.id for o in found})
+        return Fetched(mine=mine, missing_ids=absent, missing_refs=list(ask.refs))
+
+
+def with_staleness(conn: sqlite3.Connection, found: list[Observation]) -> list[ObservationView]:
+    """Each observation with its ``stale`` flag and changed files (``workbench.staleness``)."""
+    verdicts = marks(conn, [o.id for o in found])
+    views = []
+    for obs in found:
+        stale, files = verdicts.get(obs.id, (None, None))
+        views.append(ObservationView(**obs.model_dump(), stale=stale, stale_files=files))
+    return views
 
 
 def reply_of(found: SearchResult) -> SearchReply:

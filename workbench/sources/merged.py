@@ -9,6 +9,8 @@
   cut from the result, so page 2 continues page 1 whatever mix of local and team hits it
   holds. Sessions and prompts stay local (prompts never leave a machine) and are paged as
   locally.
+- **Get.** Team refs go to the team side, ids to the local source; this store's observations
+  come first.
 - **Timeline.** The local timeline, plus the team's observations between its first and last
   item (or at the anchor's moment when it has none), in the anchor's project unless one is
   given, in time order (local first on a tie).
@@ -16,11 +18,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from workbench.recall import hits
 from workbench.recall.hits import SearchHit, TimelineItem
 from workbench.recall.search import MAX_LIMIT
+from workbench.sources.observations import Fetched
 from workbench.sources.replies import (
     ME,
     AuthoredHit,
@@ -30,7 +34,15 @@ from workbench.sources.replies import (
     SearchReply,
     TeamHit,
 )
-from workbench.sources.source import MemorySource, TeamPage, TeamSide, TimelineAsk
+from workbench.sources.source import (
+    GetAsk,
+    Getter,
+    MemorySource,
+    RefGetter,
+    TeamPage,
+    TeamSide,
+    TimelineAsk,
+)
 
 if TYPE_CHECKING:
     from workbench.recall.search_query import SearchQuery
@@ -79,6 +91,20 @@ class Merged:
         items += window.items
         items.sort(key=lambda i: (i.created_at_epoch, i.author != ME))
         return MergedTimeline(anchor=local.anchor, items=items, team_snapshot=window.snapshot)
+
+    def get(self, ask: GetAsk) -> Fetched:
+        return merge_get(self.local, self.team, ask)
+
+
+def merge_get(local: Getter, team: RefGetter, ask: GetAsk) -> Fetched:
+    """The team's observations for the refs (asked first: an unknown lake or a bad ref is said
+    before anything local is read), then ``local``'s for the ids; each side asked only for
+    what it holds."""
+    theirs, missing_refs = team.get(ask.refs) if ask.refs else ([], [])
+    mine = local.get(replace(ask, refs=())) if ask.ids else Fetched()
+    return Fetched(
+        mine=mine.mine, theirs=theirs, missing_ids=mine.missing_ids, missing_refs=missing_refs
+    )
 
 
 def merge_search(

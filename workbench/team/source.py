@@ -7,6 +7,7 @@
   ``team_mirror_max_age_s`` ago (30 s by default: opening the lake is most of a team search's
   cost). When the lake cannot be reached the last mirror answers and the page says so.
 - **Window** (the timeline) reads the lake itself at its newest snapshot.
+- **Get** resolves team refs through the mirror (``team/refs.py``).
 - **Local wins.** This store's own rows are left out of both (``read.drop_local_duplicates``).
 - **Citable ids.** A colleague's hit carries ``ref``: ``team:<author>:<their local id>``
   (``team/refs.py``), which ``workbench show``, the MCP ``get_observations`` tool and
@@ -17,10 +18,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from workbench.recall import hits
 from workbench.sources.merged import Merged
+from workbench.sources.observations import TeamObservation
 from workbench.sources.replies import TeamHit, TeamItem
 from workbench.sources.source import MemorySource, TeamPage, TeamWindow
 from workbench.team import mirror, mirror_read
@@ -56,6 +59,17 @@ class TeamSource:
             snapshot=freshness.snapshot,
             stale=freshness.stale,
         )
+
+    def get(self, refs: Sequence[str]) -> tuple[list[TeamObservation], list[str]]:
+        """The observations the refs name (``team/refs.py``; the lake must be configured)."""
+        from workbench.team import lake
+        from workbench.team import refs as team_refs
+
+        for text in refs:
+            team_refs.parse(text)  # a malformed ref is refused before anything is read
+        lake.require_configured(self.settings)
+        found, missing = team_refs.resolve(self.settings, list(refs))
+        return [TeamObservation.model_validate(row) for row in found], missing
 
     def window(self, start_ms: int, end_ms: int, project: str | None) -> TeamWindow:
         r = reader(self.settings)
