@@ -33,6 +33,8 @@ Modules:
 - ``recall/``   search (FTS5 + vectors, fused), timeline, context injection, file history
 - ``folder_memory/`` per-folder CLAUDE.md sections written from the memory
 - ``transcripts/`` agents' own session files imported as events
+- ``sources/``  one read interface (``MemorySource``) over the local store and the team lake,
+  typed replies, one merger
 - ``team/``     team memory: publish to a shared DuckLake, read and search it
 - ``knowledge/`` analytics, corpora and the knowledge agent
 - ``api_models/`` the service's request and response models (shared with the CLI and MCP)
@@ -61,10 +63,11 @@ never through a cycle: at module level, inside a function or for types only
 4. capture: anthropic_api, compress, ingest, transcripts, derive
 5. recall: recall, folder_memory
 6. forgetting: forget_words, forget
-7. team: team
-8. knowledge: knowledge
-9. edges: api_models, notebooks
-10. front ends: mcp_server, cli, __main__
+7. sources: sources
+8. team: team
+9. knowledge: knowledge
+10. edges: api_models, notebooks
+11. front ends: mcp_server, cli, __main__
 
 Kept empty on purpose: hooks import ``workbench.redact`` and must not pay for anything else.
 """

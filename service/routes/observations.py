@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from service.deps import RuntimeDep
 from service.pagination import PageDep, page
 from service.params import ObservationIdPath, RowId
+from service.runtime import Runtime
 from service.schemas import ObservationBatch
 from workbench.api_models.forget import Deleted, Forgotten
 from workbench.api_models.ledger import InjectionHistory
@@ -46,7 +47,9 @@ from workbench.errors import NotFound
 from workbench.knowledge import corpus
 from workbench.models import Observation
 from workbench.recall import file_history, ledger
-from workbench.recall.stale_marks import marks
+from workbench.recall.search import SearchEngine
+from workbench.sources.local import LocalSource
+from workbench.sources.source import GetAsk
 from workbench.store import observations
 
 log = logging.getLogger("workbench.service")
@@ -69,48 +72,40 @@ def list_observations(runtime: RuntimeDep, params: PageDep) -> Page[Observation]
     return page(items, more, params)
 
 
-def with_staleness(conn: sqlite3.Connection, found: list[Observation]) -> list[ObservationView]:
-    """Each observation with its ``stale`` flag and changed files (``workbench.staleness``)."""
-    verdicts = marks(conn, [o.id for o in found])
-    views = []
-    for obs in found:
-        stale, files = verdicts.get(obs.id, (None, None))
-        views.append(ObservationView(**obs.model_dump(), stale=stale, stale_files=files))
-    return views
+def local_source(runtime: Runtime) -> LocalSource:
+    """The service's store as a source (``get`` reads no vectors: no ranker needed)."""
+    return LocalSource(SearchEngine(runtime.store, runtime.settings))
 
 
 @router.get("/observation/{observation_id}")
 def get_observation(observation_id: ObservationIdPath, runtime: RuntimeDep) -> ObservationView:
-    conn = runtime.store.conn
-    obs = observations.get(conn, observation_id)
-    if obs is None:
+    found = local_source(runtime).get(GetAsk(ids=(observation_id,))).mine
+    if not found:
         raise NotFound(
             f"no observation with id {observation_id}; find ids with GET /api/search "
             "or GET /api/observations"
         )
-    return with_staleness(conn, [obs])[0]
+    return found[0]
 
 
 @router.post("/observations/batch")
 def batch(body: ObservationBatch, runtime: RuntimeDep) -> list[ObservationView]:
-    conn = runtime.store.conn
-    found = observations.get_many(
-        conn, body.ids, order_by=body.orderBy, limit=body.limit, project=body.project
-    )
+    ask = GetAsk(ids=tuple(body.ids), order_by=body.orderBy, limit=body.limit, project=body.project)
+    found = local_source(runtime).get(ask).mine
     if body.source is not None or body.contentSessionId is not None:
         # Trigger: the caller said who asks. / Why: the ledger's "did the agent then ask for
         # it?" / Outcome: one fetches row per returned id; the response is unchanged, even
         # when the ledger write fails (logged: the records matter more than the accounting).
         try:
             ledger.record_fetches(
-                conn,
+                runtime.store.conn,
                 [o.id for o in found],
                 source=body.source,
                 content_session_id=body.contentSessionId,
             )
         except sqlite3.Error:
             log.exception("could not record %d fetches in the ledger", len(found))
-    return with_staleness(conn, found)
+    return found
 
 
 @router.get("/observations/by-file")

@@ -35,12 +35,12 @@ from pydantic import Field, field_validator
 from service.deprecation import mark_deprecated
 from service.deps import RuntimeDep
 from service.runtime import Runtime
-from workbench.api_models.search import SearchReply, Timeline
+from workbench.api_models.search import SearchAnswer, Timeline
 from workbench.errors import InvalidInput
-from workbench.recall import compact
 from workbench.recall.search import SearchEngine
 from workbench.recall.search_query import SearchQuery, SpellingConflict, deprecation_notice
-from workbench.recall.stale_marks import mark_refs
+from workbench.sources.local import LocalSource
+from workbench.sources.source import MemorySource, TimelineAsk
 
 router = APIRouter(prefix="/api", tags=["search"])
 
@@ -75,56 +75,29 @@ def engine_for(runtime: Runtime) -> SearchEngine:
     return SearchEngine(runtime.store, runtime.settings, ranker=runtime.vector_ranker)
 
 
+def source_for(runtime: Runtime, team: bool) -> MemorySource:
+    """The service's store, read with the team lake when ``team`` (the one place it matters)."""
+    local = LocalSource(engine_for(runtime))
+    if not team:
+        return local
+    from workbench.team.source import with_team
+
+    return with_team(runtime.settings, local)
+
+
 @router.get(
     "/search",
     response_model=None,
     responses={
-        200: {"model": SearchReply, "content": {"text/plain": {"schema": {"type": "string"}}}}
+        200: {"model": SearchAnswer, "content": {"text/plain": {"schema": {"type": "string"}}}}
     },
 )
 def search(runtime: RuntimeDep, params: Annotated[SearchRequest, Query()]) -> Response:
     """Search observations, session summaries and prompts (BM25 + vectors, fused)."""
-    filters = params.filters()
-    engine = engine_for(runtime)
-
-    def page(limit: int, offset: int, *, count_totals: bool = True) -> Any:
-        found = engine.search(
-            params.query,
-            filters,
-            types=params.kinds,
-            mode=params.mode,
-            order_by=params.order_by,
-            limit=limit,
-            offset=offset,
-            count_totals=count_totals,
-        )
-        mark_refs(runtime.store.conn, found.observations)  # the returned page only
-        return found
-
-    answer: Response
-    if params.team:
-        from workbench.team import search as team_search
-
-        data = team_search.with_team_search(
-            runtime.settings,
-            lambda limit, offset: page(limit, offset).to_json(),
-            query=params.query,
-            filters=filters,
-            types=params.kinds,
-            limit=params.limit,
-            offset=params.offset,
-        )
-        if params.format == "json":
-            answer = JSONResponse(data)
-        else:
-            answer = PlainTextResponse(team_search.search_text(data))
-    else:
-        if params.format == "json":
-            answer = JSONResponse(page(params.limit, params.offset).to_json())
-        else:
-            # The text index shows no total: the search counts none (same hits).
-            result = page(params.limit, params.offset, count_totals=False)
-            answer = PlainTextResponse(compact.search_index(result))
+    as_json = params.format == "json"
+    # The text index shows no total: the search counts none (same hits).
+    reply = source_for(runtime, params.team).search(params, count_totals=as_json)
+    answer: Response = JSONResponse(reply.wire()) if as_json else PlainTextResponse(reply.text())
     mark_deprecated(answer, params.deprecations())
     return answer
 
@@ -166,27 +139,17 @@ def timeline(
         )
         if value is not None
     ]
-    result = engine_for(runtime).timeline(
+    ask = TimelineAsk(
         anchor=anchor,
         query=query,
         depth_before=5 if before is None else before,
         depth_after=5 if after is None else after,
         project=project,
     )
-    mark_refs(runtime.store.conn, result.items)
-    answer: Response
-    if team:
-        from workbench.team import read
-
-        data = read.with_team_timeline(runtime.settings, result.to_json(), project)
-        if fmt == "text":
-            answer = PlainTextResponse(read.timeline_text(data))
-        else:
-            answer = JSONResponse(data)
-    elif fmt == "text":
-        answer = PlainTextResponse(compact.timeline_text(result))
-    else:
-        answer = JSONResponse(result.to_json())
+    reply = source_for(runtime, team).timeline(ask)
+    answer: Response = (
+        PlainTextResponse(reply.text()) if fmt == "text" else JSONResponse(reply.wire())
+    )
     mark_deprecated(answer, notices)
     return answer
 

@@ -5,19 +5,21 @@
 - ``POST /api/team/observations/batch`` ``{"refs": [...]}``: ``{"observations", "missing"}``.
 
 A malformed ref is a 422 saying the form, an unknown one a 404, no team lake a 409 saying
-``workbench team init``. Plain ``def``: the mirror refresh may open the lake (thread pool).
+``workbench team init``. Both ask the team source (``team/source.py``). Plain ``def``: the
+mirror refresh may open the lake (thread pool).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from service.deps import RuntimeDep
 from workbench.api_models.team import TeamObservationReply, TeamObservationsBatch
-from workbench.team import lake, refs
+from workbench.team import refs
+from workbench.team.source import TeamSource
 
 router = APIRouter(prefix="/api/team", tags=["team"])
 
@@ -35,19 +37,14 @@ class TeamRefs(BaseModel):
 def team_observation(
     runtime: RuntimeDep,
     ref: Annotated[str, Path(max_length=300, description="team:AUTHOR:ID from a team hit")],
-) -> dict[str, Any]:
+) -> TeamObservationReply:
     """A colleague's full observation(s) by team ref."""
-    refs.parse(ref)  # a malformed ref is a 422 whether or not a lake is set
-    lake.require_configured(runtime.settings)
-    found = refs.resolve_one(runtime.settings, ref)
-    return {"ref": ref, "observations": found, "teamSnapshot": found[0]["teamSnapshot"]}
+    found = refs.resolve_one(TeamSource(runtime.settings), ref)
+    return TeamObservationReply(ref=ref, observations=found, team_snapshot=found[0].team_snapshot)
 
 
 @router.post("/observations/batch", response_model=TeamObservationsBatch)
-def team_observations(body: TeamRefs, runtime: RuntimeDep) -> dict[str, Any]:
+def team_observations(body: TeamRefs, runtime: RuntimeDep) -> TeamObservationsBatch:
     """Colleagues' full observations for many team refs; the refs not found in ``missing``."""
-    for text in body.refs:
-        refs.parse(text)
-    lake.require_configured(runtime.settings)
-    found, missing = refs.resolve(runtime.settings, body.refs)
-    return {"observations": found, "missing": missing}
+    found, missing = TeamSource(runtime.settings).get(body.refs)
+    return TeamObservationsBatch(observations=found, missing=missing)

@@ -8,17 +8,9 @@ from pydantic import ConfigDict, Field
 
 from workbench.api_models.base import CamelModel
 from workbench.models import Observation
+from workbench.sources.observations import ObservationView
 
-
-class ObservationView(Observation):
-    """An observation as the API answers it: the stored record and its staleness.
-
-    ``stale``: a file it cites changed since it was made (``workbench.staleness``); None when
-    unknown (no evidence recorded). ``stale_files``: those files (None when unknown).
-    """
-
-    stale: bool | None = None
-    stale_files: list[str] | None = None
+__all__ = ["FileObservation", "ObservationView", "ObservationsByFile", "PathCandidates"]
 
 
 class FileObservation(Observation):

@@ -1,37 +1,15 @@
 """Team replies: a colleague's observations by team ref (``service/routes/team.py``).
 
-A team observation is shaped like a local one (``workbench.models.Observation``) plus
-``author``, ``ref`` and the snapshot it was read at, without the local-only fields (its
-``content_hash`` stays in the mirror). Field types are loose on purpose (``type`` is any
-string, as in ``ObservationDraft``): a colleague on another version may publish observation
-types this one does not know, and a reply must never fail on their data.
+A team observation is what the team source returns (``workbench.sources.observations``):
+shaped like a local one plus ``author``, ``ref`` and the snapshot it was read at.
 """
 
 from __future__ import annotations
 
-from pydantic import ConfigDict, Field
-
 from workbench.api_models.base import CamelModel
-from workbench.models import ObservationDraft
+from workbench.sources.observations import TeamObservation
 
-
-class TeamObservation(ObservationDraft):
-    """One colleague's observation; ``id`` is the id in *their* store (cite ``ref``)."""
-
-    model_config = ConfigDict(populate_by_name=True)
-
-    id: int
-    ref: str
-    author: str
-    content_session_id: str | None = None
-    project: str
-    platform_source: str | None = None
-    prompt_number: int = 0
-    discovery_tokens: int = 0
-    created_at: str
-    created_at_epoch: int
-    generated_by: str = "offline"
-    team_snapshot: int = Field(alias="teamSnapshot")
+__all__ = ["TeamObservation", "TeamObservationReply", "TeamObservationsBatch"]
 
 
 class TeamObservationReply(CamelModel):

@@ -18,6 +18,8 @@
 - ``transcripts`` import-transcripts (agents' own session files, with a progress bar)
 - ``stale``     stale (observations whose cited files changed since; ``workbench.staleness``)
 - ``recall``    search, timeline, show (the 3-layer recall workflow)
+- ``recall_sources`` the sources those read: the store through the service (read-only when it
+  is down), with the team lake for ``--team``
 - ``query_options`` the ``SearchQuery`` fields as CLI options, one ``--field-name`` each
 - ``forget``    forget <id>… (delete observations for good, say what was scrubbed)
 - ``analytics`` sql, stats (analyse the memory without the service)

@@ -36,7 +36,7 @@ TYPE_CHECKING = False  # typing costs start-up
 if TYPE_CHECKING:
     from typing import Any
 
-TIMEOUT_S = 60.0  # the full command's (cli.recall._from_service)
+TIMEOUT_S = 60.0  # the full command's (cli.recall_sources.from_service)
 MAX_LIMIT = 100  # Typer's bound on --limit (cli.recall.search)
 VALUED = {"--project": "project", "--mode": "mode", "--limit": "limit", "--data-dir": "data_dir"}
 SHORT = {"-d": "--data-dir"}

@@ -11,8 +11,6 @@ same search engine here, full text only, and say so on stderr.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -26,56 +24,18 @@ from workbench.cli.output import (
     print_json,
     table,
 )
+from workbench.cli.recall_sources import source_for
 from workbench.cli.search_table import print_hits, stale_label
-from workbench.errors import ServiceUnavailable
+from workbench.sources.source import GetAsk, TimelineAsk
 
 if TYPE_CHECKING:
-    from workbench.recall.search_query import SearchQuery
-    from workbench.settings import Settings
+    pass
 
 
 def register(app: typer.Typer) -> None:
     app.command("search")(search)
     app.command("timeline")(timeline)
     app.command("show")(show)
-
-
-def _from_service(settings: Settings, method: str, path: str, **kwargs: Any) -> Any | None:
-    """The service's answer, or None when it is not running (the caller reads locally)."""
-    from workbench.client import ServiceClient
-
-    try:
-        with ServiceClient(settings, timeout=60.0) as client:
-            return client.request(method, path, **kwargs)
-    except ServiceUnavailable:
-        typer.echo(
-            f"workbench service not running at {settings.base_url}; reading "
-            f"{settings.db_path} read-only (full-text search only). Start it with "
-            "`workbench serve --detach` for hybrid search.",
-            err=True,
-        )
-        return None
-
-
-@contextmanager
-def _local_engine(settings: Settings) -> Iterator[Any]:
-    """The search engine over the database opened read-only (no vector ranker here)."""
-    from workbench.recall.search import SearchEngine
-
-    with _readonly_store(settings) as store:
-        yield SearchEngine(store, settings)
-
-
-@contextmanager
-def _readonly_store(settings: Settings) -> Iterator[Any]:
-    from workbench.store.database import Store
-
-    try:
-        store = Store(settings.db_path, readonly=True)
-    except FileNotFoundError as exc:
-        raise ServiceUnavailable(str(exc)) from None
-    with store:
-        yield store
 
 
 @handle_errors
@@ -140,73 +100,11 @@ def search(
         {"--obs-type": obs_type, "--type": old_type, "--platform": platform},
     )
     wanted = SearchQuery.parse({k: v for k, v in fields.items() if v is not None})
-    settings = load_settings(data_dir)
-    if wanted.team:
-        from workbench.team.lake import require_configured
-
-        require_configured(settings)  # before any search: the error says `workbench team init`
-    data: dict[str, Any]
-    if wanted.team:
-        data = _with_team(settings, wanted)
-    else:
-        params = {**wanted.model_copy(update={"team": False}).wire(), "format": "json"}
-        served = _from_service(settings, "GET", "/api/search", params=params)
-        data = served if served is not None else _search_locally(settings, wanted)
-    from workbench.api_models.check import checked
-    from workbench.api_models.search import SearchReply
-
-    checked(SearchReply, data, "search")
+    data = source_for(load_settings(data_dir), wanted.team).search(wanted).wire()
     if as_json:
         print_json(data)
         return
     print_hits(data)
-
-
-def _with_team(settings: Settings, wanted: SearchQuery) -> dict[str, Any]:
-    """One page of the fused local + team search (workbench/team/search.py); the local pages
-    come from the service, or from the store read-only when it is down (said once)."""
-    from workbench.team.search import with_team_search
-
-    service_up = True
-
-    def local_page(limit: int, offset: int) -> dict[str, Any]:
-        nonlocal service_up
-        page = wanted.model_copy(update={"team": False, "limit": limit, "offset": offset})
-        if service_up:
-            params = {**page.wire(), "format": "json"}
-            data = _from_service(settings, "GET", "/api/search", params=params)
-            if data is not None:
-                return dict(data)
-            service_up = False
-        return _search_locally(settings, page)
-
-    return with_team_search(
-        settings,
-        local_page,
-        query=wanted.query,
-        filters=wanted.filters(),
-        types=wanted.kinds,
-        limit=wanted.limit,
-        offset=wanted.offset,
-    )
-
-
-def _search_locally(settings: Settings, wanted: SearchQuery) -> dict[str, Any]:
-    from workbench.recall.stale_marks import mark_refs
-
-    with _local_engine(settings) as engine:
-        result = engine.search(
-            wanted.query,
-            wanted.filters(),
-            types=wanted.kinds,
-            mode=wanted.mode,
-            order_by=wanted.order_by,
-            limit=wanted.limit,
-            offset=wanted.offset,
-        )
-        mark_refs(engine.conn, result.observations)
-    data: dict[str, Any] = result.to_json()
-    return data
 
 
 @handle_errors
@@ -231,38 +129,15 @@ def timeline(
     as_json: JsonOption = False,
 ) -> None:
     """Show what happened around an observation, a summary or a moment (layer 2)."""
-    settings = load_settings(data_dir)
-    if team:
-        from workbench.team.lake import require_configured
-
-        require_configured(settings)
-    params = {
-        "anchor": anchor,
-        "query": query,
-        "depth_before": before,
-        "depth_after": after,
-        "project": project,
-    }
-    clean = {k: v for k, v in params.items() if v is not None}
-    data = _from_service(settings, "GET", "/api/timeline", params=clean)
-    if data is None:
-        from workbench.recall.stale_marks import mark_refs
-
-        with _local_engine(settings) as engine:
-            around = engine.timeline(anchor, query, before, after, project)
-            mark_refs(engine.conn, around.items)
-            data = around.to_json()
-    if team:
-        from workbench.team import read
-
-        data = read.with_team_timeline(settings, data, project)
-    from workbench.api_models.check import checked
-    from workbench.api_models.search import Timeline
-
-    checked(Timeline, data, "timeline")
+    ask = TimelineAsk(
+        anchor=anchor, query=query, depth_before=before, depth_after=after, project=project
+    )
+    reply = source_for(load_settings(data_dir), team).timeline(ask)
+    data = reply.wire()
     if as_json:
         print_json(data)
         return
+    authored = "teamSnapshot" in data  # a merged timeline: each item names its author
     from workbench.clock import minute_from_ms as when
 
     where = data["anchor"]
@@ -271,7 +146,7 @@ def timeline(
     prefixes = {"observation": "", "summary": "S", "prompt": "P"}
     table(
         f"timeline around {label}" + (f" (best match for {query!r})" if query else ""),
-        ["", "id", "time (UTC)", "type", "title", "~tokens"] + (["author"] if team else []),
+        ["", "id", "time (UTC)", "type", "title", "~tokens"] + (["author"] if authored else []),
         [
             (
                 ">" if item["is_anchor"] else "",
@@ -281,7 +156,7 @@ def timeline(
                 item["title"] + stale_label(item),
                 item["tokens"],
             )
-            + ((item.get("author"),) if team else ())
+            + ((item.get("author"),) if authored else ())
             for item in data["items"]
         ],
     )
@@ -319,49 +194,20 @@ def show(
                     "or a colleague's team:AUTHOR:ID from `workbench search --team`"
                 )
             wanted.append(int(text))
-    if not wanted and not team_refs:
+    ask = GetAsk(ids=tuple(wanted), refs=tuple(team_refs))
+    if not ask.ids and not ask.refs:
         raise InvalidInput("give at least one observation id, e.g. `workbench show 12 14`")
-    settings = load_settings(data_dir)
-    found: list[dict[str, Any]] = []
-    missing: list[str] = []
-    if team_refs:
-        from workbench.team import lake
-
-        lake.require_configured(settings)
-        found, missing = refs.resolve(settings, team_refs)
-    if wanted:
-        mine = _fetch_mine(settings, wanted)
-        missing = [str(i) for i in sorted(set(wanted) - {o["id"] for o in mine})] + missing
-        found = mine + found
+    # Team refs are read with the team lake (source_for checks it is configured first).
+    fetched = source_for(load_settings(data_dir), bool(ask.refs)).get(ask)
     if as_json:
-        print_json(found)
+        print_json(fetched.wire())
     else:
-        for obs in found:
-            _print_observation(obs)
-    if missing:
-        typer.echo(f"not found: {', '.join(missing)}", err=True)
-        if not found:
+        for obs in fetched.observations:
+            _print_observation(obs.model_dump(by_alias=True))
+    if fetched.missing:
+        typer.echo(f"not found: {', '.join(fetched.missing)}", err=True)
+        if not fetched.observations:
             raise typer.Exit(1)
-
-
-def _fetch_mine(settings: Settings, wanted: list[int]) -> list[dict[str, Any]]:
-    found = _from_service(settings, "POST", "/api/observations/batch", json={"ids": wanted})
-    if found is None:
-        from workbench.recall.stale_marks import marks
-        from workbench.store import observations
-
-        with _readonly_store(settings) as store:
-            rows = observations.get_many(store.conn, wanted, order_by="id_asc")
-            verdicts = marks(store.conn, [o.id for o in rows])
-            found = []
-            for obs in rows:
-                stale, files = verdicts.get(obs.id, (None, None))
-                found.append({**obs.model_dump(), "stale": stale, "stale_files": files})
-    from workbench.api_models.check import checked
-    from workbench.models import Observation
-
-    checked(list[Observation], found, "show")
-    return list(found)
 
 
 def _print_observation(obs: dict[str, Any]) -> None:

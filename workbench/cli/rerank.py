@@ -61,12 +61,12 @@ def train(
     seed: Annotated[int, typer.Option(help="Seed of the question sample and the split.")] = 0,
 ) -> None:
     """Train the reranker on questions generated from your history; write rerank.json."""
-    from workbench.cli.recall import _readonly_store
+    from workbench.cli.recall_sources import readonly_store
     from workbench.recall import rerank, rerank_train
     from workbench.recall.evaluate import InProcessRanker
 
     settings = load_settings(data_dir)
-    with _readonly_store(settings) as store:
+    with readonly_store(settings) as store:
         ranker = InProcessRanker(store.conn, settings)
         model, report = rerank_train.train(store.conn, ranker, settings, limit=limit, seed=seed)
     path = rerank.save_model(

@@ -6,6 +6,7 @@
 - ``server``        builds the ``MCPServer``, registers the listed tool modules, runs it over stdio
 - ``backend``       the tools' line to the service (HTTP): started on demand, errors as tool errors
 - ``recall_tools``  search, timeline, get_observations, save_memory, workflow (the 3-layer recall)
+- ``fetch_sources`` get_observations' two sides (ids, team refs) as the service answers them
 - ``code_tools``    smart_search, smart_outline, smart_unfold (``workbench.code``; files,
                     not the service)
 - ``corpus_tools``  build_corpus, list_corpora, prime_corpus, query_corpus (the knowledge tools)

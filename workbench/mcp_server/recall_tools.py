@@ -18,7 +18,6 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from workbench.api_models.check import checked
 from workbench.mcp_server.backend import ServiceBackend
 from workbench.mcp_server.front import current_identity, current_project
 from workbench.mcp_server.query_schema import (
@@ -27,7 +26,6 @@ from workbench.mcp_server.query_schema import (
     with_notices,
     with_signature,
 )
-from workbench.models import Observation
 from workbench.recall.search_query import SearchQuery
 
 # The arguments ``search`` took before issue 13 (deprecated; removed in the next release).
@@ -194,25 +192,23 @@ def register(server: MCPServer, client: ServiceBackend) -> None:
         limit: Annotated[Limit | None, Field(description="At most this many.")] = None,
         project: Project = None,
     ) -> str:
+        from workbench.mcp_server.fetch_sources import ServiceIds, ServiceRefs
+        from workbench.sources.merged import merge_get
+        from workbench.sources.source import GetAsk
+
         numbers, team_refs = split_ids(ids)
-        records: list[dict[str, Any]] = []
-        missing: list[Any] = []
-        if numbers:
-            body: dict[str, Any] = {"ids": numbers, "source": "mcp"}
-            for key, value in (("orderBy", orderBy), ("limit", limit), ("project", project)):
-                if value is not None:
-                    body[key] = value
-            found = checked(
-                list[Observation], client.post("/api/observations/batch", body), "get_observations"
-            )
-            records = [trim(obs) for obs in found]
-            if limit is None:  # with a limit, an absent id may just be cut off
-                missing = sorted(set(numbers) - {obs["id"] for obs in found})
-        if team_refs:
-            team = client.post("/api/team/observations/batch", {"refs": team_refs})
-            records += [trim(obs) for obs in team["observations"]]
-            missing += team["missing"]
-        answer: dict[str, Any] = {"observations": records}
+        ask = GetAsk(
+            ids=tuple(numbers),
+            refs=tuple(team_refs),
+            order_by=orderBy or "date_desc",
+            limit=limit,
+            project=project,
+        )
+        fetched = merge_get(ServiceIds(client), ServiceRefs(client), ask)
+        answer: dict[str, Any] = {
+            "observations": [trim(o.model_dump(by_alias=True)) for o in fetched.observations]
+        }
+        missing: list[Any] = [*fetched.missing_ids, *fetched.missing_refs]
         if missing:
             answer["missing"] = missing
         return as_text(answer)

@@ -12,9 +12,11 @@ Times are UTC, the zone the store keeps.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Protocol
+
 from workbench.clock import minute_from_ms
-from workbench.recall.hits import RecordRef
-from workbench.recall.search import SearchResult
+from workbench.recall.hits import RecordRef, SearchHit
 from workbench.recall.tier_note import vectors_note
 from workbench.recall.timeline import Timeline
 
@@ -29,6 +31,31 @@ NEXT_STEPS = (
     'POST /api/observations/batch {"ids": [..]} returns full observations - fetch only the '
     "ids you need."
 )
+
+
+class IndexPage(Protocol):
+    """What the index reads of a search: ``recall.search.SearchResult`` or a source's reply."""
+
+    @property
+    def query(self) -> str | None: ...
+    @property
+    def mode(self) -> str: ...
+    @property
+    def order_by(self) -> str: ...
+    @property
+    def degraded(self) -> str | None: ...
+    @property
+    def vectors_behind(self) -> int | None: ...
+    @property
+    def vectors_static(self) -> int | None: ...
+    @property
+    def observations(self) -> Sequence[SearchHit]: ...
+    @property
+    def sessions(self) -> Sequence[SearchHit]: ...
+    @property
+    def prompts(self) -> Sequence[SearchHit]: ...
+    @property
+    def total(self) -> int: ...
 
 
 def when(epoch_ms: int) -> str:
@@ -69,7 +96,7 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def search_index(result: SearchResult) -> str:
+def search_index(result: IndexPage) -> str:
     """The default ``/api/search`` body (text/plain)."""
     what = f'"{one_line(result.query)}"' if result.query else "(filters only)"
     counts = ", ".join(

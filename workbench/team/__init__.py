@@ -15,7 +15,8 @@
 - ``combined``    the local store and the lake as one set of views (``stats --team``)
 - ``mirror``      the local, derived FTS5 copy of the lake's live observations (team search)
 - ``mirror_read`` BM25 search over the mirror and observations by team ref
-- ``search``      ``search --team``: local and mirror hits fused by rank, paged as one list
+- ``source``      the team side of ``search --team`` / ``timeline --team`` (``workbench.sources``):
+                  mirror hits and lake windows, this store's own rows left out
 - ``refs``        citable team ids ``team:<author>:<id>`` and the observations they name
 - ``context``     colleagues' memories for the SessionStart block, read from the lake
 """

@@ -12,7 +12,8 @@
   duplicate local ones; the session id tells a second machine of the same author, whose
   local ids restart at 1, from the one that published).
 - **Search.** ``search --team`` reads the team mirror (``team/mirror.py``: a local FTS5 copy
-  of the live observations, BM25 like local search; ``team/search.py`` fuses and pages).
+  of the live observations, BM25 like local search; ``team/source.py`` is the team side
+  that ``sources/merged.py`` fuses and pages).
   ``search_observations`` here is the lake scan that ``corpus build --team`` and pinned
   snapshots use: each query word found in the title counts 2, in subtitle / narrative / facts
   1 (ILIKE), best score first, newest first on ties. Measured (2 shared cores, 10 authors):
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
 
     from workbench.settings import Settings
 
-ME = "me"
 _WORD = re.compile(r"\w+", re.UNICODE)
 _CHARS_PER_TOKEN = 4
 
@@ -222,27 +222,6 @@ def observations_between(
     return [dict(zip(columns, row, strict=True)) for row in cur.fetchall()]
 
 
-def merge_timeline(
-    local: dict[str, Any], team_rows: list[dict[str, Any]], *, snapshot: int
-) -> dict[str, Any]:
-    """The local timeline with the team's observations of the same window, in time order.
-
-    Local items get ``author: "me"``; team items their author and ``is_anchor: false``.
-    """
-    items = [dict(i, author=ME) for i in local.get("items") or []]
-    for row in team_rows:
-        hit = team_hit(row)
-        items.append(
-            {k: v for k, v in hit.items() if k not in ("score", "ranks", "rankers", "rerank")}
-            | {"is_anchor": False}
-        )
-    items.sort(key=lambda i: (i["created_at_epoch"], i["author"] != ME))
-    merged = dict(local)
-    merged["items"] = items
-    merged["teamSnapshot"] = snapshot
-    return merged
-
-
 Key = tuple[int, str | None]
 
 
@@ -365,49 +344,6 @@ def team_hit(row: dict[str, Any]) -> dict[str, Any]:
         "author": row["author"],
         "ref": refs.make(row["author"], int(row["local_id"])),
     }
-
-
-def with_team_timeline(
-    settings: Settings, data: dict[str, Any], project: str | None
-) -> dict[str, Any]:
-    """A local timeline plus the team's observations between its first and last item (or at
-    the anchor's moment when it has none), in the anchor's project unless one is given."""
-    epochs = [i["created_at_epoch"] for i in data["items"]] or [data["anchor"]["created_at_epoch"]]
-    r = reader(settings)
-    try:
-        rows = observations_between(
-            r, min(epochs), max(epochs), project=project or data["anchor"].get("project")
-        )
-        rows = drop_local_duplicates(rows, r.author, settings.db_path)
-        return merge_timeline(data, rows, snapshot=r.snapshot)
-    finally:
-        r.close()
-
-
-def index_line(item: dict[str, Any], marker: str = "") -> str:
-    """One hit of the compact index: ``#id`` for yours, the ``team:author:id`` ref and
-    ``@author`` for a colleague's."""
-    from workbench.recall.compact import one_line, when
-
-    prefix = {"observation": "#", "summary": "#S", "prompt": "#P"}.get(item["kind"], "#")
-    label = item["ref"] if item.get("ref") else f"{prefix}{item['id']}"
-    whose = "" if item.get("author") == ME else f"  @{item.get('author')}"
-    return (
-        f"{marker}{label}  {when(item['created_at_epoch'])}  {item['type']}  "
-        f"{one_line(item['title'])}{whose}  (~{item['tokens']} tokens)"
-    )
-
-
-def timeline_text(data: dict[str, Any]) -> str:
-    """A team timeline as text, the anchor marked ``>``, colleagues' items ``@author``."""
-    anchor = data["anchor"]
-    label = anchor.get("title") or anchor["created_at"]
-    lines = [
-        f"workbench timeline around {label} with the team (snapshot {data['teamSnapshot']}): "
-        f"{len(data['items'])} records (UTC)"
-    ]
-    lines += [index_line(i, "> " if i.get("is_anchor") else "  ") for i in data["items"]]
-    return "\n".join(lines) + "\n"
 
 
 def corpus_rows(settings: Settings, flt: Any) -> list[dict[str, Any]]:

@@ -23,6 +23,8 @@ from workbench.errors import NotFound, WorkbenchError
 
 if TYPE_CHECKING:
     from workbench.settings import Settings
+    from workbench.sources.observations import TeamObservation
+    from workbench.sources.source import TeamSide
 
 PREFIX = "team:"
 MAX_REFS = 100
@@ -102,9 +104,10 @@ def _lookup(
     return found, missing
 
 
-def resolve_one(settings: Settings, text: str) -> list[dict[str, Any]]:
-    """The observations one ref names, or ``NotFound`` saying how to find refs."""
-    found, missing = resolve(settings, [text])
+def resolve_one(team: TeamSide, text: str) -> list[TeamObservation]:
+    """The observations one ref names (asked of ``team``), or ``NotFound`` saying how to find
+    refs."""
+    found, missing = team.get([text])
     if missing:
         raise NotFound(
             f"no live team observation {text.strip()!r} in the team lake (forgotten, or never "
