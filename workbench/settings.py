@@ -211,6 +211,14 @@ class Settings(BaseSettings):
     search_rrf_gate: float = Field(default=0.0, ge=0.0, le=1.0)
     # A hit's neighbouring turns in its session gain this share of its (max-normalised) score.
     search_neighbour_weight: float = Field(default=0.1, ge=0.0, le=1.0)
+    # --- i21-fusion (issue 21, "never below its best part"): calibration, chosen by
+    # bench/relevance_cv.py over six sets (figures in workbench/recall/fusion.py's docstring).
+    # A full-text hit's part is BM25 / max × coverage ** this power: 1 = linear (before), 2
+    # makes a hit matching a third of the query worth a ninth, not a third, of a full match.
+    search_coverage_power: float = Field(default=2.0, ge=0.0, le=4.0)
+    # How a turn gains from its neighbours: ``toward`` only toward a stronger neighbour (by
+    # ``search_neighbour_weight`` × the difference), ``add`` by a share of the neighbour's score.
+    search_neighbour_lift: Literal["toward", "add"] = "toward"
     # --- i21-first: conversation structure at query time ---
     # A query naming a day ("on May 4th", "2023-05-04": workbench/recall/query_dates.py) lifts
     # the hits saved on that day by this share of the top fused score (fusion.dated); 0 = off,
