@@ -106,7 +106,7 @@ def test_the_default_lift_keeps_a_lone_first_over_two_adjacent_turns(tmp_path: P
 
 def test_the_default_coverage_power_reaches_the_engine(tmp_path: Path) -> None:
     # Turn 1 matches two of the question's three words (44% of its IDF); the vector ranker
-    # prefers turn 2 (0.55 against 0.38). Linear coverage put the partial match first.
+    # prefers turn 2 (0.60 against 0.38). Linear coverage put the partial match first.
     turns = [
         ("s", "The budget meeting moved to Friday"),
         ("s", "Invoices for the lunch order were signed off"),
@@ -114,7 +114,7 @@ def test_the_default_coverage_power_reaches_the_engine(tmp_path: Path) -> None:
         ("s", "The office printer jammed again"),
     ]
     with store_of_turns(tmp_path / "workbench.db", turns) as store:
-        ranker = SimilarityRanker({2: 0.55, 1: 0.38, 3: 0.10, 4: 0.05})
+        ranker = SimilarityRanker({2: 0.60, 1: 0.38, 3: 0.10, 4: 0.05})
         query = "budget meeting catering"
         plain = {"search_neighbour_weight": 0.0, "search_fts_gate": 0.0}
         linear = load_settings(tmp_path / "l", search_coverage_power=1.0, **plain)
