@@ -69,23 +69,39 @@ from workbench.recall.filters import SearchFilters  # noqa: E402
 from workbench.recall.fusion import FusionParams  # noqa: E402
 
 POOL = 100  # what each ranker contributes to a 50-hit hybrid search
-WEIGHTS = [round(0.1 * n, 1) for n in range(0, 10)]  # w=1 is BM25 alone
-GATES = [0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
-RRF_KS = [2, 5, 10, 20, 40, 60]
-RRF_SHARES = [0.3, 0.4, 0.5, 0.6, 0.7]
-RRF_GATES = [0.0, 0.2, 0.4]
-NEIGHBOUR_WEIGHTS = [0.0, 0.1, 0.3]
-DATE_WEIGHTS = [0.0, 0.1, 0.3, 0.5, 0.7, 1.0]  # a query naming a day: its hits' lift (fusion.dated)
-FEEDBACK_WEIGHTS = [0.0, 0.3]  # RM3 on the full-text side (feedback.interpolate; weighted only:
-# RRF won no fold in two rounds, and each feedback weight costs a whole grid's fusion)
+# The grid (i21-fusion, stop 29): the calibration (coverage power) and the neighbour lift are
+# new axes. To keep the grid's cost on a shared 2-core box, the rest is narrowed to what two
+# earlier rounds chose (w_fts 0.3–0.6, gates 0.2–0.4, date weight 0 or 1) with RRF at k 10
+# (issue 21's textbook comparison) and 60; RM3 feedback won no fold in two rounds and is out.
+WEIGHTS = [0.3, 0.4, 0.5, 0.6]  # the full-text weight; vector = 1 − it
+GATES = [0.2, 0.3, 0.4]
+COVERAGE_POWERS = [1.0, 2.0, 3.0]  # t(d) = bm25 / max · coverage ** power (1: linear, before)
+RRF_KS = [10, 60]
+RRF_SHARES = [0.5]
+RRF_GATES = [0.0, 0.2]
+NEIGHBOURS: list[tuple[float, fusion.Lift]] = [  # (weight, lift): 0 is off, either lift
+    (0.0, "toward"),
+    *((w, lift) for w in (0.1, 0.2, 0.3) for lift in ("add", "toward")),
+]
+DATE_WEIGHTS = [0.0, 1.0]  # a query naming a day: its hits' lift (fusion.dated)
+FEEDBACK_WEIGHTS = [0.0]  # RM3 on the full-text side (feedback.interpolate): won no fold yet
 INJECTED = 3
 KEEP = 0.95
 FOLDS = 5
 TOLERANCE = 0.005
-OLD = FusionParams("weighted", 0.2, 0.8, 0.4, neighbour_weight=0.0, date_weight=0.0)  # issue 21
+OLD = FusionParams(
+    "weighted", 0.2, 0.8, 0.4, neighbour_weight=0.0, date_weight=0.0, coverage_power=1.0
+)  # issue 21
 MAIN = FusionParams(
-    "weighted", 0.4, 0.6, 0.3, neighbour_weight=0.1, date_weight=0.0
-)  # main before i21-first
+    "weighted",
+    0.4,
+    0.6,
+    0.3,
+    neighbour_weight=0.1,
+    date_weight=1.0,
+    coverage_power=1.0,
+    neighbour_lift="add",
+)  # main's defaults before i21-fusion (4294b80)
 TEXTBOOK = FusionParams(method="rrf", rrf_k=60, neighbour_weight=0.0, date_weight=0.0)
 
 
@@ -191,7 +207,9 @@ def fused(cs: Sequence[Case], params: FusionParams) -> list[list[int]]:
         text = feedback.interpolate(c.text, c.expansion, params.feedback_weight)[:POOL]
         ranked = fusion.fuse(text, c.vector, c.cover, params, cosines=c.cosines)
         if params.neighbour_weight > 0:
-            ranked = fusion.smooth(ranked, c.beside, params.neighbour_weight)
+            ranked = fusion.smooth(
+                ranked, c.beside, params.neighbour_weight, lift=params.neighbour_lift
+            )
         if params.date_weight > 0:
             ranked = fusion.dated(ranked, c.on_day, params.date_weight)
         out.append([i for i, _ in ranked])
@@ -208,9 +226,11 @@ def grid() -> list[FusionParams]:
             neighbour_weight=n,
             date_weight=d,
             feedback_weight=f,
+            coverage_power=power,
+            neighbour_lift=lift,
         )
-        for w, g, n, d, f in itertools.product(
-            WEIGHTS, GATES, NEIGHBOUR_WEIGHTS, DATE_WEIGHTS, FEEDBACK_WEIGHTS
+        for w, g, power, (n, lift), d, f in itertools.product(
+            WEIGHTS, GATES, COVERAGE_POWERS, NEIGHBOURS, DATE_WEIGHTS, FEEDBACK_WEIGHTS
         )
     ]
     rrf = [
@@ -221,21 +241,25 @@ def grid() -> list[FusionParams]:
             rrf_gate=g,
             neighbour_weight=n,
             date_weight=d,
+            neighbour_lift=lift,
         )
-        for k, s, g, n, d in itertools.product(
-            RRF_KS, RRF_SHARES, RRF_GATES, NEIGHBOUR_WEIGHTS, DATE_WEIGHTS
+        for k, s, g, (n, lift), d in itertools.product(
+            RRF_KS, RRF_SHARES, RRF_GATES, NEIGHBOURS, DATE_WEIGHTS
         )
     ]
     return weighted + rrf
 
 
 def describe(p: FusionParams) -> str:
-    near = f" neighbours={p.neighbour_weight} date={p.date_weight} prf={p.feedback_weight}"
+    near = (
+        f" neighbours={p.neighbour_weight} lift={p.neighbour_lift} date={p.date_weight}"
+        f" prf={p.feedback_weight}"
+    )
     if p.method == "rrf":
         return f"rrf k={p.rrf_k} fts_share={p.rrf_fts_share} gate={p.rrf_gate}{near}"
     return (
         f"weighted fts_weight={p.fts_weight} vector_weight={p.vector_weight} "
-        f"fts_gate={p.fts_gate}{near}"
+        f"fts_gate={p.fts_gate} coverage_power={p.coverage_power}{near}"
     )
 
 
@@ -399,7 +423,8 @@ def main() -> None:
         if OLD in table.points
         else rows_of(every, fused(every, OLD)),
         "hybrid rrf k=60 (textbook)": rows_of(every, fused(every, TEXTBOOK)),
-        "hybrid main defaults (0.4/0.6/0.3, neighbours 0.1)": rows_of(every, fused(every, MAIN)),
+        "hybrid before (main 4294b80 defaults)": rows_of(every, fused(every, MAIN)),
+        "hybrid defaults (workbench/settings.py)": rows_of(every, fused(every, FusionParams())),
         "hybrid new, leave-one-set-out": [loso_rows[i] for i in range(len(every))],
         "hybrid new, 5-fold held out": [kfold_rows[i] for i in range(len(every))],
         f"(consensus {consensus}, in-sample)": final,

@@ -51,7 +51,8 @@ def test_the_answer_after_the_question_turn_is_found(scene: Store, tmp_path: Pat
     # Turn 2 answers, but only turn 1 holds the question's words; the vector ranker prefers
     # the ring-tone and "asked about" turns of the other scene.
     ranker = SimilarityRanker({1: 0.50, 2: 0.20, 4: 0.30, 6: 0.28, 3: 0.05, 5: 0.05})
-    plain = {"search_neighbour_weight": 0.0}
+    # Linear coverage (i21-fusion's default squares it): the carried share as it was measured.
+    plain = {"search_neighbour_weight": 0.0, "search_coverage_power": 1.0}
     off = load_settings(tmp_path / "off", **plain)
     on = load_settings(tmp_path / "on", search_context_weight=0.5, **plain)
     before = SearchEngine(scene, off, ranker).search(QUESTION, types="observations")

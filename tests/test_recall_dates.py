@@ -120,11 +120,15 @@ TALK = [
 def test_feedback_lifts_the_hit_sharing_the_top_hits_words(tmp_path: Path) -> None:
     # Turns 2 and 3 each match one word of the question ("recommend"); 2 also shares the
     # topic of the best hit (drawing practice), 3 does not. The vector ranker cannot tell.
-    # No gate and no neighbours: the full-text order alone decides between them.
+    # No gate, no neighbours, linear coverage: the full-text order alone decides between them.
     with store_of_titles(tmp_path / "workbench.db", TALK) as store:
         ranker = SimilarityRanker({1: 0.5, 2: 0.296, 3: 0.3})
         query = "what painters did you recommend"
-        plain = {"search_fts_gate": 0.0, "search_neighbour_weight": 0.0}
+        plain = {
+            "search_fts_gate": 0.0,
+            "search_neighbour_weight": 0.0,
+            "search_coverage_power": 1.0,  # linear: the one-word matches keep their weight
+        }
         off = load_settings(tmp_path / "off", search_feedback_weight=0.0, **plain)
         on = load_settings(tmp_path / "on", search_feedback_weight=0.5, **plain)
         before = SearchEngine(store, off, ranker).search(query, types="observations")

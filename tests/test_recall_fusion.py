@@ -44,10 +44,12 @@ def test_a_weak_or_match_cannot_outvote_a_strong_semantic_hit() -> None:
     # …the gate does not: a hit matching 15% of the query is no evidence at all.
     fused = fusion.weighted(text, vector, coverage, WEIGHTED)
     assert ids(fused)[:3] == [3, 7, 9]
-    # Without the gate, and with full-text weight to spare, the same weak match wins: the gate
-    # (not the weights alone) is what protects the semantic hit.
-    ungated = FusionParams(fts_weight=0.9, vector_weight=0.1, fts_gate=0.0)
+    # Without the gate, with linear coverage and full-text weight to spare, the same weak match
+    # wins: the gate or the coverage calibration (not the weights alone) protects the hit.
+    ungated = FusionParams(fts_weight=0.9, vector_weight=0.1, fts_gate=0.0, coverage_power=1.0)
     assert ids(fusion.weighted(text, vector, coverage, ungated))[0] == 7
+    calibrated = FusionParams(fts_weight=0.9, vector_weight=0.1, fts_gate=0.0, coverage_power=2.0)
+    assert ids(fusion.weighted(text, vector, coverage, calibrated))[0] == 3
 
 
 def test_a_strong_full_text_match_still_counts() -> None:
@@ -67,11 +69,12 @@ def test_weights_are_respected() -> None:
     only_vector = FusionParams(fts_weight=0.0, vector_weight=1.0, fts_gate=0.0)
     assert ids(fusion.weighted(text, vector, full, only_text)) == [1, 2, 3]
     assert ids(fusion.weighted(text, vector, full, only_vector)) == [3, 2, 1]
-    # The score is exactly the weighted sum: BM25 max-normalised × coverage, cosine as is.
+    # The score is exactly the weighted sum: BM25 max-normalised × coverage ** power, cosine as
+    # is (power 2 by default: i21-fusion's calibration).
     half = FusionParams(fts_weight=0.5, vector_weight=0.5, fts_gate=0.0)
     scores = dict(fusion.weighted(text, vector, {1: 1.0, 2: 0.5, 3: 1.0}, half))
     assert scores[1] == pytest.approx(0.5 * 1.0 + 0.5 * 0.3)
-    assert scores[2] == pytest.approx(0.5 * 0.9 * 0.5 + 0.5 * 0.6)
+    assert scores[2] == pytest.approx(0.5 * 0.9 * 0.5**2 + 0.5 * 0.6)
     assert scores[3] == pytest.approx(0.5 * 0.8 + 0.5 * 0.9)
 
 

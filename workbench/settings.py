@@ -198,11 +198,13 @@ class Settings(BaseSettings):
     # Hybrid search fusion (workbench/recall/fusion.py). ``weighted``: w_fts · BM25 (max-
     # normalised, times the share of the query it matches) + w_vector · cosine, where a BM25
     # hit matching less than ``search_fts_gate`` of the query counts for nothing. Defaults
-    # chosen by cross-validation over four relevance sets (bench/relevance_cv.py, issue 21;
-    # the figures in fusion.py's docstring); ``rrf`` is reciprocal-rank fusion, to compare.
+    # chosen by cross-validation over six relevance sets (bench/relevance_cv.py, issue 21,
+    # i21-fusion: 0.5 / 0.5 / 0.3 with neighbours 0.3, coverage power 2 and the ``toward``
+    # lift; the figures and why gate 0.3 in fusion.py's docstring); ``rrf`` is reciprocal-rank
+    # fusion, to compare.
     search_fusion: Literal["weighted", "rrf"] = "weighted"
-    search_fts_weight: float = Field(default=0.4, ge=0.0, le=1.0)
-    search_vector_weight: float = Field(default=0.6, ge=0.0, le=1.0)
+    search_fts_weight: float = Field(default=0.5, ge=0.0, le=1.0)
+    search_vector_weight: float = Field(default=0.5, ge=0.0, le=1.0)
     search_fts_gate: float = Field(default=0.3, ge=0.0, le=1.0)
     # -- issue 21, first stage (i21-fusion): ``rrf`` = reciprocal rank with k, the full-text
     # list's share of the vote and a coverage gate (workbench/recall/fusion.py ``rrf_gated``).
@@ -210,7 +212,15 @@ class Settings(BaseSettings):
     search_rrf_fts_share: float = Field(default=0.5, ge=0.0, le=1.0)
     search_rrf_gate: float = Field(default=0.0, ge=0.0, le=1.0)
     # A hit's neighbouring turns in its session gain this share of its (max-normalised) score.
-    search_neighbour_weight: float = Field(default=0.1, ge=0.0, le=1.0)
+    search_neighbour_weight: float = Field(default=0.3, ge=0.0, le=1.0)
+    # --- i21-fusion (issue 21, "never below its best part"): calibration, chosen by
+    # bench/relevance_cv.py over six sets (figures in workbench/recall/fusion.py's docstring).
+    # A full-text hit's part is BM25 / max × coverage ** this power: 1 = linear (before), 2
+    # makes a hit matching a third of the query worth a ninth, not a third, of a full match.
+    search_coverage_power: float = Field(default=2.0, ge=0.0, le=4.0)
+    # How a turn gains from its neighbours: ``toward`` only toward a stronger neighbour (by
+    # ``search_neighbour_weight`` × the difference), ``add`` by a share of the neighbour's score.
+    search_neighbour_lift: Literal["toward", "add"] = "toward"
     # --- i21-first: conversation structure at query time ---
     # A query naming a day ("on May 4th", "2023-05-04": workbench/recall/query_dates.py) lifts
     # the hits saved on that day by this share of the top fused score (fusion.dated); 0 = off,

@@ -484,7 +484,8 @@ class SearchEngine:
         beside = fusion.neighbours(self.conn, [i for i, _ in fused])
         open_ = filters.is_empty() or filters.only_projects()
         allowed = None if open_ else {i for i, _ in fused}
-        return fusion.smooth(fused, beside, weight, allowed)
+        lift = fusion.FusionParams.from_settings(self.settings).neighbour_lift
+        return fusion.smooth(fused, beside, weight, allowed, lift)
 
     def _rerank(self, query: str, candidates: rerank.Candidates) -> list[tuple[int, float]]:
         """The second stage (``recall/rerank.py``): reorders the fused top-N, fails open."""
