@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -396,19 +396,22 @@ class SearchEngine:
         cosines = self._cosines_of(query, beyond)
         unembedded = set() if cosines is None else set(beyond) - cosines.keys()
         fused = fusion.fuse(lexical, vector, cover, params, cosines=cosines, unembedded=unembedded)
-        if params.neighbour_weight > 0 and not (
-            first_only
-            and self._no_second_stage()
-            and first_is_settled(fused, params.neighbour_weight)
-        ):
-            # Trigger: a page, or a first place the neighbours' share could change. Why: it
-            # costs a lookup of every hit's neighbours. Outcome: each hit gains its share.
-            fused = self._with_neighbours(fused, filters, params.neighbour_weight)
-        if params.date_weight > 0:
-            days = query_dates.days_named(query)
-            if days:
-                on_day = fusion.created_on(self.conn, [i for i, _ in fused], days)
-                fused = fusion.dated(fused, on_day, params.date_weight)
+        days = query_dates.days_named(query) if params.date_weight > 0 else []
+        weight = params.neighbour_weight
+        if weight > 0:
+            if first_only and self._no_second_stage() and not days:
+                # Trigger: only the first hit is wanted, and nothing after the neighbours'
+                # share reorders the list (no second stage; no named day, whose lift would
+                # act on every hit's shared score). Why: the share of every hit costs a
+                # lookup of all their neighbours. Outcome: none when the share cannot change
+                # the first hit, else only the hits that could still be first.
+                if not first_is_settled(fused, weight):
+                    fused = self._first_with_neighbours(fused, filters, weight)
+            else:
+                fused = self._with_neighbours(fused, filters, weight)
+        if days:
+            on_day = fusion.created_on(self.conn, [i for i, _ in fused], days)
+            fused = fusion.dated(fused, on_day, params.date_weight)
         fused = self._rerank(query, rerank.Candidates(fused, text, vector, cosines or {}))
         skipped = rerank.problem(self.settings)  # the second stage's model is missing
         if skipped is not None and result.degraded is None:
@@ -451,6 +454,20 @@ class SearchEngine:
         open_ = filters.is_empty() or filters.only_projects()
         allowed = None if open_ else {i for i, _ in fused}
         return fusion.smooth(fused, beside, weight, allowed)
+
+    def _first_with_neighbours(
+        self, fused: list[tuple[int, float]], filters: SearchFilters, weight: float
+    ) -> list[tuple[int, float]]:
+        """``_with_neighbours``' first hit and score (``first_of_smooth``), looking up only the
+        neighbours of the hits that could be first (the timeline's anchor by query)."""
+        open_ = filters.is_empty() or filters.only_projects()
+        held = {i for i, _ in fused}
+        return first_of_smooth(
+            fused,
+            lambda ids: fusion.neighbours(self.conn, ids),
+            weight,
+            None if open_ else held,
+        )
 
     def _rerank(self, query: str, candidates: rerank.Candidates) -> list[tuple[int, float]]:
         """The second stage (``recall/rerank.py``): reorders the fused top-N, fails open."""
@@ -628,6 +645,39 @@ def first_is_settled(fused: Sequence[tuple[int, float]], weight: float) -> bool:
         return False
     second = max((s / top for _, s in fused[1:]), default=0.0)
     return second + weight < 1.0
+
+
+def first_of_smooth(
+    fused: Sequence[tuple[int, float]],
+    neighbours_of: Callable[[list[int]], Mapping[int, Sequence[int]]],
+    weight: float,
+    allowed: Collection[int] | None = None,
+) -> list[tuple[int, float]]:
+    """A list whose first hit and score are ``fusion.smooth(fused, neighbours_of(every hit),
+    weight, allowed)``'s, from the neighbours of only the hits that could be first.
+
+    ``smooth`` puts each score over the top one: the top hit keeps at least 1.0, and a hit
+    gains at most ``weight`` × another hit's share (≤ ``weight``), so only a hit whose share
+    plus ``weight`` reaches 1.0 can be first, and a neighbour no ranker found (≤ ``weight``
+    < 1) never is. Those contenders get every gain the whole lookup would give them: a
+    turn's neighbours are the turns beside it in its session (``fusion.neighbours``, a
+    symmetric relation), so the hits that raise a contender are its own neighbours. The
+    other hits keep a lower bound of their score, below the first's: only ``[:1]`` is exact
+    (tests/test_search_same_ranking.py checks it against ``smooth`` itself).
+    """
+    top = max((s for _, s in fused), default=0.0)
+    if top <= 0 or weight >= 1.0:
+        return fusion.smooth(fused, neighbours_of([i for i, _ in fused]), weight, allowed)
+    # The same division as smooth's; the slack keeps a hit at the float boundary in.
+    could = [i for i, s in fused if s / top + weight >= 1.0 - 1e-9]
+    beside = neighbours_of(could)
+    held = {i for i, _ in fused}
+    raising: dict[int, tuple[int, ...]] = {}  # a hit -> the contenders beside it
+    for contender in could:
+        for near in beside.get(contender, ()):
+            if near in held:
+                raising[near] = (*raising.get(near, ()), contender)
+    return fusion.smooth(fused, raising, weight, allowed)
 
 
 def _behind(ranker: Any) -> int | None:
