@@ -16,8 +16,10 @@ figures. One checkout per run (``--root``, default this tree), on a copy of a se
    (the process's, ``getrusage``: both threads), next to the stages' sum.
 
 Figures, never assertions; CPU, not wall time, because the box is shared (the load average
-is printed). Stages nest: "full text (all kinds)" includes the summaries and prompts that
-hybrid ranks while its vector side runs.
+is printed). "Full text (all kinds)" includes the summaries and prompts that hybrid ranks
+while its vector side runs; the full-text hits' cosines include an index search of just
+those ids (counted under the index scan too); the timeline's anchor takes the neighbours'
+share from its contenders' lookup (``first_of_smooth``), a page from every hit's.
 
 Usage: python bench/search_stages.py --seeded DIR [--root DIR] [--queries 200]
 """
@@ -45,6 +47,7 @@ STAGES: list[tuple[str, str, str]] = [
     ("full text (all kinds)", "workbench.recall.fts", "rank"),
     ("coverage (scratch table)", "workbench.recall.fusion", "coverage"),
     ("neighbours' lookup + share", "workbench.recall.search", "SearchEngine._with_neighbours"),
+    ("  the anchor's: contenders only", "workbench.recall.search", "first_of_smooth"),
     ("full-text hits' cosines", "workbench.recall.search", "SearchEngine._cosines_of"),
     ("fusion", "workbench.recall.fusion", "fuse"),
     ("page rows (hydrate)", "workbench.recall.search", "SearchEngine._hydrate"),
@@ -54,14 +57,17 @@ STAGES: list[tuple[str, str, str]] = [
 
 
 def wrap(spent: dict[str, float], label: str, module: str, attribute: str) -> None:
-    """Replace ``module.attribute`` by a copy that adds its thread's CPU to ``spent[label]``."""
+    """Replace ``module.attribute`` by a copy that adds its thread's CPU to ``spent[label]``
+    (nothing when the checkout has no such stage: an older one shows 0 there)."""
     import importlib
 
     owner: Any = importlib.import_module(module)
     *path, name = attribute.split(".")
     for part in path:
         owner = getattr(owner, part)
-    inner: Callable[..., Any] = getattr(owner, name)
+    inner: Callable[..., Any] | None = getattr(owner, name, None)
+    if inner is None:
+        return
 
     @functools.wraps(inner)
     def timed(*args: Any, **kwargs: Any) -> Any:
