@@ -18,8 +18,8 @@ figures. One checkout per run (``--root``, default this tree), on a copy of a se
 Figures, never assertions; CPU, not wall time, because the box is shared (the load average
 is printed). "Full text (all kinds)" includes the summaries and prompts that hybrid ranks
 while its vector side runs; the full-text hits' cosines include an index search of just
-those ids (counted under the index scan too); the timeline's anchor takes the neighbours'
-share from its contenders' lookup (``first_of_smooth``), a page from every hit's.
+those ids (counted under the index scan too); the neighbours' share from the lookup of
+only the hits that could be on the page or first (``head_of_smooth``) is its own stage.
 
 Usage: python bench/search_stages.py --seeded DIR [--root DIR] [--queries 200]
 """
@@ -47,7 +47,7 @@ STAGES: list[tuple[str, str, str]] = [
     ("full text (all kinds)", "workbench.recall.fts", "rank"),
     ("coverage (scratch table)", "workbench.recall.fusion", "coverage"),
     ("neighbours' lookup + share", "workbench.recall.search", "SearchEngine._with_neighbours"),
-    ("  the anchor's: contenders only", "workbench.recall.search", "first_of_smooth"),
+    ("  contenders' only", "workbench.recall.search", "head_of_smooth"),
     ("full-text hits' cosines", "workbench.recall.search", "SearchEngine._cosines_of"),
     ("fusion", "workbench.recall.fusion", "fuse"),
     ("page rows (hydrate)", "workbench.recall.search", "SearchEngine._hydrate"),

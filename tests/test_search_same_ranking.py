@@ -15,9 +15,10 @@
   moment a store can hold.
 - The timeline's anchor skips the neighbouring turns' lookup when their share cannot change
   which hit is first (``search.first_is_settled``), and otherwise looks up only the
-  neighbours of the hits that could be first (``search.first_of_smooth``): both checked
-  against ``fusion.smooth`` itself on random lists and neighbours, and on the real store
-  (the anchor tests above). Neither applies when the query names a day: that day's lift
+  neighbours of the hits that could be first, as a page does for the hits that could be on
+  it (``search.head_of_smooth``): both checked against ``fusion.smooth`` itself on random
+  lists and neighbours, and on the real store (the anchor tests above; a page: the hybrid
+  test against the sequential steps, which smooth over every hit's neighbours). Neither applies when the query names a day: that day's lift
   acts on every hit's shared score, so the first hit before it may not be the first after.
 - Hybrid ranks summaries and prompts (full text only) while its vector side runs: each
   kind's hits are those of a search of that kind alone, and they are ranked before the
@@ -349,25 +350,27 @@ def sessions_beside(
     return neighbours_of
 
 
-def test_first_of_smooth_is_smooths_first_from_the_contenders_neighbours() -> None:
-    """The anchor's share from the contenders' neighbours only: the first hit and its score
-    are ``fusion.smooth``'s over every hit's neighbours, on random lists and sessions."""
+def test_head_of_smooth_is_smooths_head_from_the_contenders_neighbours() -> None:
+    """A page's (or the anchor's) share from the contenders' neighbours only: the first
+    ``n`` hits and scores are ``fusion.smooth``'s over every hit's neighbours, on random
+    lists, sessions, shares and ``n``."""
     rng = random.Random(22)
     fewer = 0
     for _ in range(20_000):
-        n = rng.randint(0, 12)
-        ids = rng.sample(range(1, 40), n)
+        size = rng.randint(0, 12)
+        ids = rng.sample(range(1, 40), size)
         fused = [(i, rng.choice([0.0, rng.random(), 1.0, 0.9]) * 3.7) for i in ids]
         fused.sort(key=lambda pair: -pair[1])
         session = {i: rng.choice("ab") for i in range(0, 42)}  # turns beside, one session
         weight = rng.choice([0.0, 0.05, 0.1, 0.3, 0.5, 0.99, 1.0])
         allowed = rng.choice([None, set(ids)])
+        n = rng.choice([1, 1, 2, 3, 5, 12])
         every: list[int] = []
         beside = sessions_beside(session, every)([i for i, _ in fused])
         whole = fusion.smooth(fused, beside, weight, allowed)
         some: list[int] = []
-        first = search.first_of_smooth(fused, sessions_beside(session, some), weight, allowed)
-        assert first[:1] == whole[:1], (fused, weight)
+        head = search.head_of_smooth(fused, sessions_beside(session, some), weight, allowed, n)
+        assert head[:n] == whole[:n], (fused, weight, n)
         fewer += len(some) < len(every)
     assert fewer > 5_000  # most lists look up fewer hits' neighbours
 
@@ -383,11 +386,11 @@ def counting_neighbours(store: Store, looked: list[bool]) -> SearchEngine:
             looked.append(True)
             return super()._with_neighbours(fused, filters, weight)
 
-        def _first_with_neighbours(
-            self, fused: list[tuple[int, float]], filters: SearchFilters, weight: float
+        def _head_with_neighbours(
+            self, fused: list[tuple[int, float]], filters: SearchFilters, weight: float, n: int
         ) -> list[tuple[int, float]]:
             looked.append(True)
-            return super()._first_with_neighbours(fused, filters, weight)
+            return super()._head_with_neighbours(fused, filters, weight, n)
 
     return Counting(store, None, ranker=KeywordRanker(store))
 

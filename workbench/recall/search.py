@@ -399,14 +399,16 @@ class SearchEngine:
         days = query_dates.days_named(query) if params.date_weight > 0 else []
         weight = params.neighbour_weight
         if weight > 0:
-            if first_only and self._no_second_stage() and not days:
-                # Trigger: only the first hit is wanted, and nothing after the neighbours'
-                # share reorders the list (no second stage; no named day, whose lift would
-                # act on every hit's shared score). Why: the share of every hit costs a
-                # lookup of all their neighbours. Outcome: none when the share cannot change
-                # the first hit, else only the hits that could still be first.
-                if not first_is_settled(fused, weight):
-                    fused = self._first_with_neighbours(fused, filters, weight)
+            if self._no_second_stage() and not days:
+                # Trigger: nothing after the neighbours' share reorders the list (no second
+                # stage; no named day, whose lift acts on every hit's shared score), so only
+                # the first ``depth`` hits matter (one: the timeline's anchor). Why: the
+                # share of every hit costs a lookup of all their neighbours. Outcome: none
+                # when the share cannot change the first hit, else only the neighbours of
+                # the hits that could still be among the first ``depth``.
+                if not (first_only and first_is_settled(fused, weight)):
+                    head = 1 if first_only else depth
+                    fused = self._head_with_neighbours(fused, filters, weight, head)
             else:
                 fused = self._with_neighbours(fused, filters, weight)
         if days:
@@ -455,18 +457,19 @@ class SearchEngine:
         allowed = None if open_ else {i for i, _ in fused}
         return fusion.smooth(fused, beside, weight, allowed)
 
-    def _first_with_neighbours(
-        self, fused: list[tuple[int, float]], filters: SearchFilters, weight: float
+    def _head_with_neighbours(
+        self, fused: list[tuple[int, float]], filters: SearchFilters, weight: float, n: int
     ) -> list[tuple[int, float]]:
-        """``_with_neighbours``' first hit and score (``first_of_smooth``), looking up only the
-        neighbours of the hits that could be first (the timeline's anchor by query)."""
+        """``_with_neighbours``' first ``n`` hits and scores (``head_of_smooth``), looking up
+        only the neighbours of the hits that could be among them."""
         open_ = filters.is_empty() or filters.only_projects()
         held = {i for i, _ in fused}
-        return first_of_smooth(
+        return head_of_smooth(
             fused,
             lambda ids: fusion.neighbours(self.conn, ids),
             weight,
             None if open_ else held,
+            n,
         )
 
     def _rerank(self, query: str, candidates: rerank.Candidates) -> list[tuple[int, float]]:
@@ -647,29 +650,36 @@ def first_is_settled(fused: Sequence[tuple[int, float]], weight: float) -> bool:
     return second + weight < 1.0
 
 
-def first_of_smooth(
+def head_of_smooth(
     fused: Sequence[tuple[int, float]],
     neighbours_of: Callable[[list[int]], Mapping[int, Sequence[int]]],
     weight: float,
     allowed: Collection[int] | None = None,
+    n: int = 1,
 ) -> list[tuple[int, float]]:
-    """A list whose first hit and score are ``fusion.smooth(fused, neighbours_of(every hit),
-    weight, allowed)``'s, from the neighbours of only the hits that could be first.
+    """A list whose first ``n`` hits and scores are those of ``fusion.smooth(fused,
+    neighbours_of(every hit), weight, allowed)``, from the neighbours of only the hits that
+    could be among them.
 
-    ``smooth`` puts each score over the top one: the top hit keeps at least 1.0, and a hit
-    gains at most ``weight`` × another hit's share (≤ ``weight``), so only a hit whose share
-    plus ``weight`` reaches 1.0 can be first, and a neighbour no ranker found (≤ ``weight``
-    < 1) never is. Those contenders get every gain the whole lookup would give them: a
-    turn's neighbours are the turns beside it in its session (``fusion.neighbours``, a
-    symmetric relation), so the hits that raise a contender are its own neighbours. The
-    other hits keep a lower bound of their score, below the first's: only ``[:1]`` is exact
-    (tests/test_search_same_ranking.py checks it against ``smooth`` itself).
+    ``smooth`` puts each score over the top one (a hit's share), and a hit gains at most
+    ``weight`` × another hit's share (≤ ``weight``). With ``b`` the ``n``-th largest share,
+    the first ``n`` hits of the smoothed list all score at least ``b``, so only a hit whose
+    share plus ``weight`` reaches ``b`` can be among them, and a neighbour no ranker found
+    (≤ ``weight``) never is while ``weight`` is below ``b``. Those contenders get every gain
+    the whole lookup would give them: a turn's neighbours are the turns beside it in its
+    session (``fusion.neighbours``, a symmetric relation), so the hits that raise a
+    contender are its own neighbours. The other hits keep a lower bound of their score,
+    below the first ``n``'s: only ``[:n]`` is exact (tests/test_search_same_ranking.py
+    checks it against ``smooth`` itself). Otherwise (fewer than ``n`` hits, or ``weight``
+    not below ``b``) it is ``smooth`` over every hit's neighbours.
     """
     top = max((s for _, s in fused), default=0.0)
-    if top <= 0 or weight >= 1.0:
+    shares = sorted((s / top for _, s in fused), reverse=True) if top > 0 else []
+    # The slack keeps a hit at the float boundary in (the same division as smooth's).
+    bar = shares[n - 1] - 1e-9 if 1 <= n <= len(shares) else 0.0
+    if bar <= weight:
         return fusion.smooth(fused, neighbours_of([i for i, _ in fused]), weight, allowed)
-    # The same division as smooth's; the slack keeps a hit at the float boundary in.
-    could = [i for i, s in fused if s / top + weight >= 1.0 - 1e-9]
+    could = [i for i, s in fused if s / top + weight >= bar]
     beside = neighbours_of(could)
     held = {i for i, _ in fused}
     raising: dict[int, tuple[int, ...]] = {}  # a hit -> the contenders beside it
