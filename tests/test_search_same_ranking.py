@@ -18,8 +18,9 @@
   neighbours of the hits that could be first, as a page does for the hits that could be on
   it (``search.head_of_smooth``): both checked against ``fusion.smooth`` itself on random
   lists and neighbours, and on the real store (the anchor tests above; a page: the hybrid
-  test against the sequential steps, which smooth over every hit's neighbours). Neither applies when the query names a day: that day's lift
-  acts on every hit's shared score, so the first hit before it may not be the first after.
+  test against the sequential steps, which smooth over every hit's neighbours). Neither
+  applies when the query names a day: that day's lift acts on every hit's shared score, so
+  the first hits before it may not be the first after.
 - Hybrid ranks summaries and prompts (full text only) while its vector side runs: each
   kind's hits are those of a search of that kind alone, and they are ranked before the
   search waits for the vector list.
