@@ -17,6 +17,8 @@
    query is new to both services (no query-embedding cache hit), the same text on each side;
    under each route, the service's CPU per request and the time its threads queued for a CPU
    meanwhile (``scheduled_ns``: the first holds on a loaded box, the second is the load's);
+   and whether every side answered the request byte for byte alike (the sides serve copies
+   of one store: a change that only makes search faster must not change a reply);
 4. times ``workbench search <words>`` as a fresh process of each side's code against its
    service (p50 of ``--cli-runs``), and reads each service's RSS and its embedding worker's
    (children of the service), now and at peak (VmHWM).
@@ -182,26 +184,38 @@ def routes(q: str, project: str) -> dict[str, tuple[str, dict[str, Any]]]:
     }
 
 
-def measure_http(sides: list[Side], qs: list[str], project: str, warm: list[str]) -> None:
-    """Every route for every query, the sides alternating (first one, then the other)."""
+def measure_http(
+    sides: list[Side], qs: list[str], project: str, warm: list[str]
+) -> dict[str, tuple[int, int]]:
+    """Every route for every query, the sides alternating (first one, then the other).
+
+    Returns, per route, ``(replies identical on every side, replies compared)``: the sides
+    serve copies of one store, so a change that only makes search faster must answer every
+    request byte for byte as before (the same hits, scores, order and totals).
+    """
     for q in warm:
         for side in sides:
             for path, params in routes(q, project).values():
                 side.get(path, params)
+    same: dict[str, tuple[int, int]] = {}
     for k, q in enumerate(qs):
         order = sides if k % 2 == 0 else sides[::-1]
         for label, (path, params) in routes(q, project).items():
+            bodies: set[bytes] = set()
             for side in order:
                 assert side.proc is not None
                 run, wait = scheduled_ns(side.proc.pid)
                 started = time.perf_counter()
-                side.get(path, params)
+                bodies.add(side.get(path, params))
                 took = (time.perf_counter() - started) * 1000
                 run_after, wait_after = scheduled_ns(side.proc.pid)
                 side.samples.setdefault(label, []).append(took)
                 cpu, queued = (run_after - run) / 1e6, (wait_after - wait) / 1e6
                 side.samples.setdefault(f"  {label}: {CPU_ROW}", []).append(cpu)
                 side.samples.setdefault(f"  {label}: {WAIT_ROW}", []).append(queued)
+            equal, compared = same.get(label, (0, 0))
+            same[label] = (equal + (len(bodies) == 1), compared + 1)
+    return same
 
 
 def measure_cli(sides: list[Side], qs: list[str]) -> None:
@@ -301,11 +315,16 @@ def run(args: Any) -> int:
             with burners(count):
                 load = os.getloadavg()[0]
                 progress(f"{scenario}: HTTP, {args.queries} queries per route and side")
-                measure_http(sides, queries(args.queries, gen), PROJECTS[1], queries(10, gen))
+                same = measure_http(
+                    sides, queries(args.queries, gen), PROJECTS[1], queries(10, gen)
+                )
                 progress(f"{scenario}: workbench search x {args.cli_runs} per side")
                 measure_cli(sides, queries(args.cli_runs, gen))
                 load = max(load, os.getloadavg()[0])
             lines += table(scenario, count, load, sides)
+            if len(sides) > 1:
+                lines.append("replies identical on every side (same hits, scores, order):")
+                lines += [f"  {label:40}{n:>6} of {m}" for label, (n, m) in same.items()]
         lines.append("")
         lines.append(f"RSS (MiB) after the runs; target service + worker ≤ {RSS_TARGET_MB:g}")
         for side in sides:

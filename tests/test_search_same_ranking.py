@@ -14,8 +14,13 @@
 - Each hit's minute (``clock.minute_from_ms``) is the ``datetime`` text it was, at every
   moment a store can hold.
 - The timeline's anchor skips the neighbouring turns' lookup when their share cannot change
-  which hit is first (``search.first_is_settled``): checked against ``fusion.smooth`` itself
-  on random lists and neighbours, and on the real store (the anchor tests above).
+  which hit is first (``search.first_is_settled``), and otherwise looks up only the
+  neighbours of the hits that could be first, as a page does for the hits that could be on
+  it (``search.head_of_smooth``): both checked against ``fusion.smooth`` itself on random
+  lists and neighbours, and on the real store (the anchor tests above; a page: the hybrid
+  test against the sequential steps, which smooth over every hit's neighbours). Neither
+  applies when the query names a day: that day's lift acts on every hit's shared score, so
+  the first hits before it may not be the first after.
 - Hybrid ranks summaries and prompts (full text only) while its vector side runs: each
   kind's hits are those of a search of that kind alone, and they are ranked before the
   search waits for the vector list.
@@ -32,7 +37,7 @@ import random
 import re
 import string
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -44,7 +49,7 @@ from tests.test_search import KeywordRanker
 from workbench.bounds import EPOCH_MS_MAX, EPOCH_MS_MIN
 from workbench.clock import minute_from_ms
 from workbench.models import ObservationDraft
-from workbench.recall import fts, fusion, hits, rerank, totals
+from workbench.recall import fts, fusion, hits, rerank, search, totals
 from workbench.recall.filters import Kind, SearchFilters
 from workbench.recall.hits import SearchHit, TimelineItem
 from workbench.recall.search import FUSION_DEPTH, SearchEngine, SearchResult, first_is_settled
@@ -333,9 +338,50 @@ def test_first_is_settled_only_when_smooth_keeps_the_first() -> None:
     assert unsettled_seen > 1000
 
 
+def sessions_beside(
+    session: dict[int, str], looked: list[int]
+) -> Callable[[list[int]], dict[int, tuple[int, ...]]]:
+    """``fusion.neighbours`` over turns ``0..`` whose sessions are ``session``; each id it is
+    asked about is added to ``looked``."""
+
+    def neighbours_of(wanted: list[int]) -> dict[int, tuple[int, ...]]:
+        looked.extend(wanted)
+        return {i: tuple(j for j in (i - 1, i + 1) if session[j] == session[i]) for i in wanted}
+
+    return neighbours_of
+
+
+@pytest.mark.parametrize("lift", ["toward", "add"])
+def test_head_of_smooth_is_smooths_head_from_the_contenders_neighbours(lift: fusion.Lift) -> None:
+    """A page's (or the anchor's) share from the contenders' neighbours only: the first
+    ``n`` hits and scores are ``fusion.smooth``'s over every hit's neighbours, on random
+    lists, sessions, shares and ``n``, under either neighbour lift."""
+    rng = random.Random(22)
+    fewer = 0
+    for _ in range(20_000):
+        size = rng.randint(0, 12)
+        ids = rng.sample(range(1, 40), size)
+        fused = [(i, rng.choice([0.0, rng.random(), 1.0, 0.9]) * 3.7) for i in ids]
+        fused.sort(key=lambda pair: -pair[1])
+        session = {i: rng.choice("ab") for i in range(0, 42)}  # turns beside, one session
+        weight = rng.choice([0.0, 0.05, 0.1, 0.3, 0.5, 0.99, 1.0])
+        allowed = rng.choice([None, set(ids)])
+        n = rng.choice([1, 1, 2, 3, 5, 12])
+        every: list[int] = []
+        beside = sessions_beside(session, every)([i for i, _ in fused])
+        whole = fusion.smooth(fused, beside, weight, allowed, lift)
+        some: list[int] = []
+        head = search.head_of_smooth(
+            fused, sessions_beside(session, some), weight, allowed, n, lift
+        )
+        assert head[:n] == whole[:n], (fused, weight, n)
+        fewer += len(some) < len(every)
+    assert fewer > 5_000  # most lists look up fewer hits' neighbours
+
+
 def counting_neighbours(store: Store, looked: list[bool]) -> SearchEngine:
     """A keyword-ranked engine that appends to ``looked`` each time the anchor looks the
-    neighbours up (its slower path), so a test sees which path a query took."""
+    neighbours up (all of them, or the contenders'), so a test sees which path a query took."""
 
     class Counting(SearchEngine):
         def _with_neighbours(
@@ -343,6 +389,12 @@ def counting_neighbours(store: Store, looked: list[bool]) -> SearchEngine:
         ) -> list[tuple[int, float]]:
             looked.append(True)
             return super()._with_neighbours(fused, filters, weight)
+
+        def _head_with_neighbours(
+            self, fused: list[tuple[int, float]], filters: SearchFilters, weight: float, n: int
+        ) -> list[tuple[int, float]]:
+            looked.append(True)
+            return super()._head_with_neighbours(fused, filters, weight, n)
 
     return Counting(store, None, ranker=KeywordRanker(store))
 
@@ -383,6 +435,44 @@ def test_the_anchor_looks_at_the_neighbours_when_the_lead_is_small(tmp_path: Pat
     page = engine.search("quokka gateway", types=["observations"], limit=1).observations
     assert top is not None
     assert top.id == page[0].id
+    store.close()
+
+
+def test_the_anchor_is_the_searchs_first_hit_when_the_query_names_a_day(tmp_path: Path) -> None:
+    """A named day lifts that day's hits after the neighbours' share: the anchor must not
+    skip the share then, even when it cannot change the first hit before the lift.
+
+    Here #3 (not saved on May 4th) leads the fused list by more than the share, so the
+    share cannot change the first hit before the lift; #1, #4 and #5 (saved that day) tie
+    below it. With the share, #5 (beside #4 in its session) passes #1, and the lift puts the
+    day's hits first: the search's first hit is #5. The anchor skipped the share and was #1.
+    """
+    store = Store(tmp_path / "workbench.db")
+    day = int(datetime(2026, 5, 4, 12, tzinfo=UTC).timestamp() * 1000)
+    other = int(datetime(2026, 6, 9, 12, tzinfo=UTC).timestamp() * 1000)
+    rows = [
+        ("zebra lynx", "s2", day),
+        ("zebra", "s1", other),
+        ("otter zebra lynx", "s3", other),
+        ("quokka zebra", "s2", day),
+        ("otter", "s2", day),
+    ]
+    with atomic(store.conn):
+        for k, (title, session, when) in enumerate(rows):
+            observations.insert(
+                store.conn,
+                ObservationDraft(type="feature", title=title, narrative="notes"),
+                content_session_id=session,
+                project="p",
+                created_ms=when + k,
+            )
+    engine = SearchEngine(store, None, ranker=KeywordRanker(store))
+    query = "otter zebra on May 4th"
+    page = engine.search(query, types=["observations"], limit=1).observations
+    top = engine.top_observation(query, SearchFilters())
+    assert top is not None
+    assert (top.id, top.score) == (page[0].id, page[0].score) == (5, page[0].score)
+    assert engine.timeline(query=query).anchor.id == 5
     store.close()
 
 

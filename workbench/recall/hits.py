@@ -151,7 +151,10 @@ def load(conn: sqlite3.Connection, kind: Kind, ids: Sequence[int]) -> dict[int, 
 
 Model = TypeVar("Model", bound=BaseModel)
 _PLAIN = (str, int, float, bool, type(None))
-_plain_defaults: dict[type[BaseModel], dict[str, Any]] = {}
+# Per model and key order of the values given: ``(the fields to set and their plain defaults,
+# or None when model_construct itself must build it,)``. A page's hits give one key order.
+_plans: dict[tuple[type[BaseModel], tuple[str, ...]], tuple[dict[str, Any] | None]] = {}
+_PLANS_MAX = 256
 
 
 def construct(cls: type[Model], values: dict[str, Any]) -> Model:
@@ -160,19 +163,40 @@ def construct(cls: type[Model], values: dict[str, Any]) -> Model:
     Why: a search page builds up to 300 hits, and ``model_construct`` looks up every field's
     default on every call (~15 µs a hit on a loaded box, a millisecond a page). Here the
     fields' plain defaults (``None``, ``""``, ``0``: immutable, so sharing them is what
-    ``model_construct`` does too) are read once per class. Values naming a field that has a
-    factory default, or no field at all, take ``model_construct`` itself. The fields set are
-    the ones given, in the model's field order, as ``model_construct`` sets them.
+    ``model_construct`` does too) are read once per class, and whether the values can be set
+    directly once per class and key order (the checks cost as much as the build). Values
+    naming a field that has a factory default, or no field at all, take ``model_construct``
+    itself. The fields set are the ones given, in the model's field order, as
+    ``model_construct`` sets them.
     """
+    key = (cls, tuple(values))
+    found = _plans.get(key)  # one lookup: another thread may clear the dict meanwhile
+    if found is None:
+        found = (_plan(cls, key[1]),)
+        if len(_plans) >= _PLANS_MAX:
+            _plans.clear()
+        _plans[key] = found
+    plan = found[0]
+    if plan is None:
+        return cls.model_construct(**values)
+    hit = cls.__new__(cls)
+    data = {name: values[name] if name in values else default for name, default in plan.items()}
+    object.__setattr__(hit, "__dict__", data)
+    object.__setattr__(hit, "__pydantic_fields_set__", set(values))
+    object.__setattr__(hit, "__pydantic_extra__", None)
+    object.__setattr__(hit, "__pydantic_private__", None)
+    return hit
+
+
+def _plan(cls: type[BaseModel], given: tuple[str, ...]) -> dict[str, Any] | None:
+    """Every field of ``cls`` -> its plain default (None when it has none: then it is given),
+    in field order; or None when values with these keys must go through ``model_construct``."""
     fields = cls.model_fields
-    defaults = _plain_defaults.get(cls)
-    if defaults is None:
-        defaults = {
-            name: field.default
-            for name, field in fields.items()
-            if field.default_factory is None and isinstance(field.default, _PLAIN)
-        }
-        _plain_defaults[cls] = defaults
+    defaults = {
+        name: field.default
+        for name, field in fields.items()
+        if field.default_factory is None and isinstance(field.default, _PLAIN)
+    }
     plain_model = (
         cls.__pydantic_post_init__ is None
         and not cls.__private_attributes__
@@ -180,17 +204,11 @@ def construct(cls: type[Model], values: dict[str, Any]) -> Model:
     )
     if (
         not plain_model
-        or not all(name in values or name in defaults for name in fields)
-        or any(name not in fields for name in values)
+        or not all(name in given or name in defaults for name in fields)
+        or any(name not in fields for name in given)
     ):
-        return cls.model_construct(**values)
-    hit = cls.__new__(cls)
-    data = {name: values[name] if name in values else defaults[name] for name in fields}
-    object.__setattr__(hit, "__dict__", data)
-    object.__setattr__(hit, "__pydantic_fields_set__", set(values))
-    object.__setattr__(hit, "__pydantic_extra__", None)
-    object.__setattr__(hit, "__pydantic_private__", None)
-    return hit
+        return None
+    return {name: defaults.get(name) for name in fields}
 
 
 def epochs(conn: sqlite3.Connection, kind: Kind, ids: Sequence[int]) -> dict[int, int]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -408,26 +408,33 @@ class SearchEngine:
         cosines = self._cosines_of(query, beyond)
         unembedded = set() if cosines is None else set(beyond) - cosines.keys()
         fused = fusion.fuse(lexical, vector, cover, params, cosines=cosines, unembedded=unembedded)
-        if params.neighbour_weight > 0 and not (
-            first_only
-            and self._no_second_stage()
-            and first_is_settled(fused, params.neighbour_weight)
-        ):
-            # Trigger: a page, or a first place the neighbours' share could change. Why: it
-            # costs a lookup of every hit's neighbours. Outcome: each hit gains its share.
-            fused = self._with_neighbours(fused, filters, params.neighbour_weight)
-        if params.date_weight > 0:
-            days = query_dates.days_named(query)
-            if days:
-                on_day = fusion.created_on(self.conn, [i for i, _ in fused], days)
-                fused = fusion.dated(fused, on_day, params.date_weight)
+        days = query_dates.days_named(query) if params.date_weight > 0 else []
+        spread = session_spread.SpreadParams.from_settings(self.settings)
+        weight = params.neighbour_weight
+        if weight > 0:
+            # Steps after the neighbours' share that reorder by score: a named day's lift,
+            # the session term and the session spread (each acts on every hit's score).
+            reorders_later = bool(days) or talk.session_weight > 0 or spread.weight > 0
+            if self._no_second_stage() and not reorders_later:
+                # Trigger: nothing after the neighbours' share reorders the list, so only
+                # the first ``depth`` hits matter (one: the timeline's anchor). Why: the
+                # share of every hit costs a lookup of all their neighbours. Outcome: none
+                # when the share cannot change the first hit, else only the neighbours of
+                # the hits that could still be among the first ``depth``.
+                if not (first_only and first_is_settled(fused, weight)):
+                    head = 1 if first_only else depth
+                    fused = self._head_with_neighbours(fused, filters, weight, head)
+            else:
+                fused = self._with_neighbours(fused, filters, weight)
+        if days:
+            on_day = fusion.created_on(self.conn, [i for i, _ in fused], days)
+            fused = fusion.dated(fused, on_day, params.date_weight)
         if talk.session_weight > 0:
             # Trigger: the session term is on. Why: evidence spread over a conversation's
             # turns says which conversation holds the answer (session_term). Outcome: one
             # lookup of the turns' sessions; each gains its share of its session's aggregate.
             sessions = session_term.sessions_of(self.conn, [i for i, _ in fused])
             fused = session_term.lifted(fused, sessions, talk.session_weight, talk.session_top)
-        spread = session_spread.SpreadParams.from_settings(self.settings)
         if spread.weight > 0:
             # Trigger: the session spread is on. Why: a multi-hop question's evidence can span
             # two sessions, and one session must not fill the page (session_spread). Outcome:
@@ -486,6 +493,22 @@ class SearchEngine:
         allowed = None if open_ else {i for i, _ in fused}
         lift = fusion.FusionParams.from_settings(self.settings).neighbour_lift
         return fusion.smooth(fused, beside, weight, allowed, lift)
+
+    def _head_with_neighbours(
+        self, fused: list[tuple[int, float]], filters: SearchFilters, weight: float, n: int
+    ) -> list[tuple[int, float]]:
+        """``_with_neighbours``' first ``n`` hits and scores (``head_of_smooth``), looking up
+        only the neighbours of the hits that could be among them."""
+        open_ = filters.is_empty() or filters.only_projects()
+        held = {i for i, _ in fused}
+        return head_of_smooth(
+            fused,
+            lambda ids: fusion.neighbours(self.conn, ids),
+            weight,
+            None if open_ else held,
+            n,
+            fusion.FusionParams.from_settings(self.settings).neighbour_lift,
+        )
 
     def _rerank(self, query: str, candidates: rerank.Candidates) -> list[tuple[int, float]]:
         """The second stage (``recall/rerank.py``): reorders the fused top-N, fails open."""
@@ -663,6 +686,47 @@ def first_is_settled(fused: Sequence[tuple[int, float]], weight: float) -> bool:
         return False
     second = max((s / top for _, s in fused[1:]), default=0.0)
     return second + weight < 1.0
+
+
+def head_of_smooth(
+    fused: Sequence[tuple[int, float]],
+    neighbours_of: Callable[[list[int]], Mapping[int, Sequence[int]]],
+    weight: float,
+    allowed: Collection[int] | None = None,
+    n: int = 1,
+    lift: fusion.Lift = fusion.DEFAULT_NEIGHBOUR_LIFT,
+) -> list[tuple[int, float]]:
+    """A list whose first ``n`` hits and scores are those of ``fusion.smooth(fused,
+    neighbours_of(every hit), weight, allowed, lift)``, from the neighbours of only the hits
+    that could be among them (under either ``lift`` a hit gains at most ``weight``).
+
+    ``smooth`` puts each score over the top one (a hit's share), and a hit gains at most
+    ``weight`` × another hit's share (≤ ``weight``). With ``b`` the ``n``-th largest share,
+    the first ``n`` hits of the smoothed list all score at least ``b``, so only a hit whose
+    share plus ``weight`` reaches ``b`` can be among them, and a neighbour no ranker found
+    (≤ ``weight``) never is while ``weight`` is below ``b``. Those contenders get every gain
+    the whole lookup would give them: a turn's neighbours are the turns beside it in its
+    session (``fusion.neighbours``, a symmetric relation), so the hits that raise a
+    contender are its own neighbours. The other hits keep a lower bound of their score,
+    below the first ``n``'s: only ``[:n]`` is exact (tests/test_search_same_ranking.py
+    checks it against ``smooth`` itself). Otherwise (fewer than ``n`` hits, or ``weight``
+    not below ``b``) it is ``smooth`` over every hit's neighbours.
+    """
+    top = max((s for _, s in fused), default=0.0)
+    shares = sorted((s / top for _, s in fused), reverse=True) if top > 0 else []
+    # The slack keeps a hit at the float boundary in (the same division as smooth's).
+    bar = shares[n - 1] - 1e-9 if 1 <= n <= len(shares) else 0.0
+    if bar <= weight:
+        return fusion.smooth(fused, neighbours_of([i for i, _ in fused]), weight, allowed, lift)
+    could = [i for i, s in fused if s / top + weight >= bar]
+    beside = neighbours_of(could)
+    held = {i for i, _ in fused}
+    raising: dict[int, tuple[int, ...]] = {}  # a hit -> the contenders beside it
+    for contender in could:
+        for near in beside.get(contender, ()):
+            if near in held:
+                raising[near] = (*raising.get(near, ()), contender)
+    return fusion.smooth(fused, raising, weight, allowed, lift)
 
 
 def _behind(ranker: Any) -> int | None:
