@@ -17,6 +17,8 @@ from service.deprecation import mark_deprecated, one_spelling
 from workbench.api_models.pages import Page
 from workbench.bounds import SQLITE_INT_MAX
 from workbench.platform_filter import check_platform
+from workbench.recall.filters import SearchFilters
+from workbench.store.pages import Where
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -26,6 +28,12 @@ class PageParams(BaseModel):
     limit: int
     project: str | None
     platform_source: str | None = None
+
+    def where(self, table: str) -> Where:
+        """The filter compiled for ``table`` by the one SQLite compiler (``SearchFilters``),
+        so a list's ``project`` and ``platform_source`` mean what they mean in search."""
+        filters = SearchFilters(project=self.project, platform_source=self.platform_source)
+        return filters.table_sql(table, table)
 
 
 async def page_params(

@@ -8,7 +8,7 @@ filtered listing, the HTTP API, the CLI and the MCP tools all agree on what ``ty
 - ``project_key``: one project's key (``workbench.locate.project_identity``): "this folder's
   project", which two folders of one name (``clientA/api``, ``clientB/api``) do not share.
 - ``obs_types``: observation types, whitelisted to ``OBSERVATION_TYPES``.
-- ``concepts``: any of these concepts (case-insensitive).
+- ``concepts``: any of these concepts (case-insensitive, surrounding spaces ignored).
 - ``files``: a *path prefix* matched against every entry of ``files_read`` and
   ``files_modified`` (summaries: ``files_read`` and ``files_edited``). An absolute prefix
   (``/home/me/app/src``) must match from the start; a relative one (``src/payments``) may
@@ -29,6 +29,7 @@ A filter that cannot apply to a kind of record excludes that kind: a prompt is n
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import (
@@ -52,11 +53,27 @@ Kind = Literal["observations", "sessions", "prompts"]
 MAX_LIST_ITEMS = 50
 DAY_MS = 86_400_000
 
-# kind -> (table, the JSON columns holding file paths, or () when the kind has none)
-_FILE_COLUMNS: dict[str, tuple[str, ...]] = {
-    "observations": ("files_read", "files_modified"),
-    "sessions": ("files_read", "files_edited"),
-    "prompts": (),
+
+@dataclass(frozen=True)
+class Table:
+    """What the SQLite compiler needs to know of one store table."""
+
+    kind: Kind | None  # the search kind it holds (None: ``sessions``, listed but not searched)
+    files: tuple[str, ...] = ()  # the JSON columns holding file paths
+    epoch: str = "created_at_epoch"  # the time the date filters bound
+    platform_column: bool = False  # it has its own ``platform_source`` column
+
+
+TABLES: dict[str, Table] = {
+    "observations": Table("observations", ("files_read", "files_modified"), platform_column=True),
+    "session_summaries": Table("sessions", ("files_read", "files_edited")),
+    "user_prompts": Table("prompts"),
+    "sessions": Table(None, epoch="started_at_epoch", platform_column=True),
+}
+KIND_TABLES: dict[str, str] = {
+    "observations": "observations",
+    "sessions": "session_summaries",
+    "prompts": "user_prompts",
 }
 
 
@@ -274,38 +291,39 @@ class SearchFilters(BaseModel):
             return True
         if self.obs_types or self.concepts:
             return False
-        return not (self.files and not _FILE_COLUMNS[kind])
+        return not (self.files and not TABLES[KIND_TABLES[kind]].files)
 
-    # -- SQL --------------------------------------------------------------------------------
+    # -- SQL: the one SQLite compiler (DuckDB's is ``recall.filters_duckdb``) ----------------
     def observation_sql(self, alias: str = "o") -> tuple[list[str], list[Any]]:
         """WHERE fragments (AND-ed by the caller) and their parameters for ``observations``."""
-        clauses, params = self._common_sql(alias)
-        if self.obs_types:
-            clauses.append(f"{alias}.type IN ({_marks(self.obs_types)})")
-            params.extend(self.obs_types)
-        if self.concepts:
-            clauses.append(
-                f"EXISTS (SELECT 1 FROM json_each({alias}.concepts) c"
-                f" WHERE lower(c.value) IN ({_marks(self.concepts)}))"
-            )
-            params.extend(c.lower() for c in self.concepts)
-        file_sql, file_params = self._files_sql(alias, _FILE_COLUMNS["observations"])
-        clauses.extend(file_sql)
-        params.extend(file_params)
-        return clauses, params
+        return self.table_sql("observations", alias)
 
     def record_sql(self, kind: Kind, alias: str) -> tuple[list[str], list[Any]]:
         """WHERE fragments for ``session_summaries`` (kind ``sessions``) or ``user_prompts``.
 
         Call only when ``applies_to(kind)``; the observation-only filters are not expressed.
         """
-        if kind == "observations":
-            return self.observation_sql(alias)
-        clauses, params = self._common_sql(alias)
-        file_sql, file_params = self._files_sql(alias, _FILE_COLUMNS[kind])
+        return self.table_sql(KIND_TABLES[kind], alias)
+
+    def table_sql(self, table: str, alias: str) -> tuple[list[str], list[Any]]:
+        """WHERE fragments for one of the store's ``TABLES`` (``alias`` names it in the
+        query); a filter the table cannot hold (``files`` on ``sessions``) is not expressed."""
+        spec = TABLES[table]
+        clauses, params = self._common_sql(alias, spec)
+        if spec.kind == "observations":
+            if self.obs_types:
+                clauses.append(f"{alias}.type IN ({_marks(self.obs_types)})")
+                params.extend(self.obs_types)
+            if self.concepts:
+                clauses.append(
+                    f"EXISTS (SELECT 1 FROM json_each({alias}.concepts) c"
+                    f" WHERE lower(trim(c.value)) IN ({_marks(self.concepts)}))"
+                )
+                params.extend(c.lower() for c in self.concepts)
+        file_sql, file_params = self._files_sql(alias, spec.files)
         return clauses + file_sql, params + file_params
 
-    def _common_sql(self, alias: str) -> tuple[list[str], list[Any]]:
+    def _common_sql(self, alias: str, spec: Table) -> tuple[list[str], list[Any]]:
         clauses: list[str] = []
         params: list[Any] = []
         projects = self.all_projects
@@ -322,12 +340,17 @@ class SearchFilters(BaseModel):
             clauses.append(f"{alias}.project IN ({_marks(projects)})")
             params.extend(projects)
         if self.date_start is not None:
-            clauses.append(f"{alias}.created_at_epoch >= ?")
+            clauses.append(f"{alias}.{spec.epoch} >= ?")
             params.append(self.date_start)
         if self.date_end is not None:
-            clauses.append(f"{alias}.created_at_epoch <= ?")
+            clauses.append(f"{alias}.{spec.epoch} <= ?")
             params.append(self.date_end)
-        if self.platform_source:
+        if self.platform_source and spec.platform_column:
+            # An observation's own column: its session's platform, or, with no session (saved
+            # through an MCP server), the saving agent's.
+            clauses.append(f"{alias}.platform_source = ?")
+            params.append(self.platform_source)
+        elif self.platform_source:
             # sessions.content_session_id is UNIQUE, so this is one index probe per row.
             clauses.append(
                 "EXISTS (SELECT 1 FROM sessions s WHERE s.content_session_id ="
