@@ -211,8 +211,8 @@ class SearchFilters(BaseModel):
                 for err in exc.errors()[:5]
             )
             raise InvalidInput(
-                f"invalid search filter ({problems}); filters are project, projects, "
-                "obs_types, concepts, files, date_start, date_end, platform_source, project_key"
+                f"invalid search filter ({problems}); filters are "
+                f"{', '.join(type(self).model_fields)}"
             ) from None
 
     # -- validation -------------------------------------------------------------------------
@@ -265,16 +265,10 @@ class SearchFilters(BaseModel):
         return list(dict.fromkeys([*([self.project] if self.project else []), *self.projects]))
 
     def is_empty(self) -> bool:
-        """True when nothing restricts the result (a query is then required)."""
-        return not (
-            self.all_projects
-            or self.obs_types
-            or self.concepts
-            or self.files
-            or self.date_start is not None
-            or self.date_end is not None
-            or self.platform_source
-            or self.project_key
+        """True when nothing restricts the result (a query is then required): every field
+        holds its default, so a field added later counts without being listed here."""
+        return all(
+            getattr(self, name) == field.default for name, field in type(self).model_fields.items()
         )
 
     def only_projects(self) -> bool:
