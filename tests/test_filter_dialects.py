@@ -81,6 +81,10 @@ FILTERS: list[dict[str, Any]] = [
     {"files": ["src/payments"]},
     {"files": ["./src/payments"]},
     {"files": ["payments"]},
+    {"files": ["src/pay"]},
+    {"files": ["src/paymentsx"]},
+    {"files": ["refund.py"]},
+    {"files": ["src/payments/"]},
     {"files": ["src/payments/refund.py"]},
     {"files": [f"{HOME}/src/payments"]},
     {"files": ["/src/payments"]},
@@ -116,7 +120,8 @@ def test_a_relative_files_prefix_selects_a_team_corpus_at_any_directory_boundary
     published: tuple[Any, Path],
 ) -> None:
     """The report: ``files=src/payments`` matched ``/home/bob/app/src/payments/…`` locally but
-    nothing on the team lake, where the prefix had to match from the start."""
+    nothing on the team lake, where the prefix had to match from the start. And a prefix is
+    whole path segments: ``src/payments`` is not ``/lib/src/paymentsx/``."""
     from workbench.knowledge.corpus_filter import parse_filter
     from workbench.team import read
 
@@ -128,7 +133,6 @@ def test_a_relative_files_prefix_selects_a_team_corpus_at_any_directory_boundary
 
     assert sorted(row["title"] for row in rows) == [
         "ledger read",
-        "other module",  # /lib/src/paymentsx: a prefix, at a directory boundary
         "refund twice",
         "relative path",
     ]

@@ -7,12 +7,13 @@ same file. For any filter the two must return the same ids, observations and sum
 And the filter a search request carries (built once, when the request is validated) must be
 the value ``SearchFilters`` itself would build from the same fields.
 
-Concepts are drawn from ASCII: SQLite's ``lower()`` folds ASCII only, DuckDB's all of
-Unicode (noted in the report of issue 23; not changed here).
+Concepts include non-ASCII letters (``CAFÉ``): SQLite's ``lower()`` folds ASCII only, so the
+store's compiler lowers a non-ASCII concept with Python's ``str.lower`` as DuckDB does.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,13 +32,14 @@ from workbench.recall.search_query import SearchQuery
 DAY = 86_400_000
 T = 1_780_000_000_000
 SEGMENTS = ["src", "payments", "pay", "lib", "a b", "x%_", "ü"]
-CONCEPTS = ["Cache", "cache", " ledger ", "LEDGER", "x", "a b"]
+CONCEPTS = ["Cache", "cache", " ledger ", "LEDGER", "x", "a b", "CAFÉ", "café", "Ærø", "ÆRØ"]
 PLATFORMS = ["claude-code", "gemini-cli", "codex-cli"]
 
 
 def _prefix() -> st.SearchStrategy[str]:
     parts = st.lists(st.sampled_from(SEGMENTS), min_size=1, max_size=3).map("/".join)
-    return st.tuples(st.sampled_from(["", "/", "./", "/home/me/"]), parts).map("".join)
+    ends = st.sampled_from(["", "", "/"])
+    return st.tuples(st.sampled_from(["", "/", "./", "/home/me/"]), parts, ends).map("".join)
 
 
 @pytest.fixture(scope="module")
@@ -126,10 +128,70 @@ filter_fields = st.fixed_dictionaries(
 )
 
 
+def _segment_match(path: str, prefix: str) -> bool:
+    """The rule, written plainly: a prefix names whole path segments (a folder or a file);
+    a relative one may start at any directory boundary."""
+    folder = prefix if prefix.endswith("/") else prefix + "/"
+    if path == prefix or path.startswith(folder):
+        return True
+    relative = not prefix.startswith("/")
+    return relative and (path.endswith("/" + prefix) or "/" + folder in path)
+
+
+def _expected_ids(db: Path, table: str, columns: tuple[str, str], prefixes: list[str]) -> set[int]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        rows = conn.execute(f"SELECT id, {columns[0]}, {columns[1]} FROM {table}").fetchall()
+    finally:
+        conn.close()
+    return {
+        row[0]
+        for row in rows
+        if any(
+            _segment_match(path, prefix)
+            for path in [*json.loads(row[1] or "[]"), *json.loads(row[2] or "[]")]
+            for prefix in prefixes
+        )
+    }
+
+
+@settings(max_examples=budget(300), deadline=None)
+@given(prefixes=st.lists(_prefix(), min_size=1, max_size=3))
+def test_a_files_prefix_matches_whole_path_segments_in_both_dialects(
+    store_and_duck: tuple[Path, Any], prefixes: list[str]
+) -> None:
+    """``src/pay`` is not ``src/payments``: both compilers select what the plain rule does."""
+    db, con = store_and_duck
+    filters = SearchFilters(files=prefixes)
+    relations = [
+        (
+            "observations",
+            "observations",
+            filters_duckdb.OBSERVATIONS,
+            ("files_read", "files_modified"),
+        ),
+        (
+            "session_summaries",
+            "summaries",
+            filters_duckdb.SUMMARIES,
+            ("files_read", "files_edited"),
+        ),
+    ]
+    for table, view, columns, stored in relations:
+        expected = _expected_ids(db, table, stored, filters.files)
+        clauses, params = filters_duckdb.where(filters, columns)
+        where = " WHERE " + " AND ".join(clauses)
+        duck_ids = {r[0] for r in con.execute(f"SELECT id FROM {view}{where}", params).fetchall()}
+        assert _sqlite_ids(db, filters, table) == expected, (table, filters.files)
+        assert duck_ids == expected, (table, filters.files)
+
+
 def _sqlite_ids(db: Path, filters: SearchFilters, table: str) -> set[int]:
+    from workbench.store.connection import connect
+
     clauses, params = filters.table_sql(table, "t")
     where = " WHERE " + " AND ".join(clauses) if clauses else ""
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = connect(db, readonly=True)
     try:
         return {r[0] for r in conn.execute(f"SELECT id FROM {table} t{where}", params)}
     finally:
@@ -157,6 +219,36 @@ def test_sqlite_and_duckdb_select_the_same_rows(
         where = " WHERE " + " AND ".join(clauses) if clauses else ""
         duck_ids = {r[0] for r in con.execute(f"SELECT id FROM {view}{where}", params).fetchall()}
         assert _sqlite_ids(db, filters, table) == duck_ids, (table, filters)
+
+
+@pytest.mark.parametrize("asked", ["café", "CAFÉ", " Café "])
+def test_a_non_ascii_concept_matches_in_any_case_in_both_dialects(
+    store_and_duck: tuple[Path, Any], asked: str
+) -> None:
+    """``concepts=café`` finds a memory tagged ``CAFÉ`` on the store as on the lake."""
+    db, con = store_and_duck
+    filters = SearchFilters(concepts=[asked])
+    clauses, params = filters_duckdb.where(filters)
+    duck_ids = {
+        r[0]
+        for r in con.execute(
+            f"SELECT id FROM observations WHERE {' AND '.join(clauses)}", params
+        ).fetchall()
+    }
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        tagged = {
+            r[0]
+            for r in conn.execute(
+                "SELECT o.id FROM observations o, json_each(o.concepts) c"
+                " WHERE c.value IN ('CAFÉ', 'café')"
+            )
+        }
+    finally:
+        conn.close()
+
+    assert tagged  # the seeded store holds both spellings
+    assert _sqlite_ids(db, filters, "observations") == tagged == duck_ids
 
 
 request_fields = st.fixed_dictionaries(

@@ -8,12 +8,14 @@ filtered listing, the HTTP API, the CLI and the MCP tools all agree on what ``ty
 - ``project_key``: one project's key (``workbench.locate.project_identity``): "this folder's
   project", which two folders of one name (``clientA/api``, ``clientB/api``) do not share.
 - ``obs_types``: observation types, whitelisted to ``OBSERVATION_TYPES``.
-- ``concepts``: any of these concepts (case-insensitive, surrounding spaces ignored).
-- ``files``: a *path prefix* matched against every entry of ``files_read`` and
-  ``files_modified`` (summaries: ``files_read`` and ``files_edited``). An absolute prefix
-  (``/home/me/app/src``) must match from the start; a relative one (``src/payments``) may
-  also match at any directory boundary, because stored paths are usually absolute while
-  people type them relative to the project.
+- ``concepts``: any of these concepts (case-insensitive in all of Unicode, ``café`` finds
+  ``CAFÉ``; surrounding spaces ignored).
+- ``files``: a *path prefix* of whole segments matched against every entry of ``files_read``
+  and ``files_modified`` (summaries: ``files_read`` and ``files_edited``): the prefix itself
+  (a file) or anything under it (a folder), so ``src/pay`` is not ``src/payments``. An
+  absolute prefix (``/home/me/app/src``) must match from the start; a relative one
+  (``src/payments``) may also match at any directory boundary, because stored paths are
+  usually absolute while people type them relative to the project.
 - ``date_start`` / ``date_end``: ISO dates or timestamps (or epoch milliseconds). A plain date
   as ``date_end`` includes that whole day (UTC).
 - ``platform_source``: the session's platform (``claude-code``…), joined through ``sessions``.
@@ -48,6 +50,7 @@ from workbench.locate import MAX_PROJECT_KEY_CHARS
 from workbench.models import OBSERVATION_TYPES
 from workbench.platform_filter import check_platform
 from workbench.redact import replace_surrogates
+from workbench.store.connection import LOWER_FUNCTION
 
 Kind = Literal["observations", "sessions", "prompts"]
 MAX_LIST_ITEMS = 50
@@ -309,13 +312,30 @@ class SearchFilters(BaseModel):
                 clauses.append(f"{alias}.type IN ({_marks(self.obs_types)})")
                 params.extend(self.obs_types)
             if self.concepts:
-                clauses.append(
-                    f"EXISTS (SELECT 1 FROM json_each({alias}.concepts) c"
-                    f" WHERE lower(trim(c.value)) IN ({_marks(self.concepts)}))"
-                )
-                params.extend(c.lower() for c in self.concepts)
+                clauses.append(self._concepts_sql(alias, params))
         file_sql, file_params = self._files_sql(alias, spec.files)
         return clauses + file_sql, params + file_params
+
+    def _concepts_sql(self, alias: str, params: list[Any]) -> str:
+        """Any concept, lowered and trimmed. SQLite's ``lower()`` folds ASCII only, DuckDB's
+        all of Unicode: a non-ASCII concept is compared with the stored values whose UTF-8 is
+        longer than their characters (non-ASCII), lowered by Python (``unicode_lower``); an
+        ASCII one with SQLite's own ``lower()``, so the common case calls no Python per row.
+        (A stored ASCII-folding letter such as the Kelvin sign is the one difference left.)"""
+        wanted = list(dict.fromkeys(c.lower() for c in self.concepts))
+        plain = [c for c in wanted if c.isascii()]
+        other = [c for c in wanted if not c.isascii()]
+        tests: list[str] = []
+        if plain:
+            tests.append(f"lower(trim(c.value)) IN ({_marks(plain)})")
+            params.extend(plain)
+        if other:
+            tests.append(
+                "(length(c.value) <> length(CAST(c.value AS BLOB))"
+                f" AND {LOWER_FUNCTION}(trim(c.value)) IN ({_marks(other)}))"
+            )
+            params.extend(other)
+        return f"EXISTS (SELECT 1 FROM json_each({alias}.concepts) c WHERE {' OR '.join(tests)})"
 
     def _common_sql(self, alias: str, spec: Table) -> tuple[list[str], list[Any]]:
         clauses: list[str] = []
@@ -360,14 +380,21 @@ class SearchFilters(BaseModel):
         params: list[Any] = []
         for prefix in self.files:
             # substr() rather than LIKE: paths are case-sensitive and may contain % or _.
-            test = "substr(f.value, 1, ?) = ?"
-            params.extend([len(prefix), prefix])
+            folder = folder_form(prefix)
+            test = "f.value = ? OR substr(f.value, 1, ?) = ?"
+            params.extend([prefix, len(folder), folder])
             if not prefix.startswith("/"):
-                test = f"({test} OR instr(f.value, ?) > 0)"
-                params.append("/" + prefix)
-            tests.append(test)
+                test += " OR substr(f.value, -?) = ? OR instr(f.value, ?) > 0"
+                params.extend([len(prefix) + 1, "/" + prefix, "/" + folder])
+            tests.append(f"({test})")
         sources = " UNION ALL ".join(f"SELECT value FROM json_each({alias}.{c})" for c in columns)
         return [f"EXISTS (SELECT 1 FROM ({sources}) f WHERE {' OR '.join(tests)})"], params
+
+
+def folder_form(prefix: str) -> str:
+    """A ``files`` prefix as a folder (``src/payments`` → ``src/payments/``): a path under it
+    starts with this, so ``src/pay`` never matches ``src/payments`` (both dialects use it)."""
+    return prefix if prefix.endswith("/") else prefix + "/"
 
 
 def _marks(values: list[Any]) -> str:

@@ -5,8 +5,9 @@ columns are ``VARCHAR[]``) and the analytics views over the local store (``store
 ``knowledge/stats.py``'s ``Scope``). Both take their WHERE clauses from ``where`` below, so a
 filter means there what it means in SQLite (``SearchFilters.observation_sql``):
 
-- ``files``: a prefix of any entry of the file columns; a relative prefix (``src/payments``)
-  also matches at any directory boundary (``/home/me/app/src/payments/x.py``);
+- ``files``: whole leading path segments of any entry of the file columns (``src/pay`` is
+  not ``src/payments``); a relative prefix (``src/payments``) also matches at any directory
+  boundary (``/home/me/app/src/payments/x.py``);
 - ``concepts``: any of them, compared lowercased and trimmed;
 - ``project_key``: the relations here carry no project key, so the project names apply alone.
 
@@ -20,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from workbench.recall.filters import SearchFilters
+from workbench.recall.filters import SearchFilters, folder_form
 
 
 @dataclass(frozen=True)
@@ -63,12 +64,13 @@ def where(filters: SearchFilters, columns: Columns = OBSERVATIONS) -> tuple[list
             listed = f"list_concat({listed}, {column})"
         tests: list[str] = []
         for prefix in filters.files:
-            if prefix.startswith("/"):
-                tests.append("starts_with(f, ?)")
-                params.append(prefix)
-            else:
-                tests.append("(starts_with(f, ?) OR contains(f, ?))")
-                params.extend([prefix, "/" + prefix])
+            folder = folder_form(prefix)
+            test = "f = ? OR starts_with(f, ?)"
+            params.extend([prefix, folder])
+            if not prefix.startswith("/"):
+                test += " OR ends_with(f, ?) OR contains(f, ?)"
+                params.extend(["/" + prefix, "/" + folder])
+            tests.append(f"({test})")
         clauses.append(f"len(list_filter({listed}, f -> {' OR '.join(tests)})) > 0")
     if filters.date_start is not None:
         clauses.append(f"{columns.epoch} >= ?")
