@@ -16,7 +16,8 @@ from pydantic import BaseModel
 from service.deprecation import mark_deprecated, one_spelling
 from workbench.api_models.pages import Page
 from workbench.bounds import SQLITE_INT_MAX
-from workbench.platform_filter import check_platform
+from workbench.recall.filters import SearchFilters
+from workbench.store.pages import Where
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -24,8 +25,12 @@ T = TypeVar("T", bound=BaseModel)
 class PageParams(BaseModel):
     offset: int
     limit: int
-    project: str | None
-    platform_source: str | None = None
+    filters: SearchFilters = SearchFilters()  # project and platform_source, built once here
+
+    def where(self, table: str) -> Where:
+        """The filter compiled for ``table`` by the one SQLite compiler (``SearchFilters``),
+        so a list's ``project`` and ``platform_source`` mean what they mean in search."""
+        return self.filters.table_sql(table, table)
 
 
 async def page_params(
@@ -44,12 +49,9 @@ async def page_params(
     sent = {"platform_source": platform_source, "platformSource": platformSource}
     values, _, notices = one_spelling(sent, {"platform_source"})
     mark_deprecated(response, notices)
-    return PageParams(
-        offset=offset,
-        limit=limit,
-        project=project or None,
-        platform_source=check_platform(values.get("platform_source")),
-    )
+    # One value, validated here (an unknown platform is a 422 naming the known ones).
+    filters = SearchFilters(project=project, platform_source=values.get("platform_source"))
+    return PageParams(offset=offset, limit=limit, filters=filters)
 
 
 PageDep = Annotated[PageParams, Depends(page_params)]

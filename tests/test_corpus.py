@@ -192,8 +192,10 @@ def test_filters_select_and_observations_are_oldest_first(store: Store, settings
         "Decide WAL",
         "Other project fix",
     }
-    absolute = build(store, settings, files="/home/dev/api/src/queue")
+    absolute = build(store, settings, files="/home/dev/api/src/queue.py")
     assert [o.id for o in absolute.observations] == [fix]
+    # Whole segments: a file's name without its extension is not a prefix of it.
+    assert build(store, settings, files="/home/dev/api/src/queue").observations == []
 
 
 def test_limit_keeps_the_newest_and_lists_them_oldest_first(

@@ -64,10 +64,9 @@ def list_observations(runtime: RuntimeDep, params: PageDep) -> Page[Observation]
     conn = runtime.store.conn
     items, more = observations.list_page(
         conn,
-        project=params.project,
+        where=params.where("observations"),
         offset=params.offset,
         limit=params.limit,
-        platform_source=params.platform_source,
     )
     return page(items, more, params)
 

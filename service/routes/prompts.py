@@ -18,9 +18,8 @@ def list_prompts(runtime: RuntimeDep, params: PageDep) -> Page[Prompt]:
     conn = runtime.store.conn
     items, more = sessions.list_prompts(
         conn,
-        project=params.project,
+        where=params.where("user_prompts"),
         offset=params.offset,
         limit=params.limit,
-        platform_source=params.platform_source,
     )
     return page(items, more, params)

@@ -109,9 +109,8 @@ def list_sessions(runtime: RuntimeDep, params: PageDep) -> Page[Session]:
     """A page of sessions, newest first (plain ``def``: the read runs on the thread pool)."""
     items, more = sessions.list_sessions(
         runtime.store.conn,
-        project=params.project,
+        where=params.where("sessions"),
         offset=params.offset,
         limit=params.limit,
-        platform_source=params.platform_source,
     )
     return page(items, more, params)

@@ -18,9 +18,8 @@ def list_summaries(runtime: RuntimeDep, params: PageDep) -> Page[Summary]:
     conn = runtime.store.conn
     items, more = summaries.list_page(
         conn,
-        project=params.project,
+        where=params.where("session_summaries"),
         offset=params.offset,
         limit=params.limit,
-        platform_source=params.platform_source,
     )
     return page(items, more, params)

@@ -330,7 +330,7 @@ def _with_team(
         return chosen
     from workbench.team import read
 
-    team = read.corpus_rows(settings, flt)
+    team = read.corpus_rows(settings, flt.filters(), flt.query, flt.limit)
     both = sorted(
         chosen + team, key=lambda r: (r["created_at_epoch"], r.get("author") or "", r["id"])
     )

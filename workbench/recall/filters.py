@@ -8,12 +8,14 @@ filtered listing, the HTTP API, the CLI and the MCP tools all agree on what ``ty
 - ``project_key``: one project's key (``workbench.locate.project_identity``): "this folder's
   project", which two folders of one name (``clientA/api``, ``clientB/api``) do not share.
 - ``obs_types``: observation types, whitelisted to ``OBSERVATION_TYPES``.
-- ``concepts``: any of these concepts (case-insensitive).
-- ``files``: a *path prefix* matched against every entry of ``files_read`` and
-  ``files_modified`` (summaries: ``files_read`` and ``files_edited``). An absolute prefix
-  (``/home/me/app/src``) must match from the start; a relative one (``src/payments``) may
-  also match at any directory boundary, because stored paths are usually absolute while
-  people type them relative to the project.
+- ``concepts``: any of these concepts (case-insensitive in all of Unicode, ``café`` finds
+  ``CAFÉ``; surrounding spaces ignored).
+- ``files``: a *path prefix* of whole segments matched against every entry of ``files_read``
+  and ``files_modified`` (summaries: ``files_read`` and ``files_edited``): the prefix itself
+  (a file) or anything under it (a folder), so ``src/pay`` is not ``src/payments``. An
+  absolute prefix (``/home/me/app/src``) must match from the start; a relative one
+  (``src/payments``) may also match at any directory boundary, because stored paths are
+  usually absolute while people type them relative to the project.
 - ``date_start`` / ``date_end``: ISO dates or timestamps (or epoch milliseconds). A plain date
   as ``date_end`` includes that whole day (UTC).
 - ``platform_source``: the session's platform (``claude-code``…), joined through ``sessions``.
@@ -29,6 +31,7 @@ A filter that cannot apply to a kind of record excludes that kind: a prompt is n
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import (
@@ -47,16 +50,33 @@ from workbench.locate import MAX_PROJECT_KEY_CHARS
 from workbench.models import OBSERVATION_TYPES
 from workbench.platform_filter import check_platform
 from workbench.redact import replace_surrogates
+from workbench.store.connection import LOWER_FUNCTION
 
 Kind = Literal["observations", "sessions", "prompts"]
 MAX_LIST_ITEMS = 50
 DAY_MS = 86_400_000
 
-# kind -> (table, the JSON columns holding file paths, or () when the kind has none)
-_FILE_COLUMNS: dict[str, tuple[str, ...]] = {
-    "observations": ("files_read", "files_modified"),
-    "sessions": ("files_read", "files_edited"),
-    "prompts": (),
+
+@dataclass(frozen=True)
+class Table:
+    """What the SQLite compiler needs to know of one store table."""
+
+    kind: Kind | None  # the search kind it holds (None: ``sessions``, listed but not searched)
+    files: tuple[str, ...] = ()  # the JSON columns holding file paths
+    epoch: str = "created_at_epoch"  # the time the date filters bound
+    platform_column: bool = False  # it has its own ``platform_source`` column
+
+
+TABLES: dict[str, Table] = {
+    "observations": Table("observations", ("files_read", "files_modified"), platform_column=True),
+    "session_summaries": Table("sessions", ("files_read", "files_edited")),
+    "user_prompts": Table("prompts"),
+    "sessions": Table(None, epoch="started_at_epoch", platform_column=True),
+}
+KIND_TABLES: dict[str, str] = {
+    "observations": "observations",
+    "sessions": "session_summaries",
+    "prompts": "user_prompts",
 }
 
 
@@ -194,8 +214,8 @@ class SearchFilters(BaseModel):
                 for err in exc.errors()[:5]
             )
             raise InvalidInput(
-                f"invalid search filter ({problems}); filters are project, projects, "
-                "obs_types, concepts, files, date_start, date_end, platform_source, project_key"
+                f"invalid search filter ({problems}); filters are "
+                f"{', '.join(type(self).model_fields)}"
             ) from None
 
     # -- validation -------------------------------------------------------------------------
@@ -248,16 +268,10 @@ class SearchFilters(BaseModel):
         return list(dict.fromkeys([*([self.project] if self.project else []), *self.projects]))
 
     def is_empty(self) -> bool:
-        """True when nothing restricts the result (a query is then required)."""
-        return not (
-            self.all_projects
-            or self.obs_types
-            or self.concepts
-            or self.files
-            or self.date_start is not None
-            or self.date_end is not None
-            or self.platform_source
-            or self.project_key
+        """True when nothing restricts the result (a query is then required): every field
+        holds its default, so a field added later counts without being listed here."""
+        return all(
+            getattr(self, name) == field.default for name, field in type(self).model_fields.items()
         )
 
     def only_projects(self) -> bool:
@@ -274,38 +288,56 @@ class SearchFilters(BaseModel):
             return True
         if self.obs_types or self.concepts:
             return False
-        return not (self.files and not _FILE_COLUMNS[kind])
+        return not (self.files and not TABLES[KIND_TABLES[kind]].files)
 
-    # -- SQL --------------------------------------------------------------------------------
+    # -- SQL: the one SQLite compiler (DuckDB's is ``recall.filters_duckdb``) ----------------
     def observation_sql(self, alias: str = "o") -> tuple[list[str], list[Any]]:
         """WHERE fragments (AND-ed by the caller) and their parameters for ``observations``."""
-        clauses, params = self._common_sql(alias)
-        if self.obs_types:
-            clauses.append(f"{alias}.type IN ({_marks(self.obs_types)})")
-            params.extend(self.obs_types)
-        if self.concepts:
-            clauses.append(
-                f"EXISTS (SELECT 1 FROM json_each({alias}.concepts) c"
-                f" WHERE lower(c.value) IN ({_marks(self.concepts)}))"
-            )
-            params.extend(c.lower() for c in self.concepts)
-        file_sql, file_params = self._files_sql(alias, _FILE_COLUMNS["observations"])
-        clauses.extend(file_sql)
-        params.extend(file_params)
-        return clauses, params
+        return self.table_sql("observations", alias)
 
     def record_sql(self, kind: Kind, alias: str) -> tuple[list[str], list[Any]]:
         """WHERE fragments for ``session_summaries`` (kind ``sessions``) or ``user_prompts``.
 
         Call only when ``applies_to(kind)``; the observation-only filters are not expressed.
         """
-        if kind == "observations":
-            return self.observation_sql(alias)
-        clauses, params = self._common_sql(alias)
-        file_sql, file_params = self._files_sql(alias, _FILE_COLUMNS[kind])
+        return self.table_sql(KIND_TABLES[kind], alias)
+
+    def table_sql(self, table: str, alias: str) -> tuple[list[str], list[Any]]:
+        """WHERE fragments for one of the store's ``TABLES`` (``alias`` names it in the
+        query); a filter the table cannot hold (``files`` on ``sessions``) is not expressed."""
+        spec = TABLES[table]
+        clauses, params = self._common_sql(alias, spec)
+        if spec.kind == "observations":
+            if self.obs_types:
+                clauses.append(f"{alias}.type IN ({_marks(self.obs_types)})")
+                params.extend(self.obs_types)
+            if self.concepts:
+                clauses.append(self._concepts_sql(alias, params))
+        file_sql, file_params = self._files_sql(alias, spec.files)
         return clauses + file_sql, params + file_params
 
-    def _common_sql(self, alias: str) -> tuple[list[str], list[Any]]:
+    def _concepts_sql(self, alias: str, params: list[Any]) -> str:
+        """Any concept, lowered and trimmed. SQLite's ``lower()`` folds ASCII only, DuckDB's
+        all of Unicode: a non-ASCII concept is compared with the stored values whose UTF-8 is
+        longer than their characters (non-ASCII), lowered by Python (``unicode_lower``); an
+        ASCII one with SQLite's own ``lower()``, so the common case calls no Python per row.
+        (A stored ASCII-folding letter such as the Kelvin sign is the one difference left.)"""
+        wanted = list(dict.fromkeys(c.lower() for c in self.concepts))
+        plain = [c for c in wanted if c.isascii()]
+        other = [c for c in wanted if not c.isascii()]
+        tests: list[str] = []
+        if plain:
+            tests.append(f"lower(trim(c.value)) IN ({_marks(plain)})")
+            params.extend(plain)
+        if other:
+            tests.append(
+                "(length(c.value) <> length(CAST(c.value AS BLOB))"
+                f" AND {LOWER_FUNCTION}(trim(c.value)) IN ({_marks(other)}))"
+            )
+            params.extend(other)
+        return f"EXISTS (SELECT 1 FROM json_each({alias}.concepts) c WHERE {' OR '.join(tests)})"
+
+    def _common_sql(self, alias: str, spec: Table) -> tuple[list[str], list[Any]]:
         clauses: list[str] = []
         params: list[Any] = []
         projects = self.all_projects
@@ -322,12 +354,17 @@ class SearchFilters(BaseModel):
             clauses.append(f"{alias}.project IN ({_marks(projects)})")
             params.extend(projects)
         if self.date_start is not None:
-            clauses.append(f"{alias}.created_at_epoch >= ?")
+            clauses.append(f"{alias}.{spec.epoch} >= ?")
             params.append(self.date_start)
         if self.date_end is not None:
-            clauses.append(f"{alias}.created_at_epoch <= ?")
+            clauses.append(f"{alias}.{spec.epoch} <= ?")
             params.append(self.date_end)
-        if self.platform_source:
+        if self.platform_source and spec.platform_column:
+            # An observation's own column: its session's platform, or, with no session (saved
+            # through an MCP server), the saving agent's.
+            clauses.append(f"{alias}.platform_source = ?")
+            params.append(self.platform_source)
+        elif self.platform_source:
             # sessions.content_session_id is UNIQUE, so this is one index probe per row.
             clauses.append(
                 "EXISTS (SELECT 1 FROM sessions s WHERE s.content_session_id ="
@@ -343,14 +380,21 @@ class SearchFilters(BaseModel):
         params: list[Any] = []
         for prefix in self.files:
             # substr() rather than LIKE: paths are case-sensitive and may contain % or _.
-            test = "substr(f.value, 1, ?) = ?"
-            params.extend([len(prefix), prefix])
+            folder = folder_form(prefix)
+            test = "f.value = ? OR substr(f.value, 1, ?) = ?"
+            params.extend([prefix, len(folder), folder])
             if not prefix.startswith("/"):
-                test = f"({test} OR instr(f.value, ?) > 0)"
-                params.append("/" + prefix)
-            tests.append(test)
+                test += " OR substr(f.value, -?) = ? OR instr(f.value, ?) > 0"
+                params.extend([len(prefix) + 1, "/" + prefix, "/" + folder])
+            tests.append(f"({test})")
         sources = " UNION ALL ".join(f"SELECT value FROM json_each({alias}.{c})" for c in columns)
         return [f"EXISTS (SELECT 1 FROM ({sources}) f WHERE {' OR '.join(tests)})"], params
+
+
+def folder_form(prefix: str) -> str:
+    """A ``files`` prefix as a folder (``src/payments`` → ``src/payments/``): a path under it
+    starts with this, so ``src/pay`` never matches ``src/payments`` (both dialects use it)."""
+    return prefix if prefix.endswith("/") else prefix + "/"
 
 
 def _marks(values: list[Any]) -> str:

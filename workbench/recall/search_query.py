@@ -213,6 +213,8 @@ class RecallFilter(BaseModel):
     ] = False
 
     _renamed: tuple[str, ...] = PrivateAttr(default=())
+    # The engine's filter value, built once when this model is validated (``filters``).
+    _filters: SearchFilters | None = PrivateAttr(default=None)
 
     # -- old spellings ----------------------------------------------------------------------
     @model_validator(mode="wrap")
@@ -234,7 +236,7 @@ class RecallFilter(BaseModel):
                 )
         try:
             model = handler(data)
-            model.filters()  # dates parse, and since is not after until
+            model._filters = model._build_filters()  # dates parse, since is not after until
         except InvalidInput as exc:
             raise _in_sent_names(exc, met) from None
         if met:
@@ -306,7 +308,17 @@ class RecallFilter(BaseModel):
 
     # -- meaning ----------------------------------------------------------------------------
     def filters(self) -> SearchFilters:
-        """The engine's ``SearchFilters`` (the SQL every ranker honours) for these fields."""
+        """The engine's ``SearchFilters`` (the SQL every ranker honours) for these fields: the
+        one value built when this request was validated, handed on as it is."""
+        if self._filters is None:  # a model built without validation (model_construct)
+            self._filters = self._build_filters()
+        return self._filters
+
+    def _build_filters(self) -> SearchFilters:
+        """The filter value of these fields. Every field was checked by this model's own
+        validators, which call the functions ``SearchFilters``'s call (``filter_list``,
+        ``observation_types``, ``check_platform``), so it is built without checking again;
+        only the dates are parsed here (this model keeps them as sent) and ordered."""
         start = parse_time(self.since, "since")
         end = parse_time(self.until, "until", end_of_day=True)
         if start is not None and end is not None and start > end:
@@ -314,9 +326,9 @@ class RecallFilter(BaseModel):
                 "since is after until; give the earlier date first, e.g. "
                 "since=2026-11-01&until=2026-11-30"
             )
-        return SearchFilters(
+        return SearchFilters.model_construct(
             project=self.project,
-            projects=getattr(self, "projects", []),
+            projects=list(getattr(self, "projects", [])),
             obs_types=self.types,
             concepts=self.concepts,
             files=self.files,

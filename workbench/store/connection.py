@@ -163,6 +163,25 @@ def _lock_for(path: Path | str) -> threading.RLock:
         return _write_locks.setdefault(key, threading.RLock())
 
 
+LOWER_FUNCTION = "wb_lower"
+
+
+def unicode_lower(text: str | bytes | int | float | None) -> str | bytes | int | float | None:
+    """``lower()`` for all of Unicode (SQLite's folds ASCII only; DuckDB's, like this, folds
+    ``CAFÉ`` to ``café``): ``SearchFilters`` calls it only on non-ASCII text, so a filter
+    means the same on the store and the team lake without a Python call per ASCII row."""
+    return text.lower() if isinstance(text, str) else text
+
+
+def register_functions(conn: sqlite3.Connection) -> None:
+    """The SQL functions the store's triggers and filters call (every store-shaped file:
+    the store, the team mirror)."""
+    conn.create_function(
+        identifiers.SQL_FUNCTION, 1, identifiers.split_identifiers, deterministic=True
+    )
+    conn.create_function(LOWER_FUNCTION, 1, unicode_lower, deterministic=True)
+
+
 def connect(path: Path | str, *, readonly: bool = False) -> Connection:
     """Open the store with the connection policy above.
 
@@ -188,9 +207,7 @@ def connect(path: Path | str, *, readonly: bool = False) -> Connection:
     conn.companion_ids = {}
     conn.busy_ms = BUSY_TIMEOUT_MS
     conn.row_factory = sqlite3.Row
-    conn.create_function(
-        identifiers.SQL_FUNCTION, 1, identifiers.split_identifiers, deterministic=True
-    )
+    register_functions(conn)
     conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys=ON")
     if not readonly:

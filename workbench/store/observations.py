@@ -162,19 +162,17 @@ def get_many(
 def list_page(
     conn: sqlite3.Connection,
     *,
-    project: str | None,
+    where: pages.Where = pages.EVERYTHING,
     offset: int,
     limit: int,
-    platform_source: str | None = None,
 ) -> tuple[list[Observation], bool]:
     """A page of observations, newest first, and whether more follow."""
     rows, more = pages.newest(
         conn,
         "observations",
-        project=project,
+        where=where,
         offset=offset,
         limit=limit,
-        platform_source=platform_source,
     )
     return [from_row(r) for r in rows], more
 

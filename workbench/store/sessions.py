@@ -147,19 +147,17 @@ def end(
 def list_prompts(
     conn: sqlite3.Connection,
     *,
-    project: str | None,
+    where: pages.Where = pages.EVERYTHING,
     offset: int,
     limit: int,
-    platform_source: str | None = None,
 ) -> tuple[list[Prompt], bool]:
     """A page of prompts, newest first, and whether more follow."""
     rows, more = pages.newest(
         conn,
         "user_prompts",
-        project=project,
+        where=where,
         offset=offset,
         limit=limit,
-        platform_source=platform_source,
     )
     return [Prompt(**{k: r[k] for k in Prompt.model_fields}) for r in rows], more
 
@@ -167,19 +165,17 @@ def list_prompts(
 def list_sessions(
     conn: sqlite3.Connection,
     *,
-    project: str | None,
+    where: pages.Where = pages.EVERYTHING,
     offset: int,
     limit: int,
-    platform_source: str | None = None,
 ) -> tuple[list[Session], bool]:
     """A page of sessions, most recently started first, and whether more follow."""
     rows, more = pages.newest(
         conn,
         "sessions",
-        project=project,
+        where=where,
         offset=offset,
         limit=limit,
         time_column="started_at_epoch",
-        platform_source=platform_source,
     )
     return [_session(r) for r in rows], more

@@ -80,18 +80,16 @@ def get(conn: sqlite3.Connection, summary_id: int) -> Summary | None:
 def list_page(
     conn: sqlite3.Connection,
     *,
-    project: str | None,
+    where: pages.Where = pages.EVERYTHING,
     offset: int,
     limit: int,
-    platform_source: str | None = None,
 ) -> tuple[list[Summary], bool]:
     """A page of summaries, newest first, and whether more follow."""
     rows, more = pages.newest(
         conn,
         "session_summaries",
-        project=project,
+        where=where,
         offset=offset,
         limit=limit,
-        platform_source=platform_source,
     )
     return [from_row(r) for r in rows], more

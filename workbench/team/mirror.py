@@ -39,7 +39,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import WorkbenchError
-from workbench.store.identifiers import SQL_FUNCTION, split_identifiers
+from workbench.store.connection import register_functions
+from workbench.store.identifiers import SQL_FUNCTION
 from workbench.team import lake
 
 if TYPE_CHECKING:
@@ -137,7 +138,7 @@ class Freshness:
 
 
 def connect(settings: Settings) -> sqlite3.Connection:
-    """The mirror file (made when missing), ``wb_split_identifiers`` registered."""
+    """The mirror file (made when missing), the store's SQL functions registered."""
     path = settings.team_mirror_path
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, timeout=5.0, isolation_level=None, check_same_thread=False)
@@ -145,7 +146,7 @@ def connect(settings: Settings) -> sqlite3.Connection:
         conn.execute("PRAGMA journal_mode=DELETE")  # see the module doc: no WAL for this file
         # A colleague's forgotten row must not linger in freed pages (see ``_purge_terms``).
         conn.execute("PRAGMA secure_delete=ON")
-        conn.create_function(SQL_FUNCTION, 1, split_identifiers, deterministic=True)
+        register_functions(conn)
         conn.execute("CREATE TABLE IF NOT EXISTS mirror_meta (key TEXT PRIMARY KEY, value TEXT)")
     except BaseException:
         conn.close()

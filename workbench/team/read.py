@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from workbench.errors import InvalidInput
+from workbench.recall import filters_duckdb
+from workbench.recall.filters import SearchFilters
 from workbench.store import connection
 from workbench.team import lake, refs
 
@@ -123,51 +125,20 @@ def team_tables(r: Reader) -> dict[str, Any]:
     return {name: r.con.execute(sql).to_arrow_table() for name, sql in queries.items()}
 
 
-def _filter_sql(filters: Any) -> tuple[list[str], list[Any]]:
-    """WHERE clauses for the lake from a ``SearchFilters`` (tombstones always out)."""
-    where = ["deleted_at_epoch IS NULL"]
-    params: list[Any] = []
+def _filter_sql(filters: SearchFilters | None) -> tuple[list[str], list[Any]]:
+    """WHERE clauses for the lake's observations: tombstones always out, then ``filters``
+    compiled by the one DuckDB compiler (``recall.filters_duckdb``)."""
     if filters is None:
-        return where, params
-    projects = [p for p in (filters.project, *filters.projects) if p]
-    if projects:
-        where.append(f"project IN ({','.join('?' * len(projects))})")
-        params.extend(projects)
-    if filters.platform_source:
-        where.append("platform_source = ?")
-        params.append(filters.platform_source)
-    if filters.obs_types:
-        where.append(f"type IN ({','.join('?' * len(filters.obs_types))})")
-        params.extend(filters.obs_types)
-    if filters.concepts:
-        where.append("list_has_any(list_transform(concepts, c -> lower(trim(c))), ?)")
-        params.append([c.strip().lower() for c in filters.concepts])
-    if filters.files:
-        where.append(
-            "("
-            + " OR ".join(
-                "len(list_filter(list_concat(files_read, files_modified), "
-                "f -> starts_with(f, ?))) > 0"
-                for _ in filters.files
-            )
-            + ")"
-        )
-        params.extend(filters.files)
-    if filters.date_start is not None:
-        where.append("created_at_epoch >= ?")
-        params.append(filters.date_start)
-    if filters.date_end is not None:
-        where.append("created_at_epoch <= ?")
-        params.append(filters.date_end)
-    return where, params
+        return ["deleted_at_epoch IS NULL"], []
+    clauses, params = filters_duckdb.where(filters)
+    return ["deleted_at_epoch IS NULL", *clauses], params
 
 
 def search_observations(
     r: Reader,
     query: str | None,
     *,
-    project: str | None = None,
-    filters: Any = None,
+    filters: SearchFilters | None = None,
     limit: int = 20,
 ) -> list[dict[str, Any]]:
     """Colleagues' live observations matching ``query`` (every word scored), best first.
@@ -187,9 +158,6 @@ def search_observations(
         score_params.extend([like] * 4)
     score = " + ".join(score_parts) if score_parts else "1"
     where, params = _filter_sql(filters)
-    if project:
-        where.append("project = ?")
-        params.append(project)
     sql = (
         f"SELECT * FROM (SELECT author, local_id, project, platform_source, type, title, "
         f"subtitle, narrative, content_session_id, prompt_number, created_at, "
@@ -206,15 +174,13 @@ def observations_between(
     r: Reader, start_ms: int, end_ms: int, *, project: str | None = None, limit: int = 50
 ) -> list[dict[str, Any]]:
     """The team's live observations created in ``[start_ms, end_ms]``, oldest first."""
-    where = "deleted_at_epoch IS NULL AND created_at_epoch BETWEEN ? AND ?"
-    params: list[Any] = [start_ms, end_ms]
-    if project:
-        where += " AND project = ?"
-        params.append(project)
+    where, params = _filter_sql(
+        SearchFilters(project=project, date_start=start_ms, date_end=end_ms)
+    )
     cur = r.con.execute(
         "SELECT author, local_id, project, platform_source, type, title, subtitle, narrative, "
         "content_session_id, prompt_number, created_at, created_at_epoch "
-        f"FROM {r.table('observations')} WHERE {where} "
+        f"FROM {r.table('observations')} WHERE {' AND '.join(where)} "
         "ORDER BY created_at_epoch, author, local_id LIMIT ?",
         [*params, limit],
     )
@@ -346,37 +312,21 @@ def team_hit(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def corpus_rows(settings: Settings, flt: Any) -> list[dict[str, Any]]:
+def corpus_rows(
+    settings: Settings, filters: SearchFilters, query: str | None, limit: int
+) -> list[dict[str, Any]]:
     """The team's live observations a corpus filter selects, as corpus rows with ``author``.
 
-    ``project``, ``types``, ``platform_source`` and the dates filter in the lake; ``query``
-    ranks by matched words (``search_observations``'s scoring) and keeps the matches;
-    ``concepts`` (any, case-insensitive) and ``files`` (path prefixes) filter the rows read.
-    This machine's own published rows still in its store are left out (local wins).
+    Every filter field applies in the lake, compiled as search compiles it
+    (``_filter_sql``); ``query`` ranks by matched words (``search_observations``'s scoring)
+    and keeps the matches. This machine's own published rows still in its store are left out
+    (local wins). At most ``limit``, newest first.
     """
-    from workbench.recall.filters import parse_time
-
-    where = ["deleted_at_epoch IS NULL"]
-    params: list[Any] = []
-    for column, value in (("project", flt.project), ("platform_source", flt.platform_source)):
-        if value:
-            where.append(f"{column} = ?")
-            params.append(value)
-    if flt.types:
-        where.append(f"type IN ({','.join('?' * len(flt.types))})")
-        params.extend(flt.types)
-    start = parse_time(flt.since, "since")
-    end = parse_time(flt.until, "until", end_of_day=True)
-    if start is not None:
-        where.append("created_at_epoch >= ?")
-        params.append(start)
-    if end is not None:
-        where.append("created_at_epoch <= ?")
-        params.append(end)
+    where, params = _filter_sql(filters)
     r = reader(settings)
     try:
-        if flt.query:
-            hits = search_observations(r, flt.query, project=flt.project, limit=flt.limit)
+        if query:
+            hits = search_observations(r, query, filters=filters, limit=limit)
             keys = [(h["author"], h["local_id"]) for h in hits]
             if not keys:
                 return []
@@ -391,28 +341,10 @@ def corpus_rows(settings: Settings, flt: Any) -> list[dict[str, Any]]:
         )
         columns = [d[0] for d in cur.description or []]
         rows = [dict(zip(columns, row, strict=True)) for row in cur.fetchall()]
-        rows = [
-            {**row, "local_id": row["id"]}
-            for row in rows
-            if _concepts_match(row, flt.concepts) and _files_match(row, flt.files)
-        ]
-        rows = drop_local_duplicates(rows, r.author, settings.db_path)[: flt.limit]
+        rows = [{**row, "local_id": row["id"]} for row in rows]
+        rows = drop_local_duplicates(rows, r.author, settings.db_path)[:limit]
     finally:
         r.close()
     for row in rows:
         del row["local_id"], row["content_session_id"]
     return rows
-
-
-def _concepts_match(row: dict[str, Any], wanted: list[str]) -> bool:
-    if not wanted:
-        return True
-    have = {c.strip().lower() for c in row["concepts"] or []}
-    return any(w.strip().lower() in have for w in wanted)
-
-
-def _files_match(row: dict[str, Any], prefixes: list[str]) -> bool:
-    if not prefixes:
-        return True
-    files = [*(row["files_read"] or []), *(row["files_modified"] or [])]
-    return any(f.startswith(p) for f in files for p in prefixes)
