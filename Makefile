@@ -11,8 +11,13 @@ STAMP := $(VENV)/.installed
 demo: $(STAMP)
 	$(BIN)/workbench demo
 
+# The suite. TEST_WORKERS=N runs it on N parallel pytest-xdist workers, each taking a whole test
+# file at a time, so a file's module-scoped service still starts once (issue 23: the tests
+# mostly wait on the services, hooks and CLIs they start as real processes). The default, 0,
+# runs it in this one process, as CI always has, until full parallel runs have proven stable.
+TEST_WORKERS ?= 0
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 # The agents' own CLIs from npm at the versions the real-agent tests pin (tests/real_agents.py),
 # into .venv/share/real-agents (the MCP-only ones, Copilot CLI, into real-agents-mcp-only);

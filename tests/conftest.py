@@ -177,9 +177,21 @@ def data_dir(tmp_path: Path) -> Path:
 
 
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A loopback port nobody holds now, for a service the test starts on it a moment later.
+
+    Under pytest-xdist (``make test``) each worker takes only its own share of the ports (the
+    kernel's choice halved, since it hands out odd ports here, modulo the number of workers):
+    the port is released when chosen and bound only after the service's imports, and two
+    workers choosing in that gap could otherwise be handed the same one.
+    """
+    worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = int(sock.getsockname()[1])
+        if (port >> 1) % workers == worker % workers:
+            return port
 
 
 def base_env(data_dir: Path, port: int, **extra: str) -> dict[str, str]:

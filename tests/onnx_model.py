@@ -1,15 +1,21 @@
-"""The int8 ONNX MiniLM for tests: built once per test session by the real CLI.
+"""The int8 ONNX MiniLM for tests: built once per test run by the real CLI.
 
-``workbench models build --into DIR`` runs as a subprocess (~15 s of CPU, once); tests point
-``WORKBENCH_ONNX_MODEL_DIR`` at the result, so nothing writes into the venv.
+``workbench models build --into DIR`` runs as a subprocess (~10 s of CPU for the ONNX model,
+~30 s more for the static one); tests point ``WORKBENCH_ONNX_MODEL_DIR`` at the result, so
+nothing writes into the venv. Once per run, not per process: under pytest-xdist (``make
+test``) the workers share one build through ``run_shared_folder``, the first to need it builds
+it under a lock and the others wait for it instead of building their own copy.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -33,23 +39,51 @@ def models_build(*args: str, timeout: float) -> subprocess.CompletedProcess[str]
     )
 
 
+def run_shared_folder(config: pytest.Config, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder every process of this test run sees: the xdist workers' common base temp (each
+    worker's own is ``popen-gwN`` inside it), or this process's base temp when run alone."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if hasattr(config, "workerinput") else base
+
+
+@contextmanager
+def run_once(
+    config: pytest.Config, tmp_path_factory: pytest.TempPathFactory, name: str
+) -> Iterator[Path]:
+    """``name``'s folder in ``run_shared_folder``, held under an exclusive lock: whoever holds it
+    builds what is missing there, the other workers of the run wait, then find it built."""
+    shared = run_shared_folder(config, tmp_path_factory)
+    with open(shared / f"{name}.lock", "w", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        folder = shared / name
+        folder.mkdir(exist_ok=True)
+        yield folder
+
+
 @pytest.fixture(scope="session")
-def onnx_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    target = tmp_path_factory.mktemp("onnx") / "minilm-l6-v2-int8"
-    done = models_build("--into", str(target), "--no-static", timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["built"] is True
+def onnx_model(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    with run_once(pytestconfig, tmp_path_factory, "onnx") as folder:
+        target = folder / "minilm-l6-v2-int8"
+        if not (target / "manifest.json").is_file():
+            done = models_build("--into", str(target), "--no-static", timeout=600)
+            assert done.returncode == 0, done.stderr
+            assert json.loads(done.stdout)["built"] is True
     return target
 
 
 @pytest.fixture(scope="session")
-def static_model(onnx_model: Path) -> Path:
+def static_model(
+    onnx_model: Path, pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
     """The static model (the two-tier index's fast tier), distilled by the real CLI from the
-    session's ONNX MiniLM (kept, not rebuilt) into a temporary directory."""
-    target = onnx_model.parent / "minilm-static-256"
-    done = models_build("--into", str(onnx_model), "--static-into", str(target), timeout=600)
-    assert done.returncode == 0, done.stderr
-    body = json.loads(done.stdout)
-    assert body["built"] is False  # the session's ONNX model was kept
-    assert body["static"]["built"] is True
+    run's ONNX MiniLM (kept, not rebuilt) into a temporary directory."""
+    with run_once(pytestconfig, tmp_path_factory, "onnx"):
+        target = onnx_model.parent / "minilm-static-256"
+        if not (target / "manifest.json").is_file():
+            where = ("--into", str(onnx_model), "--static-into", str(target))
+            done = models_build(*where, timeout=900)
+            assert done.returncode == 0, done.stderr
+            body = json.loads(done.stdout)
+            assert body["built"] is False  # the run's ONNX model was kept
+            assert body["static"]["built"] is True
     return target

@@ -29,7 +29,11 @@ def test_readme_quickstart_is_two_make_targets() -> None:
     assert quickstart_commands() == ["make demo", "make test"]
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     assert re.search(r"^demo: .*\n\t\$\(BIN\)/workbench demo$", makefile, re.M)
-    assert re.search(r"^test: .*\n\t\$\(BIN\)/python -m pytest$", makefile, re.M)
+    assert re.search(
+        r"^test: .*\n\t\$\(BIN\)/python -m pytest -n \$\(TEST_WORKERS\) --dist loadfile$",
+        makefile,
+        re.M,
+    )
 
 
 def test_ci_runs_exactly_the_readme_test_command() -> None:
