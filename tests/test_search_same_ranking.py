@@ -53,6 +53,7 @@ from workbench.recall import fts, fusion, hits, rerank, search, totals
 from workbench.recall.filters import Kind, SearchFilters
 from workbench.recall.hits import SearchHit, TimelineItem
 from workbench.recall.search import FUSION_DEPTH, SearchEngine, SearchResult, first_is_settled
+from workbench.settings import load_settings
 from workbench.store import identifiers, observations
 from workbench.store.connection import atomic
 from workbench.store.database import Store
@@ -466,7 +467,17 @@ def test_the_anchor_is_the_searchs_first_hit_when_the_query_names_a_day(tmp_path
                 project="p",
                 created_ms=when + k,
             )
-    engine = SearchEngine(store, None, ranker=KeywordRanker(store))
+    # Stop 28's neighbours' share (``add``, linear coverage), under which #5 passes #1; under
+    # today's ``toward`` #1 stays first either way, and the case would not test the skip.
+    settings = load_settings(
+        tmp_path / "data",
+        search_neighbour_lift="add",
+        search_neighbour_weight=0.1,
+        search_coverage_power=1.0,
+        search_fts_weight=0.4,
+        search_vector_weight=0.6,
+    )
+    engine = SearchEngine(store, settings, ranker=KeywordRanker(store))
     query = "otter zebra on May 4th"
     page = engine.search(query, types=["observations"], limit=1).observations
     top = engine.top_observation(query, SearchFilters())
