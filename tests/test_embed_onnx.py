@@ -72,6 +72,35 @@ def test_int8_vectors_stay_close_to_torch(onnx_model: Path) -> None:
     assert onnx.embed([]).shape == (0, 384)
 
 
+def test_the_word_table_is_int8_with_a_scale_per_row(onnx_model: Path) -> None:
+    """Issue 21 (service + worker RSS): the fp32 word-embedding table (30,522 × 384, 47 MB)
+    was the one large weight left unquantised; each process holding the model paid ~34 MiB
+    for it. The build stores it as int8 rows, each with its own scale, so no weight of over
+    a million values is float, and the file is under half its old size."""
+    import onnx
+    from onnx import numpy_helper
+
+    graph = onnx.load(str(onnx_model / "model.onnx")).graph
+    large = {
+        i.name: onnx.TensorProto.DataType.Name(i.data_type)
+        for i in graph.initializer
+        if int(np.prod(i.dims)) > 1_000_000
+    }
+    assert any("word_embeddings" in name for name in large), sorted(large)
+    float_ones = {n: t for n, t in large.items() if t not in ("INT8", "UINT8")}
+    assert not float_ones, float_ones
+    scales = [
+        numpy_helper.to_array(i)
+        for i in graph.initializer
+        if "word_embeddings" in i.name and i.name.endswith("_scale")
+    ]
+    assert len(scales) == 1, [s.shape for s in scales]
+    assert scales[0].shape == (30522, 1), scales[0].shape
+    assert len(np.unique(scales[0])) > 1000  # one scale per row, not one for the table
+    size = (onnx_model / "model.onnx").stat().st_size
+    assert size < 30 * 1024 * 1024, size  # 59 MB with the fp32 table, ~24 MB without
+
+
 def test_its_name_carries_the_digest_and_never_matches_torch(onnx_model: Path) -> None:
     onnx = embed.OnnxEmbedder(onnx_model, threads=1)
     sha = json.loads((onnx_model / "manifest.json").read_text())["sha256"]
