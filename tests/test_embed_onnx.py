@@ -7,6 +7,7 @@ weights, and the service is a real process whose ``sys.modules`` is reported by 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -50,10 +51,20 @@ def test_models_build_is_idempotent_and_says_so(
     assert "already built from the same model; kept" in " ".join(table.stdout.split())
 
 
-def test_a_rebuild_gives_the_same_bytes(onnx_model: Path, tmp_path: Path) -> None:
-    other = onnx_export.build(tmp_path / "again")
+def test_a_rebuild_gives_the_same_bytes_and_replaces_an_older_builds_model(
+    onnx_model: Path, tmp_path: Path
+) -> None:
+    """An install whose model an older build made (MatMul only, the fp32 word table) gets the
+    new one from ``workbench models build``: same source weights, so before it was kept."""
+    older = tmp_path / "again"
+    shutil.copytree(onnx_model, older)
+    manifest = json.loads((older / "manifest.json").read_text())
+    manifest["quantisation"] = "dynamic int8, per channel, MatMul only"
+    (older / "manifest.json").write_text(json.dumps(manifest))
+    other = onnx_export.build(older)
     assert other.built is True
     assert other.sha256 == json.loads((onnx_model / "manifest.json").read_text())["sha256"]
+    assert onnx_export.build(older).built is False  # and then kept
 
 
 def test_int8_vectors_stay_close_to_torch(onnx_model: Path) -> None:
