@@ -286,6 +286,9 @@ def main() -> None:
                         results.append(
                             (scenario, side, one_side(root, Path(tmp), args, models[side]))
                         )
+                        # each side's row as soon as it is measured: a run cut short by a
+                        # timeout keeps what it measured (stderr; stdout keeps the table)
+                        progress(json.dumps(results[-1][2]))
     finally:
         shutil.rmtree(before.parent, ignore_errors=True)
     if args.json:
