@@ -7,6 +7,7 @@ weights, and the service is a real process whose ``sys.modules`` is reported by 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -50,10 +51,20 @@ def test_models_build_is_idempotent_and_says_so(
     assert "already built from the same model; kept" in " ".join(table.stdout.split())
 
 
-def test_a_rebuild_gives_the_same_bytes(onnx_model: Path, tmp_path: Path) -> None:
-    other = onnx_export.build(tmp_path / "again")
+def test_a_rebuild_gives_the_same_bytes_and_replaces_an_older_builds_model(
+    onnx_model: Path, tmp_path: Path
+) -> None:
+    """An install whose model an older build made (MatMul only, the fp32 word table) gets the
+    new one from ``workbench models build``: same source weights, so before it was kept."""
+    older = tmp_path / "again"
+    shutil.copytree(onnx_model, older)
+    manifest = json.loads((older / "manifest.json").read_text())
+    manifest["quantisation"] = "dynamic int8, per channel, MatMul only"
+    (older / "manifest.json").write_text(json.dumps(manifest))
+    other = onnx_export.build(older)
     assert other.built is True
     assert other.sha256 == json.loads((onnx_model / "manifest.json").read_text())["sha256"]
+    assert onnx_export.build(older).built is False  # and then kept
 
 
 def test_int8_vectors_stay_close_to_torch(onnx_model: Path) -> None:
@@ -70,6 +81,35 @@ def test_int8_vectors_stay_close_to_torch(onnx_model: Path) -> None:
     # Order and batching do not change a text's vector (batches are sorted by length).
     np.testing.assert_allclose(onnx.embed(TEXTS[::-1])[::-1], got, atol=1e-5)
     assert onnx.embed([]).shape == (0, 384)
+
+
+def test_the_word_table_is_int8_with_a_scale_per_row(onnx_model: Path) -> None:
+    """Issue 21 (service + worker RSS): the fp32 word-embedding table (30,522 × 384, 47 MB)
+    was the one large weight left unquantised; each process holding the model paid ~34 MiB
+    for it. The build stores it as int8 rows, each with its own scale, so no weight of over
+    a million values is float, and the file is under half its old size."""
+    import onnx
+    from onnx import numpy_helper
+
+    graph = onnx.load(str(onnx_model / "model.onnx")).graph
+    large = {
+        i.name: onnx.TensorProto.DataType.Name(i.data_type)
+        for i in graph.initializer
+        if int(np.prod(i.dims)) > 1_000_000
+    }
+    assert any("word_embeddings" in name for name in large), sorted(large)
+    float_ones = {n: t for n, t in large.items() if t not in ("INT8", "UINT8")}
+    assert not float_ones, float_ones
+    scales = [
+        numpy_helper.to_array(i)
+        for i in graph.initializer
+        if "word_embeddings" in i.name and i.name.endswith("_scale")
+    ]
+    assert len(scales) == 1, [s.shape for s in scales]
+    assert scales[0].shape == (30522, 1), scales[0].shape
+    assert len(np.unique(scales[0])) > 1000  # one scale per row, not one for the table
+    size = (onnx_model / "model.onnx").stat().st_size
+    assert size < 30 * 1024 * 1024, size  # 59 MB with the fp32 table, ~24 MB without
 
 
 def test_its_name_carries_the_digest_and_never_matches_torch(onnx_model: Path) -> None:

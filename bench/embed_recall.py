@@ -1,0 +1,184 @@
+"""Does a cheaper MiniLM (a 64-token cut, an int8 word-embedding table) hold recall? Prints it.
+
+Issue 21 goal 2 wants full vectors sooner and a smaller service; two levers were measured for
+speed and size last stop but never for recall, so neither was adopted:
+
+- ``t64``: the ONNX tokenizer cuts a text at 64 tokens instead of 128 (+~70% texts/s on long
+  texts: attention and the MatMuls scale with the length);
+- ``table8``: the build also quantises the word-embedding ``Gather`` with ONNX Runtime's
+  dynamic quantisation (one scale for the whole table); ``rows8``: the table as int8 with a
+  scale per row (``onnx_export._quantise_word_table``, the build's default since). The model
+  file falls from ~59 to ~23 MB, and so does what each process holding it maps;
+- ``torch fp32``: the same weights unquantised, for scale: how far int8 had already moved.
+
+Verdict of the first run (2-core box at load 15–20): ``rows8`` within 2 SE of the shipped build
+on every set, mode and metric (largest: coding R@10 −0.042 ± 0.047, 3 of 72 questions; torch
+fp32 against int8 moves meetings vector R@10 by −0.008 ± 0.006): adopted. ``t64`` costs
+committee (long parliamentary turns) vector R@10 −0.054 ± 0.038: not adopted.
+
+Every variant embeds the six relevance sets (``bench/relevance_sets.py``) through the real
+``OnnxEmbedder``; the vectors are cached on disk under the variant's own name (the embedder's
+``name`` carries the model's sha256 and the cut), so a second run costs seconds.
+
+Nothing here is chosen on a set: the embedder has no parameter fitted to the data, so each set's
+figures are held out by construction. Hybrid is fused with each fold's parameters chosen by
+``bench/relevance_cv.py``'s grid, leaving the reported set out (``--cv``; otherwise with the
+shipped defaults, ``FusionParams()``). Per set and variant: R@5 / R@10 / MRR of vector alone and
+of hybrid, and the difference to the shipped build (``int8 t128``) with twice its standard error
+over questions (paired): "within noise" means |Δ| < 2 SE.
+
+Usage: python bench/embed_recall.py [--variant NAME ...] [--set NAME ...] [--cv]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench import relevance_cv  # noqa: E402
+from bench.relevance_sets import CachedEmbedder, available_sets, load, minilm  # noqa: E402
+from workbench.recall.fusion import FusionParams  # noqa: E402
+
+VARIANT_DIR = Path(tempfile.gettempdir()) / "workbench-bench-onnx-variants"
+# name → (quantised op types, token cut)
+VARIANTS: dict[str, tuple[tuple[str, ...], int]] = {
+    "int8 t128": (("MatMul",), 128),  # the shipped build before this bench
+    "int8 t64": (("MatMul",), 64),
+    "table8 t128": (("MatMul", "Gather"), 128),  # ONNX Runtime's Gather: one scale per table
+    "table8 t64": (("MatMul", "Gather"), 64),
+    "rows8 t128": (("MatMul", "WordTable"), 128),  # the word table int8 with a scale per row
+}
+BASELINE = "int8 t128"
+TORCH = "torch fp32"  # the same weights unquantised: how far int8 already moved recall
+
+
+def model_dir(ops: tuple[str, ...]) -> Path:
+    """A complete ONNX artifact quantising ``ops``, built once under ``VARIANT_DIR``."""
+    from workbench.recall import onnx_export
+
+    target = VARIANT_DIR / "-".join(o.lower() for o in ops)
+    if onnx_export.read_manifest(target) is None:
+        onnx_export.build(target, ops=ops)
+    return target
+
+
+def embedder(name: str) -> CachedEmbedder:
+    from workbench.recall.embed import OnnxEmbedder
+
+    if name == TORCH:
+        return minilm()
+    ops, cut = VARIANTS[name]
+    path = model_dir(ops)
+    probe = OnnxEmbedder(path=path, threads=1, max_tokens=cut)
+    return CachedEmbedder(
+        probe.name, probe.dim, lambda: OnnxEmbedder(path=path, threads=2, max_tokens=cut)
+    )
+
+
+Rows = list[relevance_cv.Row]
+
+
+def hybrid_rows(cs: Sequence[relevance_cv.Case], names: Sequence[str], cv: bool) -> Rows:
+    """Hybrid's per-question rows: each set fused with parameters chosen without it (``cv``),
+    or with the shipped defaults."""
+    if not cv:
+        return relevance_cv.rows_of(cs, relevance_cv.fused(cs, FusionParams()))
+    table = relevance_cv.Table(cs)
+    out: dict[int, relevance_cv.Row] = {}
+    for name in names:
+        train = [i for i, c in enumerate(cs) if c.set != name]
+        params, _ = table.choose(train)
+        rows = table.rows[table.points.index(params)]
+        for i, c in enumerate(cs):
+            if c.set == name:
+                out[i] = rows[i]
+    return [out[i] for i in range(len(cs))]
+
+
+def paired(base: Rows, other: Rows, idx: Sequence[int], k: int) -> tuple[float, float]:
+    """Mean difference (other − base) of metric ``k`` over ``idx`` and its standard error."""
+    diffs = [other[i][k] - base[i][k] for i in idx]
+    mean = sum(diffs) / len(diffs)
+    var = sum((d - mean) ** 2 for d in diffs) / max(len(diffs) - 1, 1)
+    return mean, math.sqrt(var / len(diffs))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--variant", choices=[*VARIANTS, TORCH], action="append")
+    parser.add_argument("--set", action="append", help="only these sets (default: every one)")
+    parser.add_argument("--cv", action="store_true", help="hybrid fused per held-out set")
+    parser.add_argument(
+        "--embed-only", action="store_true", help="fill the variants' caches only (in parallel)"
+    )
+    args = parser.parse_args()
+    chosen = args.variant or list(VARIANTS)
+    if args.embed_only:
+        for variant in chosen:
+            model = embedder(variant)
+            with tempfile.TemporaryDirectory() as tmp:
+                for name in available_sets():
+                    load(name, Path(tmp), model).store.close()
+            model.save()
+            print(f"{variant}: {model.embedded} texts in {model.seconds:.0f} s", file=sys.stderr)
+        return
+    if BASELINE not in chosen:
+        chosen.insert(0, BASELINE)
+    names = [n for n in available_sets() if not args.set or n in args.set]
+    results: dict[str, dict[str, Rows]] = {}
+    sets_of: list[str] = []
+    for variant in chosen:
+        model = embedder(variant)
+        started = time.perf_counter()
+        every: list[relevance_cv.Case] = []
+        with tempfile.TemporaryDirectory() as tmp:
+            for name in names:
+                loaded = load(name, Path(tmp), model)
+                every += relevance_cv.cases(loaded)
+                loaded.store.close()
+        model.save()
+        rate = model.embedded / model.seconds if model.seconds else float("nan")
+        print(
+            f"{variant}: {model.name}, {model.embedded} texts embedded now "
+            f"({rate:.1f} texts/s, 2 threads, box shared), {time.perf_counter() - started:.0f} s",
+            file=sys.stderr,
+            flush=True,
+        )
+        sets_of = [c.set for c in every]
+        results[variant] = {
+            "fts": relevance_cv.rows_of(every, [[i for i, _ in c.text] for c in every]),
+            "vector": relevance_cv.rows_of(every, [[i for i, _ in c.vector] for c in every]),
+            "hybrid": hybrid_rows(every, names, args.cv),
+        }
+    fusion = "each set fused as chosen leaving it out" if args.cv else "shipped fusion defaults"
+    print(f"R@5 / R@10 / MRR per set ({fusion}); Δ vs {BASELINE} ± 2 SE (paired, by question)")
+    for name in names:
+        idx = [i for i, s in enumerate(sets_of) if s == name]
+        fts = results[BASELINE]["fts"]
+        means = [sum(fts[i][k] for i in idx) / len(idx) for k in range(3)]
+        print(f"\n{name} ({len(idx)} questions)   fts {'/'.join(f'{m:.3f}' for m in means)}")
+        for variant in chosen:
+            cells = []
+            for mode in ("vector", "hybrid"):
+                rows = results[variant][mode]
+                base = results[BASELINE][mode]
+                means = [sum(rows[i][k] for i in idx) / len(idx) for k in range(3)]
+                shown = "/".join(f"{m:.3f}" for m in means)
+                if variant != BASELINE:
+                    (d10, e10), (dmrr, emrr) = (paired(base, rows, idx, k) for k in (1, 2))
+                    shown += f" (R@10 {d10:+.3f}±{2 * e10:.3f}, MRR {dmrr:+.3f}±{2 * emrr:.3f})"
+                cells.append(f"{mode} {shown}")
+            print(f"  {variant:12s} " + " | ".join(cells))
+
+
+if __name__ == "__main__":
+    main()

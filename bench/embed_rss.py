@@ -1,0 +1,197 @@
+"""Service + embedding-worker RSS at 100k memories with full vectors, before vs after. Prints it.
+
+Issue 21: service + worker ≤ 300 MiB at 100k with full vectors (last stop: 318 MiB for the
+service once the worker slept, before an 18 MiB index saving that was never measured on the
+whole service).
+
+Per side (``before`` = ``--before``'s checkout, e.g. /work/wt/base; ``after`` = this tree; the
+same venv), each with its own ONNX MiniLM (``--before-models`` / ``--after-models``: folders
+holding ``minilm-l6-v2-int8`` and ``minilm-static-256``, as ``workbench models build`` writes
+them):
+
+1. a copy of ``--seeded`` (a 100k data dir with full vectors; never modified in place);
+2. a side whose model has another name than the one the copy's vectors were made with (a new
+   build: its name carries the model's sha256 and token cut) would embed all 100k again
+   first. RSS does not depend on the vectors' values, so the copy's vectors are *relabelled*
+   to the side's model name (``embeddings.model``, the index files and their meta) and the
+   figures stay comparable; recall of the new build is measured in bench/embed_recall.py;
+3. the real service starts (``WORKBENCH_EMBEDDER=minilm``); once the index is ready with every
+   memory, RSS (``/proc``: VmRSS and the peak VmHWM) of the service and, while it lives, of its
+   embedding worker; then ``--searches`` hybrid searches (the query embedder loaded and
+   used), RSS again; then the worker's exit once idle (``embed_worker_linger_s``), RSS again.
+
+The sides alternate ``--rounds`` times. Figures only: the box is shared, compare one run's
+columns.
+
+Usage::
+
+    .venv/bin/python bench/embed_rss.py --seeded /tmp/i21lat/seeded100k --before /work/wt/base \\
+        --before-models /work/wt/base/.venv/share/workbench --after-models DIR [--rounds 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.embed_backfill import rss_mib  # noqa: E402
+from bench.harness import free_port, health, progress, start_service, stop_service  # noqa: E402
+from bench.ingest import request  # noqa: E402
+
+QUERIES = [
+    "stripe webhook retries duplicate refunds",
+    "why did the thumbnail worker leak memory",
+    "how do we rotate the payments api token",
+    "flaky test in the review build",
+    "database migration that locked the table",
+]
+
+
+def model_name(root: Path, onnx_dir: Path) -> str:
+    """The name the side's code gives its ONNX MiniLM (the cache key of its vectors)."""
+    code = (
+        f"import sys; sys.path.insert(0, {str(root)!r}); from pathlib import Path; "
+        "from workbench.recall.embed import OnnxEmbedder; "
+        f"print(OnnxEmbedder(Path({str(onnx_dir)!r}), threads=1).name)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300
+    )
+    return out.stdout.strip().splitlines()[-1]
+
+
+def relabel(data: Path, name: str) -> str:
+    """Give the copy's vectors the model name ``name``; return the name they had."""
+    index = data / "index"
+    meta_path = next(p for p in index.glob("observations.*.json") if ".ids." not in p.name)
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    old = str(meta["model"])
+    if old == name:
+        return old
+    for path in list(index.glob(f"observations.{old}.*")):
+        path.rename(path.with_name(path.name.replace(old, name)))
+    meta["model"] = name
+    meta_path = index / meta_path.name.replace(old, name)
+    meta_path.write_text(json.dumps(meta, separators=(",", ":")), encoding="utf-8")
+    with sqlite3.connect(data / "workbench.db") as conn:
+        conn.execute("UPDATE embeddings SET model = ? WHERE model = ?", (name, old))
+    return old
+
+
+def hwm_mib(pid: int | None) -> float | None:
+    if not pid:
+        return None
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text(encoding="ascii").splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        return None
+    return None
+
+
+def snapshot(port: int) -> dict[str, Any]:
+    h = health(port, timeout=10.0) or {}
+    service = h.get("pid")
+    worker = (h.get("vectors") or {}).get("pid")
+    return {
+        "service": rss_mib(service),
+        "service_peak": hwm_mib(service),
+        "worker": rss_mib(worker),
+        "worker_peak": hwm_mib(worker),
+    }
+
+
+def one_side(root: Path, models: Path, seeded: Path, tmp: Path, args: Any) -> dict[str, Any]:
+    data = tmp / f"data-{free_port()}"
+    shutil.copytree(seeded, data)
+    onnx_dir, static_dir = models / "minilm-l6-v2-int8", models / "minilm-static-256"
+    name = model_name(root, onnx_dir)
+    relabel(data, name)
+    port = free_port()
+    proc = start_service(
+        data,
+        port,
+        root=root,
+        log=tmp / f"service-{port}.log",
+        wait_s=180,
+        WORKBENCH_EMBEDDER="minilm",
+        WORKBENCH_COMPRESSOR="offline",
+        WORKBENCH_ONNX_MODEL_DIR=str(onnx_dir),
+        WORKBENCH_STATIC_MODEL_DIR=str(static_dir),
+    )
+    out: dict[str, Any] = {"model": name}
+    try:
+        until = time.monotonic() + 600
+        while time.monotonic() < until:
+            status = request(port, "GET", "/api/index/status")[1]
+            if isinstance(status, dict) and status.get("state") == "ready":
+                if int(status.get("indexed") or 0) >= 100_000:
+                    break
+            time.sleep(1.0)
+        out["ready"] = snapshot(port)
+        for n in range(args.searches):
+            query = urllib.parse.urlencode(
+                {"query": QUERIES[n % len(QUERIES)], "mode": "hybrid", "format": "json"}
+            )
+            request(port, "GET", f"/api/search?{query}")
+        out["searched"] = snapshot(port)
+        until = time.monotonic() + args.worker_wait
+        while time.monotonic() < until and snapshot(port)["worker"] is not None:
+            time.sleep(1.0)
+        out["worker_gone"] = snapshot(port)
+    finally:
+        stop_service(proc, 30)
+        shutil.rmtree(data, ignore_errors=True)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--seeded", type=Path, required=True)
+    parser.add_argument("--before", type=Path, required=True, help="the before side's checkout")
+    parser.add_argument("--before-models", type=Path, required=True)
+    parser.add_argument("--after-models", type=Path, required=True)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--searches", type=int, default=100)
+    parser.add_argument("--worker-wait", type=float, default=120.0)
+    args = parser.parse_args()
+    sides = {"before": (args.before, args.before_models), "after": (ROOT, args.after_models)}
+    rows: list[tuple[str, dict[str, Any]]] = []
+    with tempfile.TemporaryDirectory(prefix="embed-rss-") as tmp:
+        for n in range(args.rounds):
+            for side, (root, models) in sides.items():
+                progress(f"round {n + 1}: {side}")
+                rows.append((side, one_side(root, models, args.seeded, Path(tmp), args)))
+
+    def cell(s: dict[str, Any]) -> str:
+        total = (s["service"] or 0) + (s["worker"] or 0)
+        return f"{s['service']}+{s['worker'] or 0}={total:.0f} (peak {s['service_peak']})"
+
+    print(
+        "RSS MiB at 100k, full vectors: service+worker=sum (service VmHWM); a shared, loaded "
+        "2-core box: compare within this run"
+    )
+    print(f"{'side':7} {'model':32} {'index ready':28} {'after searches':28} {'worker exited':28}")
+    for side, r in rows:
+        print(
+            f"{side:7} {r['model']:32} {cell(r['ready']):28} {cell(r['searched']):28} "
+            f"{cell(r['worker_gone']):28}"
+        )
+
+
+if __name__ == "__main__":
+    main()
