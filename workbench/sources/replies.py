@@ -33,6 +33,13 @@ ME = "me"  # the author of this store's hits in a merged reply
 NOT_SHARED = ("stale", "stale_files")  # a colleague's hit has no staleness of ours
 
 
+def without_unshared(data: dict[str, Any]) -> dict[str, Any]:
+    """A colleague's hit or item as dumped, less the fields only this store has (``NOT_SHARED``)."""
+    for name in NOT_SHARED:
+        data.pop(name, None)
+    return data
+
+
 class SearchReply(BaseModel):
     """Hits per kind, newest or best first, and what was counted and ran."""
 
@@ -96,10 +103,7 @@ class TeamHit(AuthoredHit):
     def _shared_fields(
         self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
     ) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        for name in NOT_SHARED:
-            data.pop(name, None)
-        return data
+        return without_unshared(handler(self))
 
 
 class MergedSearchReply(SearchReply):
@@ -155,9 +159,7 @@ class TeamItem(AuthoredItem):
     def _shared_fields(
         self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
     ) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        for name in NOT_SHARED:
-            data.pop(name, None)
+        data = without_unshared(handler(self))
         data["is_anchor"] = data.pop("is_anchor")  # last, as the team timeline always sent it
         return data
 
