@@ -33,6 +33,7 @@ Modules:
 - ``feedback``  pseudo-relevance feedback for full text: the top hits' words as a second query
 - ``turn_gate``      which hits read their previous turn: only conversation turns, never tool notes
 - ``session_term``   each hybrid hit's share of its session's aggregate score (multi-hop evidence)
+- ``session_keys``   each observation id's session and project (neighbour lift, session term)
 - ``session_spread`` a session's later hits give way to other sessions' (evidence in two)
 - ``query_dates``    the calendar days a query names ("on May 2nd", "2023-05-08")
 - ``static_tier``    the two-tier index's fast tier: memories MiniLM has not reached yet

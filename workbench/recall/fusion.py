@@ -107,6 +107,7 @@ from typing import Any, Literal
 from workbench.recall import fts
 from workbench.recall.filters import Kind
 from workbench.recall.query_dates import Day
+from workbench.recall.session_keys import session_keys
 from workbench.store.identifiers import split_identifiers
 
 Method = Literal["weighted", "rrf"]
@@ -287,16 +288,7 @@ def neighbours(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, tuple[
     in order, so a turn's neighbours are the ids beside it when they share its session (and
     project); an id beside it from another session is no neighbour.
     """
-    wanted = sorted({j for i in ids for j in (i - 1, i, i + 1)})
-    where: dict[int, tuple[str, str]] = {}
-    for start in range(0, len(wanted), 500):  # SQLite caps host parameters
-        chunk = wanted[start : start + 500]
-        sql = (
-            "SELECT id, content_session_id, project FROM observations"
-            f" WHERE id IN ({', '.join('?' * len(chunk))})"
-        )
-        for row in conn.execute(sql, chunk):
-            where[int(row[0])] = (str(row[1]), str(row[2]))
+    where = session_keys(conn, [j for i in ids for j in (i - 1, i, i + 1)])
     return {
         i: tuple(j for j in (i - 1, i + 1) if j in where and where[j] == where[i])
         for i in ids

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.recall import turn_gate
+from workbench.recall.session_keys import session_keys
 from workbench.recall.turn_gate import ContextGate
 
 DEFAULT_SESSION_WEIGHT = 0.0
@@ -67,18 +68,7 @@ def sessions_of(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, tuple
     Turns only (``turn_gate``): the term was measured on conversations; a coding session's
     tool notes keep their fused order.
     """
-    unique = sorted(set(ids))
-    out: dict[int, tuple[str, str]] = {}
-    for start in range(0, len(unique), 500):  # SQLite caps host parameters
-        chunk = unique[start : start + 500]
-        sql = (
-            "SELECT id, content_session_id, project FROM observations"
-            f" WHERE id IN ({', '.join('?' * len(chunk))}) AND content_session_id IS NOT NULL"
-            f" AND {turn_gate.TURN_SQL}"
-        )
-        for row in conn.execute(sql, chunk):
-            out[int(row[0])] = (str(row[1]), str(row[2]))
-    return out
+    return session_keys(conn, ids, f"content_session_id IS NOT NULL AND {turn_gate.TURN_SQL}")
 
 
 def lifted(
