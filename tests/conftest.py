@@ -505,6 +505,42 @@ def store_of_turns(path: Path, turns: Iterable[tuple[str, str]]) -> Iterator[Any
         yield store
 
 
+def turn_order(
+    store: Any,
+    root: Path,
+    question: str,
+    cosines: dict[int, float],
+    filters: Any = None,
+    limit: int = 20,
+    **over: object,
+) -> list[int]:
+    """The observation ids hybrid search ranks for ``question`` over ``store`` (``store_of_turns``),
+    the vector side scoring each id by ``cosines``, settings ``over`` under ``root``.
+
+    The neighbour lift is off so a conversation test sees only the term it is about.
+    """
+    from workbench.recall.search import SearchEngine
+    from workbench.settings import load_settings
+
+    settings = load_settings(root, search_neighbour_weight=0.0, **over)
+    found = SearchEngine(store, settings, SimilarityRanker(cosines)).search(
+        question, filters, types="observations", limit=limit
+    )
+    return [h.id for h in found.observations]
+
+
+def assert_setting_refused(root: Path, field: str, value: object, says: str) -> None:
+    """Loading settings with ``field = value`` fails, naming the field and the rule ``says``."""
+    from pydantic import ValidationError
+
+    from workbench.settings import load_settings
+
+    with pytest.raises(ValidationError) as err:
+        load_settings(root, **{field: value})
+    assert says in str(err.value)
+    assert field in str(err.value)
+
+
 @pytest.fixture(scope="session")
 def postgres_cluster() -> Iterator[Any]:
     """One throwaway PostgreSQL for the whole session (tests/postgres.py), or a skip saying why.

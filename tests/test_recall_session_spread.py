@@ -14,9 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
 
-from tests.conftest import SimilarityRanker, store_of_turns
+from tests.conftest import SimilarityRanker, assert_setting_refused, store_of_turns, turn_order
 from workbench.models import ObservationDraft
 from workbench.recall import session_spread
 from workbench.recall.filters import SearchFilters
@@ -54,11 +53,7 @@ def page(
     limit: int = 3,
     **over: object,
 ) -> list[int]:
-    settings = load_settings(root, search_neighbour_weight=0.0, **over)
-    found = SearchEngine(store, settings, SimilarityRanker(COSINES)).search(
-        QUESTION, filters, types="observations", limit=limit
-    )
-    return [h.id for h in found.observations]
+    return turn_order(store, root, QUESTION, COSINES, filters, limit, **over)
 
 
 def test_the_second_sessions_evidence_reaches_the_page(talks: Store, tmp_path: Path) -> None:
@@ -114,10 +109,7 @@ def test_the_spread_comes_from_the_settings(tmp_path: Path) -> None:
 def test_a_bad_spread_setting_is_refused(
     tmp_path: Path, field: str, value: float, says: str
 ) -> None:
-    with pytest.raises(ValidationError) as err:
-        load_settings(tmp_path, **{field: value})
-    assert says in str(err.value)
-    assert field in str(err.value)
+    assert_setting_refused(tmp_path, field, value, says)
 
 
 def test_tool_notes_keep_their_order(tmp_path: Path) -> None:

@@ -14,13 +14,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
 
-from tests.conftest import SimilarityRanker, store_of_turns
+from tests.conftest import assert_setting_refused, store_of_turns, turn_order
 from workbench.models import ObservationDraft
 from workbench.recall import session_term
 from workbench.recall.filters import SearchFilters
-from workbench.recall.search import SearchEngine
 from workbench.recall.session_term import ConversationParams
 from workbench.settings import load_settings
 from workbench.store import observations
@@ -49,11 +47,7 @@ def talks(tmp_path: Path) -> Iterator[Store]:
 def order(
     store: Store, root: Path, filters: SearchFilters | None = None, **over: object
 ) -> list[int]:
-    settings = load_settings(root, search_neighbour_weight=0.0, **over)
-    found = SearchEngine(store, settings, SimilarityRanker(COSINES)).search(
-        QUESTION, filters, types="observations"
-    )
-    return [h.id for h in found.observations]
+    return turn_order(store, root, QUESTION, COSINES, filters, **over)
 
 
 def test_evidence_spread_over_one_session_rises_together(talks: Store, tmp_path: Path) -> None:
@@ -112,10 +106,7 @@ def test_the_term_comes_from_the_settings(tmp_path: Path) -> None:
 def test_a_bad_session_setting_is_refused(
     tmp_path: Path, field: str, value: float, says: str
 ) -> None:
-    with pytest.raises(ValidationError) as err:
-        load_settings(tmp_path, **{field: value})
-    assert says in str(err.value)
-    assert field in str(err.value)
+    assert_setting_refused(tmp_path, field, value, says)
 
 
 def test_only_conversation_turns_take_part(tmp_path: Path) -> None:
