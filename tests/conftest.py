@@ -505,6 +505,20 @@ def store_of_turns(path: Path, turns: Iterable[tuple[str, str]]) -> Iterator[Any
         yield store
 
 
+def locally_filtered(db: Path, filters: Any, table: str, column: str) -> set[Any]:
+    """``column`` of the rows of ``table`` in the store at ``db`` that the local SQLite filter
+    compiler (``SearchFilters.table_sql``) selects: the side a dialect test compares against."""
+    from workbench.store.connection import connect
+
+    clauses, params = filters.table_sql(table, "t")
+    where = " WHERE " + " AND ".join(clauses) if clauses else ""
+    conn = connect(db, readonly=True)
+    try:
+        return {r[0] for r in conn.execute(f"SELECT {column} FROM {table} t{where}", params)}
+    finally:
+        conn.close()
+
+
 def turn_order(
     store: Any,
     root: Path,

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import locally_filtered
 from tests.team_harness import Lake, init, machine, seed
 
 T = 1_780_000_000_000
@@ -66,15 +67,7 @@ def published(team_lake: Lake, tmp_path: Path) -> tuple[Any, Path]:
 
 def _local_titles(db: Path, filters: Any) -> set[str]:
     """What the local SQLite compiler selects from bob's store."""
-    from workbench.store.connection import connect
-
-    clauses, params = filters.observation_sql("o")
-    where = " WHERE " + " AND ".join(clauses) if clauses else ""
-    conn = connect(db, readonly=True)
-    try:
-        return {r[0] for r in conn.execute(f"SELECT title FROM observations o{where}", params)}
-    finally:
-        conn.close()
+    return locally_filtered(db, filters, "observations", "title")
 
 
 FILTERS: list[dict[str, Any]] = [

@@ -23,6 +23,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import locally_filtered
 from tests.fuzz_harness import budget
 from workbench.errors import InvalidInput
 from workbench.recall import filters_duckdb
@@ -187,15 +188,7 @@ def test_a_files_prefix_matches_whole_path_segments_in_both_dialects(
 
 
 def _sqlite_ids(db: Path, filters: SearchFilters, table: str) -> set[int]:
-    from workbench.store.connection import connect
-
-    clauses, params = filters.table_sql(table, "t")
-    where = " WHERE " + " AND ".join(clauses) if clauses else ""
-    conn = connect(db, readonly=True)
-    try:
-        return {r[0] for r in conn.execute(f"SELECT id FROM {table} t{where}", params)}
-    finally:
-        conn.close()
+    return locally_filtered(db, filters, table, "id")
 
 
 @settings(max_examples=budget(300), deadline=None)
