@@ -35,14 +35,17 @@ scores = st.floats(min_value=0.0, max_value=50.0, allow_nan=False)
 fused_lists = st.lists(st.tuples(ids, scores), max_size=25, unique_by=lambda p: p[0]).map(
     lambda pairs: sorted(pairs, key=lambda p: -p[1])
 )
+session_labels = st.dictionaries(ids, st.sampled_from(["a", "b", "c"]), max_size=40)
+weights = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
+depths = st.integers(min_value=1, max_value=10)
 
 
 @settings(max_examples=budget(300), deadline=None)
 @given(
     fused_lists,
-    st.dictionaries(ids, st.sampled_from(["a", "b", "c"]), max_size=40),
-    st.floats(min_value=0.0, max_value=1.0, allow_nan=False),
-    st.integers(min_value=1, max_value=10),
+    session_labels,
+    weights,
+    depths,
     st.booleans(),
 )
 def test_the_session_term_only_reorders_and_only_lifts(
@@ -62,9 +65,9 @@ def test_the_session_term_only_reorders_and_only_lifts(
 @settings(max_examples=budget(300), deadline=None)
 @given(
     fused_lists,
-    st.dictionaries(ids, st.sampled_from(["a", "b", "c"]), max_size=40),
-    st.floats(min_value=0.0, max_value=1.0, allow_nan=False),
-    st.integers(min_value=1, max_value=10),
+    session_labels,
+    weights,
+    depths,
 )
 def test_the_session_spread_only_reorders_and_only_demotes(
     fused: list[tuple[int, float]], sessions: dict[int, str], weight: float, free: int
@@ -110,11 +113,11 @@ words = st.one_of(
 @given(
     st.lists(words, max_size=8).map(" ".join),
     st.sampled_from(["turns", "any"]),
-    st.floats(min_value=0.0, max_value=1.0, allow_nan=False),
-    st.floats(min_value=0.0, max_value=1.0, allow_nan=False),
-    st.integers(min_value=1, max_value=10),
-    st.floats(min_value=0.0, max_value=1.0, allow_nan=False),
-    st.integers(min_value=1, max_value=10),
+    weights,
+    weights,
+    depths,
+    weights,
+    depths,
 )
 def test_a_search_with_any_conversation_settings_answers(
     tmp_path_factory: TempPathFactory,
