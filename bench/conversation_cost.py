@@ -46,6 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from workbench.recall import fts, fusion, session_spread, session_term, turn_gate  # noqa: E402
+from workbench.recall.session_keys import session_keys  # noqa: E402
 
 T = TypeVar("T")
 
@@ -73,14 +74,9 @@ def term_as_turns(
     conn: sqlite3.Connection, text: list[tuple[int, float]]
 ) -> list[tuple[int, float]]:
     """The session term as if every hit were a turn (a seeded store holds tool notes, whose
-    sessions ``sessions_of`` leaves out): the same lookup without the shape test, and a lift
-    over every hit's session."""
-    ids = [i for i, _ in text]
-    sql = (
-        "SELECT id, content_session_id, project FROM observations"
-        f" WHERE id IN ({', '.join('?' * len(ids))})"
-    )
-    sessions = {int(r[0]): (str(r[1]), str(r[2])) for r in conn.execute(sql, ids)} if ids else {}
+    sessions ``sessions_of`` leaves out): the same lookup (``session_keys``) without the shape
+    test, and a lift over every hit's session."""
+    sessions = session_keys(conn, [i for i, _ in text])
     return session_term.lifted(text, sessions, 0.25, 2)
 
 
@@ -94,13 +90,7 @@ def spread_as_turns(
     conn: sqlite3.Connection, text: list[tuple[int, float]]
 ) -> list[tuple[int, float]]:
     """The session spread as if every hit were a turn (see ``term_as_turns``)."""
-    ids = [i for i, _ in text]
-    sql = (
-        "SELECT id, content_session_id, project FROM observations"
-        f" WHERE id IN ({', '.join('?' * len(ids))})"
-    )
-    sessions = {int(r[0]): (str(r[1]), str(r[2])) for r in conn.execute(sql, ids)} if ids else {}
-    return session_spread.spread(text, sessions, 0.5, 1)
+    return session_spread.spread(text, session_keys(conn, [i for i, _ in text]), 0.5, 1)
 
 
 def percentiles(values: list[float]) -> str:
