@@ -50,16 +50,22 @@ def behind(h: dict[str, Any]) -> int | None:
     return emb.get("pending") if emb.get("state") == "ready" else None
 
 
-def rss_mib(pid: int | None) -> float | None:
+def status_mib(pid: int | None, key: str) -> float | None:
+    """``key`` (``VmRSS``: now, ``VmHWM``: peak) of ``pid`` from ``/proc``, in MiB; None when
+    there is no such process."""
     if not pid:
         return None
     try:
         for line in Path(f"/proc/{pid}/status").read_text(encoding="ascii").splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(f"{key}:"):
                 return round(int(line.split()[1]) / 1024, 1)
     except OSError:
         return None
     return None
+
+
+def rss_mib(pid: int | None) -> float | None:
+    return status_mib(pid, "VmRSS")
 
 
 def rss(port: int) -> dict[str, float | None]:

@@ -47,7 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.embed_backfill import rss_mib  # noqa: E402
+from bench.embed_backfill import rss_mib, status_mib  # noqa: E402
 from bench.harness import free_port, health, progress, start_service, stop_service  # noqa: E402
 from bench.ingest import request  # noqa: E402
 
@@ -92,15 +92,7 @@ def relabel(data: Path, name: str) -> str:
 
 
 def hwm_mib(pid: int | None) -> float | None:
-    if not pid:
-        return None
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text(encoding="ascii").splitlines():
-            if line.startswith("VmHWM:"):
-                return round(int(line.split()[1]) / 1024, 1)
-    except OSError:
-        return None
-    return None
+    return status_mib(pid, "VmHWM")
 
 
 def snapshot(port: int) -> dict[str, Any]:
