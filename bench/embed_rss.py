@@ -33,13 +33,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.parse
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.embed_backfill import rss_mib, status_mib  # noqa: E402
-from bench.harness import free_port, health, progress, start_service, stop_service  # noqa: E402
+from bench.harness import health, progress, seeded_service  # noqa: E402
 from bench.ingest import request  # noqa: E402
 
 QUERIES = [
@@ -108,25 +108,19 @@ def snapshot(port: int) -> dict[str, Any]:
 
 
 def one_side(root: Path, models: Path, seeded: Path, tmp: Path, args: Any) -> dict[str, Any]:
-    data = tmp / f"data-{free_port()}"
-    shutil.copytree(seeded, data)
     onnx_dir, static_dir = models / "minilm-l6-v2-int8", models / "minilm-static-256"
     name = model_name(root, onnx_dir)
-    relabel(data, name)
-    port = free_port()
-    proc = start_service(
-        data,
-        port,
+    out: dict[str, Any] = {"model": name}
+    with seeded_service(
+        seeded,
+        tmp,
         root=root,
-        log=tmp / f"service-{port}.log",
-        wait_s=180,
+        prepare=partial(relabel, name=name),
         WORKBENCH_EMBEDDER="minilm",
         WORKBENCH_COMPRESSOR="offline",
         WORKBENCH_ONNX_MODEL_DIR=str(onnx_dir),
         WORKBENCH_STATIC_MODEL_DIR=str(static_dir),
-    )
-    out: dict[str, Any] = {"model": name}
-    try:
+    ) as port:
         until = time.monotonic() + 600
         while time.monotonic() < until:
             status = request(port, "GET", "/api/index/status")[1]
@@ -145,9 +139,6 @@ def one_side(root: Path, models: Path, seeded: Path, tmp: Path, args: Any) -> di
         while time.monotonic() < until and snapshot(port)["worker"] is not None:
             time.sleep(1.0)
         out["worker_gone"] = snapshot(port)
-    finally:
-        stop_service(proc, 30)
-        shutil.rmtree(data, ignore_errors=True)
     return out
 
 

@@ -20,12 +20,13 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
@@ -140,6 +141,40 @@ def start_service(
         where = f"; its log ({log}):\n{tail}" if log else " (pass log= to keep its output)"
         raise ServiceDidNotStart(f"{exc} (code from {root}){where}") from None
     return proc
+
+
+@contextmanager
+def seeded_service(
+    seeded: Path,
+    folder: Path,
+    *,
+    root: Path = ROOT,
+    prepare: Callable[[Path], object] | None = None,
+    wait_s: float = 180.0,
+    **extra: str,
+) -> Iterator[int]:
+    """The service of checkout ``root`` on a copy of the seeded data dir ``seeded`` (made under
+    ``folder``: a bench writes to its store, the seeded original must stay as it is), yielding
+    its port; stopped and the copy removed after.
+
+    ``prepare`` edits the copy before the service starts; ``extra`` are environment variables
+    (``start_service``); the service's log is ``folder/service-<port>.log``.
+    """
+    data = folder / f"data-{free_port()}"
+    shutil.copytree(seeded, data)
+    try:
+        if prepare is not None:
+            prepare(data)
+        port = free_port()
+        proc = start_service(
+            data, port, root=root, log=folder / f"service-{port}.log", wait_s=wait_s, **extra
+        )
+        try:
+            yield port
+        finally:
+            stop_service(proc, 30)
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
 
 
 def stop_service(proc: subprocess.Popen[bytes], timeout: float = 20.0) -> None:

@@ -39,7 +39,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.embed_backfill import rss  # noqa: E402
-from bench.harness import burners, free_port, start_service, stop_service, tree_at  # noqa: E402
+from bench.harness import burners, seeded_service, tree_at  # noqa: E402
 from bench.ingest import request  # noqa: E402
 
 
@@ -66,21 +66,11 @@ def worker(port: int) -> dict[str, Any]:
 
 
 def one_side(root: Path, seeded: Path, folder: Path, args: argparse.Namespace) -> dict[str, Any]:
-    data = folder / f"data-{free_port()}"
-    shutil.copytree(seeded, data)
-    port = free_port()
-    proc = start_service(
-        data,
-        port,
-        root=root,
-        log=folder / f"service-{port}.log",
-        wait_s=180,
-        WORKBENCH_EMBEDDER="minilm",
-        WORKBENCH_COMPRESSOR="offline",
-    )
-    began = time.monotonic()
     out: dict[str, Any] = {"idle_s": None, "from_id": None, "worker_cpu_s": None}
-    try:
+    with seeded_service(
+        seeded, folder, root=root, WORKBENCH_EMBEDDER="minilm", WORKBENCH_COMPRESSOR="offline"
+    ) as port:
+        began = time.monotonic()
         pid = None
         while time.monotonic() - began < args.max_wait:
             w = worker(port)
@@ -101,9 +91,6 @@ def one_side(root: Path, seeded: Path, folder: Path, args: argparse.Namespace) -
             request(port, "GET", f"/api/search?query=webhook+retry+{n}&mode=hybrid&format=json")
         out["asleep"] = worker(port).get("state") == "asleep"
         out["rss"] = rss(port)
-    finally:
-        stop_service(proc, 30)
-        shutil.rmtree(data, ignore_errors=True)
     return out
 
 
