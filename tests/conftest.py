@@ -543,16 +543,22 @@ def turn_order(
     return [h.id for h in found.observations]
 
 
-def assert_setting_refused(root: Path, field: str, value: object, says: str) -> None:
-    """Loading settings with ``field = value`` fails, naming the field and the rule ``says``."""
+def settings_refusal(root: Path, **overrides: object) -> str:
+    """The message loading settings with ``overrides`` under ``root`` fails with (it must)."""
     from pydantic import ValidationError
 
     from workbench.settings import load_settings
 
     with pytest.raises(ValidationError) as err:
-        load_settings(root, **{field: value})
-    assert says in str(err.value)
-    assert field in str(err.value)
+        load_settings(root, **overrides)
+    return str(err.value)
+
+
+def assert_setting_refused(root: Path, field: str, value: object, says: str) -> None:
+    """Loading settings with ``field = value`` fails, naming the field and the rule ``says``."""
+    message = settings_refusal(root, **{field: value})
+    assert says in message
+    assert field in message
 
 
 @pytest.fixture(scope="session")
