@@ -21,12 +21,13 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import HOOKS_DIR, ROOT, Service, base_env, free_port
+from tests.conftest import HOOKS_DIR, ROOT, Service, base_env, free_port, seeded_service
 from tests.hook_harness import load_payload, run_hook
 from workbench import redact, spool
 
@@ -47,6 +48,17 @@ def raw_post(service: Service, path: str, body: bytes, method: str = "POST") -> 
         return status, json.loads(raw)
     except ValueError:
         return status, raw.decode("utf-8", "replace")
+
+
+@pytest.fixture(scope="module")
+def refusing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    """One real service for the tests whose every request is refused (issue 23: a start-up
+    each cost more than the test). Nothing they send is stored, and each checks that on the
+    store it shares. Full text only, as the ``service`` fixture is."""
+    data = tmp_path_factory.mktemp("refusing") / "data"
+    data.mkdir()
+    with seeded_service(data, lambda store: None, WORKBENCH_EMBEDDER="none") as svc:
+        yield svc
 
 
 def payloads(data_dir: Path) -> list[dict[str, Any]]:
@@ -228,38 +240,38 @@ def test_lone_surrogates_never_cause_a_5xx(data_dir: Path, service: Service) -> 
     ],
 )
 def test_non_finite_numbers_are_refused_naming_the_field(
-    number: bytes, field: str, data_dir: Path, service: Service
+    number: bytes, field: str, refusing: Service
 ) -> None:
     body = (
         b'{"contentSessionId": "s1", "tool_name": "Bash", "tool_input": {"t": '
         + number
         + b'}, "tool_response": {"items": [1, 2]}}'
     )
-    status, reply = raw_post(service, "/api/sessions/observations", body)
+    status, reply = raw_post(refusing, "/api/sessions/observations", body)
     assert status == 422, reply
     assert field in reply["message"], reply
     nested = b'{"contentSessionId": "s1", "tool_name": "Bash", "tool_response": {"items": [1, ' + (
         number + b"]}}"
     )
-    status, reply = raw_post(service, "/api/sessions/observations", nested)
+    status, reply = raw_post(refusing, "/api/sessions/observations", nested)
     assert status == 422, reply
     assert "tool_response.items.1" in reply["message"], reply
     # The whole field a bare number (the fuzz suite's find): refused too, naming the field.
     bare = b'{"contentSessionId": "s1", "tool_name": "Bash", "tool_response": ' + number + b"}"
-    status, reply = raw_post(service, "/api/sessions/observations", bare)
+    status, reply = raw_post(refusing, "/api/sessions/observations", bare)
     assert status == 422, reply
     assert "tool_response" in reply["message"], reply
-    assert [p for p in payloads(data_dir) if "tool_name" in p] == []
+    assert [p for p in payloads(refusing.data_dir) if "tool_name" in p] == []
 
 
-def test_non_finite_numbers_are_refused_on_other_routes_too(service: Service) -> None:
+def test_non_finite_numbers_are_refused_on_other_routes_too(refusing: Service) -> None:
     for method, path, body in [
         ("PUT", "/api/settings", b'{"spool_retention_days": NaN}'),
         ("POST", "/api/corpus", b'{"name": "c2", "limit": Infinity}'),
         ("POST", "/api/import", b'{"observations": [{"title": "t", "discovery_tokens": NaN}]}'),
         ("POST", "/api/memory/save", b'{"text": "x", "extra": NaN}'),
     ]:
-        status, reply = raw_post(service, path, body, method)
+        status, reply = raw_post(refusing, path, body, method)
         assert status == 422, (path, status, reply)
 
 
@@ -347,7 +359,7 @@ def test_a_hook_that_fails_midway_still_prints_one_json_object(script: str, tmp_
     assert run_hook(script, load_payload(name, tmp_path), env).output() == {}
 
 
-def test_a_body_nested_too_deeply_is_a_422_naming_the_field(service: Service) -> None:
+def test_a_body_nested_too_deeply_is_a_422_naming_the_field(refusing: Service) -> None:
     """Every recursive step (redaction, bounds, serialisation) would otherwise answer 500."""
     deep = b"[" * 700 + b'"x"' + b"]" * 700
     cut = b"[" * 700 + b'"x \\ud83d"' + b"]" * 700
@@ -364,12 +376,13 @@ def test_a_body_nested_too_deeply_is_a_422_naming_the_field(service: Service) ->
             "tool_response.k",
         ),
     ]:
-        status, reply = raw_post(service, path, body)
+        status, reply = raw_post(refusing, path, body)
         assert status == 422, (path, status, reply)
         assert field in reply["message"], reply
         assert "nested deeper than" in reply["message"], reply
-    _, health = service.get("/api/health")
+    _, health = refusing.get("/api/health")
     assert health["status"] == "ok"
+    assert payloads(refusing.data_dir) == []  # nothing refused was stored
 
 
 # ----- a hook payload nested too deeply ----------------------------------------------------------

@@ -2,7 +2,9 @@
 
 Body-level validation (malformed JSON, unknown fields, wrong types) runs in-process through
 ``TestClient(create_app(settings))`` with the lifespan; everything about sockets, sizes,
-origins and processes runs against a real ``python -m service``.
+origins and processes runs against a real ``python -m service``. The tests that only send
+requests the service refuses, or harmless writes that no other test counts, share one
+module-scoped service (``shared_service``): a start-up each cost more than the test itself.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from service.app import create_app
-from tests.conftest import ROOT, Service
+from tests.conftest import ROOT, Service, seeded_service
 from workbench.settings import load_settings
 
 SMALL_LIMIT = 2048
@@ -33,6 +35,20 @@ def client(data_dir: Path) -> Iterator[TestClient]:
     settings = load_settings(data_dir)
     with TestClient(create_app(settings), base_url=settings.base_url) as test_client:
         yield test_client
+
+
+@pytest.fixture(scope="module")
+def shared_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    """One real service for this file's origin, CORS, loopback and Host tests (issue 23).
+
+    Each of them sends refused requests or a write no other test reads; the one that checks
+    the store compares it before and after on this same service, so sharing loses nothing.
+    Full text only, as the ``service`` fixture is (a module fixture runs before ``_clean_env``).
+    """
+    data = tmp_path_factory.mktemp("errors") / "data"
+    data.mkdir()
+    with seeded_service(data, lambda store: None, WORKBENCH_EMBEDDER="none") as svc:
+        yield svc
 
 
 def raw(
@@ -261,53 +277,54 @@ def test_chunked_body_under_the_limit_is_accepted(make_service: Any) -> None:
 
 
 # ----- origins --------------------------------------------------------------------------------
-def test_cross_origin_write_is_a_403_and_stores_nothing(service: Service) -> None:
-    before = store_state(service.data_dir)
+def test_cross_origin_write_is_a_403_and_stores_nothing(shared_service: Service) -> None:
+    shared_service.wait_idle()  # another test's allowed write is derived before counting
+    before = store_state(shared_service.data_dir)
     evil = {"Origin": "http://evil.example"}
     for route, body in (
         ("/api/memory/save", {"text": "planted memory"}),
         ("/api/sessions/init", {"contentSessionId": "x", "project": "p", "prompt": "planted"}),
         ("/api/import", {"observations": [{"title": "planted"}]}),
     ):
-        status, answer = service.post(route, body, headers=evil)
+        status, answer = shared_service.post(route, body, headers=evil)
         assert status == 403, route
         assert answer["error"] == "FOREIGN_ORIGIN"
         assert "http://evil.example" in answer["message"]
     # A "simple" form post needs no preflight; it is refused all the same.
     status, _, _ = raw(
-        service,
+        shared_service,
         "POST",
         "/api/memory/save",
         b"text=planted",
         {"Origin": "http://evil.example", "Content-Type": "application/x-www-form-urlencoded"},
     )
     assert status == 403
-    assert store_state(service.data_dir) == before
+    assert store_state(shared_service.data_dir) == before
 
 
 @pytest.mark.parametrize(
     "origin",
     ["http://localhost.evil.example", "https://localhost:3000", "http://127.0.0.1.nip.io", "null"],
 )
-def test_lookalike_origins_are_refused(service: Service, origin: str) -> None:
-    status, _ = service.post("/api/memory/save", {"text": "x"}, headers={"Origin": origin})
+def test_lookalike_origins_are_refused(shared_service: Service, origin: str) -> None:
+    status, _ = shared_service.post("/api/memory/save", {"text": "x"}, headers={"Origin": origin})
     assert status == 403
 
 
 @pytest.mark.parametrize("name", ["127.0.0.1", "localhost", "[::1]"])
-def test_own_origin_writes_are_allowed(service: Service, name: str) -> None:
+def test_own_origin_writes_are_allowed(shared_service: Service, name: str) -> None:
     """Only the service's own origin, under any of its three spellings (issue 19, item 9)."""
-    origin = f"http://{name}:{service.port}"
-    status, body = service.post(
+    origin = f"http://{name}:{shared_service.port}"
+    status, body = shared_service.post(
         "/api/memory/save", {"text": f"from {origin}"}, headers={"Origin": origin}
     )
     assert status == 200, body
     assert body["status"] == "stored"
 
 
-def test_cors_preflight_from_evil_origin_gets_no_allow_origin(service: Service) -> None:
+def test_cors_preflight_from_evil_origin_gets_no_allow_origin(shared_service: Service) -> None:
     status, headers, _ = raw(
-        service,
+        shared_service,
         "OPTIONS",
         "/api/memory/save",
         headers={
@@ -318,14 +335,16 @@ def test_cors_preflight_from_evil_origin_gets_no_allow_origin(service: Service) 
     )
     assert status >= 400
     assert "access-control-allow-origin" not in headers
-    _, headers, _ = raw(service, "GET", "/api/stats", headers={"Origin": "http://evil.example"})
+    _, headers, _ = raw(
+        shared_service, "GET", "/api/stats", headers={"Origin": "http://evil.example"}
+    )
     assert "access-control-allow-origin" not in headers
 
 
-def test_cors_preflight_from_own_origin_is_allowed(service: Service) -> None:
-    own = f"http://localhost:{service.port}"
+def test_cors_preflight_from_own_origin_is_allowed(shared_service: Service) -> None:
+    own = f"http://localhost:{shared_service.port}"
     status, headers, _ = raw(
-        service,
+        shared_service,
         "OPTIONS",
         "/api/memory/save",
         headers={
@@ -350,17 +369,17 @@ def _non_loopback_ipv4() -> str | None:
     return None if address.startswith("127.") or address == "0.0.0.0" else address
 
 
-def test_service_is_not_reachable_on_a_non_loopback_address(service: Service) -> None:
+def test_service_is_not_reachable_on_a_non_loopback_address(shared_service: Service) -> None:
     address = _non_loopback_ipv4()
     if address is None:
         pytest.skip("this machine has no non-loopback IPv4 address")
     with pytest.raises((ConnectionRefusedError, TimeoutError)):
-        socket.create_connection((address, service.port), timeout=2).close()
-    socket.create_connection(("127.0.0.1", service.port), timeout=2).close()
+        socket.create_connection((address, shared_service.port), timeout=2).close()
+    socket.create_connection(("127.0.0.1", shared_service.port), timeout=2).close()
 
 
 @pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="needs Linux /proc/net/tcp")
-def test_service_listens_on_127_0_0_1_only(service: Service) -> None:
+def test_service_listens_on_127_0_0_1_only(shared_service: Service) -> None:
     listening = []
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         if not Path(table).exists():
@@ -368,7 +387,7 @@ def test_service_listens_on_127_0_0_1_only(service: Service) -> None:
         for line in Path(table).read_text(encoding="ascii").splitlines()[1:]:
             local, state = line.split()[1], line.split()[3]
             address, port = local.rsplit(":", 1)
-            if state == "0A" and int(port, 16) == service.port:  # 0A = LISTEN
+            if state == "0A" and int(port, 16) == shared_service.port:  # 0A = LISTEN
                 listening.append(address)
     assert listening == ["0100007F"]  # 127.0.0.1, little-endian hex; nothing on tcp6
 
@@ -409,15 +428,15 @@ def test_a_stale_pid_file_does_not_block_a_restart(make_service: Any) -> None:
     )
 
 
-def test_a_foreign_host_header_is_refused(service: Any) -> None:
+def test_a_foreign_host_header_is_refused(shared_service: Service) -> None:
     """DNS rebinding: a page whose hostname resolves to 127.0.0.1 must not read the API."""
     import http.client
 
-    conn = http.client.HTTPConnection("127.0.0.1", service.port, timeout=5)
-    conn.request("GET", "/api/export", headers={"Host": f"evil.example:{service.port}"})
+    conn = http.client.HTTPConnection("127.0.0.1", shared_service.port, timeout=5)
+    conn.request("GET", "/api/export", headers={"Host": f"evil.example:{shared_service.port}"})
     response = conn.getresponse()
     assert response.status == 403
     assert b"sessions" not in response.read()
     conn.close()
-    status, _ = service.get("/api/export")
+    status, _ = shared_service.get("/api/export")
     assert status == 200

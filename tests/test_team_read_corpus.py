@@ -14,13 +14,29 @@ from typing import Any
 import pytest
 
 from tests.conftest import Service, base_env, free_port
-from tests.team_harness import Machine, forget, init, machine, seed
+from tests.team_harness import Lake, Machine, forget, init, machine, seed
 
 T = 1_780_000_000_000
 
 
-@pytest.fixture
-def ana_service(team_lake: Any, tmp_path: Path) -> Iterator[tuple[Machine, Service]]:
+@pytest.fixture(scope="module")
+def ana_service(
+    postgres_cluster: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Machine, Service]]:
+    """ana's service after ana and bob published (bob forgot a row first).
+
+    One for the module (issue 23): the tests only read the lake, each builds a corpus of its
+    own name, and two publishes and a start-up cost more than any of them. Full text only, as
+    under ``_clean_env``, which a module fixture precedes.
+    """
+    tmp_path = tmp_path_factory.mktemp("team-corpus")
+    team_lake = Lake(postgres_cluster, postgres_cluster.new_database(), tmp_path / "lake")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("WORKBENCH_EMBEDDER", "none")  # copied into each machine's environment
+        yield from _ana_service(team_lake, tmp_path)
+
+
+def _ana_service(team_lake: Lake, tmp_path: Path) -> Iterator[tuple[Machine, Service]]:
     ana = machine(tmp_path, "ana")
     seed(ana.data_dir, "api", "a1", ["cache layer"], at_ms=T)
     init(ana, team_lake, "api", author="ana")

@@ -2,7 +2,8 @@
 
 Real parts: the session's PostgreSQL as the DuckLake catalog, two authors publishing with
 ``workbench publish``, ana's real service (``python -m service``) and ``workbench mcp`` over
-stdio driven by the real MCP client.
+stdio driven by the real MCP client. Every test that needs the team only reads it, so they
+share one module-scoped lake and service (``team_service``).
 """
 
 from __future__ import annotations
@@ -16,15 +17,29 @@ import pytest
 from mcp import ClientSession
 
 from tests.conftest import Service, base_env, free_port, http_json
-from tests.team_harness import Machine, init, machine, seed
+from tests.team_harness import Lake, Machine, init, machine, seed
 from tests.test_mcp import params, run_session, text_of
 
 T = 1_780_000_000_000
 
 
-@pytest.fixture
-def team_service(team_lake: Any, tmp_path: Path) -> Iterator[tuple[Machine, Service, int]]:
-    """ana's service after ana and bob published; yields (ana, service, ana's first id)."""
+@pytest.fixture(scope="module")
+def team_service(
+    postgres_cluster: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Machine, Service, int]]:
+    """ana's service after ana and bob published; yields (ana, service, ana's first id).
+
+    One for the module (issue 23): its tests only read, and two publishes and a start-up cost
+    more than any of them. Full text only, as under ``_clean_env``, which it precedes.
+    """
+    tmp_path = tmp_path_factory.mktemp("team-http")
+    team_lake = Lake(postgres_cluster, postgres_cluster.new_database(), tmp_path / "lake")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("WORKBENCH_EMBEDDER", "none")  # copied into each machine's environment
+        yield from _team_service(team_lake, tmp_path)
+
+
+def _team_service(team_lake: Lake, tmp_path: Path) -> Iterator[tuple[Machine, Service, int]]:
     ana = machine(tmp_path, "ana")
     first = seed(ana.data_dir, "api", "a1", ["cache layer"], at_ms=T)[0]
     seed(ana.data_dir, "api", "a1", ["cache late"], at_ms=T + 10_000)

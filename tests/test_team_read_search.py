@@ -3,6 +3,8 @@
 Real parts: the session's PostgreSQL as the DuckLake catalog, two authors' stores seeded with
 the real ``Store`` API and published with ``workbench publish``, every search a real
 ``python -m workbench`` run (the service is down: the local half is the read-only full text).
+The tests that only read share one module-scoped lake the two authors published to once
+(``published``); those that forget or publish more build their own.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.team_harness import Machine, forget, init, machine, seed
+import pytest
+
+from tests.team_harness import Lake, Machine, forget, init, machine, seed
 
 
 def _search(m: Machine, *args: str) -> dict[str, Any]:
@@ -33,10 +37,25 @@ def _two_authors(team_lake: Any, tmp_path: Path) -> tuple[Machine, Machine, list
     return ana, bob, bob_ids
 
 
+@pytest.fixture(scope="module")
+def published(
+    postgres_cluster: Any, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Lake, Machine]:
+    """A lake of its own with ana's and bob's publishes, and ana, for the tests that only read
+    it (issue 23: two authors' seeding, init and publish each cost more than the test). Full
+    text only, as under ``_clean_env``, which a module fixture precedes."""
+    folder = tmp_path_factory.mktemp("team-search")
+    lake = Lake(postgres_cluster, postgres_cluster.new_database(), folder / "lake")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("WORKBENCH_EMBEDDER", "none")  # copied into each machine's environment
+        ana, _, _ = _two_authors(lake, folder)
+    return lake, ana
+
+
 def test_local_wins_on_duplicates_and_every_hit_names_its_author(
-    team_lake: Any, tmp_path: Path
+    published: tuple[Lake, Machine],
 ) -> None:
-    ana, _, _ = _two_authors(team_lake, tmp_path)
+    _, ana = published
 
     data = _search(ana, "cache")
 
@@ -51,8 +70,8 @@ def test_local_wins_on_duplicates_and_every_hit_names_its_author(
     assert isinstance(data["teamSnapshot"], int)
 
 
-def test_text_output_has_an_author_column(team_lake: Any, tmp_path: Path) -> None:
-    ana, _, _ = _two_authors(team_lake, tmp_path)
+def test_text_output_has_an_author_column(published: tuple[Lake, Machine]) -> None:
+    _, ana = published
 
     out = ana.run("search", "--team", "eviction")
 
@@ -75,9 +94,9 @@ def test_a_tombstone_hides_a_colleagues_forgotten_row(team_lake: Any, tmp_path: 
 
 
 def test_my_row_shows_from_the_lake_once_the_local_store_lost_it(
-    team_lake: Any, tmp_path: Path
+    published: tuple[Lake, Machine], tmp_path: Path
 ) -> None:
-    ana, _, _ = _two_authors(team_lake, tmp_path)
+    team_lake, _ = published  # the laptop only reads the lake: it never publishes
     # a second machine of ana's: same author, an empty local store
     laptop = machine(tmp_path, "ana-laptop")
     seed(laptop.data_dir, "web", "l1", ["unrelated"])
@@ -88,8 +107,8 @@ def test_my_row_shows_from_the_lake_once_the_local_store_lost_it(
     assert [(h["author"], h["title"]) for h in hits][:1] == [("ana", "cache layer for the api")]
 
 
-def test_project_narrows_the_lake_too(team_lake: Any, tmp_path: Path) -> None:
-    ana, _, _ = _two_authors(team_lake, tmp_path)
+def test_project_narrows_the_lake_too(published: tuple[Lake, Machine]) -> None:
+    _, ana = published
 
     hits = _search(ana, "cache", "--project", "web")["observations"]
 

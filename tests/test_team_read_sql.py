@@ -1,7 +1,9 @@
 """``workbench sql --team [--at-snapshot N]``: the lake's tables next to the local views.
 
 Real parts: the session's PostgreSQL as the DuckLake catalog, two authors publishing with
-``workbench publish``, every query a real ``python -m workbench sql`` run.
+``workbench publish``, every query a real ``python -m workbench sql`` run. The tests that
+only read share one module-scoped lake the two authors published to once (``published``);
+the one that forgets and publishes again builds its own.
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.team_harness import Machine, forget, init, machine, seed
+import pytest
+
+from tests.team_harness import Lake, Machine, forget, init, machine, seed
 
 
 def _sql(m: Machine, *args: str) -> list[dict[str, Any]]:
@@ -32,8 +36,24 @@ def _two_authors(team_lake: Any, tmp_path: Path) -> tuple[Machine, Machine, list
     return ana, bob, bob_ids, snapshot
 
 
-def test_team_views_sit_next_to_the_local_ones(team_lake: Any, tmp_path: Path) -> None:
-    ana, _, _, _ = _two_authors(team_lake, tmp_path)
+Published = tuple[Lake, Machine, int]
+
+
+@pytest.fixture(scope="module")
+def published(postgres_cluster: Any, tmp_path_factory: pytest.TempPathFactory) -> Published:
+    """A lake of its own with ana's and bob's publishes, for the tests that only read it
+    (issue 23: two authors' seeding, init and publish each cost more than the test). The
+    machines run full text only, as under ``_clean_env``, which a module fixture precedes."""
+    folder = tmp_path_factory.mktemp("team-sql")
+    lake = Lake(postgres_cluster, postgres_cluster.new_database(), folder / "lake")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("WORKBENCH_EMBEDDER", "none")  # copied into each machine's environment
+        ana, _, _, snapshot = _two_authors(lake, folder)
+    return lake, ana, snapshot
+
+
+def test_team_views_sit_next_to_the_local_ones(published: Published) -> None:
+    _, ana, _ = published
 
     rows = _sql(
         ana,
@@ -76,10 +96,8 @@ def test_a_tombstoned_row_never_appears_and_time_travel_still_has_it(
     assert then == [{"title": "eviction"}, {"title": "warmup"}]
 
 
-def test_an_earlier_snapshot_has_only_what_was_published_by_then(
-    team_lake: Any, tmp_path: Path
-) -> None:
-    ana, _, _, latest = _two_authors(team_lake, tmp_path)
+def test_an_earlier_snapshot_has_only_what_was_published_by_then(published: Published) -> None:
+    _, ana, latest = published
     first = latest - 1  # ana's run; bob's came next
 
     rows = _sql(
@@ -89,8 +107,8 @@ def test_an_earlier_snapshot_has_only_what_was_published_by_then(
     assert rows == [{"author": "ana"}]
 
 
-def test_an_unknown_snapshot_is_refused_with_the_range(team_lake: Any, tmp_path: Path) -> None:
-    ana, _, _, latest = _two_authors(team_lake, tmp_path)
+def test_an_unknown_snapshot_is_refused_with_the_range(published: Published) -> None:
+    _, ana, latest = published
 
     out = ana.run("sql", "--team", "--at-snapshot", "9999", "SELECT 1")
 
@@ -120,9 +138,9 @@ def test_sql_team_without_team_settings_says_team_init(tmp_path: Path) -> None:
 
 
 def test_the_sandbox_still_refuses_writes_and_the_lake_itself(
-    team_lake: Any, tmp_path: Path
+    published: Published, tmp_path: Path
 ) -> None:
-    ana, _, _, _ = _two_authors(team_lake, tmp_path)
+    team_lake, ana, _ = published
 
     for query in (
         "DELETE FROM team_observations",

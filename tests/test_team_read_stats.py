@@ -1,7 +1,9 @@
 """``workbench stats --team``: economics, types and activity over your store and the lake.
 
 Real parts: the session's PostgreSQL as the DuckLake catalog, two authors publishing with
-``workbench publish``, every statistic a real ``python -m workbench stats`` run.
+``workbench publish``, every statistic a real ``python -m workbench stats`` run. The tests
+that only read share one module-scoped lake the two authors published to once
+(``published``); the one that forgets and publishes again builds its own.
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.team_harness import Machine, forget, init, machine, seed
+import pytest
+
+from tests.team_harness import Lake, Machine, forget, init, machine, seed
 
 
 def _stats(m: Machine, *args: str) -> dict[str, Any]:
@@ -33,10 +37,21 @@ def _two_authors(team_lake: Any, tmp_path: Path) -> tuple[Machine, Machine, list
     return ana, bob, bob_ids
 
 
-def test_types_counts_local_rows_once_and_the_colleagues_rows(
-    team_lake: Any, tmp_path: Path
-) -> None:
-    ana, _, _ = _two_authors(team_lake, tmp_path)
+@pytest.fixture(scope="module")
+def published(postgres_cluster: Any, tmp_path_factory: pytest.TempPathFactory) -> Machine:
+    """ana, after ana and bob published to a lake of their own, for the tests that only read
+    it (issue 23: two authors' seeding, init and publish each cost more than the test). Full
+    text only, as under ``_clean_env``, which a module fixture precedes."""
+    folder = tmp_path_factory.mktemp("team-stats")
+    lake = Lake(postgres_cluster, postgres_cluster.new_database(), folder / "lake")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("WORKBENCH_EMBEDDER", "none")  # copied into each machine's environment
+        ana, _, _ = _two_authors(lake, folder)
+    return ana
+
+
+def test_types_counts_local_rows_once_and_the_colleagues_rows(published: Machine) -> None:
+    ana = published
 
     data = _stats(ana, "types")
 
@@ -44,10 +59,8 @@ def test_types_counts_local_rows_once_and_the_colleagues_rows(
     assert data["summary"]["observations"] == 6
 
 
-def test_activity_by_project_counts_team_sessions_and_summaries(
-    team_lake: Any, tmp_path: Path
-) -> None:
-    ana, _, _ = _two_authors(team_lake, tmp_path)
+def test_activity_by_project_counts_team_sessions_and_summaries(published: Machine) -> None:
+    ana = published
 
     data = _stats(ana, "activity", "--by", "project")
 
@@ -69,8 +82,8 @@ def test_economics_drops_a_forgotten_row_of_a_colleague(team_lake: Any, tmp_path
     assert (before, after) == (5, 4)
 
 
-def test_stats_team_refuses_a_statistic_it_cannot_compute(team_lake: Any, tmp_path: Path) -> None:
-    ana, _, _ = _two_authors(team_lake, tmp_path)
+def test_stats_team_refuses_a_statistic_it_cannot_compute(published: Machine) -> None:
+    ana = published
 
     out = ana.run("stats", "roi", "--team")
 

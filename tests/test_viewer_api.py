@@ -350,8 +350,9 @@ def test_writes_from_another_origin_are_refused(service: Service, data_dir: Path
 
 
 # ----- settings -------------------------------------------------------------------------------
-def test_settings_lists_the_editable_keys_with_their_bounds(service: Service):
-    status, body = service.get("/api/settings")
+def test_settings_lists_the_editable_keys_with_their_bounds(page_service: Service):
+    # Only reads; the page service's settings file is never written (the refusals check it).
+    status, body = page_service.get("/api/settings")
     assert status == 200
     fields = {f["name"]: f for f in body["fields"]}
     assert fields["context_observations"] | {"help": "", "label": ""} == {
