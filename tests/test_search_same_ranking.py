@@ -386,16 +386,25 @@ def counting_neighbours(store: Store, looked: list[bool]) -> SearchEngine:
 
     class Counting(SearchEngine):
         def _with_neighbours(
-            self, fused: list[tuple[int, float]], filters: SearchFilters, weight: float
+            self,
+            fused: list[tuple[int, float]],
+            filters: SearchFilters,
+            weight: float,
+            lift: fusion.Lift,
         ) -> list[tuple[int, float]]:
             looked.append(True)
-            return super()._with_neighbours(fused, filters, weight)
+            return super()._with_neighbours(fused, filters, weight, lift)
 
         def _head_with_neighbours(
-            self, fused: list[tuple[int, float]], filters: SearchFilters, weight: float, n: int
+            self,
+            fused: list[tuple[int, float]],
+            filters: SearchFilters,
+            weight: float,
+            n: int,
+            lift: fusion.Lift,
         ) -> list[tuple[int, float]]:
             looked.append(True)
-            return super()._head_with_neighbours(fused, filters, weight, n)
+            return super()._head_with_neighbours(fused, filters, weight, n, lift)
 
     return Counting(store, None, ranker=KeywordRanker(store))
 
@@ -416,6 +425,37 @@ def test_the_anchor_skips_the_neighbours_only_when_settled(
         page = engine.search(query, filters, types=["observations"], limit=1).observations
         assert (top.id if top else None) == (page[0].id if page else None), query
     assert False in paths  # skipped: the first hit leads by more than the share
+
+
+@pytest.mark.parametrize("day", ["", " on May 4th"], ids=["page", "names-a-day"])
+def test_a_search_reads_the_fusion_settings_once(
+    seeded: tuple[Store, Seeded], monkeypatch: pytest.MonkeyPatch, day: str
+) -> None:
+    """The neighbours' share takes its lift from the search's own ``FusionParams``: a page
+    (the contenders' neighbours), a query naming a day (every hit's neighbours) and the
+    anchor each read the settings once."""
+    store, _ = seeded
+    read: list[object] = []
+    original = fusion.FusionParams.from_settings
+
+    def counted(cls: type[fusion.FusionParams], settings: object) -> fusion.FusionParams:
+        read.append(settings)
+        return original(settings)
+
+    monkeypatch.setattr(fusion.FusionParams, "from_settings", classmethod(counted))
+    looked: list[bool] = []
+    engine = counting_neighbours(store, looked)
+    shared = False
+    for query in QUERIES:
+        read.clear()
+        looked.clear()
+        engine.search(query + day, types=["observations"], limit=5)
+        assert len(read) == 1, query
+        shared = shared or bool(looked)
+        read.clear()
+        engine.top_observation(query + day, SearchFilters())
+        assert len(read) == 1, query
+    assert shared  # the neighbours' share ran
 
 
 def test_the_anchor_looks_at_the_neighbours_when_the_lead_is_small(tmp_path: Path) -> None:

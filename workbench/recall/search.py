@@ -423,9 +423,11 @@ class SearchEngine:
                 # the hits that could still be among the first ``depth``.
                 if not (first_only and first_is_settled(fused, weight)):
                     head = 1 if first_only else depth
-                    fused = self._head_with_neighbours(fused, filters, weight, head)
+                    fused = self._head_with_neighbours(
+                        fused, filters, weight, head, params.neighbour_lift
+                    )
             else:
-                fused = self._with_neighbours(fused, filters, weight)
+                fused = self._with_neighbours(fused, filters, weight, params.neighbour_lift)
         if days:
             on_day = fusion.created_on(self.conn, [i for i, _ in fused], days)
             fused = fusion.dated(fused, on_day, params.date_weight)
@@ -480,9 +482,14 @@ class SearchEngine:
         return lexical, fusion.previous_turns(beside)
 
     def _with_neighbours(
-        self, fused: list[tuple[int, float]], filters: SearchFilters, weight: float
+        self,
+        fused: list[tuple[int, float]],
+        filters: SearchFilters,
+        weight: float,
+        lift: fusion.Lift,
     ) -> list[tuple[int, float]]:
-        """``fusion.smooth`` over the fused hits' neighbouring turns in their sessions.
+        """``fusion.smooth`` over the fused hits' neighbouring turns in their sessions
+        (``lift``: the search's ``FusionParams.neighbour_lift``, read once per search).
 
         A neighbour shares its hit's session and project, so with no filter or only a project
         filter it may join the list; under any other filter only candidates already found
@@ -491,11 +498,15 @@ class SearchEngine:
         beside = fusion.neighbours(self.conn, [i for i, _ in fused])
         open_ = filters.is_empty() or filters.only_projects()
         allowed = None if open_ else {i for i, _ in fused}
-        lift = fusion.FusionParams.from_settings(self.settings).neighbour_lift
         return fusion.smooth(fused, beside, weight, allowed, lift)
 
     def _head_with_neighbours(
-        self, fused: list[tuple[int, float]], filters: SearchFilters, weight: float, n: int
+        self,
+        fused: list[tuple[int, float]],
+        filters: SearchFilters,
+        weight: float,
+        n: int,
+        lift: fusion.Lift,
     ) -> list[tuple[int, float]]:
         """``_with_neighbours``' first ``n`` hits and scores (``head_of_smooth``), looking up
         only the neighbours of the hits that could be among them."""
@@ -507,7 +518,7 @@ class SearchEngine:
             weight,
             None if open_ else held,
             n,
-            fusion.FusionParams.from_settings(self.settings).neighbour_lift,
+            lift,
         )
 
     def _rerank(self, query: str, candidates: rerank.Candidates) -> list[tuple[int, float]]:
