@@ -221,6 +221,39 @@ def test_past_the_cap_a_hybrid_total_is_the_cap(
     assert (in_zoo.total_results, in_zoo.total_is_lower_bound) == (IN_ZOO, True)
 
 
+def test_past_the_cap_one_word_is_counted_not_the_whole_query(
+    zebra_store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 21: when one word of the query alone matches more than the cap, so does the OR
+    of its words: that word's rows are counted (up to the cap), not the OR's rowids walked
+    (every word's doclist merged). The same totals as the walk, on every kind and mode."""
+    monkeypatch.setattr(totals, "COUNT_CAP", 25)
+    plain = SimpleNamespace(search_neighbour_weight=0.0)
+    engine = SearchEngine(zebra_store, plain, ranker=StripesRanker(zebra_store))
+    ran: list[str] = []
+    zebra_store.conn.set_trace_callback(ran.append)
+    try:
+        for mode in ("hybrid", "fts"):
+            ran.clear()
+            result = engine.search("zebra lion herd", mode=mode, limit=5).to_json()
+            walked = [sql for sql in ran if "observations_fts" in sql and " OR " in sql]
+            assert [sql for sql in walked if "bm25" not in sql] == [], mode  # only ranked
+            # observations: zebra (57) and lion (40), each past 25; the others under it
+            # (summaries 4, prompts 6), counted as before
+            assert (result["totalResults"], result["totalIsLowerBound"]) == (
+                25 + SUMMARIES + PROMPTS,
+                True,
+            ), mode
+    finally:
+        zebra_store.conn.set_trace_callback(None)
+    # a word past the cap counts as the cap, like the walk; under it the walk still runs
+    assert totals.count(zebra_store.conn, "observations", "zebra", SearchFilters()) == (25, True)
+    assert totals.count(zebra_store.conn, "observations", "stripes", SearchFilters()) == (
+        STRIPED,
+        False,
+    )
+
+
 def test_a_search_without_its_count_has_the_same_hits(zebra_store: Store) -> None:
     # Issue 21: the default text answer prints no total, so the route asks for none
     # (count_totals=False) and the search skips counting; the hits are the same.

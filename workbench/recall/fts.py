@@ -287,6 +287,23 @@ def doc_frequency(conn: sqlite3.Connection, kind: Kind, piece: str, cap: int) ->
     )
 
 
+def known_frequency(conn: sqlite3.Connection, kind: Kind, piece: str) -> int | None:
+    """``doc_frequency(piece)`` when this search or the cache already took it, else None.
+
+    Nothing is counted: ``totals.count`` asks which of a query's pieces is likely the
+    commonest, and a count it does not already have would cost more than it could save.
+    """
+    _, cap = df_cap(conn, kind)
+    key = (_db_key(conn), f"{_TABLES[kind][0]}:{cap}", piece)  # doc_frequency's key
+    memo = _memo()
+    if memo is not None and key in memo:
+        return int(memo[key])
+    hit = _df_cache.get(key)
+    if hit is not None and time.monotonic() - hit[0] < DF_TTL_S:
+        return hit[1]
+    return None
+
+
 def df_cap(conn: sqlite3.Connection, kind: Kind) -> tuple[int, int]:
     """``(rows, cap)``: the table's (cached) row count and the cap its document frequencies
     are counted to. One function so every caller of ``doc_frequency`` hits the same cache
