@@ -7,11 +7,12 @@ figures. One checkout per run (``--root``, default this tree), on a copy of a se
 
 1. opens the store and builds the vector index from its embeddings cache, as the service does
    (``Indexer.load`` + ``sync``), and a ``SearchEngine`` over both;
-2. per route (full text, hybrid, timeline by query), runs ``--queries`` new queries (each text
-   new to the query-embedding cache) and wraps each stage in a CPU clock of the thread that
-   runs it (``time.thread_time``): the full-text side, the coverage scratch table, the
-   neighbours' lookup, the full-text hits' cosines, reading the page's rows, and, on the
-   vector pool's thread, the query embedding and the index scan;
+2. per route (full text, hybrid, hybrid as JSON, timeline by query), runs ``--queries`` new
+   queries (each text new to the query-embedding cache) and wraps each stage in a CPU clock
+   of the thread that runs it (``time.thread_time``): the full-text side, the coverage
+   scratch table, the neighbours' lookup, the full-text hits' cosines, reading the page's
+   rows, the total count (``format=json`` counts ``totalResults``; the text answer does
+   not), and, on the vector pool's thread, the query embedding and the index scan;
 3. prints, per route, each stage's CPU per request (mean, ms) and the request's whole CPU
    (the process's, ``getrusage``: both threads), next to the stages' sum.
 
@@ -51,6 +52,7 @@ STAGES: list[tuple[str, str, str]] = [
     ("full-text hits' cosines", "workbench.recall.search", "SearchEngine._cosines_of"),
     ("fusion", "workbench.recall.fusion", "fuse"),
     ("page rows (hydrate)", "workbench.recall.search", "SearchEngine._hydrate"),
+    ("total count (format=json only)", "workbench.recall.totals", "count"),
     ("query embedding (vector thread)", "workbench.recall.indexer", "IndexRanker.embed_query"),
     ("index scan (vector thread)", "workbench.recall.vectors", "VectorIndex.search"),
 ]
@@ -110,6 +112,7 @@ def run(args: argparse.Namespace) -> list[str]:
         routes: dict[str, Callable[[str], object]] = {
             "full text": lambda q: engine.search(q, mode="fts", count_totals=False),
             "hybrid": lambda q: engine.search(q, count_totals=False),
+            "hybrid, json (counted)": lambda q: engine.search(q),
             "timeline by query": lambda q: engine.timeline(query=q),
         }
         texts = queries(args.queries + 10, random.Random(args.seed))
@@ -132,14 +135,14 @@ def run(args: argparse.Namespace) -> list[str]:
     lines = [
         f"{root}: {args.queries} queries per route, load average {load:.1f} on "
         f"{os.cpu_count()} cores (CPU ms per request, mean; the box is shared)",
-        f"{'stage':36}" + "".join(f"{n:>20}" for n in names),
+        f"{'stage':36}" + "".join(f"{n:>24}" for n in names),
     ]
     for label, _, _ in STAGES:
-        cells = "".join(f"{per_route[n].get(label, 0.0) * 1000:>20.2f}" for n in names)
+        cells = "".join(f"{per_route[n].get(label, 0.0) * 1000:>24.2f}" for n in names)
         lines.append(f"{label:36}{cells}")
-    sums = "".join(f"{sum(per_route[n].values()) * 1000:>20.2f}" for n in names)
+    sums = "".join(f"{sum(per_route[n].values()) * 1000:>24.2f}" for n in names)
     lines.append(f"{'sum of the stages above':36}{sums}")
-    totals = "".join(f"{statistics.mean(whole[n]) * 1000:>20.2f}" for n in names)
+    totals = "".join(f"{statistics.mean(whole[n]) * 1000:>24.2f}" for n in names)
     lines.append(f"{'whole request (process CPU)':36}{totals}")
     return lines
 
