@@ -26,10 +26,13 @@ service next to ours on the same 100k observations and times both, interleaved q
    phrase (``SessionSearch.searchObservations``), so a multi-word question mostly finds
    nothing, which is fast; the hit column keeps the ratio honest. The "one word" rows send
    one word of the seeded vocabulary (``bench.search.word``), which its phrase search
-   matches too, so both sides do the work of finding something;
-4. prints ms p50 / p95 per route and side, the ratio claude-mem ÷ workbench, and each
-   service's RSS (ours: the service and its embedding worker, if one is alive; theirs: the bun
-   process and any children).
+   matches too, so both sides do the work of finding something. The replies differ in size:
+   its search answers a markdown table of up to 50 observations, 50 sessions and 20 prompts,
+   ours its default page;
+4. prints ms p50 / p95 per route and side, the ratio claude-mem ÷ workbench, the same for
+   each service's CPU per request (its threads' scheduler counters, ``scheduled_ns``: unlike
+   the wall clock, it holds on a loaded box), and each service's RSS (ours: the service and
+   its embedding worker, if one is alive; theirs: the bun process and any children).
 
 Figures, never assertions; the box may be loaded by other programs: the load average is
 printed next to each scenario.
