@@ -34,6 +34,7 @@ def same_as_full_path(service: Service, tmp_path: Path, *args: str) -> str:
     exactly what the full path prints (stdout, stderr, exit code); return its stdout."""
     done, modules = process(service, tmp_path, *args)
     assert heavy(modules) == [], (args, done.stderr)
+    assert "rich" not in {m.split(".")[0] for m in modules}  # plain text: cli.plain_text
     code, stdout, stderr = full_path(service, *args)
     assert (done.returncode, done.stdout) == (code, stdout), args
     assert done.stderr.strip() == stderr.strip(), args

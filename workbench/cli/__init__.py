@@ -10,6 +10,8 @@
 - ``fast_show`` ``workbench show <ids>`` through the standard library, or declines
 - ``output``    shared ``--json`` option, rich tables, error rendering
 - ``tables``    JSON and rich tables, without Typer (``output`` re-exports them)
+- ``plain_text`` rich's table and line layout for plain text on a pipe, in the standard
+  library (the same bytes), or declines to rich
 - ``search_table`` a search reply as a table (the full command and the fast path alike)
 - ``timeline_table`` a timeline reply as a table (the full command and the fast path alike)
 - ``observation_table`` one full observation as a table (``show``, both paths)
