@@ -139,3 +139,13 @@ def test_what_it_cannot_say_it_leaves_to_rich(
         monkeypatch.setenv(key, value)
     assert plain_text.line(text) is None
     assert plain_text.table("t", ["a"], [[text]]) is None
+
+
+def test_inside_ipython_it_leaves_the_layout_to_rich(monkeypatch: pytest.MonkeyPatch) -> None:
+    """rich lays out for a notebook when it finds IPython (``_is_jupyter``)."""
+    import builtins
+
+    monkeypatch.setenv("COLUMNS", "80")
+    assert plain_text.line("plain") is not None
+    monkeypatch.setattr(builtins, "get_ipython", lambda: None, raising=False)
+    assert plain_text.line("plain") is None

@@ -14,12 +14,14 @@ header_style="bold")`` with ``overflow="fold"`` columns in the ``HEAVY_HEAD`` bo
 generated tables and lines, so a rich upgrade that changes its layout fails there first.
 
 Every function returns None (the caller then uses rich) when its case is not that one: a
-terminal, ``FORCE_COLOR``/``TTY_COMPATIBLE``, an encoding rich would draw ASCII boxes for,
-an odd ``COLUMNS``, any other character, or a column too narrow to hold a character.
+terminal, ``FORCE_COLOR``/``TTY_COMPATIBLE``, an IPython or notebook kernel, an encoding
+rich would draw ASCII boxes for, an odd ``COLUMNS``, any other character, or a column too
+narrow to hold a character.
 """
 
 from __future__ import annotations
 
+import builtins
 import os
 import re
 import sys
@@ -49,6 +51,8 @@ def console_width() -> int | None:
         return None
     if os.environ.get("FORCE_COLOR") is not None or os.environ.get("TTY_COMPATIBLE", ""):
         return None
+    if "get_ipython" in vars(builtins) or os.environ.get("DATABRICKS_RUNTIME_VERSION"):
+        return None  # rich may see a notebook (its width, its HTML): rich's to handle
     if not (getattr(sys.stdout, "encoding", None) or "").lower().startswith("utf"):
         return None  # rich would draw the ASCII box
     columns = os.environ.get("COLUMNS")
