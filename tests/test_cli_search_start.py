@@ -95,6 +95,7 @@ def test_search_table_is_the_full_paths_table(svc: tuple[Service, Seeded], tmp_p
     done, modules = process(service, tmp_path, *args)
     assert done.returncode == 0, done.stderr
     assert heavy(modules) == []
+    assert "rich" not in {m.split(".")[0] for m in modules}  # plain text: cli.plain_text
     assert str(labels.ids["docker-slim"]) in done.stdout
     code, stdout, _ = full_path(service, *args)
     assert code == 0

@@ -301,13 +301,15 @@ def test_mcp_search_schema_is_the_model_and_gives_the_http_hits(svc: Service) ->
 
 # Files allowed to spell the old search names as string literals: the one table, the CLI's
 # old options and the MCP tools' old argument lists, and the two clients of
-# ``POST /api/observations/batch`` (the CLI's and the MCP server's sources), whose body field
-# is ``orderBy`` (claude-mem's get_observations contract): they send it, they parse nothing.
+# ``POST /api/observations/batch`` (the CLI's and the MCP server's sources, and ``show``'s
+# fast path), whose body field is ``orderBy`` (claude-mem's get_observations contract): they
+# send it, they parse nothing.
 OLD_NAME_HOMES = {
     "workbench/recall/search_query.py",
     "workbench/cli/query_options.py",
     "workbench/cli/recall.py",
     "workbench/cli/recall_sources.py",
+    "workbench/cli/fast_show.py",
     "workbench/mcp_server/recall_tools.py",
     "workbench/mcp_server/fetch_sources.py",
     "workbench/mcp_server/corpus_tools.py",

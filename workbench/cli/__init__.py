@@ -1,11 +1,20 @@
 """The ``workbench`` command line: one module per command group, all on one Typer app.
 
-- ``main``      the entry point (``run``): a search tries ``fast_search`` before Typer loads
+- ``main``      the entry point (``run``): search, timeline and show try their fast paths
+  before Typer loads
 - ``app``       the Typer app, its quickstart help, and the group registration
+- ``fast_wire`` the fast paths' argument reader and their one request to this data dir's
+  service, over a plain socket
 - ``fast_search`` ``workbench search <words>`` through the standard library, or declines
+- ``fast_timeline`` ``workbench timeline <anchor>`` through the standard library, or declines
+- ``fast_show`` ``workbench show <ids>`` through the standard library, or declines
 - ``output``    shared ``--json`` option, rich tables, error rendering
 - ``tables``    JSON and rich tables, without Typer (``output`` re-exports them)
+- ``plain_text`` rich's table and line layout for plain text on a pipe, in the standard
+  library (the same bytes), or declines to rich
 - ``search_table`` a search reply as a table (the full command and the fast path alike)
+- ``timeline_table`` a timeline reply as a table (the full command and the fast path alike)
+- ``observation_table`` one full observation as a table (``show``, both paths)
 - ``service``   serve, status, stop, doctor
 - ``install``   install, uninstall (every agent's hooks and MCP registration; Claude Code's
   auto-memory switch)

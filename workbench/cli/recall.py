@@ -11,7 +11,7 @@ same search engine here, full text only, and say so on stderr.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -22,14 +22,10 @@ from workbench.cli.output import (
     handle_errors,
     load_settings,
     print_json,
-    table,
 )
 from workbench.cli.recall_sources import source_for
-from workbench.cli.search_table import print_hits, stale_label
+from workbench.cli.search_table import print_hits
 from workbench.sources.source import GetAsk, TimelineAsk
-
-if TYPE_CHECKING:
-    pass
 
 
 def register(app: typer.Typer) -> None:
@@ -137,29 +133,9 @@ def timeline(
     if as_json:
         print_json(data)
         return
-    authored = "teamSnapshot" in data  # a merged timeline: each item names its author
-    from workbench.clock import minute_from_ms as when
+    from workbench.cli.timeline_table import print_timeline
 
-    where = data["anchor"]
-    prefix = {"observation": "#", "summary": "#S"}.get(where["kind"], "")
-    label = f"{prefix}{where['id']}" if where.get("id") else where["created_at"]
-    prefixes = {"observation": "", "summary": "S", "prompt": "P"}
-    table(
-        f"timeline around {label}" + (f" (best match for {query!r})" if query else ""),
-        ["", "id", "time (UTC)", "type", "title", "~tokens"] + (["author"] if authored else []),
-        [
-            (
-                ">" if item["is_anchor"] else "",
-                f"{prefixes[item['kind']]}{item['id']}",
-                when(item["created_at_epoch"]),
-                item["type"],
-                item["title"] + stale_label(item),
-                item["tokens"],
-            )
-            + ((item.get("author"),) if authored else ())
-            for item in data["items"]
-        ],
-    )
+    print_timeline(data, query)
 
 
 @handle_errors
@@ -202,30 +178,11 @@ def show(
     if as_json:
         print_json(fetched.wire())
     else:
+        from workbench.cli.observation_table import print_observation
+
         for obs in fetched.observations:
-            _print_observation(obs.model_dump(by_alias=True))
+            print_observation(obs.model_dump(by_alias=True))
     if fetched.missing:
         typer.echo(f"not found: {', '.join(fetched.missing)}", err=True)
         if not fetched.observations:
             raise typer.Exit(1)
-
-
-def _print_observation(obs: dict[str, Any]) -> None:
-    rows: list[tuple[str, Any]] = [
-        ("type", obs["type"]),
-        ("project", obs["project"]),
-        ("created", obs["created_at"]),
-    ]
-    if obs.get("subtitle"):
-        rows.append(("subtitle", obs["subtitle"]))
-    if obs.get("narrative"):
-        rows.append(("narrative", obs["narrative"]))
-    for name in ("facts", "concepts", "files_read", "files_modified"):
-        if obs.get(name):
-            rows.append((name.replace("_", " "), "\n".join(obs[name])))
-    if obs.get("stale"):
-        rows.append(("stale", ", ".join(obs.get("stale_files") or []) + " changed since"))
-    if obs.get("ref"):
-        rows.insert(0, ("author", obs["author"]))
-    label = obs.get("ref") or f"#{obs['id']}"
-    table(f"{label}  {obs['title']}", ["", ""], rows)

@@ -6,11 +6,15 @@ Shared by the full ``workbench search`` (``cli.recall``) and its fast path
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
-from workbench.cli.tables import console, table
+from workbench.cli.plain_text import line as plain_line
+from workbench.cli.tables import console, print_line, table
 from workbench.clock import minute_from_ms as when
 from workbench.recall.tier_note import vectors_note
+
+NEXT_STEPS = "next: `workbench timeline ID` for context, `workbench show ID…` for full observations"
 
 
 def stale_label(record: dict[str, Any]) -> str:
@@ -23,23 +27,18 @@ def stale_label(record: dict[str, Any]) -> str:
 
 
 def print_hits(data: dict[str, Any]) -> None:
-    from rich.text import Text
-
     team = "teamSnapshot" in data
-    out = console()
     label = f'"{data["query"]}"' if data.get("query") else "(filters only)"
     # The query and the notes are text, never markup (a query may hold ``[bold]``).
-    out.print(
-        Text.assemble(
-            f"{data['totalResults']} results for {label} ", (f"(mode {data.get('mode')})", "dim")
-        )
+    print_line(
+        f"{data['totalResults']} results for {label} ", (f"(mode {data.get('mode')})", "dim")
     )
     for warning in (data.get("degraded"), data.get("teamStale")):
         if warning:
-            out.print(Text(str(warning), style="yellow"))
+            print_line(str(warning), style="yellow")
     note = vectors_note(data.get("vectorsBehind"), data.get("vectorsStatic"))
     if note:
-        out.print(Text(note, style="yellow"))
+        print_line(note, style="yellow")
     groups = (("observations", "observations", ""), ("sessions", "session summaries", "S"))
     for key, title, prefix in (*groups, ("prompts", "prompts", "P")):
         hits = data.get(key) or []
@@ -62,7 +61,8 @@ def print_hits(data: dict[str, Any]) -> None:
                 ],
             )
     if data["totalResults"]:
-        out.print(
-            "[dim]next: `workbench timeline ID` for context, `workbench show ID…` for full "
-            "observations[/]"
-        )
+        drawn = plain_line(NEXT_STEPS)
+        if drawn is not None:  # the same bytes, without importing rich (cli.plain_text)
+            sys.stdout.write(drawn)
+        else:
+            console().print(f"[dim]{NEXT_STEPS}[/]")
