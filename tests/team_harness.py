@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+import pytest
 
 from tests.conftest import base_env, free_port, run_workbench
 from tests.postgres import Cluster
@@ -62,6 +65,24 @@ class Machine:
         out = self.run("publish", "--json", *args)
         assert out.returncode == 0, out.stderr + out.stdout
         return json.loads(out.stdout)
+
+
+Seeded = TypeVar("Seeded")
+
+
+def published_lake(
+    cluster: Cluster, folder: Path, publish: Callable[[Lake, Path], Seeded]
+) -> tuple[Lake, Seeded]:
+    """A lake of its own in ``folder``, which ``publish`` seeds and publishes to, for a
+    module-scoped fixture whose tests only read it (issue 23: the authors' seeding, init and
+    publish cost more than any one test). ``publish`` gets the lake and ``folder`` and returns
+    what the tests need (the machines, ids, a snapshot). The machines it makes run full text
+    only, as under ``_clean_env``, which a module fixture precedes.
+    """
+    lake = Lake(cluster, cluster.new_database(), folder / "lake")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("WORKBENCH_EMBEDDER", "none")  # copied into each machine's environment
+        return lake, publish(lake, folder)
 
 
 def machine(tmp_path: Path, name: str) -> Machine:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import locally_filtered
-from tests.team_harness import Lake, init, machine, seed
+from tests.team_harness import Lake, init, machine, published_lake, seed
 
 T = 1_780_000_000_000
 HOME = "/home/bob/app"
@@ -28,9 +28,19 @@ ROWS: dict[str, tuple[list[str], list[str], list[str], str, int]] = {
 }
 
 
-@pytest.fixture
-def published(team_lake: Lake, tmp_path: Path) -> tuple[Any, Path]:
-    """bob's store holding ``ROWS`` (project api), published; ana's settings read the lake."""
+@pytest.fixture(scope="module")
+def published(postgres_cluster: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
+    """bob's store holding ``ROWS`` (project api), published; ana's settings read the lake.
+
+    One lake for the module (``published_lake``): every test here only reads it.
+    """
+    _, published = published_lake(
+        postgres_cluster, tmp_path_factory.mktemp("filter-dialects"), _publish
+    )
+    return published
+
+
+def _publish(team_lake: Lake, tmp_path: Path) -> tuple[Any, Path]:
     from workbench.models import ObservationDraft
     from workbench.settings import load_settings
     from workbench.store import observations, sessions

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.team_harness import Lake, Machine, forget, init, machine, seed
+from tests.team_harness import Lake, Machine, forget, init, machine, published_lake, seed
 
 
 def _search(m: Machine, *args: str) -> dict[str, Any]:
@@ -42,13 +42,10 @@ def published(
     postgres_cluster: Any, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Lake, Machine]:
     """A lake of its own with ana's and bob's publishes, and ana, for the tests that only read
-    it (issue 23: two authors' seeding, init and publish each cost more than the test). Full
-    text only, as under ``_clean_env``, which a module fixture precedes."""
-    folder = tmp_path_factory.mktemp("team-search")
-    lake = Lake(postgres_cluster, postgres_cluster.new_database(), folder / "lake")
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("WORKBENCH_EMBEDDER", "none")  # copied into each machine's environment
-        ana, _, _ = _two_authors(lake, folder)
+    it (``published_lake``)."""
+    lake, (ana, _, _) = published_lake(
+        postgres_cluster, tmp_path_factory.mktemp("team-search"), _two_authors
+    )
     return lake, ana
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.team_harness import Lake, Machine, forget, init, machine, seed
+from tests.team_harness import Lake, Machine, forget, init, machine, published_lake, seed
 
 
 def _sql(m: Machine, *args: str) -> list[dict[str, Any]]:
@@ -42,13 +42,10 @@ Published = tuple[Lake, Machine, int]
 @pytest.fixture(scope="module")
 def published(postgres_cluster: Any, tmp_path_factory: pytest.TempPathFactory) -> Published:
     """A lake of its own with ana's and bob's publishes, for the tests that only read it
-    (issue 23: two authors' seeding, init and publish each cost more than the test). The
-    machines run full text only, as under ``_clean_env``, which a module fixture precedes."""
-    folder = tmp_path_factory.mktemp("team-sql")
-    lake = Lake(postgres_cluster, postgres_cluster.new_database(), folder / "lake")
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("WORKBENCH_EMBEDDER", "none")  # copied into each machine's environment
-        ana, _, _, snapshot = _two_authors(lake, folder)
+    (``published_lake``)."""
+    lake, (ana, _, _, snapshot) = published_lake(
+        postgres_cluster, tmp_path_factory.mktemp("team-sql"), _two_authors
+    )
     return lake, ana, snapshot
 
 

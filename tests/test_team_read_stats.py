@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.team_harness import Lake, Machine, forget, init, machine, seed
+from tests.team_harness import Machine, forget, init, machine, published_lake, seed
 
 
 def _stats(m: Machine, *args: str) -> dict[str, Any]:
@@ -40,13 +40,10 @@ def _two_authors(team_lake: Any, tmp_path: Path) -> tuple[Machine, Machine, list
 @pytest.fixture(scope="module")
 def published(postgres_cluster: Any, tmp_path_factory: pytest.TempPathFactory) -> Machine:
     """ana, after ana and bob published to a lake of their own, for the tests that only read
-    it (issue 23: two authors' seeding, init and publish each cost more than the test). Full
-    text only, as under ``_clean_env``, which a module fixture precedes."""
-    folder = tmp_path_factory.mktemp("team-stats")
-    lake = Lake(postgres_cluster, postgres_cluster.new_database(), folder / "lake")
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("WORKBENCH_EMBEDDER", "none")  # copied into each machine's environment
-        ana, _, _ = _two_authors(lake, folder)
+    it (``published_lake``)."""
+    _, (ana, _, _) = published_lake(
+        postgres_cluster, tmp_path_factory.mktemp("team-stats"), _two_authors
+    )
     return ana
 
 

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from mcp import ClientSession
 
 from tests.conftest import Service, base_env, free_port, http_json
-from tests.team_harness import Lake, Machine, init, machine, seed
+from tests.team_harness import Lake, Machine, init, machine, published_lake, seed
 from tests.test_mcp import params, run_session, text_of
 
 
@@ -28,16 +28,14 @@ from tests.test_mcp import params, run_session, text_of
 def team(postgres_cluster: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Machine, int]:
     """ana and bob published; returns (ana, bob's id of "cache eviction by ttl").
 
-    One lake for the module (issue 23): every test only reads it, and two authors' seeding,
-    init and publish cost more than any of them. Each service test still starts (and stops)
-    its own service on ana's data dir, so the CLI tests never meet a running one. Full text
-    only, as under ``_clean_env``, which a module fixture precedes.
+    One lake for the module (``published_lake``): every test only reads it. Each service test
+    still starts (and stops) its own service on ana's data dir, so the CLI tests never meet a
+    running one.
     """
-    tmp_path = tmp_path_factory.mktemp("team-refs")
-    team_lake = Lake(postgres_cluster, postgres_cluster.new_database(), tmp_path / "lake")
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("WORKBENCH_EMBEDDER", "none")  # copied into each machine's environment
-        return _published(team_lake, tmp_path)
+    _, published = published_lake(
+        postgres_cluster, tmp_path_factory.mktemp("team-refs"), _published
+    )
+    return published
 
 
 def _published(team_lake: Lake, tmp_path: Path) -> tuple[Machine, int]:
