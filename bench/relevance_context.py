@@ -118,11 +118,54 @@ not a crowded page. A looser cap, measured outside the grid at the same defaults
 memorybank R@10 .969 -> .872 / .918 / .934 (w 0.5; .760 / .857 / .918 at w 1.0), friends
 .579 -> .556 / .571 / .579: on these sets no cap per session helps.
 
+Fourth round (stop 30, ``i21-multihop``): two sets whose evidence spans sessions
+(``bench/relevance_set_multihop.py``: ``hotpot`` and ``musique``, multi-hop questions whose
+supporting sentences are always in different sessions), the shape the held-out benchmark's
+multi-hop class has and the six sets lacked. ``--at-defaults`` holds the fusion at today's
+defaults (w_fts 0.5, gate 0.3, neighbours 0.3 ``toward``, power 2) with the date lift on
+(1.0) or off, and opens the conversation levers around it: 278 points over 984 questions,
+eight sets. One run (``--cases`` pickle), box loaded by seven helpers (load 14-21).
+Held out, leave one set out (R@5 / R@10 / MRR / session R@10):
+
+    set            fts                 vector              defaults            + session term
+    coding         .319/.319/.319/.944 .722/.861/.676/1.00 .722/.861/.675/1.00 .722/.861/.675/1.00
+    conversations  .604/.604/.608/.745 .925/.934/.807/.972 .925/.934/.852/.972 .925/.934/.852/.972
+    meetings       .091/.141/.538/1.00 .091/.133/.506/1.00 .108/.157/.573/1.00 .108/.157/.573/1.00
+    committee      .307/.418/.749/1.00 .253/.360/.617/1.00 .380/.491/.773/1.00 .380/.491/.773/1.00
+    memorybank     .691/.758/.467/.939 .791/.867/.479/.980 .883/.972/.588/1.00 .893/.982/.590/1.00
+    friends        .455/.503/.430/.920 .376/.469/.314/.907 .507/.603/.465/.927 .517/.620/.467/.917
+    hotpot         .562/.696/.708/.850 .584/.708/.659/.860 .611/.761/.773/.875 .618/.755/.776/.855
+    musique        .407/.456/.662/.587 .444/.559/.742/.709 .478/.580/.753/.704 .475/.581/.753/.676
+
+Per class (R@10 / session R@10), defaults -> + session term held out: hotpot bridge .711/.840
+-> .703/.814 (fts .678), comparison .939/1.00 -> .939/1.00; musique 2hop .614/.757 ->
+.623/.728, 3-4hop .508/.591 -> .493/.565 (vector .494/.591). Full text beats the vectors on
+hotpot's bridge questions (MRR .738 against .600) and loses on its comparisons and on musique.
+
+Verdicts:
+- the session term (0.1, top 1; the grid's smallest) is chosen in all 8 leave-one-set-out
+  folds and 2 of 5 question folds. It keeps every set above its best single part and lifts
+  the class-balanced score (memorybank R@10 +.010, friends +.017), but on both multi-hop sets
+  it lowers session R@10 (hotpot .875 -> .855, musique .704 -> .676), hotpot R@10 (.761 ->
+  .755) and musique 3-4hop R@10 to vector's level: it fills the page with the best session,
+  the held-out multi-hop class's failure. Left off (``search_session_weight`` 0): it passes
+  the letter of the rule but costs the very shape this set was built to judge;
+- the session spread: chosen in 0 of 13 folds, alone or after the session term, also on the
+  multi-hop sets (a gold paragraph's other sentences are gold or lead to it more often than
+  another session's first hit is);
+- the gated context (``search_context_weight``): 0 of 8 leave-one-set-out folds at today's
+  fusion, 1 of 13 with every lever open (1.0, gated, union coverage): stays 0;
+- the date lift (``search_date_weight`` 1.0 against 0): every fold keeps it on; off it costs
+  memorybank R@10 .972 -> .878 (its questions name days) and moves no other set: stays 1.0.
+  The temporal questions of ``conversations`` name no day, so they are not the lift's; no set
+  here asks "when did ..." about the session date itself (HotpotQA and MuSiQue ask about
+  dates in the text), which is the held-out temporal class's kind: not judged here.
+
 ``--vectors`` embeds every memory a second time (with its previous turn): minutes of a shared
 CPU per set; without it the grid keeps vec_mix 0.
 
 Usage: python bench/relevance_context.py [--set NAME ...] [--json] [--vectors] [--index]
-       [--cases PATH]
+       [--cases PATH] [--at-defaults]
 """
 
 from __future__ import annotations
@@ -182,6 +225,9 @@ GATES = [0.3]
 NEIGHBOURS = [0.0, 0.1]
 DATE = 1.0
 DEFAULTS = FusionParams()
+# The date lift off at the fusion's defaults (the temporal lever: ``fusion.dated``).
+NO_DATE = FusionParams(date_weight=0.0)
+FUSION_GRID = [True]  # False with --at-defaults: only DEFAULTS and NO_DATE (a cheaper grid)
 CTX_TABLE = "observations_context_bench_fts"
 
 
@@ -203,7 +249,7 @@ class Point:
         p = self.params
         return (
             f"w_fts={p.fts_weight} gate={p.fts_gate} nb={p.neighbour_weight} "
-            f"ctx={self.ctx_weight} cover={self.cover} src={self.source} "
+            f"date={p.date_weight} ctx={self.ctx_weight} cover={self.cover} src={self.source} "
             f"ctx_gate={self.ctx_gate} vec_mix={self.vec_mix} "
             f"session={self.session_weight}/top{self.session_top}"
             f"{'/best' if self.session_best else ''}"
@@ -462,7 +508,11 @@ def grid() -> list[Point]:
     fusions = [
         FusionParams("weighted", w, round(1 - w, 1), g, neighbour_weight=n, date_weight=DATE)
         for w, g, n in itertools.product(FTS_WEIGHTS, GATES, NEIGHBOURS)
+        if FUSION_GRID[0]
     ]
+    # Today's defaults (neighbours 0.3 ``toward``), with and without the date lift, so the
+    # "defaults + lever" variants and the date lift are judged at the fusion that ships.
+    fusions += [f for f in (DEFAULTS, NO_DATE) if f not in fusions]
     contexts = [(0.0, "turn", "shift", "any")] + [
         (w, c, s, g)
         for w in CTX_WEIGHTS
@@ -543,7 +593,14 @@ def main() -> None:
     parser.add_argument(
         "--cases", type=Path, help="keep the questions' lists in this pickle (reused if present)"
     )
+    parser.add_argument(
+        "--at-defaults",
+        action="store_true",
+        help="hold the fusion at today's defaults (with and without the date lift)",
+    )
     args = parser.parse_args()
+    if args.at_defaults:
+        FUSION_GRID[0] = False
     if not args.vectors:
         VEC_MIXES[:] = [0.0]
     if args.index:
@@ -642,6 +699,12 @@ def run(every: list[CtxCase], names: Sequence[str], as_json: bool) -> None:
             n for n, p in enumerate(table.points) if p.ctx_weight == 0
         ],
         "defaults + spread": [n for n in no_ctx_no_term if table.points[n].params == DEFAULTS],
+        # The temporal lever: the date lift on (DEFAULTS) or off (NO_DATE), nothing else.
+        "defaults, date lift on or off": [
+            n
+            for n in no_ctx_no_term
+            if table.points[n].params in (DEFAULTS, NO_DATE) and table.points[n].spread_weight == 0
+        ],
         "defaults + session term + spread": [
             n for n, p in enumerate(table.points) if p.params == DEFAULTS and p.ctx_weight == 0
         ],
@@ -679,11 +742,19 @@ def run(every: list[CtxCase], names: Sequence[str], as_json: bool) -> None:
         ]
     ).most_common(3)
     doc["consensus_with_context"] = chosen
-    for label in ("defaults + spread", "spread (re-chosen)", "defaults + session term + spread"):
+    for label in (
+        "defaults + spread",
+        "spread (re-chosen)",
+        "defaults + session term + spread",
+        "defaults, date lift on or off",
+        "gated context + session term (re-chosen)",
+        "defaults + gated context + session term",
+    ):
         doc[f"consensus {label}"] = Counter(
             [*doc["loso"][label].values(), *doc["kfold"][label]]
         ).most_common(3)
     defaults = rows_of(every, [ranking(c, Point(DEFAULTS, 0.0, "turn", 0.0)) for c in every])
+    no_date = rows_of(every, [ranking(c, Point(NO_DATE, 0.0, "turn", 0.0)) for c in every])
     ctx_alone = rows_of(every, [[i for i, _ in text_list(c, 0.5, "shift")] for c in every])
     ctx_gated_alone = rows_of(
         every, [[i for i, _ in text_list(c, 0.5, "shift", "turns")] for c in every]
@@ -696,6 +767,7 @@ def run(every: list[CtxCase], names: Sequence[str], as_json: bool) -> None:
         "vector": table.singles["vector"],
         "vector with context (alone)": vec_ctx_alone,
         "hybrid today's defaults": defaults,
+        "hybrid today's defaults, no date lift": no_date,
         **{k: [v[i] for i in range(len(every))] for k, v in lines.items()},
     }
     for name in names:

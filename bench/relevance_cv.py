@@ -2,8 +2,9 @@
 
 Never tuned on the set it is reported on. Over N relevance sets (``bench/relevance_sets.py``:
 ``coding``, ``conversations``; ``meetings`` / ``committee`` from public QMSum transcripts,
-``memorybank`` (MemoryBank-SiliconFriend chats) and ``friends`` (FriendsQA scenes) when their
-files are present), two schemes:
+``memorybank`` (MemoryBank-SiliconFriend chats), ``friends`` (FriendsQA scenes) and ``hotpot`` /
+``musique`` (multi-hop questions whose evidence spans sessions) when their files are present),
+two schemes:
 
 - leave one set out: parameters chosen on the other sets, scored on the one left out (for
   every set in turn): what a new kind of data gets;

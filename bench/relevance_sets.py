@@ -14,7 +14,11 @@
   the same way when absent;
 - ``friends``: ``bench/relevance_set_friends.py`` (FriendsQA: Friends scenes, one memory per
   spoken utterance, one project per episode, one session per scene; questions with the
-  release's answer utterances as evidence). Raw file outside git, skipped when absent.
+  release's answer utterances as evidence). Raw file outside git, skipped when absent;
+- ``hotpot`` and ``musique``: ``bench/relevance_set_multihop.py`` (HotpotQA and MuSiQue
+  multi-hop questions: one memory per sentence, a paragraph one subject of a session, five
+  subjects a session, one project per 10 / 5 questions; a question's supporting sentences are
+  always in different sessions). Raw files outside git, skipped when absent.
 
 Every question carries its project: a set with one project per meeting is searched with that
 project filter, as a user's memory of many conversations is (``Loaded.project_of``).
@@ -46,6 +50,7 @@ from bench import (  # noqa: E402
     relevance_set_conversations,
     relevance_set_friends,
     relevance_set_memorybank,
+    relevance_set_multihop,
     relevance_set_qmsum,
 )
 from workbench.models import ObservationDraft  # noqa: E402
@@ -54,7 +59,14 @@ from workbench.store import observations as store_obs  # noqa: E402
 from workbench.store.connection import atomic  # noqa: E402
 from workbench.store.database import Store  # noqa: E402
 
-ALL_SETS = ("coding", "conversations", *relevance_set_qmsum.SETS, "memorybank", "friends")
+ALL_SETS = (
+    "coding",
+    "conversations",
+    *relevance_set_qmsum.SETS,
+    "memorybank",
+    "friends",
+    *relevance_set_multihop.SETS,
+)
 SETS = ("coding", "conversations")  # always available (generated here); see available_sets()
 CLASSES = {
     "coding": ("paraphrase", "keyword"),
@@ -62,10 +74,12 @@ CLASSES = {
     **dict.fromkeys(relevance_set_qmsum.SETS, relevance_set_qmsum.CLASSES),
     "memorybank": relevance_set_memorybank.CLASSES,
     "friends": relevance_set_friends.CLASSES,
+    **relevance_set_multihop.CLASSES,
 }
 QMSUM_PATH = relevance_set_qmsum.DEFAULT_PATH
 MEMORYBANK_PATH = relevance_set_memorybank.DEFAULT_PATH
 FRIENDS_PATH = relevance_set_friends.DEFAULT_PATH
+MULTIHOP_PATH = relevance_set_multihop.DEFAULT_PATH
 
 
 def available_sets(qmsum: Path | None = None) -> tuple[str, ...]:
@@ -86,6 +100,12 @@ def available_sets(qmsum: Path | None = None) -> tuple[str, ...]:
         print(why, file=sys.stderr)
     else:
         here.append("friends")
+    for name in relevance_set_multihop.SETS:
+        why = relevance_set_multihop.available(MULTIHOP_PATH, name)
+        if why:
+            print(why, file=sys.stderr)
+        else:
+            here.append(name)
     return tuple(here)
 
 
@@ -208,6 +228,14 @@ Gold = tuple[str, str, tuple[int, ...], str]  # class, text, evidence (storage i
 
 def _drafts(name: str, qmsum: Path | None = None) -> tuple[list[Item], list[Gold]]:
     """``(draft, session id, created ms, project)`` in storage order, and the questions."""
+    if name in relevance_set_multihop.SETS:
+        turns_m, asked_m = relevance_set_multihop.build(name, MULTIHOP_PATH)
+        said: list[Item] = [
+            (ObservationDraft(type="discovery", title=t.text), t.session, t.created_ms, t.project)
+            for t in turns_m
+        ]
+        golds_m: list[Gold] = [(q.cls, q.text, q.evidence, q.project) for q in asked_m]
+        return said, golds_m
     if name == "friends":
         scenes, asked = relevance_set_friends.build(FRIENDS_PATH)
         items = [
@@ -282,7 +310,12 @@ def load(name: str, tmp: Path, embedder: Any, qmsum: Path | None = None) -> Load
                 store.conn, draft, content_session_id=session, project=project, created_ms=created
             )
             # A meeting may repeat a turn word for word: it is one memory (the store dedupes).
-            repeats = (*relevance_set_qmsum.SETS, "memorybank", "friends")
+            repeats = (
+                *relevance_set_qmsum.SETS,
+                "memorybank",
+                "friends",
+                *relevance_set_multihop.SETS,
+            )
             assert created_new or name in repeats, (
                 f"duplicate memory in the {name} set: {draft.title!r}"
             )
