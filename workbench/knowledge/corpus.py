@@ -32,9 +32,10 @@ from pydantic import BaseModel, Field, ValidationError
 from workbench.clock import iso_from_ms, now_ms
 from workbench.errors import CorpusNotFound, InvalidCorpusName, InvalidInput, WorkbenchError
 from workbench.knowledge import atomic, conversations
-from workbench.knowledge.corpus_filter import CorpusFilter, SearchFn, select
+from workbench.knowledge.corpus_filter import CorpusFilter
 from workbench.knowledge.prompts import system_prompt
 from workbench.settings import Settings
+from workbench.sources.select import LocalRows, MergedRows, SearchFn, Selector
 from workbench.tokens import estimate_tokens
 
 VERSION = 1
@@ -284,7 +285,7 @@ def build(
     """
     valid = validate_name(name)
     text = _description(description)
-    chosen = _with_team(settings, select(conn, flt, search), flt)
+    chosen = source_for(conn, settings, flt, search).select(flt.selection())
     with lock(settings, valid):
         path = path_for(settings, valid)
         existed = path.is_file()
@@ -306,7 +307,7 @@ def rebuild(
     """
     with lock(settings, name):
         old = load(settings, name)
-        chosen = _with_team(settings, select(conn, old.filter, search), old.filter)
+        chosen = source_for(conn, settings, old.filter, search).select(old.filter.selection())
         corpus = assemble(
             old.name,
             old.description,
@@ -321,20 +322,17 @@ def rebuild(
     return corpus, {"added": len(after - before), "removed": len(before - after)}
 
 
-def _with_team(
-    settings: Settings, chosen: list[dict[str, Any]], flt: CorpusFilter
-) -> list[dict[str, Any]]:
-    """``chosen`` plus the team lake's observations under ``flt`` when ``flt.team``: the newest
-    ``flt.limit`` of both, oldest first (workbench/team/read.py; local wins on duplicates)."""
+def source_for(
+    conn: sqlite3.Connection, settings: Settings, flt: CorpusFilter, search: SearchFn | None
+) -> Selector:
+    """What ``flt`` selects from: this store, or with ``flt.team`` this store and the team
+    lake as one (the newest ``flt.limit`` of both, oldest first; local wins on duplicates)."""
+    local = LocalRows(conn, search)
     if not flt.team:
-        return chosen
-    from workbench.team import read
+        return local
+    from workbench.team.source import TeamSource
 
-    team = read.corpus_rows(settings, flt.filters(), flt.query, flt.limit)
-    both = sorted(
-        chosen + team, key=lambda r: (r["created_at_epoch"], r.get("author") or "", r["id"])
-    )
-    return both[-flt.limit :]
+    return MergedRows(local, TeamSource(settings))
 
 
 def assemble(
