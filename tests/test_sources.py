@@ -4,6 +4,8 @@ item 1).
 - The search and timeline routes and ``workbench search | timeline`` ask a source and send
   what it returns: no ``if team:`` branch is left in them but the one place each picks its
   source (``source_for``).
+- What a corpus, ``stats``/``sql --team``, a report and the SessionStart block select comes
+  from a source too (``sources.select``, ``sources.tables``): no ``if team:`` branch in them.
 - The local source's typed reply IS the wire: over the same store, what it returns dumps to
   exactly what ``/api/search`` and ``/api/timeline`` send (JSON and text).
 
