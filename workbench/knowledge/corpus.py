@@ -104,19 +104,66 @@ class Corpus(BaseModel):
         """This machine's observation ids (a colleague's id names a row in their store)."""
         return {o.id for o in self.observations if o.author is None}
 
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> CorpusInfo:
         """Everything but the observations, plus the primed state and any size warning."""
-        data = self.model_dump(exclude={"observations"})
-        data["primed"] = self.session_id is not None
-        data["warnings"] = []
+        warnings: list[str] = []
         if self.stats.token_estimate > LARGE_CORPUS_TOKENS:
-            data["warnings"].append(
+            warnings.append(
                 f"~{self.stats.token_estimate:,} tokens is more than a Claude conversation can "
                 f"hold comfortably (about {LARGE_CORPUS_TOKENS:,}, with room for questions); "
                 "build it again with a smaller limit or a narrower filter. The offline agent "
                 "is not affected."
             )
-        return data
+        return CorpusInfo(
+            **self.model_dump(exclude={"observations"}),
+            primed=self.session_id is not None,
+            warnings=warnings,
+        )
+
+
+# ----- what the routes and the CLI answer about a corpus (``api_models.corpora`` re-exports) ---
+class CorpusInfo(BaseModel):
+    """A corpus's metadata: the stored corpus without its observations (snake_case, as
+    stored; the filter as its stored object), plus ``primed`` and ``warnings``."""
+
+    version: int
+    name: str
+    description: str
+    created_at: str
+    updated_at: str
+    filter: dict[str, Any]
+    stats: CorpusStats
+    system_prompt: str
+    session_id: str | None
+    primed: bool
+    warnings: list[str]
+
+
+class CorpusBuilt(CorpusInfo):
+    replaced: bool
+
+
+class CorpusRebuilt(CorpusInfo):
+    added: int
+    removed: int
+
+
+class UnreadableCorpus(BaseModel):
+    """A corpus file that could not be read, listed with why."""
+
+    name: str
+    error: str
+    primed: bool
+
+
+class CorpusList(BaseModel):
+    corpora: list[CorpusInfo | UnreadableCorpus]
+    count: int
+
+
+class CorpusDeleted(BaseModel):
+    name: str
+    deleted: bool
 
 
 # ----- names and paths -------------------------------------------------------------------------
@@ -235,15 +282,15 @@ def save(settings: Settings, corpus: Corpus) -> Path:
     return path
 
 
-def list_all(settings: Settings) -> list[dict[str, Any]]:
+def list_all(settings: Settings) -> CorpusList:
     """Metadata of every readable corpus (an unreadable file is listed with its error)."""
-    out: list[dict[str, Any]] = []
+    out: list[CorpusInfo | UnreadableCorpus] = []
     for name in names(settings):
         try:
             out.append(load(settings, name).metadata())
         except WorkbenchError as exc:
-            out.append({"name": name, "error": exc.message, "primed": False})
-    return out
+            out.append(UnreadableCorpus(name=name, error=exc.message, primed=False))
+    return CorpusList(corpora=out, count=len(out))
 
 
 def delete(settings: Settings, name: str) -> dict[str, Any]:
