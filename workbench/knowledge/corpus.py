@@ -122,10 +122,10 @@ class Corpus(BaseModel):
 
 
 # ----- what the routes and the CLI answer about a corpus (``api_models.corpora`` re-exports) ---
+# A corpus's metadata: the stored corpus without its observations (snake_case, as stored; the
+# filter as its stored object), plus ``primed`` and ``warnings``. (A comment, not a docstring:
+# a docstring would become its OpenAPI description, and the published schema stays as it was.)
 class CorpusInfo(BaseModel):
-    """A corpus's metadata: the stored corpus without its observations (snake_case, as
-    stored; the filter as its stored object), plus ``primed`` and ``warnings``."""
-
     version: int
     name: str
     description: str
