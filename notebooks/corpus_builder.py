@@ -435,7 +435,7 @@ def _(args, description, name, preview, save_button, settings, wire):
 
 @app.cell
 def _(settings):
-    existing = corpora.list_all(settings)
+    existing = [c.model_dump() for c in corpora.list_all(settings).corpora]
     rebuild_choice = mo.ui.dropdown(
         [c["name"] for c in existing if "error" not in c], label="rebuild a corpus"
     )

@@ -4,6 +4,8 @@ item 1).
 - The search and timeline routes and ``workbench search | timeline`` ask a source and send
   what it returns: no ``if team:`` branch is left in them but the one place each picks its
   source (``source_for``).
+- What a corpus, ``stats``/``sql --team``, a report and the SessionStart block select comes
+  from a source too (``sources.select``, ``sources.tables``): no ``if team:`` branch in them.
 - The local source's typed reply IS the wire: over the same store, what it returns dumps to
   exactly what ``/api/search`` and ``/api/timeline`` send (JSON and text).
 
@@ -41,6 +43,14 @@ GET_PATHS = (
     "service/routes/observations.py",
     "service/routes/team.py",
 )
+# What asks for rows to select (a corpus, a report, the SQL sandbox, the SessionStart block).
+SELECT_PATHS = (
+    "workbench/cli/analytics.py",
+    "workbench/knowledge/corpus.py",
+    "workbench/knowledge/reports.py",
+    "workbench/recall/context.py",
+    "service/routes/context.py",
+)
 CHOOSERS = {"source_for"}  # the one function per front end that picks local or local + team
 
 
@@ -73,6 +83,29 @@ def test_read_paths_ask_a_source_instead_of_branching_on_team() -> None:
     branches = [b for p in READ_PATHS for b in team_branches(ROOT / p)]
 
     assert branches == []
+
+
+def test_corpora_reports_analytics_and_context_select_from_a_source_without_branching_on_team() -> (
+    None
+):
+    """The ``select`` callers: a corpus, ``stats``/``sql --team``, a report's groupings and the
+    SessionStart block each branched on ``team`` (8 branches, counted with ``ast``)."""
+    branches = [b for p in SELECT_PATHS for b in team_branches(ROOT / p)]
+
+    assert branches == []
+
+
+def test_the_timeline_scopes_its_project_through_the_one_filter_compiler() -> None:
+    """``recall/timeline.py`` wrote its own ``project = ?``; it now asks ``SearchFilters``.
+
+    Left hand-written on purpose, each for its layer: ``recall/context.py`` is stdlib-only
+    (the cold SessionStart hook imports it; the compiler needs pydantic), ``store/transfer.py``
+    and ``staleness/report.py`` sit below ``recall/`` (``tests/test_layers.py``), and
+    ``team/local_rows.py`` selects publish watermarks, not a read filter."""
+    text = (ROOT / "workbench/recall/timeline.py").read_text("utf-8")
+
+    assert "project = ?" not in text
+    assert "table_sql(" in text
 
 
 def test_show_and_the_observation_routes_ask_a_source_instead_of_splitting_ids() -> None:
@@ -109,6 +142,31 @@ def _get(svc: Service, path: str, params: dict[str, Any]) -> Any:
     status, body = svc.get(f"{path}?{urllib.parse.urlencode(params)}")
     assert status == 200, body
     return body
+
+
+def test_a_search_validated_at_the_edge_is_not_validated_again_by_the_engine(
+    local: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``SearchQuery`` checks kinds, mode, order, limit and offset once; the local source
+    hands it to the engine, which used to check the same five again on every search. The
+    engine's checkers are counted (they still run: the real functions answer)."""
+    from workbench.recall import search
+    from workbench.recall.search_query import SearchQuery
+
+    ask = SearchQuery.parse(
+        {"query": "refund", "kinds": "observations", "mode": "fts", "limit": "3", "offset": "1"}
+    )
+    calls: list[str] = []
+    for name in ("parse_types", "_choice"):
+        real = getattr(search, name)
+        monkeypatch.setattr(
+            search, name, lambda *a, _r=real, _n=name, **k: calls.append(_n) or _r(*a, **k)
+        )
+
+    found = local.search(ask)
+
+    assert found.observations  # a real search ran
+    assert calls == []
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,8 @@ from service.deprecation import mark_deprecated, one_spelling
 from service.deps import RuntimeDep
 from service.runtime import Runtime
 from workbench import spool
-from workbench.api_models.analytics import Report, StoreOverview
+from workbench.api_models.analytics import PlatformCounts, Report, StoreOverview, WorkerState
+from workbench.api_models.queue import FailedEvent
 from workbench.errors import ServiceUnavailable
 from workbench.knowledge.stats import Scope
 from workbench.store import stats
@@ -79,24 +80,31 @@ ScopeDep = Annotated[Scope, Depends(scope_params)]
 Limit = Annotated[int, Query(ge=1, le=1000, description="rows to return")]
 
 
-def _report(runtime: Runtime, kind: str, scope: Scope, **options: Any) -> dict[str, Any]:
+def _report(runtime: Runtime, kind: str, scope: Scope, **options: Any) -> Report:
+    """The child's report, parsed into the reply once where its JSON line crosses the pipe."""
     if runtime.reports is None:
         raise ServiceUnavailable("the analytics process is not set up in this service")
-    return runtime.reports.report(kind, scope, **options)
+    return Report.model_validate(runtime.reports.report(kind, scope, **options))
 
 
 @router.get("", response_model=StoreOverview)
-def overview(runtime: RuntimeDep) -> dict[str, Any]:
-    return {
-        **stats.overview(runtime.store.conn),
-        "worker": {
-            "processed": runtime.worker.processed,
-            "lastError": runtime.worker.last_error,
-            "compressor": runtime.settings.active_compressor(),
-        },
-        "spool": spool.backlog(runtime.settings.spool_dir),
-        "uptimeSeconds": round(runtime.uptime_s, 1),
-    }
+def overview(runtime: RuntimeDep) -> StoreOverview:
+    store = stats.overview(runtime.store.conn)
+    return StoreOverview(
+        totals=store["totals"],
+        types=store["types"],
+        platforms={name: PlatformCounts(**counts) for name, counts in store["platforms"].items()},
+        queue=store["queue"],
+        failed=[FailedEvent.model_validate(event) for event in store["failed"]],
+        db_size_bytes=store["dbSizeBytes"],
+        worker=WorkerState(
+            processed=runtime.worker.processed,
+            last_error=runtime.worker.last_error,
+            compressor=runtime.settings.active_compressor(),
+        ),
+        spool=spool.backlog(runtime.settings.spool_dir),
+        uptime_seconds=round(runtime.uptime_s, 1),
+    )
 
 
 @router.get("/economics", response_model=Report, response_model_exclude_unset=True)
@@ -104,13 +112,13 @@ def economics(
     runtime: RuntimeDep,
     scope: ScopeDep,
     by: Annotated[Literal["project", "type", "day", "platform_source"], Query()] = "project",
-) -> dict[str, Any]:
+) -> Report:
     """Read tokens vs discovery tokens and savings %, per project, type, day or platform."""
     return _report(runtime, "economics", scope, by=by)
 
 
 @router.get("/types", response_model=Report, response_model_exclude_unset=True)
-def types(runtime: RuntimeDep, scope: ScopeDep) -> dict[str, Any]:
+def types(runtime: RuntimeDep, scope: ScopeDep) -> Report:
     """Observations per type, with their share and discovery tokens."""
     return _report(runtime, "types", scope)
 
@@ -120,36 +128,36 @@ def activity(
     runtime: RuntimeDep,
     scope: ScopeDep,
     by: Annotated[Literal["day", "project", "platform_source"], Query()] = "day",
-) -> dict[str, Any]:
+) -> Report:
     """Sessions, prompts, observations and summaries per day, project or platform."""
     return _report(runtime, "activity", scope, by=by)
 
 
 @router.get("/files", response_model=Report, response_model_exclude_unset=True)
-def files(runtime: RuntimeDep, scope: ScopeDep, limit: Limit = 20) -> dict[str, Any]:
+def files(runtime: RuntimeDep, scope: ScopeDep, limit: Limit = 20) -> Report:
     """The most read and modified files."""
     return _report(runtime, "files", scope, limit=limit)
 
 
 @router.get("/concepts", response_model=Report, response_model_exclude_unset=True)
-def concepts(runtime: RuntimeDep, scope: ScopeDep, limit: Limit = 20) -> dict[str, Any]:
+def concepts(runtime: RuntimeDep, scope: ScopeDep, limit: Limit = 20) -> Report:
     """The most frequent concepts."""
     return _report(runtime, "concepts", scope, limit=limit)
 
 
 @router.get("/cooccurrence", response_model=Report, response_model_exclude_unset=True)
-def cooccurrence(runtime: RuntimeDep, scope: ScopeDep, limit: Limit = 20) -> dict[str, Any]:
+def cooccurrence(runtime: RuntimeDep, scope: ScopeDep, limit: Limit = 20) -> Report:
     """Concept pairs that appear in the same observation, most frequent first."""
     return _report(runtime, "cooccurrence", scope, limit=limit)
 
 
 @router.get("/sessions", response_model=Report, response_model_exclude_unset=True)
-def sessions(runtime: RuntimeDep, scope: ScopeDep, limit: Limit = 50) -> dict[str, Any]:
+def sessions(runtime: RuntimeDep, scope: ScopeDep, limit: Limit = 50) -> Report:
     """Session timelines: start, last activity, counts, duration; newest first."""
     return _report(runtime, "sessions", scope, limit=limit)
 
 
 @router.get("/roi", response_model=Report, response_model_exclude_unset=True)
-def roi(runtime: RuntimeDep, scope: ScopeDep, limit: Limit = 50) -> dict[str, Any]:
+def roi(runtime: RuntimeDep, scope: ScopeDep, limit: Limit = 50) -> Report:
     """Memory ROI from the injection ledger: cost, injections, fetches after injection."""
     return _report(runtime, "roi", scope, limit=limit)

@@ -54,10 +54,7 @@ from workbench.recall.context import (
     MAX_PROJECTS,
     ContextLimits,
     Injection,
-    build_session_context,
-    project_scope,
-    recent_observations,
-    recent_summaries,
+    block_rows,
     render_session_context,
 )
 from workbench.recall.filters import coerce_list
@@ -164,10 +161,8 @@ def inject(
         injection = build_resume_context(
             runtime.store.conn, names, limits, session, since, platform, project_key
         )
-    elif team_context.enabled(runtime.settings):
-        injection = _with_team(runtime, names, limits, platform, project_key)
     else:
-        injection = build_session_context(runtime.store.conn, names, limits, platform, project_key)
+        injection = _block(runtime, names, limits, platform, project_key)
     if injection.text:  # a resume with nothing new injects nothing: no ledger row
         _record(runtime, injection, "session_start", session, ",".join(names))
     answer = _text(injection)
@@ -175,38 +170,29 @@ def inject(
     return answer
 
 
-def _with_team(
+def _block(
     runtime: Runtime,
     names: list[str],
     limits: ContextLimits,
     platform: str | None,
     project_key: str | None,
 ) -> Injection:
-    """The local block plus colleagues' rows in the slots left (``team_context``, bounded).
+    """This store's rows, then colleagues' in the slots they left (none unless
+    ``team_context`` is on: ``team_context.fetch``, bounded, never raises).
 
     Local rows by key (this folder); the lake's by name: team rows carry the short name, the
     one thing colleagues' machines share (``workbench/team``).
     """
     conn = runtime.store.conn
-    scope, column = project_scope(names, project_key)
-    newest = recent_observations(
-        conn,
-        scope,
-        limits.observations,
-        limits.full,
-        platform,
-        column,
-        skip_stale=limits.skip_stale,
-    )
-    digests = recent_summaries(conn, scope, limits.summaries, platform, column)
-    team = team_context.fetch(
+    newest, digests = block_rows(conn, names, limits, platform, project_key)
+    colleagues = team_context.fetch(
         runtime.settings,
         conn,
         names,
         team_context.slots(limits.observations, len(newest)),
         [o.title for o in newest],
     )
-    return render_session_context(names, newest, digests, limits, team)
+    return render_session_context(names, newest, digests, limits, colleagues)
 
 
 @router.get("/context/prompt", response_class=PlainTextResponse)

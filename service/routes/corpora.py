@@ -45,7 +45,7 @@ JsonObject = Annotated[dict[str, Any], Body()]
 @router.post("", response_model=CorpusBuilt)
 def build(
     body: JsonObject, response: Response, runtime: RuntimeDep, agent: KnowledgeAgentDep
-) -> dict[str, Any]:
+) -> CorpusBuilt:
     fields = dict(body)
     name = fields.pop("name", None)
     description = fields.pop("description", "")
@@ -60,28 +60,29 @@ def build(
         description,
         search=agent.selection_search() if flt.query else None,
     )
-    return {**built.metadata(), "replaced": replaced}
+    return CorpusBuilt(**dict(built.metadata()), replaced=replaced)
 
 
 @router.get("", response_model=CorpusList)
-def list_corpora(runtime: RuntimeDep) -> dict[str, Any]:
-    items = corpus.list_all(runtime.settings)
-    return {"corpora": items, "count": len(items)}
+def list_corpora(runtime: RuntimeDep) -> CorpusList:
+    return corpus.list_all(runtime.settings)
 
 
 @router.post("/{name}/rebuild", response_model=CorpusRebuilt)
-def rebuild(name: str, runtime: RuntimeDep, agent: KnowledgeAgentDep) -> dict[str, Any]:
+def rebuild(name: str, runtime: RuntimeDep, agent: KnowledgeAgentDep) -> CorpusRebuilt:
     rebuilt, changes = corpus.rebuild(
         runtime.store.conn, runtime.settings, name, search=agent.selection_search()
     )
-    return {**rebuilt.metadata(), **changes}
+    return CorpusRebuilt(
+        **dict(rebuilt.metadata()), added=changes["added"], removed=changes["removed"]
+    )
 
 
 @router.get("/{name:path}", response_model=CorpusInfo)
-def show(name: str, runtime: RuntimeDep) -> dict[str, Any]:
+def show(name: str, runtime: RuntimeDep) -> CorpusInfo:
     return corpus.load(runtime.settings, name).metadata()
 
 
 @router.delete("/{name:path}", response_model=CorpusDeleted)
-def delete(name: str, runtime: RuntimeDep) -> dict[str, Any]:
-    return corpus.delete(runtime.settings, name)
+def delete(name: str, runtime: RuntimeDep) -> CorpusDeleted:
+    return CorpusDeleted.model_validate(corpus.delete(runtime.settings, name))

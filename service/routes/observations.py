@@ -175,8 +175,8 @@ def forget_observations(body: ForgetBody, runtime: RuntimeDep) -> dict[str, Any]
 
 # ----- injection history --------------------------------------------------------------------
 @router.get("/observation/{observation_id}/injections", response_model=InjectionHistory)
-def injection_history(observation_id: ObservationIdPath, runtime: RuntimeDep) -> dict[str, Any]:
+def injection_history(observation_id: ObservationIdPath, runtime: RuntimeDep) -> InjectionHistory:
     found = ledger.history(runtime.store.conn, observation_id)
     if found is None:
         raise NotFound(f"no observation with id {observation_id}")
-    return found
+    return InjectionHistory.model_validate(found)

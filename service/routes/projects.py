@@ -6,18 +6,16 @@ none of their modules is a better home.
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter
 
 from service.deps import RuntimeDep
-from workbench.api_models.projects import Projects
+from workbench.api_models.projects import ProjectDetail, Projects
 from workbench.store import stats
 
 router = APIRouter(prefix="/api", tags=["projects"])
 
 
 @router.get("/projects", response_model=Projects)
-def get_projects(runtime: RuntimeDep) -> dict[str, Any]:
-    details = stats.projects(runtime.store.conn)
-    return {"projects": [d["name"] for d in details], "details": details}
+def get_projects(runtime: RuntimeDep) -> Projects:
+    details = [ProjectDetail.model_validate(d) for d in stats.projects(runtime.store.conn)]
+    return Projects(projects=[d.name for d in details], details=details)

@@ -27,6 +27,9 @@ from workbench.errors import InvalidInput
 if TYPE_CHECKING:
     import pyarrow
 
+    from workbench.settings import Settings
+    from workbench.sources.tables import Tables
+
 
 class Statistic(StrEnum):
     """The names of ``knowledge.reports.REPORTS`` (a test keeps the two equal)."""
@@ -39,10 +42,6 @@ class Statistic(StrEnum):
     cooccurrence = "cooccurrence"
     sessions = "sessions"
     roi = "roi"
-
-
-# The statistics ``--team`` can compute (workbench/team/combined.py builds their views).
-TEAM_STATS = ("economics", "types", "activity")
 
 
 def register(app: typer.Typer) -> None:
@@ -99,10 +98,7 @@ def sql(
     if sum((as_json, as_csv, parquet is not None)) > 1:
         raise InvalidInput("choose one output: --json, --csv or --parquet FILE")
     text = sys.stdin.read() if query == "-" else query
-    settings = load_settings(data_dir)
-    if at_snapshot is not None and not team:
-        raise InvalidInput("--at-snapshot reads the team lake: add --team")
-    con = duck.connect(settings.db_path, team=_team_tables(settings, at_snapshot) if team else None)
+    con = source_for(load_settings(data_dir), team, at_snapshot).sandbox()
     try:
         result = duck.execute(con, text)
         if parquet is not None:
@@ -123,15 +119,18 @@ def sql(
         _print_table(columns, rows, max_rows)
 
 
-def _team_tables(settings: Any, at_snapshot: int | None) -> dict[str, Any]:
-    """The lake's tables at one snapshot (workbench/team/read.py), for the SQL sandbox."""
-    from workbench.team import read
+def source_for(settings: Settings, team: bool, at_snapshot: int | None) -> Tables:
+    """The rows a command reads: this store's, or with ``--team`` the team lake's too (as of
+    ``--at-snapshot``, which only the lake has)."""
+    from workbench.sources.tables import LocalTables
 
-    r = read.reader(settings, at_snapshot)
-    try:
-        return read.team_tables(r)
-    finally:
-        r.close()
+    if at_snapshot is not None and not team:
+        raise InvalidInput("--at-snapshot reads the team lake: add --team")
+    if not team:
+        return LocalTables(settings)
+    from workbench.team.tables import TeamTables
+
+    return TeamTables(settings, at_snapshot)
 
 
 @handle_errors
@@ -190,23 +189,13 @@ def stats(
     from workbench.knowledge import reports
     from workbench.knowledge.stats import Scope
     from workbench.settings import load_settings
-    from workbench.store import duck
 
     settings = load_settings(data_dir)
     scope = Scope.parse(project, date_start, date_end, platform)
-    if team:
-        from workbench.team import combined
-
-        if kind.value not in TEAM_STATS:
-            raise InvalidInput(
-                f"stats {kind.value} --team is not supported; with --team use one of "
-                f"{', '.join(TEAM_STATS)}"
-            )
-        con = combined.connect(settings)
-    else:
-        con = duck.connect(settings.db_path)
+    tables = source_for(settings, team, None)
+    con = tables.views(kind.value)
     try:
-        report = reports.report(con, kind.value, scope, by=by, limit=limit, team=team)
+        report = reports.report(con, kind.value, scope, by=by, limit=limit)
     finally:
         con.close()
     if as_json:
@@ -214,7 +203,7 @@ def stats(
         return
     heading = kind.value + (f" by {by}" if by else "") + (f" · {project}" if project else "")
     heading += f" · {scope.platform_source}" if scope.platform_source else ""
-    heading += " · team" if team else ""
+    heading += tables.label
     rows = report.frame.iter_rows()
     table(heading, report.frame.columns, ([_cell(v) for v in row] for row in rows))
     if report.summary:

@@ -155,9 +155,10 @@ def list_(data_dir: DataDirOption = None, as_json: JsonOption = False) -> None:
     from workbench.knowledge.corpus import list_all
 
     settings = load_settings(data_dir)
-    items = list_all(settings)
+    listed = list_all(settings)
+    items = [item.model_dump() for item in listed.corpora]
     if as_json:
-        print_json({"corpora": items, "count": len(items)})
+        print_json({"corpora": items, "count": listed.count})
         return
     if not items:
         typer.echo(f"no corpora in {settings.corpora_dir}; build one with `workbench corpus build`")
@@ -188,10 +189,11 @@ def show(
     if markdown:
         typer.echo(render_markdown(found), nl=False)
         return
+    meta = found.metadata().model_dump()
     if as_json:
-        print_json(found.metadata())
+        print_json(meta)
         return
-    _summary(found.metadata(), "corpus")
+    _summary(meta, "corpus")
 
 
 @corpus_app.command("rm")

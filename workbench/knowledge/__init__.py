@@ -12,7 +12,8 @@ Modules:
 - ``report_worker``   the analytics child process: reports over DuckDB, outside the service
 - ``report_process``  the service's side of that child: start, ask, restart, end
 - ``corpus_filter``  what a corpus is built from: the filter, its validation, the selection
-- ``corpus``    corpora: build from a filter, store as ``<name>.corpus.json``, rebuild
+- ``corpus``    corpora: build from a filter, store as ``<name>.corpus.json``, rebuild; the
+  metadata replies (``CorpusInfo``…) the routes and the CLI return
 - ``render``    a corpus as readable markdown and as the agent's system prompt
 - ``agent``     the knowledge agent: prime / query / reprime over one corpus
 - ``agent_claude``   the Messages API agent, the corpus cached in the system prompt

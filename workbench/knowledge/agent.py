@@ -36,8 +36,8 @@ from workbench.knowledge.agent_claude import (
     agent_error,
 )
 from workbench.knowledge.agent_offline import OfflineAgent
-from workbench.knowledge.corpus_filter import SearchFn, default_search
 from workbench.settings import Settings
+from workbench.sources.select import SearchFn, default_search
 
 MAX_QUESTION_CHARS = 20_000
 

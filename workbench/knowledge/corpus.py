@@ -32,9 +32,10 @@ from pydantic import BaseModel, Field, ValidationError
 from workbench.clock import iso_from_ms, now_ms
 from workbench.errors import CorpusNotFound, InvalidCorpusName, InvalidInput, WorkbenchError
 from workbench.knowledge import atomic, conversations
-from workbench.knowledge.corpus_filter import CorpusFilter, SearchFn, select
+from workbench.knowledge.corpus_filter import CorpusFilter
 from workbench.knowledge.prompts import system_prompt
 from workbench.settings import Settings
+from workbench.sources.select import LocalRows, MergedRows, SearchFn, Selector
 from workbench.tokens import estimate_tokens
 
 VERSION = 1
@@ -103,19 +104,66 @@ class Corpus(BaseModel):
         """This machine's observation ids (a colleague's id names a row in their store)."""
         return {o.id for o in self.observations if o.author is None}
 
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> CorpusInfo:
         """Everything but the observations, plus the primed state and any size warning."""
-        data = self.model_dump(exclude={"observations"})
-        data["primed"] = self.session_id is not None
-        data["warnings"] = []
+        warnings: list[str] = []
         if self.stats.token_estimate > LARGE_CORPUS_TOKENS:
-            data["warnings"].append(
+            warnings.append(
                 f"~{self.stats.token_estimate:,} tokens is more than a Claude conversation can "
                 f"hold comfortably (about {LARGE_CORPUS_TOKENS:,}, with room for questions); "
                 "build it again with a smaller limit or a narrower filter. The offline agent "
                 "is not affected."
             )
-        return data
+        return CorpusInfo(
+            **self.model_dump(exclude={"observations"}),
+            primed=self.session_id is not None,
+            warnings=warnings,
+        )
+
+
+# ----- what the routes and the CLI answer about a corpus (``api_models.corpora`` re-exports) ---
+# A corpus's metadata: the stored corpus without its observations (snake_case, as stored; the
+# filter as its stored object), plus ``primed`` and ``warnings``. (A comment, not a docstring:
+# a docstring would become its OpenAPI description, and the published schema stays as it was.)
+class CorpusInfo(BaseModel):
+    version: int
+    name: str
+    description: str
+    created_at: str
+    updated_at: str
+    filter: dict[str, Any]
+    stats: CorpusStats
+    system_prompt: str
+    session_id: str | None
+    primed: bool
+    warnings: list[str]
+
+
+class CorpusBuilt(CorpusInfo):
+    replaced: bool
+
+
+class CorpusRebuilt(CorpusInfo):
+    added: int
+    removed: int
+
+
+class UnreadableCorpus(BaseModel):
+    """A corpus file that could not be read, listed with why."""
+
+    name: str
+    error: str
+    primed: bool
+
+
+class CorpusList(BaseModel):
+    corpora: list[CorpusInfo | UnreadableCorpus]
+    count: int
+
+
+class CorpusDeleted(BaseModel):
+    name: str
+    deleted: bool
 
 
 # ----- names and paths -------------------------------------------------------------------------
@@ -234,15 +282,15 @@ def save(settings: Settings, corpus: Corpus) -> Path:
     return path
 
 
-def list_all(settings: Settings) -> list[dict[str, Any]]:
+def list_all(settings: Settings) -> CorpusList:
     """Metadata of every readable corpus (an unreadable file is listed with its error)."""
-    out: list[dict[str, Any]] = []
+    out: list[CorpusInfo | UnreadableCorpus] = []
     for name in names(settings):
         try:
             out.append(load(settings, name).metadata())
         except WorkbenchError as exc:
-            out.append({"name": name, "error": exc.message, "primed": False})
-    return out
+            out.append(UnreadableCorpus(name=name, error=exc.message, primed=False))
+    return CorpusList(corpora=out, count=len(out))
 
 
 def delete(settings: Settings, name: str) -> dict[str, Any]:
@@ -284,7 +332,7 @@ def build(
     """
     valid = validate_name(name)
     text = _description(description)
-    chosen = _with_team(settings, select(conn, flt, search), flt)
+    chosen = source_for(conn, settings, flt, search).select(flt.selection())
     with lock(settings, valid):
         path = path_for(settings, valid)
         existed = path.is_file()
@@ -306,7 +354,7 @@ def rebuild(
     """
     with lock(settings, name):
         old = load(settings, name)
-        chosen = _with_team(settings, select(conn, old.filter, search), old.filter)
+        chosen = source_for(conn, settings, old.filter, search).select(old.filter.selection())
         corpus = assemble(
             old.name,
             old.description,
@@ -321,20 +369,17 @@ def rebuild(
     return corpus, {"added": len(after - before), "removed": len(before - after)}
 
 
-def _with_team(
-    settings: Settings, chosen: list[dict[str, Any]], flt: CorpusFilter
-) -> list[dict[str, Any]]:
-    """``chosen`` plus the team lake's observations under ``flt`` when ``flt.team``: the newest
-    ``flt.limit`` of both, oldest first (workbench/team/read.py; local wins on duplicates)."""
+def source_for(
+    conn: sqlite3.Connection, settings: Settings, flt: CorpusFilter, search: SearchFn | None
+) -> Selector:
+    """What ``flt`` selects from: this store, or with ``flt.team`` this store and the team
+    lake as one (the newest ``flt.limit`` of both, oldest first; local wins on duplicates)."""
+    local = LocalRows(conn, search)
     if not flt.team:
-        return chosen
-    from workbench.team import read
+        return local
+    from workbench.team.source import TeamSource
 
-    team = read.corpus_rows(settings, flt.filters(), flt.query, flt.limit)
-    both = sorted(
-        chosen + team, key=lambda r: (r["created_at_epoch"], r.get("author") or "", r["id"])
-    )
-    return both[-flt.limit :]
+    return MergedRows(local, TeamSource(settings))
 
 
 def assemble(

@@ -17,17 +17,14 @@ form on the next rebuild).
 - every bad value is an ``InvalidInput`` (HTTP 400) naming the field, the rule and an
   example; nothing is silently dropped or fixed.
 
-Selection reuses ``SearchFilters`` (the same SQL as search) and, with a ``query``, the hybrid
-``SearchEngine``. Under the limit, a filter-only corpus keeps the **newest** matches (so a
-rebuild always picks up new work) and a query corpus keeps the most relevant; either way the
-corpus lists them **oldest first**, the order in which the history happened.
+What a filter selects is ``workbench.sources.select``'s job (the same ``SearchFilters`` SQL as
+search, the hybrid ``SearchEngine`` for a ``query``; the team lake under the same value).
 """
 
 from __future__ import annotations
 
-import json
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar
 
 from pydantic import Field, field_validator
@@ -35,30 +32,11 @@ from pydantic import Field, field_validator
 from workbench.errors import InvalidInput
 from workbench.recall.filters import SearchFilters
 from workbench.recall.search_query import LEGACY_NAMES, RecallFilter
-from workbench.store import observations
+from workbench.sources.select import LocalRows, SearchFn, SelectAsk
 
 DEFAULT_LIMIT = 500
 MAX_LIMIT = 10_000
 MAX_QUERY_CHARS = 1_000
-SEARCH_PAGE = 100  # the search engine's largest page
-CORPUS_COLUMNS = (
-    "id",
-    "type",
-    "title",
-    "subtitle",
-    "narrative",
-    "facts",
-    "concepts",
-    "files_read",
-    "files_modified",
-    "project",
-    "created_at",
-    "created_at_epoch",
-)
-_COLUMNS = ", ".join(CORPUS_COLUMNS)
-
-# (query, filters, limit) -> observation ids, most relevant first
-SearchFn = Callable[[str, SearchFilters, int], list[int]]
 
 
 class CorpusFilter(RecallFilter):
@@ -107,6 +85,10 @@ class CorpusFilter(RecallFilter):
     def search_filters(self) -> SearchFilters:
         """The recall filters this corpus means."""
         return self.filters()
+
+    def selection(self) -> SelectAsk:
+        """What this corpus asks its source to select (``workbench.sources.select``)."""
+        return SelectAsk(self.filters(), self.query, self.limit)
 
     def describe(self) -> str:
         """One line for people and the system prompt, e.g. ``project=api; types=bugfix``."""
@@ -160,64 +142,6 @@ def parse_limit(value: Any) -> int:
 def select(
     conn: sqlite3.Connection, flt: CorpusFilter, search: SearchFn | None = None
 ) -> list[dict[str, Any]]:
-    """The observations ``flt`` selects, oldest first, as rows of ``CORPUS_COLUMNS``.
-
-    Plain rows rather than ``Observation`` models: a corpus keeps only these fields, and
-    validating each row twice (store model, then corpus model) was a third of a 2,000-row
-    build.
-    """
-    filters = flt.search_filters()
-    if flt.query:
-        if search is None:
-            search = default_search(conn)
-        ids = list(dict.fromkeys(search(flt.query, filters, flt.limit)))[: flt.limit]
-        rows: list[dict[str, Any]] = []
-        for start in range(0, len(ids), 500):  # SQLite caps host parameters
-            chunk = ids[start : start + 500]
-            sql = f"SELECT {_COLUMNS} FROM observations WHERE id IN ({','.join('?' * len(chunk))})"
-            rows.extend(_rows(conn.execute(sql, chunk)))
-        return sorted(rows, key=lambda r: (r["created_at_epoch"], r["id"]))
-    clauses, params = filters.observation_sql("o")
-    where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
-    sql = (
-        f"SELECT {_COLUMNS} FROM (SELECT o.* FROM observations o"
-        f"{where} ORDER BY o.created_at_epoch DESC, o.id DESC LIMIT ?)"
-        " ORDER BY created_at_epoch ASC, id ASC"
-    )
-    return _rows(conn.execute(sql, [*params, flt.limit]))
-
-
-def _rows(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
-    out = []
-    for row in cursor:
-        data = dict(zip(CORPUS_COLUMNS, row, strict=True))
-        for name in observations.JSON_FIELDS:
-            data[name] = json.loads(data[name])
-        out.append(data)
-    return out
-
-
-def default_search(conn: sqlite3.Connection, settings: Any = None, ranker: Any = None) -> SearchFn:
-    """Hybrid search over ``conn`` (full text only when no vector ranker is given)."""
-    from workbench.recall.search import SearchEngine
-
-    engine = SearchEngine(conn, settings, ranker)
-
-    def run(query: str, filters: SearchFilters, limit: int) -> list[int]:
-        ids: list[int] = []
-        # The engine pages at most SEARCH_PAGE hits at a time; a corpus may want more.
-        for offset in range(0, limit, SEARCH_PAGE):
-            result = engine.search(
-                query,
-                filters,
-                types="observations",
-                mode="hybrid",
-                limit=min(SEARCH_PAGE, limit - offset),
-                offset=offset,
-            )
-            ids.extend(hit.id for hit in result.observations)
-            if len(result.observations) < SEARCH_PAGE:
-                break
-        return list(dict.fromkeys(ids))
-
-    return run
+    """This store's observations ``flt`` selects, oldest first (the notebooks' call; the team
+    lake is ``corpus.source_for``'s), as rows of ``sources.select.CORPUS_COLUMNS``."""
+    return LocalRows(conn, search).select(flt.selection())

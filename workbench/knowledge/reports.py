@@ -25,8 +25,9 @@ BY: dict[str, tuple[str, ...]] = {
     "economics": stats.ECONOMICS_BY,
     "activity": stats.ACTIVITY_BY,
 }
-# With the team views (``team=True``: workbench/team/combined.py) these also take ``author``.
-TEAM_BY: dict[str, tuple[str, ...]] = {
+# Over rows that name their author (the team views: workbench/team/combined.py) these also
+# take ``author``.
+AUTHORED_BY: dict[str, tuple[str, ...]] = {
     "economics": (*stats.ECONOMICS_BY, stats.AUTHOR),
     "types": (stats.AUTHOR,),
     "activity": (*stats.ACTIVITY_BY, stats.AUTHOR),
@@ -63,17 +64,17 @@ def report(
     by: str | None = None,
     limit: int | None = None,
     estimator: Estimator | None = None,
-    team: bool = False,
 ) -> Report:
     """Run the statistic ``kind`` (one of ``REPORTS``) with its summary.
 
-    ``team``: ``con`` holds the team views (with ``author``), so ``by="author"`` applies.
+    ``by="author"`` applies when ``con``'s rows name their author (the team views), which
+    ``groupings`` asks ``con`` itself: the caller picked its source, the report follows it.
     """
     if kind not in REPORTS:
         raise InvalidInput(f"unknown statistic {kind!r}; choose one of {', '.join(REPORTS)}")
-    allowed = (TEAM_BY if team else BY).get(kind, ())
+    allowed = groupings(con, kind) if by is not None else ()
     if by is not None and by not in allowed:
-        if by == stats.AUTHOR and kind in TEAM_BY:
+        if by == stats.AUTHOR and kind in AUTHORED_BY:
             raise InvalidInput(
                 f"by=author splits {kind} by who wrote each memory; it needs the team "
                 "(workbench stats --team, after workbench team init)"
@@ -108,6 +109,11 @@ def report(
     if kind in _TOP_N:
         return Report(kind, _TOP_N[kind](con, scope, **sized))
     return Report(kind, stats.sessions(con, scope, **sized))
+
+
+def groupings(con: duckdb.DuckDBPyConnection, kind: str) -> tuple[str, ...]:
+    """What ``kind`` may be split ``by`` over ``con``'s rows (``author`` when they name one)."""
+    return (AUTHORED_BY if stats.names_authors(con) else BY).get(kind, ())
 
 
 def _jsonable(value: Any) -> Any:

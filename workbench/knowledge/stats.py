@@ -123,6 +123,13 @@ def frame(
     return con.execute(f"SELECT {columns} FROM {view}{where}", params).pl()
 
 
+def names_authors(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether ``con``'s observations say who wrote each (the team views do, with ``author``;
+    one person's store does not): a report may then be split by author."""
+    described = con.execute("SELECT * FROM observations LIMIT 0").description or []
+    return AUTHOR in (d[0] for d in described)
+
+
 # ----- token economics -------------------------------------------------------------------------
 def with_read_tokens(obs: pl.DataFrame, estimator: Estimator | None = None) -> pl.DataFrame:
     """Add ``read_tokens`` (needs title, subtitle, narrative, facts)."""

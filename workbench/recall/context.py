@@ -347,25 +347,27 @@ def render_session_context(
     newest: Sequence[Row],
     digests: Sequence[Digest],
     limits: ContextLimits,
-    team: Sequence[TeamRow] = (),
+    colleagues: Sequence[TeamRow] = (),
     subject: str | None = None,
 ) -> Injection:
     """Render the block from rows already fetched (newest first); pure, so it can be bounded.
 
-    ``team``: colleagues' rows (newest first), shown after the local ones; not in ``items``
-    (the ledger counts local observations by id; team rows have none here). ``subject``
-    replaces "project <name>" in the header (a resumed session's "what is new").
+    ``colleagues``: the rows the block's source selected from the team lake (newest first;
+    none from this store alone), shown after the local ones; not in ``items`` (the ledger
+    counts local observations by id; team rows have none here). ``subject`` replaces
+    "project <name>" in the header (a resumed session's "what is new").
     """
-    if not newest and not digests and not team:
+    full = list(newest[: limits.full])
+    sections = _sections(projects, newest, full, digests, limits, colleagues)
+    if not sections:
         text = render.fence(
             f"{header(projects)}\nNo memories of this project yet: workbench records what "
             "happens as you work, and the next session starts with it here."
         )
         return Injection(text=text, tokens=estimate_tokens(text))
-    full = list(newest[: limits.full])
     full_ids = {o.id for o in full}
     discovery = sum(o.discovery_tokens for o in newest)
-    body = _body(projects, newest, full, digests, limits, team, subject)
+    body = "\n".join([header(projects, subject), *sections])
 
     def with_footer(tokens: int) -> str:
         return render.fence(body + "\n\n" + _footer(tokens, len(newest), discovery))
@@ -377,49 +379,67 @@ def render_session_context(
     return Injection(text=text, tokens=tokens, items=items, discovery_tokens=discovery)
 
 
-def _body(
+def _sections(
     projects: Sequence[str],
     newest: Sequence[Row],
     full: Sequence[Row],
     digests: Sequence[Digest],
     limits: ContextLimits,
-    team: Sequence[TeamRow] = (),
-    subject: str | None = None,
-) -> str:
-    lines = [header(projects, subject)]
+    colleagues: Sequence[TeamRow],
+) -> list[str]:
+    """The block's sections that have rows, in order, as text (none: nothing to show).
+
+    Each section is its heading and one line (or a few) per row; a section without rows is
+    left out, so the team's rows are one section like the others, not a special case.
+    """
     many = len(projects) > 1
-    if newest:
-        lines.append("Legend: " + render.legend([o.type for o in newest]))
-        if any(o.stale for o in newest):
-            lines.append(STALE_LEGEND)
-        lines += ["", f"## Recent observations (newest {len(newest)}, oldest first; UTC)"]
-        current_day = ""
-        for obs in reversed(newest):
-            obs_day = render.day(obs.created_at_epoch)
-            if obs_day != current_day:
-                lines.append(f"### {obs_day}")
-                current_day = obs_day
-            lines.append(_row(obs, many))
-    if full:
-        lines += ["", f"## In full (newest {len(full)})"]
-        for obs in reversed(full):
-            lines.append(
-                f"#{obs.id} {render.stamp(obs.created_at_epoch)} {render.marker(obs.type)} "
-                f"{render.neutral(obs.title, TITLE_CHARS)}{STALE_MARK if obs.stale else ''}"
-            )
-            lines += _details(obs, limits.full_field)
-    if digests:
-        lines += ["", f"## Recent summaries (newest {len(digests)}, oldest first)"]
-        for summary in reversed(digests):
-            lines += _summary(summary, many)
-    if team:
-        lines += [
-            "",
-            f"## From colleagues (team lake; newest {len(team)}, oldest first; UTC)",
-        ]
-        for row in reversed(team):
-            lines.append(_team_row(row, many))
+    sections = [
+        _recent(newest, many),
+        _section(
+            f"## In full (newest {len(full)})",
+            [line for obs in reversed(full) for line in _in_full(obs, limits.full_field)],
+        ),
+        _section(
+            f"## Recent summaries (newest {len(digests)}, oldest first)",
+            [line for summary in reversed(digests) for line in _summary(summary, many)],
+        ),
+        _section(
+            f"## From colleagues (team lake; newest {len(colleagues)}, oldest first; UTC)",
+            [_team_row(row, many) for row in reversed(colleagues)],
+        ),
+    ]
+    return [text for text in sections if text]
+
+
+def _section(heading: str, lines: list[str]) -> str:
+    """``heading`` and ``lines`` after a blank line, or "" when there are no lines."""
+    return "\n".join(["", heading, *lines]) if lines else ""
+
+
+def _recent(newest: Sequence[Row], many: bool) -> str:
+    """The one-line rows grouped by day (UTC), oldest first, after the legend."""
+    if not newest:
+        return ""
+    lines = ["Legend: " + render.legend([o.type for o in newest])]
+    if any(o.stale for o in newest):
+        lines.append(STALE_LEGEND)
+    lines += ["", f"## Recent observations (newest {len(newest)}, oldest first; UTC)"]
+    current_day = ""
+    for obs in reversed(newest):
+        obs_day = render.day(obs.created_at_epoch)
+        if obs_day != current_day:
+            lines.append(f"### {obs_day}")
+            current_day = obs_day
+        lines.append(_row(obs, many))
     return "\n".join(lines)
+
+
+def _in_full(obs: Row, preferred: Literal["narrative", "facts"]) -> list[str]:
+    return [
+        f"#{obs.id} {render.stamp(obs.created_at_epoch)} {render.marker(obs.type)} "
+        f"{render.neutral(obs.title, TITLE_CHARS)}{STALE_MARK if obs.stale else ''}",
+        *_details(obs, preferred),
+    ]
 
 
 def _team_row(row: TeamRow, many: bool) -> str:

@@ -25,7 +25,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -45,6 +45,9 @@ from workbench.recall import (
 from workbench.recall.filters import Kind, SearchFilters, coerce_list
 from workbench.recall.fusion import RRF_K, rrf  # noqa: F401  (re-exported: tests, bench)
 from workbench.recall.hits import SearchHit
+
+if TYPE_CHECKING:
+    from workbench.recall.search_query import SearchQuery
 
 log = logging.getLogger("workbench.recall")
 
@@ -215,10 +218,10 @@ class SearchEngine:
         ``count_totals=False``: the answer will not show ``totalResults`` (the text index
         does not), so nothing is counted and ``total_results`` stays None; the hits are the
         same. Counting was up to a tenth of a search's time at 100k (``bench/search.py``).
+
+        The arguments are a library caller's raw values and are checked here; a search
+        validated at the edge (``SearchQuery``) goes through ``run`` and is not checked again.
         """
-        query = (query or "").strip() or None
-        filters = filters or SearchFilters()
-        self.reranked = {}  # this search's second stage only (an engine may be reused)
         kinds = parse_types(types)
         mode = _choice(mode or "hybrid", "mode", MODES, "mode=fts")
         order_by = _choice(order_by or "relevance", "order_by", ORDERS, "order_by=date_desc")
@@ -229,6 +232,38 @@ class SearchEngine:
                 f"offset must be an integer from 0 to {MAX_OFFSET}, e.g. offset=20; "
                 "narrow the search (a filter, other words) to reach older hits"
             )
+        return self._search(
+            query, filters or SearchFilters(), kinds, mode, order_by, limit, offset, count_totals
+        )
+
+    def run(self, ask: SearchQuery, *, count_totals: bool = True) -> SearchResult:
+        """``ask``, validated once at the edge: its kinds, mode, order, limit and offset are
+        used as they are (``search`` checks a library caller's raw values)."""
+        kinds = tuple(k for k in KINDS if k in ask.kinds) or KINDS
+        return self._search(
+            ask.query,
+            ask.filters(),
+            kinds,
+            ask.mode,
+            ask.order_by,
+            ask.limit,
+            ask.offset,
+            count_totals,
+        )
+
+    def _search(
+        self,
+        query: str | None,
+        filters: SearchFilters,
+        kinds: tuple[Kind, ...],
+        mode: str,
+        order_by: str,
+        limit: int,
+        offset: int,
+        count_totals: bool,
+    ) -> SearchResult:
+        query = (query or "").strip() or None
+        self.reranked = {}  # this search's second stage only (an engine may be reused)
         if query is None and filters.is_empty():
             raise InvalidInput(
                 "give a query or at least one filter, e.g. query=refund charged twice, or "

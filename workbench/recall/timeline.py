@@ -160,11 +160,9 @@ def _side(
         return []
     table = hits.table_of(kind)
     op, direction = ("<", "DESC") if before else (">=", "ASC")
-    clauses = [f"(created_at_epoch, id) {op} (?, ?)"]
-    params: list[Any] = [key[0], key[1]]
-    if project:
-        clauses.append("project = ?")
-        params.append(project)
+    clauses, params = in_project(project).table_sql(table, table)
+    clauses.insert(0, f"(created_at_epoch, id) {op} (?, ?)")
+    params[:0] = [key[0], key[1]]
     if bound is not None:
         clauses.append("created_at_epoch >= ?" if before else "created_at_epoch <= ?")
         params.append(bound)
@@ -173,6 +171,15 @@ def _side(
         f" ORDER BY created_at_epoch {direction}, id {direction} LIMIT ?"
     )
     return [(int(r[0]), int(r[1])) for r in conn.execute(sql, [*params, limit])]
+
+
+def in_project(project: str | None) -> SearchFilters:
+    """The filter value for "in ``project``" (None: any), compiled by the one SQLite compiler.
+
+    Built without validation: ``project`` is a name as the store holds it (an anchor's) or
+    one the caller already trimmed, and must be matched exactly as given.
+    """
+    return SearchFilters.model_construct(project=project)
 
 
 def build(

@@ -9,6 +9,10 @@ Modules:
   source for): the protocols callers and the merger are written against
 - ``local``    the local store (SQLite + FAISS through ``recall.search.SearchEngine``)
 - ``merged``   one local source and one team side read as one: rank fusion, local wins
+- ``select``   the observations one filter value picks (a corpus): this store's
+  (``LocalRows``), the team's, or both (``MergedRows``: the newest, local wins)
+- ``tables``   the rows ``sql`` and ``stats`` read as DuckDB (``Tables``; ``LocalTables`` here,
+  the team's in ``team/tables.py``)
 - ``text``     a merged reply as the compact text index (``@author``, ``team:author:id``)
 
 Why a package of its own: the search route, the CLI and the MCP tools asked the store and the

@@ -30,16 +30,7 @@ class LocalSource:
         self.engine = engine
 
     def search(self, ask: SearchQuery, *, count_totals: bool = True) -> SearchReply:
-        found = self.engine.search(
-            ask.query,
-            ask.filters(),
-            types=ask.kinds,
-            mode=ask.mode,
-            order_by=ask.order_by,
-            limit=ask.limit,
-            offset=ask.offset,
-            count_totals=count_totals,
-        )
+        found = self.engine.run(ask, count_totals=count_totals)  # validated at the edge
         mark_refs(self.engine.conn, found.observations)  # the returned page only
         return reply_of(found)
 

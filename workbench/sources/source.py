@@ -6,6 +6,11 @@ on ``team`` again. ``TeamSide`` is the smaller question a merger asks of the tea
 hits under the same query, already without this store's duplicates, its observations in a
 window of time, and the observations team refs name. ``team/source.py`` implements it; nothing
 here imports ``team/``.
+
+The fourth question, ``select`` (the observations one filter value picks, for a corpus), is
+``sources.select.Selector``: its callers hold a connection and a search function rather than
+an engine, so it is a protocol of its own (``LocalRows``, ``TeamSource``, ``MergedRows``).
+What ``sql`` and ``stats`` read is ``sources.tables.Tables``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import Any, TypedDict
 
 from workbench.clock import iso_from_ms
 from workbench.store import events
@@ -116,7 +116,19 @@ def platform_breakdown(conn: sqlite3.Connection) -> dict[str, dict[str, int]]:
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1]["sessions"], kv[0])))
 
 
-def overview(conn: sqlite3.Connection) -> dict[str, Any]:
+class Overview(TypedDict):
+    """The store's part of ``/api/stats`` (wire names): typed so the route builds its model
+    field by field and ``workbench status`` prints the same keys."""
+
+    totals: dict[str, int]
+    types: dict[str, int]
+    platforms: dict[str, dict[str, int]]
+    queue: dict[str, int]
+    failed: list[dict[str, Any]]
+    dbSizeBytes: int
+
+
+def overview(conn: sqlite3.Connection) -> Overview:
     """Everything ``/api/stats`` reports about the store itself."""
     page_count = conn.execute("PRAGMA page_count").fetchone()[0]
     page_size = conn.execute("PRAGMA page_size").fetchone()[0]

@@ -13,10 +13,13 @@
 - ``maintain``    lake upkeep: expire snapshots, rewrite/merge files, delete dead ones
 - ``read``        a reader pinned to one snapshot; team tables, timeline, corpus rows
 - ``combined``    the local store and the lake as one set of views (``stats --team``)
+- ``tables``      the local store and the lake as the ``Tables`` ``sql --team`` and
+                  ``stats --team`` read (``workbench.sources.tables``)
 - ``mirror``      the local, derived FTS5 copy of the lake's live observations (team search)
 - ``mirror_read`` BM25 search over the mirror and observations by team ref
-- ``source``      the team side of ``search --team`` / ``timeline --team`` (``workbench.sources``):
-                  mirror hits and lake windows, this store's own rows left out
+- ``source``      the team side of ``search --team`` / ``timeline --team`` and a team corpus
+                  (``workbench.sources``): mirror hits, lake windows and selections, this
+                  store's own rows left out
 - ``refs``        citable team ids ``team:<author>:<id>`` and the observations they name
 - ``context``     colleagues' memories for the SessionStart block, read from the lake
 """

@@ -8,6 +8,8 @@
   cost). When the lake cannot be reached the last mirror answers and the page says so.
 - **Window** (the timeline) reads the lake itself at its newest snapshot.
 - **Get** resolves team refs through the mirror (``team/refs.py``).
+- **Select** (a corpus) reads the lake itself under the same filter value
+  (``read.corpus_rows``), each row with its ``author``.
 - **Local wins.** This store's own rows are left out of both (``read.drop_local_duplicates``).
 - **Citable ids.** A colleague's hit carries ``ref``: ``team:<author>:<their local id>``
   (``team/refs.py``), which ``workbench show``, the MCP ``get_observations`` tool and
@@ -25,9 +27,16 @@ from workbench.recall import hits
 from workbench.sources.merged import Merged
 from workbench.sources.observations import TeamObservation
 from workbench.sources.replies import TeamHit, TeamItem
+from workbench.sources.select import SelectAsk, Selected
 from workbench.sources.source import MemorySource, TeamPage, TeamWindow
 from workbench.team import mirror, mirror_read
-from workbench.team.read import drop_local_duplicates, observations_between, reader, team_hit
+from workbench.team.read import (
+    corpus_rows,
+    drop_local_duplicates,
+    observations_between,
+    reader,
+    team_hit,
+)
 
 if TYPE_CHECKING:
     from workbench.recall.search_query import SearchQuery
@@ -70,6 +79,12 @@ class TeamSource:
         lake.require_configured(self.settings)
         found, missing = team_refs.resolve(self.settings, list(refs))
         return [TeamObservation.model_validate(row) for row in found], missing
+
+    def select(self, ask: SelectAsk) -> Selected:
+        """The team's newest (or, with a query, best) ``ask.limit`` observations under the
+        filter, oldest first, this store's own left out."""
+        rows = corpus_rows(self.settings, ask.filters, ask.query, ask.limit)
+        return sorted(rows, key=lambda r: (r["created_at_epoch"], r["author"], r["id"]))
 
     def window(self, start_ms: int, end_ms: int, project: str | None) -> TeamWindow:
         r = reader(self.settings)
