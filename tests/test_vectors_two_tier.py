@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import Service
-from tests.test_embed_worker import wait_vectors
+from tests.test_embed_worker import first_pass_done, running_worker, wait_vectors
 
 OLD = [
     ("Stripe webhook retries caused duplicate refunds", "Added idempotency keys per event."),
@@ -38,7 +38,7 @@ def start(make_service: Any, onnx_model: Path, static_dir: Path) -> Service:
         WORKBENCH_ONNX_MODEL_DIR=str(onnx_model),
         WORKBENCH_STATIC_MODEL_DIR=str(static_dir),
     )
-    wait_vectors(svc, lambda v: v["state"] == "ready" and v["pid"] and v["behind"] == 0)
+    wait_vectors(svc, first_pass_done)
     return svc
 
 
@@ -60,8 +60,9 @@ def top_by_meaning(svc: Service, query: str) -> str:
 def minilm_paused(svc: Service) -> Iterator[None]:
     """MiniLM's worker stopped (SIGSTOP) for the block, so new memories wait for it as under
     load (the static tier, when there is one, covers them); resumed (SIGCONT) however the block
-    ends, so a failing assert never leaves a stopped process behind."""
-    pid = wait_vectors(svc, lambda v: v["pid"])["pid"]
+    ends, so a failing assert never leaves a stopped process behind. With no worker running
+    (nothing was behind) ``running_worker`` starts one by saving ``WARM``."""
+    pid = running_worker(svc)
     os.kill(pid, signal.SIGSTOP)
     try:
         yield
@@ -181,10 +182,11 @@ def test_search_says_which_tier_covers_the_memories_minilm_lacks(
         assert cli.returncode == 0, cli.stderr
         assert note in " ".join(cli.stdout.split()), cli.stdout
         _, index = svc.get("/api/index/status")
-        assert index["tiers"] == {"minilm": 0, "static": len(NEW), "fullTextOnly": 0}, index
+        # WARM: the one memory saved to start the worker (``minilm_paused``).
+        assert index["tiers"] == {"minilm": 1, "static": len(NEW), "fullTextOnly": 0}, index
     wait_vectors(svc, lambda v: v["behind"] == 0 and v["staticIndexed"] == 0)
     _, index = svc.get("/api/index/status")
-    assert index["tiers"] == {"minilm": len(NEW), "static": 0, "fullTextOnly": 0}, index
+    assert index["tiers"] == {"minilm": 1 + len(NEW), "static": 0, "fullTextOnly": 0}, index
     _, text = svc.get("/api/search?query=load+balancer+websocket")
     assert "static model" not in text
     assert "full text only" not in text
