@@ -222,3 +222,68 @@ def test_the_static_table_is_released_once_caught_up_and_loaded_again_when_neede
         assert status["static"]["loaded"] is False, status["static"]
     assert top_by_meaning(svc, "load balancer drops the websocket") == NEW[1][0]
     assert top_by_meaning(svc, "duplicate refunds from webhook retries") == OLD[0][0]
+
+
+def test_the_static_table_is_mapped_from_its_file_not_copied_into_the_heap(
+    static_model: Path,
+) -> None:
+    """Issue 21: service RSS. Each time memories fell behind, the service read the static
+    model's whole float32 table (31 MB) and kept a float16 copy (15.6 MB) in its heap: +30 MiB
+    RSS, +70 MiB peak at 100k while the worker caught up. The table is now mapped from the
+    build's file (only the rows of the tokens seen are read), and the vectors are the same
+    numbers: each row rounded to float16, summed in float32, as before.
+
+    A child process (a clean heap) embeds texts; its anonymous memory must grow by well under
+    the float16 copy's size."""
+    import json
+    import subprocess
+    import sys
+
+    import numpy as np
+    from safetensors.numpy import load_file
+    from tokenizers import Tokenizer
+
+    from workbench.recall.embed import STATIC_MAX_TOKENS, StaticEmbedder
+
+    texts = [title + ". " + text for title, text in OLD + NEW] + ["refund " * 600, "", "[UNK]"]
+    code = (
+        "import sys, json\n"
+        "from pathlib import Path\n"
+        "import numpy, safetensors.numpy, tokenizers\n"
+        "from workbench.recall.embed import StaticEmbedder\n"
+        "def anon():\n"
+        "    for line in open('/proc/self/status'):\n"
+        "        if line.startswith('RssAnon:'):\n"
+        "            return int(line.split()[1]) * 1024\n"
+        "model = StaticEmbedder(Path(sys.argv[1]))\n"
+        "before = anon()\n"
+        "vectors = model.embed(json.loads(sys.argv[2]))\n"
+        "print(anon() - before)\n"
+    )
+    child = subprocess.run(
+        [sys.executable, "-c", code, str(static_model), json.dumps(texts)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    grew = int(child.stdout.split()[-1])
+    table = load_file(str(static_model / "model.safetensors"))["embeddings"]
+    float16_copy = table.shape[0] * table.shape[1] * 2
+    assert grew < float16_copy / 4, f"anonymous memory grew {grew} bytes ({float16_copy=})"
+
+    # The same numbers as the float16 copy gave.
+    tokenizer = Tokenizer.from_file(str(static_model / "tokenizer.json"))
+    tokenizer.no_truncation()  # as the embedder reads it: its own cut, after the [UNK]s go
+    tokenizer.no_padding()
+    unknown = tokenizer.token_to_id("[UNK]")
+    got = StaticEmbedder(static_model).embed(texts)
+    half = table.astype(np.float16)
+    for row, text in zip(got, texts, strict=True):
+        pieces = tokenizer.encode(text, add_special_tokens=False).ids[:STATIC_MAX_TOKENS]
+        ids = [i for i in pieces if i != unknown]
+        if not ids:
+            assert not row.any()
+            continue
+        mean = half[ids].sum(axis=0, dtype=np.float32) / len(ids)
+        np.testing.assert_allclose(row, mean / np.linalg.norm(mean), rtol=0, atol=1e-6)
