@@ -270,3 +270,21 @@ def test_a_service_with_nothing_behind_starts_no_worker(
     )
     assert status == 200, found
     assert found["observations"][0]["title"] == NOTES[0][0]
+
+
+def test_the_worker_does_not_load_the_settings_machinery(
+    make_service: Any, onnx_model: Path
+) -> None:
+    """Issue 21: service + worker RSS. The worker read its two choices (embedder, runtime)
+    through ``load_settings``, which imports pydantic: ~20 MiB of the worker's ~130 for two
+    words the service already knows. The service now passes them, and the worker (a real
+    child, its memory map read from /proc) never maps pydantic's core, yet embeds with the
+    service's model."""
+    svc = start(make_service, onnx_model)
+    pid = running_worker(svc)
+    maps = Path(f"/proc/{pid}/maps").read_text(encoding="utf-8")
+    assert "pydantic_core" not in maps
+    assert "onnxruntime" in maps  # the map is the worker's own: it embeds with ONNX
+    status, found = svc.get("/api/search?query=warm-up+note&mode=vector&format=json")
+    assert status == 200, found
+    assert found["observations"][0]["title"] == WARM[0]

@@ -31,10 +31,7 @@ import os
 import sys
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
-
-if TYPE_CHECKING:
-    from workbench.settings import Settings
+from typing import Any, Protocol, runtime_checkable
 
 log = logging.getLogger("workbench.recall")
 
@@ -425,7 +422,19 @@ class OnnxEmbedder:
         return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
 
 
-def load_minilm(settings: Settings, *, threads: int | None = None) -> tuple[Embedder, str]:
+class EmbedderChoice(Protocol):
+    """What loading an embedder reads of the settings: ``Settings`` has both, and the
+    embedding worker passes the service's two words without importing the settings (pydantic
+    is ~20 MiB of its RSS: issue 21)."""
+
+    @property
+    def embedder(self) -> str: ...
+
+    @property
+    def embed_runtime(self) -> str: ...
+
+
+def load_minilm(settings: EmbedderChoice, *, threads: int | None = None) -> tuple[Embedder, str]:
     """MiniLM on the configured runtime: ONNX int8 when built, else torch, saying why.
 
     Raises what the torch fallback raises (ImportError, FileNotFoundError) when neither loads.
@@ -445,7 +454,9 @@ def load_minilm(settings: Settings, *, threads: int | None = None) -> tuple[Embe
     return torch_model, f"{torch_model.name} ({torch_model.dim}-d, torch) loaded; {why}"
 
 
-def load_embedder(settings: Settings, *, threads: int | None = None) -> tuple[Embedder | None, str]:
+def load_embedder(
+    settings: EmbedderChoice, *, threads: int | None = None
+) -> tuple[Embedder | None, str]:
     """The configured embedder, or ``(None, why)`` when it is off or cannot load.
 
     ``threads``: the model's intra-op threads (default: the background share of the cores).
