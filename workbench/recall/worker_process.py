@@ -190,7 +190,7 @@ class EmbedWorkerProcess:
     def rest(self) -> None:
         """Nothing behind at the first pass: no child is started (``asleep``, no pid).
 
-        Why: a child loads its own copy of the model (~150 MiB at 100k) and lingered
+        Why: a child loads its own copy of the model (114-130 MiB RSS at 100k) and lingered
         ``embed_worker_linger_s`` with nothing to embed after every service start (issue 21,
         service + worker RSS). ``resume`` starts one when memories fall behind.
         """
