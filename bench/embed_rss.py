@@ -18,7 +18,9 @@ them):
 3. the real service starts (``WORKBENCH_EMBEDDER=minilm``); once the index is ready with every
    memory, RSS (``/proc``: VmRSS and the peak VmHWM) of the service and, while it lives, of its
    embedding worker; then ``--searches`` hybrid searches (the query embedder loaded and
-   used), RSS again; then the worker's exit once idle (``embed_worker_linger_s``), RSS again.
+   used), RSS again; then ``--new`` memories are saved and embedded (the worker alive: it
+   starts, or wakes, for them), RSS again; then the worker's exit once idle
+   (``embed_worker_linger_s``), RSS again. ``--smaps`` prints the largest mappings.
 
 The sides alternate ``--rounds`` times. Figures only: the box is shared, compare one run's
 columns.
@@ -107,6 +109,29 @@ def snapshot(port: int) -> dict[str, Any]:
     }
 
 
+def print_smaps(label: str, port: int, top: int = 12) -> None:
+    """The largest mappings (Rss, kB) of the service and its worker: where the MiB go."""
+    h = health(port, timeout=10.0) or {}
+    for who, pid in (("service", h.get("pid")), ("worker", (h.get("vectors") or {}).get("pid"))):
+        if not pid:
+            continue
+        sizes: dict[str, int] = {}
+        name = ""
+        try:
+            lines = Path(f"/proc/{pid}/smaps").read_text(encoding="utf-8").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            head = line.split()
+            if head and "-" in head[0] and len(head) >= 5:
+                name = head[5] if len(head) > 5 else "[anon]"
+            elif head and head[0] == "Rss:":
+                sizes[name] = sizes.get(name, 0) + int(head[1])
+        progress(f"{label}: {who} {pid}, top mappings (MiB):")
+        for mapped, kb in sorted(sizes.items(), key=lambda kv: -kv[1])[:top]:
+            progress(f"  {kb / 1024:8.1f}  {mapped}")
+
+
 def one_side(root: Path, models: Path, seeded: Path, tmp: Path, args: Any) -> dict[str, Any]:
     onnx_dir, static_dir = models / "minilm-l6-v2-int8", models / "minilm-static-256"
     name = model_name(root, onnx_dir)
@@ -135,6 +160,23 @@ def one_side(root: Path, models: Path, seeded: Path, tmp: Path, args: Any) -> di
             )
             request(port, "GET", f"/api/search?{query}")
         out["searched"] = snapshot(port)
+        if args.smaps:
+            print_smaps(f"{root.name} after searches", port)
+        # New memories arrive (a session's hooks): the worker starts (or wakes), embeds them
+        # and stays idle for embed_worker_linger_s: the figure while a worker is alive.
+        for n in range(args.new):
+            body = {"title": f"rss bench note {n}", "text": QUERIES[n % len(QUERIES)] + f" #{n}"}
+            request(port, "POST", "/api/memory/save", {**body, "project": "rss-bench"})
+        until = time.monotonic() + 300
+        while time.monotonic() < until:
+            vectors = (health(port, timeout=10.0) or {}).get("vectors") or {}
+            worker = vectors.get("worker") or {}
+            if vectors.get("behind") == 0 and int(worker.get("embedded") or 0) >= args.new:
+                break
+            time.sleep(0.5)
+        out["embedded"] = snapshot(port)
+        if args.smaps:
+            print_smaps(f"{root.name} worker alive", port)
         until = time.monotonic() + args.worker_wait
         while time.monotonic() < until and snapshot(port)["worker"] is not None:
             time.sleep(1.0)
@@ -151,6 +193,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--searches", type=int, default=100)
     parser.add_argument("--worker-wait", type=float, default=120.0)
+    parser.add_argument("--new", type=int, default=64, help="memories saved after searching")
+    parser.add_argument("--smaps", action="store_true", help="print the largest mappings")
     args = parser.parse_args()
     sides = {"before": (args.before, args.before_models), "after": (ROOT, args.after_models)}
     rows: list[tuple[str, dict[str, Any]]] = []
@@ -168,11 +212,15 @@ def main() -> None:
         "RSS MiB at 100k, full vectors: service+worker=sum (service VmHWM); a shared, loaded "
         "2-core box: compare within this run"
     )
-    print(f"{'side':7} {'model':32} {'index ready':28} {'after searches':28} {'worker exited':28}")
+    print(
+        f"{'side':7} {'model':32} {'index ready':28} {'after searches':28} "
+        f"{'new memories embedded':28} {'worker exited':28} {'worker peak':11}"
+    )
     for side, r in rows:
         print(
             f"{side:7} {r['model']:32} {cell(r['ready']):28} {cell(r['searched']):28} "
-            f"{cell(r['worker_gone']):28}"
+            f"{cell(r['embedded']):28} {cell(r['worker_gone']):28} "
+            f"{r['embedded']['worker_peak'] or 0:<11}"
         )
 
 

@@ -26,12 +26,40 @@ NOTES = [
 ]
 
 
+# A memory saved only to give the embedding worker work (see ``running_worker``).
+WARM = ("Embedding worker warm-up note", "Saved so the worker has a text to embed.")
+
+
 def start(make_service: Any, onnx_model: Path) -> Service:
+    """A MiniLM service past its indexer's first pass (the worker, if any, decided)."""
     svc: Service = make_service(
         WORKBENCH_EMBEDDER="minilm", WORKBENCH_ONNX_MODEL_DIR=str(onnx_model)
     )
-    wait_vectors(svc, lambda v: v["state"] == "ready" and v["pid"] and v["behind"] == 0)
+    wait_vectors(svc, first_pass_done)
     return svc
+
+
+def first_pass_done(vectors: dict[str, Any]) -> bool:
+    """The index is loaded and the first pass has started the worker or let it sleep (its
+    state is ``stopped`` only before that pass)."""
+    worker = vectors["worker"] or {}
+    return bool(vectors["state"] == "ready" and worker.get("state", "stopped") != "stopped")
+
+
+def running_worker(svc: Service) -> int:
+    """The pid of a live embedding worker, idle and caught up.
+
+    Issue 21: a service with nothing behind starts no worker, so when none runs this saves
+    ``WARM`` (one memory without a vector) and waits until the worker has embedded it; the
+    worker then stays, idle, for ``embed_worker_linger_s`` (30 s by default).
+    """
+    vectors = wait_vectors(svc, first_pass_done)
+    if not vectors["pid"]:
+        save(svc, [WARM])
+    vectors = wait_vectors(
+        svc, lambda v: v["pid"] and v["behind"] == 0 and v["worker"]["embedded"] >= 1
+    )
+    return int(vectors["pid"])
 
 
 def wait_vectors(
@@ -67,7 +95,7 @@ def test_search_says_vectors_behind_until_the_worker_catches_up(
     make_service: Any, onnx_model: Path
 ) -> None:
     svc = start(make_service, onnx_model)
-    pid = wait_vectors(svc, lambda v: v["pid"])["pid"]
+    pid = running_worker(svc)
     assert pid != svc.proc.pid  # type: ignore[union-attr]
     os.kill(pid, signal.SIGSTOP)  # the worker is busy elsewhere: a backlog builds
     try:
@@ -109,7 +137,7 @@ def test_a_killed_worker_is_restarted_and_finishes_the_backlog(
     make_service: Any, onnx_model: Path
 ) -> None:
     svc = start(make_service, onnx_model)
-    first = wait_vectors(svc, lambda v: v["pid"])["pid"]
+    first = running_worker(svc)
     os.kill(first, signal.SIGSTOP)
     save(svc, NOTES)
     wait_vectors(svc, lambda v: v["behind"] == len(NOTES))
@@ -121,7 +149,7 @@ def test_a_killed_worker_is_restarted_and_finishes_the_backlog(
 
 def test_a_killed_service_leaves_no_worker_behind(make_service: Any, onnx_model: Path) -> None:
     svc = start(make_service, onnx_model)
-    child = wait_vectors(svc, lambda v: v["pid"])["pid"]
+    child = running_worker(svc)
     assert alive(child)
     svc.kill9()
     deadline = time.monotonic() + 10
@@ -132,7 +160,7 @@ def test_a_killed_service_leaves_no_worker_behind(make_service: Any, onnx_model:
 
 def test_a_stopped_service_stops_its_worker(make_service: Any, onnx_model: Path) -> None:
     svc = start(make_service, onnx_model)
-    child = wait_vectors(svc, lambda v: v["pid"])["pid"]
+    child = running_worker(svc)
     svc.stop()  # SIGTERM: the lifespan stops the indexer, which closes the child's stdin
     assert not alive(child)
 
@@ -189,7 +217,7 @@ def test_a_caught_up_worker_exits_and_is_started_again_when_memories_fall_behind
         WORKBENCH_ONNX_MODEL_DIR=str(onnx_model),
         WORKBENCH_EMBED_WORKER_LINGER_S="0.5",
     )
-    first = wait_vectors(svc, lambda v: v["pid"])["pid"]
+    first = running_worker(svc)
     asleep = wait_vectors(svc, lambda v: v["worker"]["state"] == "asleep" and not v["pid"])
     assert asleep["behind"] == 0
     assert asleep["worker"]["restarts"] == 0
@@ -201,7 +229,9 @@ def test_a_caught_up_worker_exits_and_is_started_again_when_memories_fall_behind
     assert status == 200, found
     assert found["mode"] == "vector"
     save(svc, NOTES)
-    woken = wait_vectors(svc, lambda v: v["behind"] == 0 and v["worker"]["embedded"] >= len(NOTES))
+    woken = wait_vectors(
+        svc, lambda v: v["behind"] == 0 and v["worker"]["embedded"] >= 1 + len(NOTES)
+    )
     assert woken["worker"]["restarts"] == 0  # a start on demand is no crash restart
     status, found = svc.get(
         "/api/search?query=customer+reimbursed+two+times&mode=vector&format=json"
@@ -211,5 +241,50 @@ def test_a_caught_up_worker_exits_and_is_started_again_when_memories_fall_behind
     wait_vectors(svc, lambda v: v["worker"]["state"] == "asleep" and not v["pid"])
     assert children_of(svc.proc.pid) == []
     _, index = svc.get("/api/index/status")
-    assert index["indexed"] == len(NOTES)
+    assert index["indexed"] == 1 + len(NOTES)  # WARM and NOTES
     assert index["pending"] == 0
+
+
+def test_a_service_with_nothing_behind_starts_no_worker(
+    make_service: Any, onnx_model: Path
+) -> None:
+    """Issue 21: service + worker RSS. A worker started with nothing to embed held a second
+    copy of the model (~150 MiB at 100k) for ``embed_worker_linger_s`` after every service
+    start. Now the first pass starts none when every memory has its vector; queries are
+    embedded by the service's own copy, and the first memory that falls behind starts one."""
+    svc = start(make_service, onnx_model)
+    first = wait_vectors(svc, first_pass_done)
+    assert first["pid"] is None, first
+    assert first["worker"]["state"] == "asleep", first
+    assert "nothing behind" in first["worker"]["reason"]
+    assert svc.proc is not None
+    assert children_of(svc.proc.pid) == []
+    status, found = svc.get("/api/search?query=anything&mode=vector&format=json")
+    assert status == 200, found
+    assert found["mode"] == "vector"
+    save(svc, NOTES)
+    woken = wait_vectors(svc, lambda v: v["behind"] == 0 and v["worker"]["embedded"] >= len(NOTES))
+    assert woken["worker"]["restarts"] == 0  # a start on demand, no crash restart
+    status, found = svc.get(
+        "/api/search?query=customer+reimbursed+two+times&mode=vector&format=json"
+    )
+    assert status == 200, found
+    assert found["observations"][0]["title"] == NOTES[0][0]
+
+
+def test_the_worker_does_not_load_the_settings_machinery(
+    make_service: Any, onnx_model: Path
+) -> None:
+    """Issue 21: service + worker RSS. The worker read its two choices (embedder, runtime)
+    through ``load_settings``, which imports pydantic: ~20 MiB of the worker's ~130 for two
+    words the service already knows. The service now passes them, and the worker (a real
+    child, its memory map read from /proc) never maps pydantic's core, yet embeds with the
+    service's model."""
+    svc = start(make_service, onnx_model)
+    pid = running_worker(svc)
+    maps = Path(f"/proc/{pid}/maps").read_text(encoding="utf-8")
+    assert "pydantic_core" not in maps
+    assert "onnxruntime" in maps  # the map is the worker's own: it embeds with ONNX
+    status, found = svc.get("/api/search?query=warm-up+note&mode=vector&format=json")
+    assert status == 200, found
+    assert found["observations"][0]["title"] == WARM[0]

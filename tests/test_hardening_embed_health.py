@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import Service
-from tests.test_embed_worker import NOTES, save, start, wait_vectors
+from tests.test_embed_worker import NOTES, running_worker, save, start, wait_vectors
 from tests.test_reindex import add_notes, make_indexer
 from workbench.store.connection import atomic
 from workbench.store.database import Store
@@ -88,7 +88,8 @@ def test_a_stopped_embedding_worker_shows_as_stalled_not_idle(
     make_service: Any, onnx_model: Path
 ) -> None:
     svc = start(make_service, onnx_model)
-    pid = wait_vectors(svc, lambda v: v["worker"]["state"] == "idle")["pid"]
+    pid = running_worker(svc)
+    wait_vectors(svc, lambda v: v["worker"]["state"] == "idle" and v["pid"] == pid)
     os.kill(pid, signal.SIGSTOP)
     try:
         stalled = wait_vectors(svc, lambda v: v["worker"]["state"] == "stalled")

@@ -20,7 +20,7 @@ from typing import Any
 
 from tests.conftest import Service
 from tests.test_crash import wait_for
-from tests.test_embed_worker import NOTES, save, start, wait_vectors
+from tests.test_embed_worker import NOTES, first_pass_done, save, start, wait_vectors
 from workbench.models import ObservationDraft
 from workbench.recall import vectors
 from workbench.recall.cpu_share import threads_for
@@ -59,11 +59,6 @@ def with_notes_indexed(make_service: Any, onnx_model: Path) -> Service:
     return svc
 
 
-def max_id(data_dir: Path) -> int:
-    with sqlite3.connect(data_dir / "workbench.db") as conn:
-        return int(conn.execute("SELECT max(id) FROM observations").fetchone()[0])
-
-
 def test_a_restarted_service_starts_its_worker_after_what_the_index_holds(
     make_service: Any, onnx_model: Path, data_dir: Path
 ) -> None:
@@ -85,8 +80,9 @@ def test_a_restarted_service_starts_its_worker_after_what_the_index_holds(
     wait_indexed(second, len(NOTES) + 1)
     second.stop()
     third = make_service(WORKBENCH_EMBEDDER="minilm", WORKBENCH_ONNX_MODEL_DIR=str(onnx_model))
-    pid = wait_vectors(third, lambda v: v["pid"])["pid"]
-    assert from_id(pid) == max_id(data_dir)  # nothing behind: nothing to read
+    rested = wait_vectors(third, first_pass_done)
+    assert rested["pid"] is None, rested  # nothing behind: no worker, nothing read
+    assert rested["worker"]["state"] == "asleep", rested
     status, found = third.get("/api/search?query=resolver+pinned&mode=vector&format=json")
     assert status == 200, found
     assert found["observations"][0]["id"] == added

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import Service
-from tests.test_embed_worker import wait_vectors
+from tests.test_embed_worker import first_pass_done, running_worker, wait_vectors
 
 OLD = [
     ("Stripe webhook retries caused duplicate refunds", "Added idempotency keys per event."),
@@ -38,7 +38,7 @@ def start(make_service: Any, onnx_model: Path, static_dir: Path) -> Service:
         WORKBENCH_ONNX_MODEL_DIR=str(onnx_model),
         WORKBENCH_STATIC_MODEL_DIR=str(static_dir),
     )
-    wait_vectors(svc, lambda v: v["state"] == "ready" and v["pid"] and v["behind"] == 0)
+    wait_vectors(svc, first_pass_done)
     return svc
 
 
@@ -60,8 +60,9 @@ def top_by_meaning(svc: Service, query: str) -> str:
 def minilm_paused(svc: Service) -> Iterator[None]:
     """MiniLM's worker stopped (SIGSTOP) for the block, so new memories wait for it as under
     load (the static tier, when there is one, covers them); resumed (SIGCONT) however the block
-    ends, so a failing assert never leaves a stopped process behind."""
-    pid = wait_vectors(svc, lambda v: v["pid"])["pid"]
+    ends, so a failing assert never leaves a stopped process behind. With no worker running
+    (nothing was behind) ``running_worker`` starts one by saving ``WARM``."""
+    pid = running_worker(svc)
     os.kill(pid, signal.SIGSTOP)
     try:
         yield
@@ -181,10 +182,11 @@ def test_search_says_which_tier_covers_the_memories_minilm_lacks(
         assert cli.returncode == 0, cli.stderr
         assert note in " ".join(cli.stdout.split()), cli.stdout
         _, index = svc.get("/api/index/status")
-        assert index["tiers"] == {"minilm": 0, "static": len(NEW), "fullTextOnly": 0}, index
+        # WARM: the one memory saved to start the worker (``minilm_paused``).
+        assert index["tiers"] == {"minilm": 1, "static": len(NEW), "fullTextOnly": 0}, index
     wait_vectors(svc, lambda v: v["behind"] == 0 and v["staticIndexed"] == 0)
     _, index = svc.get("/api/index/status")
-    assert index["tiers"] == {"minilm": len(NEW), "static": 0, "fullTextOnly": 0}, index
+    assert index["tiers"] == {"minilm": 1 + len(NEW), "static": 0, "fullTextOnly": 0}, index
     _, text = svc.get("/api/search?query=load+balancer+websocket")
     assert "static model" not in text
     assert "full text only" not in text
@@ -220,3 +222,68 @@ def test_the_static_table_is_released_once_caught_up_and_loaded_again_when_neede
         assert status["static"]["loaded"] is False, status["static"]
     assert top_by_meaning(svc, "load balancer drops the websocket") == NEW[1][0]
     assert top_by_meaning(svc, "duplicate refunds from webhook retries") == OLD[0][0]
+
+
+def test_the_static_table_is_mapped_from_its_file_not_copied_into_the_heap(
+    static_model: Path,
+) -> None:
+    """Issue 21: service RSS. Each time memories fell behind, the service read the static
+    model's whole float32 table (31 MB) and kept a float16 copy (15.6 MB) in its heap: +30 MiB
+    RSS, +70 MiB peak at 100k while the worker caught up. The table is now mapped from the
+    build's file (only the rows of the tokens seen are read), and the vectors are the same
+    numbers: each row rounded to float16, summed in float32, as before.
+
+    A child process (a clean heap) embeds texts; its anonymous memory must grow by well under
+    the float16 copy's size."""
+    import json
+    import subprocess
+    import sys
+
+    import numpy as np
+    from safetensors.numpy import load_file
+    from tokenizers import Tokenizer
+
+    from workbench.recall.embed import STATIC_MAX_TOKENS, StaticEmbedder
+
+    texts = [title + ". " + text for title, text in OLD + NEW] + ["refund " * 600, "", "[UNK]"]
+    code = (
+        "import sys, json\n"
+        "from pathlib import Path\n"
+        "import numpy, safetensors.numpy, tokenizers\n"
+        "from workbench.recall.embed import StaticEmbedder\n"
+        "def anon():\n"
+        "    for line in open('/proc/self/status'):\n"
+        "        if line.startswith('RssAnon:'):\n"
+        "            return int(line.split()[1]) * 1024\n"
+        "model = StaticEmbedder(Path(sys.argv[1]))\n"
+        "before = anon()\n"
+        "vectors = model.embed(json.loads(sys.argv[2]))\n"
+        "print(anon() - before)\n"
+    )
+    child = subprocess.run(
+        [sys.executable, "-c", code, str(static_model), json.dumps(texts)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    grew = int(child.stdout.split()[-1])
+    table = load_file(str(static_model / "model.safetensors"))["embeddings"]
+    float16_copy = table.shape[0] * table.shape[1] * 2
+    assert grew < float16_copy / 4, f"anonymous memory grew {grew} bytes ({float16_copy=})"
+
+    # The same numbers as the float16 copy gave.
+    tokenizer = Tokenizer.from_file(str(static_model / "tokenizer.json"))
+    tokenizer.no_truncation()  # as the embedder reads it: its own cut, after the [UNK]s go
+    tokenizer.no_padding()
+    unknown = tokenizer.token_to_id("[UNK]")
+    got = StaticEmbedder(static_model).embed(texts)
+    half = table.astype(np.float16)
+    for row, text in zip(got, texts, strict=True):
+        pieces = tokenizer.encode(text, add_special_tokens=False).ids[:STATIC_MAX_TOKENS]
+        ids = [i for i in pieces if i != unknown]
+        if not ids:
+            assert not row.any()
+            continue
+        mean = half[ids].sum(axis=0, dtype=np.float32) / len(ids)
+        np.testing.assert_allclose(row, mean / np.linalg.norm(mean), rtol=0, atol=1e-6)

@@ -31,10 +31,7 @@ import os
 import sys
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
-
-if TYPE_CHECKING:
-    from workbench.settings import Settings
+from typing import Any, Protocol, runtime_checkable
 
 log = logging.getLogger("workbench.recall")
 
@@ -223,7 +220,7 @@ class StaticEmbedder:
         return self._table is not None
 
     def release(self) -> bool:
-        """Drop the token table (~15 MiB, ~30 more while loading); True when one was held.
+        """Drop the token table's mapping (its pages read so far); True when one was held.
 
         Why: the service needs it only while memories wait for MiniLM (the two-tier index),
         and issue 21 wants service + worker under 300 MiB once caught up. The next ``embed``
@@ -234,17 +231,25 @@ class StaticEmbedder:
         return held
 
     def _loaded_table(self) -> Any:
-        """The token table as float16, loaded now if released (call with the lock held)."""
+        """The token table, mapped now if released (call with the lock held).
+
+        Mapped from the build's file (``mapped_table``), not read: only the rows of the
+        tokens seen are paged in, and the kernel can drop them again (issue 21: reading the
+        float32 table and keeping a float16 copy cost the service +30 MiB RSS, +70 MiB peak,
+        each time memories fell behind). A file numpy cannot map is read as before.
+        """
         if self._table is None:
             import numpy as np
-            from safetensors.numpy import load_file
 
-            table = load_file(str(self._weights)).get("embeddings")
-            if table is None or table.ndim != 2:
-                raise ValueError(f"{self._weights} holds no 2-d 'embeddings' tensor")
-            # float16 in memory: half the RSS, and a mean of float16 rows loses nothing a
-            # cosine ranking can see.
-            self._table = np.ascontiguousarray(table, dtype=np.float16)
+            table = mapped_table(self._weights)
+            if table is None:
+                from safetensors.numpy import load_file
+
+                table = load_file(str(self._weights)).get("embeddings")
+                if table is None or table.ndim != 2:
+                    raise ValueError(f"{self._weights} holds no 2-d 'embeddings' tensor")
+                table = np.ascontiguousarray(table, dtype=np.float16)
+            self._table = table
         return self._table
 
     def embed(self, texts: list[str]) -> Any:
@@ -271,10 +276,44 @@ class StaticEmbedder:
                 continue
             flat = np.concatenate([rows[i] for i in filled])
             starts = np.concatenate([[0], np.cumsum(lengths[filled])[:-1]])
-            sums = np.add.reduceat(table[flat], starts, axis=0, dtype=np.float32)
+            # Rows rounded to float16 first, whatever the table's type: the vectors a float16
+            # copy of the table gave (a mean of float16 rows loses nothing a cosine ranking
+            # can see), so a mapped table changes no cached vector.
+            gathered = table[flat].astype(np.float16, copy=False)
+            sums = np.add.reduceat(gathered, starts, axis=0, dtype=np.float32)
             out[first + filled] = sums / lengths[filled, None]
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return np.ascontiguousarray(out / np.maximum(norms, 1e-12), dtype=np.float32)
+
+
+def mapped_table(weights: Path) -> Any:
+    """The ``embeddings`` tensor of a safetensors file as a read-only ``numpy.memmap``, or
+    None when it is not a 2-d little-endian float32/float16 tensor (read it instead).
+
+    A safetensors file is an 8-byte little-endian header length, a JSON header naming each
+    tensor's dtype, shape and byte range, then the raw bytes: the range maps as it is.
+    """
+    import json
+
+    import numpy as np
+
+    dtypes = {"F32": "<f4", "F16": "<f2"}
+    file_size = weights.stat().st_size
+    with weights.open("rb") as stream:
+        size = int.from_bytes(stream.read(8), "little")
+        if size > file_size - 8:
+            return None
+        try:
+            entry = json.loads(stream.read(size))["embeddings"]
+            dtype = np.dtype(dtypes[entry["dtype"]])
+            rows, dim = (int(n) for n in entry["shape"])
+            begin, end = (int(n) for n in entry["data_offsets"])
+        except (ValueError, KeyError, TypeError, IndexError):
+            return None
+    inside = 0 <= begin and 8 + size + end <= file_size
+    if rows < 1 or dim < 1 or not inside or end - begin != rows * dim * dtype.itemsize:
+        return None
+    return np.memmap(weights, dtype=dtype, mode="r", offset=8 + size + begin, shape=(rows, dim))
 
 
 # Tokens per text for the ONNX runtime. On bench/relevance.py (both sets) a 128- and a 256-token
@@ -383,7 +422,19 @@ class OnnxEmbedder:
         return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
 
 
-def load_minilm(settings: Settings, *, threads: int | None = None) -> tuple[Embedder, str]:
+class EmbedderChoice(Protocol):
+    """What loading an embedder reads of the settings: ``Settings`` has both, and the
+    embedding worker passes the service's two words without importing the settings (pydantic
+    is ~20 MiB of its RSS: issue 21)."""
+
+    @property
+    def embedder(self) -> str: ...
+
+    @property
+    def embed_runtime(self) -> str: ...
+
+
+def load_minilm(settings: EmbedderChoice, *, threads: int | None = None) -> tuple[Embedder, str]:
     """MiniLM on the configured runtime: ONNX int8 when built, else torch, saying why.
 
     Raises what the torch fallback raises (ImportError, FileNotFoundError) when neither loads.
@@ -403,7 +454,9 @@ def load_minilm(settings: Settings, *, threads: int | None = None) -> tuple[Embe
     return torch_model, f"{torch_model.name} ({torch_model.dim}-d, torch) loaded; {why}"
 
 
-def load_embedder(settings: Settings, *, threads: int | None = None) -> tuple[Embedder | None, str]:
+def load_embedder(
+    settings: EmbedderChoice, *, threads: int | None = None
+) -> tuple[Embedder | None, str]:
     """The configured embedder, or ``(None, why)`` when it is off or cannot load.
 
     ``threads``: the model's intra-op threads (default: the background share of the cores).

@@ -15,8 +15,9 @@ Protocol with the parent (``workbench.recall.worker_process`` owns the other end
 - argv: ``--data-dir D --model NAME`` (the name the service's query embedder has: a worker
   whose model loads under another name exits with code 3 instead of writing vectors nobody
   would read), ``--from-id N`` (start after this id: a worker started again on demand skips
-  what its predecessor passed) and ``--linger S``; settings otherwise come from the
-  environment and ``settings.json`` as usual.
+  what its predecessor passed), ``--linger S``, and the service's settings it needs:
+  ``--db``, ``--embedder``, ``--runtime``. It never loads the settings itself: pydantic
+  alone was ~20 MiB of its RSS (issue 21); the model paths come from the environment.
 - Caught up and idle for ``--linger`` seconds, it exits with code 5 (``EXIT_CAUGHT_UP``): it
   holds a copy of the model (~150 MiB) that nothing needs until memories fall behind again,
   and the service then starts a new one (issue 21: service + worker RSS). Nothing is lost:
@@ -46,6 +47,7 @@ import signal
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from workbench.recall.cpu_share import CpuShare, spare_now, threads_for
@@ -129,23 +131,35 @@ def heartbeat(every_s: float = HEARTBEAT_S) -> None:
     threading.Thread(target=beat, name="embed-worker-heartbeat", daemon=True).start()
 
 
+@dataclass(frozen=True)
+class Choice:
+    """The service's two settings that pick the model (``embed.EmbedderChoice``)."""
+
+    embedder: str
+    embed_runtime: str
+
+
 def run(
-    data_dir: str, model: str, threads: int | None, from_id: int = 0, linger: float | None = None
+    db: str,
+    model: str,
+    threads: int | None,
+    from_id: int = 0,
+    linger: float | None = None,
+    choice: Choice = Choice("minilm", "onnx"),
 ) -> int:
-    """Embed what the cache lacks, in id order from ``from_id``; return the exit code.
+    """Embed what the cache lacks in the store ``db``, in id order from ``from_id``; return
+    the exit code.
 
     ``linger``: seconds idle (caught up, no wake) before exiting with ``EXIT_CAUGHT_UP``;
     None = never (the service passes ``embed_worker_linger_s``).
     """
     from workbench.recall.embed import load_embedder
-    from workbench.settings import load_settings
     from workbench.store.connection import connect
 
     heartbeat()
-    settings = load_settings(data_dir)
     share = CpuShare()
     chosen = threads or _threads_now(share)
-    embedder, why = load_embedder(settings, threads=chosen)
+    embedder, why = load_embedder(choice, threads=chosen)
     if embedder is None:
         say("error", reason=why)
         return EXIT_NO_MODEL
@@ -154,7 +168,7 @@ def run(
         return EXIT_WRONG_MODEL
     say("ready", model=embedder.name, reason=why, threads=chosen)
     commands = Commands()
-    conn = connect(settings.db_path)
+    conn = connect(db)
     cursor = max(0, from_id)
     adapted = time.monotonic()
     while True:
@@ -248,7 +262,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--parent-pid", type=int, default=None, help="exit once it is gone")
     parser.add_argument("--from-id", type=int, default=0, help="start after this observation")
     parser.add_argument("--linger", type=float, default=None, help="idle seconds, then exit 5")
+    parser.add_argument("--db", default=None, help="the store (default: DATA_DIR/workbench.db)")
+    parser.add_argument("--embedder", default="minilm", help="the service's embedder setting")
+    parser.add_argument("--runtime", default="onnx", help="the service's embed_runtime")
     args = parser.parse_args(argv)
+    db = args.db or os.path.join(args.data_dir, "workbench.db")  # Settings.db_path
     die_with_parent(args.parent_pid)
     try:
         os.nice(NICE)
@@ -256,7 +274,8 @@ def main(argv: list[str] | None = None) -> int:
         pass
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
     try:
-        code = run(args.data_dir, args.model, args.threads, args.from_id, args.linger)
+        choice = Choice(args.embedder, args.runtime)
+        code = run(db, args.model, args.threads, args.from_id, args.linger, choice)
     except KeyboardInterrupt:
         code = 0
     # os._exit: the stdin thread is blocked in a read, and an interpreter shutting down

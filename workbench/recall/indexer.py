@@ -297,7 +297,8 @@ class Indexer(threading.Thread):
             # Started from this thread, which lives as long as the service: the child's
             # PR_SET_PDEATHSIG fires when the thread that forked it ends.
             # Not started yet: the first pass says what is behind, and the worker starts
-            # there (``_prod_worker``), instead of re-hashing every row from id 0.
+            # there (``_prod_worker``), instead of re-hashing every row from id 0; with
+            # nothing behind it is not started at all until memories fall behind.
             self.process = EmbedWorkerProcess(self.settings, embedder.name, self._wake.set)
             self.static = StaticTier.load(self.settings)
         index, how = VectorIndex.load(
@@ -419,24 +420,22 @@ class Indexer(threading.Thread):
     def _prod_worker(self) -> None:
         """Start the worker where the work is, wake an idle one, name the ids it has passed.
 
-        Trigger: the first pass (the worker is not started before it), or memories behind
-        while the worker is asleep (it exited once caught up, to free its model). Outcome: a
-        new one starts before the dense tail of what is behind and is told the scattered
-        rest (``plan_start``): no re-reading from id 0. Behind ids a running worker has
-        passed (edited texts) are named to it at once, and again every ``RENAME_S``.
+        Trigger: memories behind and no worker running: none started yet (the first pass
+        starts none when nothing is behind: ``rest``, issue 21's RSS), or asleep (it exited
+        once caught up, to free its model). Outcome: one starts before the dense tail of
+        what is behind and is told the scattered rest (``plan_start``): no re-reading from
+        id 0. Behind ids a running worker has passed (edited texts) are named to it at once,
+        and again every ``RENAME_S``.
         """
         process = self.process
         if process is None or self._stopping.is_set():
             return
-        if process.proc is None:  # the first pass: start it, even with nothing behind
-            from_id, named = plan_start(sorted(self._behind), self._seen_max_id)
-            process.start(from_id)
-            self._tell_worker(process, named)
-            return
         if not self._behind:
+            if process.proc is None:
+                process.rest()
             return
         process.supervise()  # notice an exit since the last pass
-        if process.state == "asleep":
+        if process.proc is None or process.state == "asleep":
             from_id, named = plan_start(sorted(self._behind), self._seen_max_id)
             if process.resume(from_id):
                 self._tell_worker(process, named)

@@ -11,7 +11,9 @@ another name (restarting would only fail again: the state says why instead). The
 Asleep: a child caught up and idle for ``embed_worker_linger_s`` exits with
 ``EXIT_CAUGHT_UP`` to give back its copy of the model; that is no crash (state ``asleep``, no
 restart, no backoff), and ``resume`` starts a new one, after the last id the old one passed or
-earlier, when memories fall behind again (the indexer calls it).
+earlier, when memories fall behind again (the indexer calls it). A service whose memories
+all have their vectors starts no child at all (``rest``: ``asleep`` from the start); the
+first memory that falls behind starts one the same way.
 
 Why the child cannot leak (claude-mem's vector sidecar does): it is spawned by the indexer
 thread, which lives as long as the service; it reads its stdin and exits at EOF, which the
@@ -116,6 +118,12 @@ class EmbedWorkerProcess:
                 str(self.settings.data_dir),
                 "--model",
                 self.model,
+                "--db",
+                str(self.settings.db_path),
+                "--embedder",
+                self.settings.embedder,
+                "--runtime",
+                self.settings.embed_runtime,
                 "--parent-pid",
                 str(os.getpid()),
                 "--from-id",
@@ -179,13 +187,32 @@ class EmbedWorkerProcess:
             self.restarts += 1
             self.start()
 
-    def resume(self, from_id: int) -> bool:
-        """Start a new child after ``from_id`` if this one is asleep; True when it did."""
+    def rest(self) -> None:
+        """Nothing behind at the first pass: no child is started (``asleep``, no pid).
+
+        Why: a child loads its own copy of the model (114-130 MiB RSS at 100k) and lingered
+        ``embed_worker_linger_s`` with nothing to embed after every service start (issue 21,
+        service + worker RSS). ``resume`` starts one when memories fall behind.
+        """
         with self._life:
-            if self._stopping or self.proc is None or self.proc.poll() is None:
+            if self.proc is None and not self._stopping:
+                self.state = "asleep"
+                self.reason = (
+                    "nothing behind: every memory has its vector; the worker starts when "
+                    "memories fall behind"
+                )
+
+    def resume(self, from_id: int) -> bool:
+        """Start a child after ``from_id`` if none was started yet or this one is asleep;
+        True when it did."""
+        with self._life:
+            if self._stopping:
                 return False
-            if self.proc.returncode != EXIT_CAUGHT_UP:
-                return False  # a crash: _supervise restarts it after its backoff
+            if self.proc is not None:
+                if self.proc.poll() is None:
+                    return False
+                if self.proc.returncode != EXIT_CAUGHT_UP:
+                    return False  # a crash: _supervise restarts it after its backoff
             self.start(from_id)
             return True
 
