@@ -1,0 +1,202 @@
+"""Can a 2–3-layer student of the shipped MiniLM embed fast enough *and* hold recall? Builds one.
+
+Issue 21 goal 2: vectors for a 100k history within 5 minutes of import on 2 cores, i.e.
+~330 texts/s. The int8 MiniLM costs ~10 ms of CPU per text of a real history (~100 texts per
+CPU-second on this box, one thread), so even both cores fully used need ~8 minutes: only a
+smaller model can meet the goal. This bench makes the candidates from the shipped weights,
+offline, and writes them as ONNX artifacts that ``bench/embed_recall.py`` measures:
+
+- ``drop``: the first ``--layers`` layers of MiniLM as they are (``onnx_export.build(layers=)``);
+- ``distil``: the same student trained to reproduce the int8 MiniLM's normalised sentence
+  vectors (cosine loss, mean pooling over the mask), on texts that are on every install and in
+  none of the relevance sets: the docstrings of this Python's standard library (``corpus``).
+  Torch on the CPU, fixed seed, one pass in a fixed order.
+
+Nothing is chosen on a relevance set: the sets only measure (``bench/embed_recall.py
+--variant "L3 distil t128"``), so every recall figure is held out by construction.
+
+Usage: python bench/embed_student.py [--layers 3] [--texts 8000] [--epochs 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.embed_recall import VARIANT_DIR, student_dir  # noqa: E402
+
+NAMES = ("input_ids", "attention_mask", "token_type_ids", "last_hidden_state")
+
+
+def corpus(limit: int) -> list[str]:
+    """Docstring paragraphs of the standard library (sorted files, 40–800 characters, unique)."""
+    lib = Path(sys.base_prefix) / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    seen: dict[str, None] = {}
+    for path in sorted(lib.rglob("*.py")):
+        if "site-packages" in path.parts or "test" in path.parts or "tests" in path.parts:
+            continue
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (SyntaxError, UnicodeDecodeError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+                doc = ast.get_docstring(node)
+                for para in (doc or "").split("\n\n"):
+                    text = " ".join(para.split())
+                    if 40 <= len(text) <= 800:
+                        seen.setdefault(text, None)
+        if len(seen) >= limit:
+            break
+    return list(seen)[:limit]
+
+
+def teacher_vectors(texts: list[str]) -> Any:
+    from workbench.recall.embed import OnnxEmbedder
+
+    return OnnxEmbedder(threads=2).embed(texts)
+
+
+def distil(layers: int, texts: list[str], targets: Any, epochs: int, batch: int) -> Any:
+    """The first ``layers`` layers of MiniLM, trained so their pooled vector meets the teacher's."""
+    import torch
+    from tokenizers import Tokenizer
+    from transformers import AutoModel
+
+    from workbench.recall.embed import minilm_dir
+
+    torch.manual_seed(0)
+    torch.set_num_threads(2)
+    model = AutoModel.from_pretrained(str(minilm_dir()), num_hidden_layers=layers)
+    model.train()
+    tokenizer = Tokenizer.from_file(str(minilm_dir() / "tokenizer.json"))
+    tokenizer.enable_truncation(max_length=128)
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+    optimiser = torch.optim.AdamW(model.parameters(), lr=5e-5, weight_decay=0.01)
+    goal = torch.tensor(targets, dtype=torch.float32)
+    steps = epochs * ((len(texts) + batch - 1) // batch)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda s: max(0.0, 1 - s / steps))
+    order = list(range(len(texts)))
+    generator = torch.Generator().manual_seed(0)
+    started, step = time.monotonic(), 0
+    for _epoch in range(epochs):
+        order = torch.randperm(len(texts), generator=generator).tolist()
+        for first in range(0, len(order), batch):
+            chunk = order[first : first + batch]
+            encoded = tokenizer.encode_batch([texts[i] for i in chunk])
+            ids = torch.tensor([e.ids for e in encoded])
+            mask = torch.tensor([e.attention_mask for e in encoded])
+            hidden = model(input_ids=ids, attention_mask=mask).last_hidden_state
+            weights = mask.unsqueeze(-1).float()
+            pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
+            pooled = torch.nn.functional.normalize(pooled, dim=1)
+            loss = (1 - (pooled * goal[chunk]).sum(1)).mean()
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            schedule.step()
+            step += 1
+            if step % 20 == 0:
+                print(
+                    f"step {step}/{steps} loss {loss.item():.4f} "
+                    f"{time.monotonic() - started:.0f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    model.eval()
+    return model
+
+
+def save_onnx(model: Any, target: Path, recipe: dict[str, Any]) -> None:
+    """Export like the shipped build (encoder only), quantise the same way, write a manifest."""
+    import torch
+
+    from workbench.recall import onnx_export
+    from workbench.recall.embed import minilm_dir
+
+    class Encoder(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.bert = model
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            return self.bert(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+
+    with onnx_export.building(target) as work:
+        fp32 = work / "fp32.onnx"
+        ids = torch.full((2, 16), 1000, dtype=torch.long)
+        mask = torch.ones((2, 16), dtype=torch.long)
+        axes = {0: "batch", 1: "sequence"}
+        with torch.no_grad():
+            torch.onnx.export(
+                Encoder(),
+                (ids, mask, torch.zeros_like(ids)),
+                str(fp32),
+                input_names=list(NAMES[:3]),
+                output_names=[NAMES[3]],
+                dynamic_axes=dict.fromkeys(
+                    ("input_ids", "attention_mask", "token_type_ids", "last_hidden_state"), axes
+                ),
+                opset_version=onnx_export.OPSET,
+                dynamo=False,
+            )
+        onnx_export._quantise(fp32, work / onnx_export.MODEL_FILE, onnx_export.QUANTISED_OPS)
+        fp32.unlink()
+        shutil.copyfile(
+            minilm_dir() / onnx_export.TOKENIZER_FILE, work / onnx_export.TOKENIZER_FILE
+        )
+        manifest = {
+            "format": onnx_export.FORMAT,
+            "name": "minilm-student",
+            "sha256": onnx_export.sha256_file(work / onnx_export.MODEL_FILE),
+            **recipe,
+        }
+        (work / onnx_export.MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--layers", type=int, default=3)
+    parser.add_argument("--texts", type=int, default=8000)
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--batch", type=int, default=32)
+    args = parser.parse_args()
+    started = time.monotonic()
+    texts = corpus(args.texts)
+    print(f"{len(texts)} corpus texts", file=sys.stderr, flush=True)
+    cache = VARIANT_DIR / f"teacher-stdlib-{len(texts)}.npy"
+    if cache.exists():
+        import numpy as np
+
+        targets = np.load(cache)
+    else:
+        import numpy as np
+
+        targets = teacher_vectors(texts)
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        np.save(cache, targets)
+    print(f"teacher vectors after {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
+    model = distil(args.layers, texts, targets, args.epochs, args.batch)
+    target = student_dir(args.layers)
+    save_onnx(
+        model,
+        target,
+        {"layers": args.layers, "texts": len(texts), "epochs": args.epochs, "batch": args.batch},
+    )
+    print(f"{target} after {time.monotonic() - started:.0f} s", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
