@@ -16,6 +16,15 @@ on every set, mode and metric (largest: coding R@10 −0.042 ± 0.047, 3 of 72 q
 fp32 against int8 moves meetings vector R@10 by −0.008 ± 0.006): adopted. ``t64`` costs
 committee (long parliamentary turns) vector R@10 −0.054 ± 0.038: not adopted.
 
+Layer-drop students (issue 21 goal 2, stop 30): ``L3``/``L2`` keep MiniLM's first three/two
+layers as they are (``onnx_export.build(layers=)``); ``L3 distil``/``L2 distil`` are those
+students trained by ``bench/embed_student.py``. One run (``--baseline "rows8 t128"``, shipped
+fusion defaults, box at load 2–13): the untrained students are far outside noise on every
+set; vector R@10 L3 −0.06 (meetings) to −0.40 (memorybank), L2 −0.06 to −0.46; hybrid R@10
+L3 −0.03 to −0.15 (coding), L2 −0.05 to −0.38 (coding). Their pooled vectors are a different
+space (mean cosine to MiniLM's 0.21–0.23; a least-squares linear map onto MiniLM reaches only
+0.82 on held-out texts). Not adopted; a student needs training (see embed_student.py).
+
 Every variant embeds the six relevance sets (``bench/relevance_sets.py``) through the real
 ``OnnxEmbedder``; the vectors are cached on disk under the variant's own name (the embedder's
 ``name`` carries the model's sha256 and the cut), so a second run costs seconds.
@@ -28,6 +37,7 @@ of hybrid, and the difference to the shipped build (``int8 t128``) with twice it
 over questions (paired): "within noise" means |Δ| < 2 SE.
 
 Usage: python bench/embed_recall.py [--variant NAME ...] [--set NAME ...] [--cv]
+       [--baseline NAME]
 """
 
 from __future__ import annotations

@@ -12,10 +12,23 @@ offline, and writes them as ONNX artifacts that ``bench/embed_recall.py`` measur
   none of the relevance sets: the docstrings of this Python's standard library (``corpus``).
   Torch on the CPU, fixed seed, one pass in a fixed order.
 
+Speed (``--speed``, 600 texts of the seeded 100k store, mean 298 characters, one thread, CPU
+time; one run at load ~2, another at ~17): the int8 MiniLM 104 / 91 texts per CPU-second, L3
+192 / 172, L2 274 / 252. So 100k texts cost ~16 CPU-minutes with MiniLM (≥ 8 min on two
+idle cores: the 5-minute goal cannot be met by scheduling alone), ~9 with L3, ~6 with L2.
+
+First run of the distillation (stop 30, 12,000 docstring texts, batch 32, L3): the teacher's
+vectors took ~10 min and a training step ~21 s on the box at load ~20 (seven helpers'
+benches); the loss (1 − cosine) fell 0.78 → 0.52 in 40 of 375 steps, and the run was stopped
+there: a full pass would have taken over 2 h here, and even on an idle box (~2–3 s per
+step, est.) it is far past what an install may take. No recall figure for a trained student
+yet. The pipeline was checked end to end on 64 texts (built, loaded by ``OnnxEmbedder``).
+
 Nothing is chosen on a relevance set: the sets only measure (``bench/embed_recall.py
 --variant "L3 distil t128"``), so every recall figure is held out by construction.
 
 Usage: python bench/embed_student.py [--layers 3] [--texts 8000] [--epochs 1]
+       python bench/embed_student.py --store DATA/workbench.db --speed MODEL_DIR ...
 """
 
 from __future__ import annotations
@@ -166,13 +179,60 @@ def save_onnx(model: Any, target: Path, recipe: dict[str, Any]) -> None:
         (work / onnx_export.MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
 
 
+def speed(database: Path, models: list[Path], count: int) -> None:
+    """Texts per CPU-second of each model (one thread) on ``count`` texts of a real store.
+
+    CPU time, not wall: on a box shared with other benches wall time measures the queue."""
+    import sqlite3
+
+    from workbench.recall.embed import OnnxEmbedder
+    from workbench.recall.vectors import embed_text
+
+    with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as connection:
+        connection.row_factory = sqlite3.Row
+        rows = connection.execute(
+            "SELECT title, subtitle, narrative, facts, concepts FROM observations "
+            "WHERE id % 97 = 0 ORDER BY id LIMIT ?",
+            (count,),
+        ).fetchall()
+    texts = [embed_text(row) for row in rows]
+    mean = sum(map(len, texts)) / max(len(texts), 1)
+    print(f"{len(texts)} texts of {database} (mean {mean:.0f} characters), one thread")
+    reference = None
+    for path in models:
+        model = OnnxEmbedder(path=path, threads=1)
+        model.embed(texts[:8])
+        started = time.process_time()
+        vectors = model.embed(texts)
+        cpu = time.process_time() - started
+        line = f"{path.name}: {len(texts) / cpu:.0f} texts per CPU-second"
+        if reference is None:
+            reference = vectors
+        else:
+            line += f", mean cosine to the first model {(reference * vectors).sum(1).mean():.3f}"
+        print(line, flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument(
+        "--speed",
+        type=Path,
+        nargs="+",
+        metavar="MODEL_DIR",
+        help="only measure these built models' texts per CPU-second (see --store)",
+    )
+    parser.add_argument("--store", type=Path, help="a workbench.db whose texts --speed embeds")
     parser.add_argument("--layers", type=int, default=3)
     parser.add_argument("--texts", type=int, default=8000)
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--batch", type=int, default=32)
     args = parser.parse_args()
+    if args.speed:
+        if args.store is None:
+            parser.error("--speed needs --store PATH/workbench.db")
+        speed(args.store, args.speed, 600)
+        return
     started = time.monotonic()
     texts = corpus(args.texts)
     print(f"{len(texts)} corpus texts", file=sys.stderr, flush=True)
