@@ -17,6 +17,13 @@ time; one run at load ~2, another at ~17): the int8 MiniLM 104 / 91 texts per CP
 192 / 172, L2 274 / 252. So 100k texts cost ~16 CPU-minutes with MiniLM (≥ 8 min on two
 idle cores: the 5-minute goal cannot be met by scheduling alone), ~9 with L3, ~6 with L2.
 
+At 100k through the real worker (``bench/vectors_catch_up.py --observations 100000
+--burners --before-ref HEAD --after-models DIR`` with the untrained L2 as the model, 420 s
+cap, sides one after the other at load ~15–20): MiniLM 8.5 texts/s, 96,416 behind at the
+cap; L2 36.0 texts/s, 84,896 behind; neither reached full vectors. The load moved between the
+sides (the import alone took 392 s then 238 s), so the CPU-time ratio above (~2.7×) is the
+figure to trust, not 4.2×.
+
 First run of the distillation (stop 30, 12,000 docstring texts, batch 32, L3): the teacher's
 vectors took ~10 min and a training step ~21 s on the box at load ~20 (seven helpers'
 benches); the loss (1 − cosine) fell 0.78 → 0.52 in 40 of 375 steps, and the run was stopped
