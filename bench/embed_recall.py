@@ -21,7 +21,11 @@ layers as they are (``onnx_export.build(layers=)``); ``L3 distil``/``L2 distil``
 students trained by ``bench/embed_student.py``. One run (``--baseline "rows8 t128"``, shipped
 fusion defaults, box at load 2–13): the untrained students are far outside noise on every
 set; vector R@10 L3 −0.06 (meetings) to −0.40 (memorybank), L2 −0.06 to −0.46; hybrid R@10
-L3 −0.03 to −0.15 (coding), L2 −0.05 to −0.38 (coding). Their pooled vectors are a different
+L3 −0.03 to −0.15 (coding), L2 −0.05 to −0.38 (coding).
+With ``--cv`` (each set fused as chosen leaving it out, same run) hybrid R@10 falls by
+−0.33 ± 0.11 (L3) / −0.38 ± 0.12 (L2) on coding and −0.10 ± 0.08 / −0.19 ± 0.10 on
+conversations; on the four sets where full text leads, hybrid stays within 2 SE (meetings,
+committee, memorybank, friends: −0.04 to +0.01). Their pooled vectors are a different
 space (mean cosine to MiniLM's 0.21–0.23; a least-squares linear map onto MiniLM reaches only
 0.82 on held-out texts). Not adopted; a student needs training (see embed_student.py).
 
