@@ -16,6 +16,19 @@ on every set, mode and metric (largest: coding R@10 −0.042 ± 0.047, 3 of 72 q
 fp32 against int8 moves meetings vector R@10 by −0.008 ± 0.006): adopted. ``t64`` costs
 committee (long parliamentary turns) vector R@10 −0.054 ± 0.038: not adopted.
 
+Layer-drop students (issue 21 goal 2, stop 30): ``L3``/``L2`` keep MiniLM's first three/two
+layers as they are (``onnx_export.build(layers=)``); ``L3 distil``/``L2 distil`` are those
+students trained by ``bench/embed_student.py``. One run (``--baseline "rows8 t128"``, shipped
+fusion defaults, box at load 2–13): the untrained students are far outside noise on every
+set; vector R@10 L3 −0.06 (meetings) to −0.40 (memorybank), L2 −0.06 to −0.46; hybrid R@10
+L3 −0.03 to −0.15 (coding), L2 −0.05 to −0.38 (coding).
+With ``--cv`` (each set fused as chosen leaving it out, same run) hybrid R@10 falls by
+−0.33 ± 0.11 (L3) / −0.38 ± 0.12 (L2) on coding and −0.10 ± 0.08 / −0.19 ± 0.10 on
+conversations; on the four sets where full text leads, hybrid stays within 2 SE (meetings,
+committee, memorybank, friends: −0.04 to +0.01). Their pooled vectors are a different
+space (mean cosine to MiniLM's 0.21–0.23; a least-squares linear map onto MiniLM reaches only
+0.82 on held-out texts). Not adopted; a student needs training (see embed_student.py).
+
 Every variant embeds the six relevance sets (``bench/relevance_sets.py``) through the real
 ``OnnxEmbedder``; the vectors are cached on disk under the variant's own name (the embedder's
 ``name`` carries the model's sha256 and the cut), so a second run costs seconds.
@@ -28,6 +41,7 @@ of hybrid, and the difference to the shipped build (``int8 t128``) with twice it
 over questions (paired): "within noise" means |Δ| < 2 SE.
 
 Usage: python bench/embed_recall.py [--variant NAME ...] [--set NAME ...] [--cv]
+       [--baseline NAME]
 """
 
 from __future__ import annotations
@@ -49,35 +63,54 @@ from bench.relevance_sets import CachedEmbedder, available_sets, load, minilm  #
 from workbench.recall.fusion import FusionParams  # noqa: E402
 
 VARIANT_DIR = Path(tempfile.gettempdir()) / "workbench-bench-onnx-variants"
-# name → (quantised op types, token cut)
-VARIANTS: dict[str, tuple[tuple[str, ...], int]] = {
-    "int8 t128": (("MatMul",), 128),  # the shipped build before this bench
-    "int8 t64": (("MatMul",), 64),
-    "table8 t128": (("MatMul", "Gather"), 128),  # ONNX Runtime's Gather: one scale per table
-    "table8 t64": (("MatMul", "Gather"), 64),
-    "rows8 t128": (("MatMul", "WordTable"), 128),  # the word table int8 with a scale per row
+ROWS8 = ("MatMul", "WordTable")
+# name → (quantised op types, token cut, encoder layers kept: None = all six)
+VARIANTS: dict[str, tuple[tuple[str, ...], int, int | None]] = {
+    "int8 t128": (("MatMul",), 128, None),  # the shipped build before this bench
+    "int8 t64": (("MatMul",), 64, None),
+    "table8 t128": (("MatMul", "Gather"), 128, None),  # ONNX Runtime's Gather: one scale
+    "table8 t64": (("MatMul", "Gather"), 64, None),
+    "rows8 t128": (ROWS8, 128, None),  # the word table int8 with a scale per row (shipped)
+    "L3 rows8 t128": (ROWS8, 128, 3),  # the first three layers (a layer-drop student)
+    "L2 rows8 t128": (ROWS8, 128, 2),
 }
+# name → layers of a student trained by bench/embed_student.py (it must have run first)
+STUDENTS: dict[str, int] = {"L3 distil t128": 3, "L2 distil t128": 2}
 BASELINE = "int8 t128"
 TORCH = "torch fp32"  # the same weights unquantised: how far int8 already moved recall
 
 
-def model_dir(ops: tuple[str, ...]) -> Path:
-    """A complete ONNX artifact quantising ``ops``, built once under ``VARIANT_DIR``."""
+def model_dir(ops: tuple[str, ...], layers: int | None = None) -> Path:
+    """A complete ONNX artifact quantising ``ops`` (of the first ``layers`` layers), built once
+    under ``VARIANT_DIR``."""
     from workbench.recall import onnx_export
 
     target = VARIANT_DIR / "-".join(o.lower() for o in ops)
+    if layers is not None:
+        target = target.with_name(f"{target.name}-l{layers}")
     if onnx_export.read_manifest(target) is None:
-        onnx_export.build(target, ops=ops)
+        onnx_export.build(target, ops=ops, layers=layers)
     return target
+
+
+def student_dir(layers: int) -> Path:
+    """Where ``bench/embed_student.py`` writes its distilled ``layers``-layer student."""
+    return VARIANT_DIR / f"distil-l{layers}"
 
 
 def embedder(name: str) -> CachedEmbedder:
     from workbench.recall.embed import OnnxEmbedder
+    from workbench.recall.onnx_export import read_manifest
 
     if name == TORCH:
         return minilm()
-    ops, cut = VARIANTS[name]
-    path = model_dir(ops)
+    if name in STUDENTS:
+        path, cut = student_dir(STUDENTS[name]), 128
+        if read_manifest(path) is None:
+            sys.exit(f"no student at {path}: run bench/embed_student.py --layers {STUDENTS[name]}")
+    else:
+        ops, cut, layers = VARIANTS[name]
+        path = model_dir(ops, layers)
     probe = OnnxEmbedder(path=path, threads=1, max_tokens=cut)
     return CachedEmbedder(
         probe.name, probe.dim, lambda: OnnxEmbedder(path=path, threads=2, max_tokens=cut)
@@ -114,9 +147,12 @@ def paired(base: Rows, other: Rows, idx: Sequence[int], k: int) -> tuple[float, 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--variant", choices=[*VARIANTS, TORCH], action="append")
+    parser.add_argument("--variant", choices=[*VARIANTS, *STUDENTS, TORCH], action="append")
     parser.add_argument("--set", action="append", help="only these sets (default: every one)")
     parser.add_argument("--cv", action="store_true", help="hybrid fused per held-out set")
+    parser.add_argument(
+        "--baseline", choices=list(VARIANTS), default=BASELINE, help="the Δ columns' reference"
+    )
     parser.add_argument(
         "--embed-only", action="store_true", help="fill the variants' caches only (in parallel)"
     )
@@ -131,8 +167,9 @@ def main() -> None:
             model.save()
             print(f"{variant}: {model.embedded} texts in {model.seconds:.0f} s", file=sys.stderr)
         return
-    if BASELINE not in chosen:
-        chosen.insert(0, BASELINE)
+    baseline = args.baseline
+    if baseline not in chosen:
+        chosen.insert(0, baseline)
     names = [n for n in available_sets() if not args.set or n in args.set]
     results: dict[str, dict[str, Rows]] = {}
     sets_of: list[str] = []
@@ -160,20 +197,20 @@ def main() -> None:
             "hybrid": hybrid_rows(every, names, args.cv),
         }
     fusion = "each set fused as chosen leaving it out" if args.cv else "shipped fusion defaults"
-    print(f"R@5 / R@10 / MRR per set ({fusion}); Δ vs {BASELINE} ± 2 SE (paired, by question)")
+    print(f"R@5 / R@10 / MRR per set ({fusion}); Δ vs {baseline} ± 2 SE (paired, by question)")
     for name in names:
         idx = [i for i, s in enumerate(sets_of) if s == name]
-        fts = results[BASELINE]["fts"]
+        fts = results[baseline]["fts"]
         means = [sum(fts[i][k] for i in idx) / len(idx) for k in range(3)]
         print(f"\n{name} ({len(idx)} questions)   fts {'/'.join(f'{m:.3f}' for m in means)}")
         for variant in chosen:
             cells = []
             for mode in ("vector", "hybrid"):
                 rows = results[variant][mode]
-                base = results[BASELINE][mode]
+                base = results[baseline][mode]
                 means = [sum(rows[i][k] for i in idx) / len(idx) for k in range(3)]
                 shown = "/".join(f"{m:.3f}" for m in means)
-                if variant != BASELINE:
+                if variant != baseline:
                     (d10, e10), (dmrr, emrr) = (paired(base, rows, idx, k) for k in (1, 2))
                     shown += f" (R@10 {d10:+.3f}±{2 * e10:.3f}, MRR {dmrr:+.3f}±{2 * emrr:.3f})"
                 cells.append(f"{mode} {shown}")

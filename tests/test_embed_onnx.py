@@ -67,6 +67,37 @@ def test_a_rebuild_gives_the_same_bytes_and_replaces_an_older_builds_model(
     assert onnx_export.build(older).built is False  # and then kept
 
 
+def _layers_in(model: Path) -> set[str]:
+    """The encoder layers an exported graph runs (its node names carry ``layer.N``)."""
+    import onnx
+
+    names = [node.name for node in onnx.load(str(model)).graph.node]
+    return {part for name in names for part in name.split("/") if part.startswith("layer.")}
+
+
+def test_a_build_of_the_first_layers_keeps_only_those_and_says_so(
+    onnx_model: Path, tmp_path: Path
+) -> None:
+    """The layer-drop student ``bench/embed_recall.py`` measures (issue 21 goal 2): a build of
+    MiniLM's first two layers runs two, names them in its manifest, and is never kept in
+    place of (or taken for) the full six-layer build."""
+    student = tmp_path / "first-two"
+    built = onnx_export.build(student, layers=2)
+    assert built.built is True
+    manifest = onnx_export.read_manifest(student)
+    assert manifest is not None
+    assert manifest["layers"] == 2
+    assert _layers_in(student / "model.onnx") == {"layer.0", "layer.1"}
+    assert _layers_in(onnx_model / "model.onnx") == {f"layer.{n}" for n in range(6)}
+    assert "layers" not in json.loads((onnx_model / "manifest.json").read_text())
+    assert onnx_export.build(student, layers=2).built is False  # the same student: kept
+    vectors = embed.OnnxEmbedder(student, threads=1)
+    assert vectors.name != embed.OnnxEmbedder(onnx_model, threads=1).name  # never one cache row
+    np.testing.assert_allclose(np.linalg.norm(vectors.embed(TEXTS), axis=1), 1.0, atol=1e-5)
+    assert onnx_export.build(student).built is True  # asked for all six: rebuilt, not kept
+    assert _layers_in(student / "model.onnx") == {f"layer.{n}" for n in range(6)}
+
+
 def test_int8_vectors_stay_close_to_torch(onnx_model: Path) -> None:
     onnx = embed.OnnxEmbedder(onnx_model, threads=1)
     got = onnx.embed(TEXTS)

@@ -123,12 +123,18 @@ class BuildResult:
 
 
 def build(
-    target: Path | None = None, *, force: bool = False, ops: tuple[str, ...] = QUANTISED_OPS
+    target: Path | None = None,
+    *,
+    force: bool = False,
+    ops: tuple[str, ...] = QUANTISED_OPS,
+    layers: int | None = None,
 ) -> BuildResult:
     """Export + quantise the shipped MiniLM into ``target`` (default ``onnx_model_dir()``).
 
     ``ops``: the op types quantised to int8 (benches build other variants; the manifest
-    names them, so a build of other ops is rebuilt rather than kept)."""
+    names them, so a build of other ops is rebuilt rather than kept). ``layers``: keep only
+    the encoder's first ``layers`` layers (a layer-drop student for ``bench/embed_recall.py``
+    and ``bench/embed_student.py``; the manifest says so); None keeps all six."""
     from workbench.recall.embed import _offline, minilm_dir
 
     _offline()
@@ -149,12 +155,13 @@ def build(
         and current is not None
         and current.get("source_sha256") == source_sha
         and current.get("quantisation") == quantisation
+        and current.get("layers") == layers
     ):
         model = target / MODEL_FILE
         return BuildResult(target, False, current["sha256"], model.stat().st_size, 0.0, source)
     with building(target) as work:
         fp32 = work / "fp32.onnx"
-        _export(source, fp32)
+        _export(source, fp32, layers)
         _quantise(fp32, work / MODEL_FILE, ops)
         fp32.unlink()
         shutil.copyfile(source / TOKENIZER_FILE, work / TOKENIZER_FILE)
@@ -169,13 +176,16 @@ def build(
             "quantisation": quantisation,
             "dim": 384,
         }
+        if layers is not None:
+            manifest["layers"] = layers
         (work / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     size = (target / MODEL_FILE).stat().st_size
     return BuildResult(target, True, model_sha, size, time.monotonic() - started, source)
 
 
-def _export(source: Path, out: Path) -> None:
-    """torch → ONNX, the encoder only (pooling happens at run time)."""
+def _export(source: Path, out: Path, layers: int | None = None) -> None:
+    """torch → ONNX, the encoder only (pooling happens at run time); its first ``layers``
+    layers when given (transformers then loads only those layers' weights)."""
     import torch
     from transformers import AutoModel
 
@@ -184,7 +194,8 @@ def _export(source: Path, out: Path) -> None:
 
         def __init__(self) -> None:
             super().__init__()
-            self.bert = AutoModel.from_pretrained(str(source))
+            extra = {} if layers is None else {"num_hidden_layers": layers}
+            self.bert = AutoModel.from_pretrained(str(source), **extra)
             self.bert.eval()
 
         def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
