@@ -108,6 +108,43 @@ def test_no_candidate_falls_further_below_its_fused_place_than_the_cap() -> None
     assert rerank_learned.weights().demotion is not None  # the shipped model is capped
 
 
+def rows_of(cosines: list[float], fts_first: int | None) -> list[list[float]]:
+    """Feature rows in fused order: each candidate's cosine (the first the vector ranker's
+    first), 1/fused rank, and full text's first at place ``fts_first`` (None: no full-text hit)."""
+    out = []
+    for n, cosine in enumerate(cosines):
+        value = {
+            "fused_rr": 1.0 / (n + 1),
+            "cosine": cosine,
+            "vector_rr": 1.0 / (n + 1),
+            "fts_rr": 1.0 if n == fts_first else 0.0,
+            "fts": 1.0 if n == fts_first else 0.0,
+        }
+        out.append([value.get(f, 0.0) for f in rerank_learned.FEATURES])
+    return out
+
+
+def test_a_confident_vector_first_stays_first() -> None:
+    """The coding set's loss (issue 21): a paraphrase shares no word with its answer, so the
+    word evidence demotes the vector ranker's clear first. With ``pin_gap``, a fused first that
+    is the vector's first with a cosine lead of at least the gap, and that full text does not
+    contradict (its first is no other candidate), keeps first place; the rest is the model's."""
+    fused = [10, 11, 12, 13]
+    reverse = tuple(-1.0 if f == "fused_rr" else 0.0 for f in rerank_learned.FEATURES)
+    pinned = rerank_learned.Weights(reverse, 30, None, pin_gap=0.05)
+    clear = rows_of([0.60, 0.50, 0.40, 0.30], fts_first=None)
+    assert rerank_learned.ranked(pinned, fused, clear) == [10, 13, 12, 11]
+    agreed = rows_of([0.60, 0.50, 0.40, 0.30], fts_first=0)  # full text's first too
+    assert rerank_learned.ranked(pinned, fused, agreed) == [10, 13, 12, 11]
+    close = rows_of([0.60, 0.58, 0.40, 0.30], fts_first=None)
+    assert rerank_learned.ranked(pinned, fused, close) == fused[::-1]  # lead below the gap
+    contradicted = rows_of([0.60, 0.50, 0.40, 0.30], fts_first=2)
+    assert rerank_learned.ranked(pinned, fused, contradicted) == fused[::-1]
+    unpinned = rerank_learned.Weights(reverse, 30, None)
+    assert rerank_learned.ranked(unpinned, fused, clear) == fused[::-1]
+    assert rerank_learned.weights().pin_gap is not None  # the shipped model pins
+
+
 def test_the_learned_stage_needs_only_what_models_build_writes(
     store: Store, tmp_path: Path, pieces: Path
 ) -> None:
@@ -150,6 +187,11 @@ def shipped() -> dict[str, Any]:
         lambda d: d.update(demotion=-1),
         lambda d: d.update(demotion="3"),
         lambda d: d.update(demotion=True),
+        lambda d: d.update(pin_gap=-0.1),
+        lambda d: d.update(pin_gap=1.5),
+        lambda d: d.update(pin_gap="0.02"),
+        lambda d: d.update(pin_gap=True),
+        lambda d: d.update(pin_gap=float("nan")),
     ],
 )
 def test_a_weights_file_this_code_cannot_read_is_refused(spoil: Any) -> None:
