@@ -276,6 +276,8 @@ def order(
     top_n: int,
     table: TokenTable,
     model: Weights | None = None,
+    *,
+    first_only: bool = False,
 ) -> list[tuple[int, float]]:
     """The fused list with its first ``top_n`` reordered (ties: fused order), at most the
     model's own depth (its features, ranks among the candidates, mean what they meant when
@@ -283,6 +285,9 @@ def order(
 
     ``table``: the word-piece vectors (``rerank_tokens.load_static()``); ``model``: the shipped
     weights unless given. Raises on any failure (the caller falls back to the fused order).
+    ``first_only``: only the first hit is wanted (the timeline's anchor): when the pin rule
+    keeps the fused first (``pinned``, decided by the rank features alone), the fused list
+    comes back as it is, without reading a text or scoring a candidate.
     """
     model = model or weights()
     top_n = min(top_n, model.depth)
@@ -290,6 +295,8 @@ def order(
     if len(head) < 2:
         return list(candidates.fused)
     sub = Candidates(head, candidates.text, candidates.vector, candidates.cosines)
+    if first_only and pinned(rerank_features.rank_rows(sub), model.pin_gap):
+        return list(candidates.fused)
     head_ids = [i for i, _ in head]
     loaded = rerank_features.load_texts(conn, head_ids)  # one SELECT for every feature
     texts = [
