@@ -11,10 +11,13 @@ build`` table when it is built).
 The model is linear, fitted by pairwise logistic loss (every gold candidate against every
 other candidate of its question), each question weighted so that every (set, class) group
 counts alike, with an L2 pull towards "the fused order" (weight 4 on ``fused``): with little
-evidence it stays what hybrid does. The penalty and the depth are chosen on the training sets
-only (leave one of them out in turn), and then, on the same inner held-out orders, the
+evidence it stays what hybrid does; a pair with both candidates below the fused top 10 may
+weigh less (``BELOW_PAGE``: the fit's effort where the page is). The penalty, the depth and
+that weight are chosen on the training sets only (leave one of them out in turn), and then,
+on the same inner held-out orders, the
 demotion cap (``rerank_learned.capped``: how far below its fused place a candidate may fall)
-with the least shortfall below the better single part over R@5, R@10 and MRR (the
+and the pin (``rerank_learned.pinned``: the cosine lead that keeps a confident vector first
+first) with the least shortfall below the better single part over R@5, R@10 and MRR (the
 constraint "never below the best single part"), ties to the best balanced mean. Two schemes,
 every figure held out:
 
@@ -69,7 +72,14 @@ from workbench.recall.search import SearchEngine  # noqa: E402
 
 DEPTHS = (30,)  # 50 was never chosen (i21-second) and costs more per search
 L2S = (0.003, 0.03)
-DEMOTIONS: tuple[int | None, ...] = (3, 5, 7, None)  # None: no cap
+# Caps that keep every fused top-5 hit on the page (None and 7 were candidates until stop 29:
+# the coding fold held out chose None and lost R@10 below vector alone, issue 21).
+DEMOTIONS: tuple[int | None, ...] = (3, 5)
+PIN_GAPS: tuple[float | None, ...] = (None, 0.01, 0.02, 0.05)  # rerank_learned.pinned
+# The weight of a (gold, other) pair with both below the fused top 10: 1 counts every pair
+# alike; less puts the fit's effort where the page is (what R@10 and MRR see).
+BELOW_PAGE = (1.0, 0.3)
+PAGE = 10
 STEPS = 600
 LEARNING_RATE = 0.5
 FOLDS = 5
@@ -155,8 +165,9 @@ class Pairs:
         self.x: dict[int, Any] = {}
         self.owner: dict[int, Any] = {}
         self.count: dict[int, Any] = {}
+        self.on_page: dict[int, Any] = {}  # either candidate of the pair in the fused top 10
         for depth in DEPTHS:
-            diffs, owner = [], []
+            diffs, owner, page = [], [], []
             count = np.zeros(len(items))
             for n, it in enumerate(items):
                 ids, rows = it.rows[depth]
@@ -167,17 +178,26 @@ class Pairs:
                     if neg:
                         diffs.append(x[p] - x[neg])
                         owner.append(np.full(len(neg), n))
+                        page.append(np.asarray([min(p, q) < PAGE for q in neg]))
                 count[n] = len(pos) * len(neg)
             self.x[depth] = np.concatenate(diffs)
             self.owner[depth] = np.concatenate(owner)
             self.count[depth] = count
+            self.on_page[depth] = np.concatenate(page)
 
 
 def fit(
-    items: Sequence[Item], pairs: Pairs, train: Sequence[int], depth: int, l2: float, maxsim: bool
+    items: Sequence[Item],
+    pairs: Pairs,
+    train: Sequence[int],
+    depth: int,
+    l2: float,
+    maxsim: bool,
+    below_page: float = 1.0,
 ) -> tuple[float, ...]:
     """Pairwise logistic regression over the items ``train`` (indexes into ``items``), every
-    (set, class) group weighted alike, L2 towards ``PRIOR``; no bias. L-BFGS (scipy)."""
+    (set, class) group weighted alike, a pair with both candidates below the fused top 10
+    weighted ``below_page``, L2 towards ``PRIOR``; no bias. L-BFGS (scipy)."""
     import numpy as np
     from scipy.optimize import minimize
 
@@ -189,7 +209,7 @@ def fit(
     for n in train:
         if pairs.count[depth][n] > 0:
             per_item[n] = 1.0 / (groups[(items[n].set, items[n].cls)] * pairs.count[depth][n])
-    sw = per_item[pairs.owner[depth]]
+    sw = per_item[pairs.owner[depth]] * np.where(pairs.on_page[depth], 1.0, below_page)
     keep = sw > 0
     x, sw = pairs.x[depth][keep], sw[keep]
     sw = sw / sw.sum()
@@ -214,9 +234,15 @@ def fit(
     return tuple(float(v) for v in w)
 
 
-def reorder(it: Item, depth: int, w: Sequence[float], demotion: int | None = None) -> list[int]:
+def reorder(
+    it: Item,
+    depth: int,
+    w: Sequence[float],
+    demotion: int | None = None,
+    pin_gap: float | None = None,
+) -> list[int]:
     ids, rows = it.rows[depth]
-    model = rerank_learned.Weights(tuple(w), depth, demotion)
+    model = rerank_learned.Weights(tuple(w), depth, demotion, pin_gap)
     return rerank_learned.ranked(model, ids, rows) + it.fused[depth:]
 
 
@@ -251,11 +277,12 @@ def balanced(items: Sequence[Item], orders: Sequence[Sequence[int]]) -> float:
 
 def choose(
     items: Sequence[Item], pairs: Pairs, train: Sequence[int], maxsim: bool
-) -> tuple[int, float, int | None]:
-    """Depth, penalty and demotion cap by leave one training set out (3-fold when there is
-    one set). Depth and penalty: the best class-balanced mean. The cap, then, on the same
-    inner held-out orders: the least ``shortfall`` below the better single part (the
-    constraint), ties to the best balanced mean."""
+) -> tuple[int, float, float, int | None, float | None]:
+    """Depth, penalty, the weight below the page, demotion cap and pin gap by leave one
+    training set out (3-fold when there is one set). Depth, penalty and the weight below the
+    page: the best class-balanced mean. The cap and the pin,
+    then, on the same inner held-out orders: the least ``shortfall`` below the better single
+    part (the constraint), ties to the best balanced mean."""
     sets = sorted({items[n].set for n in train})
     if len(sets) > 1:
         splits = [
@@ -266,27 +293,34 @@ def choose(
         idx = list(train)
         random.Random(7).shuffle(idx)
         splits = [([n for k, n in enumerate(idx) if k % 3 != f], idx[f::3]) for f in range(3)]
-    best: tuple[float, int, float, list[Any]] | None = None
+    best: tuple[float, int, float, float, list[Any]] | None = None
     for depth in DEPTHS:
         for l2 in L2S:
-            fitted_ws = [
-                (held, fit(items, pairs, fitted, depth, l2, maxsim)) for fitted, held in splits
-            ]
-            score = statistics.fmean(
-                balanced([items[n] for n in held], reorder_all(items, held, depth, w))
-                for held, w in fitted_ws
-            )
-            if best is None or score > best[0] + 1e-9:
-                best = (score, depth, l2, fitted_ws)
+            for below in BELOW_PAGE:
+                fitted_ws = [
+                    (held, fit(items, pairs, fitted, depth, l2, maxsim, below))
+                    for fitted, held in splits
+                ]
+                score = statistics.fmean(
+                    balanced([items[n] for n in held], reorder_all(items, held, depth, w))
+                    for held, w in fitted_ws
+                )
+                if best is None or score > best[0] + 1e-9:
+                    best = (score, depth, l2, below, fitted_ws)
     assert best is not None
-    _, depth, l2, fitted_ws = best
+    _, depth, l2, below, fitted_ws = best
     inner = [n for held, _ in fitted_ws for n in held]
     sub = [items[n] for n in inner]
     ranked_caps = []
     for demotion in DEMOTIONS:
-        orders = [reorder(items[n], depth, w, demotion) for held, w in fitted_ws for n in held]
-        ranked_caps.append((round(shortfall(sub, orders), 4), -balanced(sub, orders), demotion))
-    return depth, l2, min(ranked_caps, key=lambda r: (r[0], r[1]))[2]
+        for pin in PIN_GAPS:
+            orders = [
+                reorder(items[n], depth, w, demotion, pin) for held, w in fitted_ws for n in held
+            ]
+            short = round(shortfall(sub, orders), 4)
+            ranked_caps.append((short, -balanced(sub, orders), demotion, pin))
+    _, _, demotion, pin = min(ranked_caps, key=lambda r: (r[0], r[1]))
+    return depth, l2, below, demotion, pin
 
 
 def reorder_all(
@@ -302,7 +336,8 @@ def reorder_all(
 def held_out(
     items: Sequence[Item], pairs: Pairs, scheme: str, maxsim: bool
 ) -> tuple[list[list[int]], list[Any]]:
-    """Every item's order by a model that never saw it; and the (depth, l2) chosen per fold."""
+    """Every item's order by a model that never saw it; and the (depth, l2, weight below the
+    page, demotion, pin gap) chosen per fold."""
     orders: list[list[int] | None] = [None] * len(items)
     chosen = []
     if scheme == "leave one set out":
@@ -316,11 +351,11 @@ def held_out(
     for fold in folds:
         held = set(fold)
         train = [n for n in range(len(items)) if n not in held]
-        depth, l2, demotion = choose(items, pairs, train, maxsim)
-        w = fit(items, pairs, train, depth, l2, maxsim)
-        chosen.append((depth, l2, demotion))
+        depth, l2, below, demotion, pin = choose(items, pairs, train, maxsim)
+        w = fit(items, pairs, train, depth, l2, maxsim, below)
+        chosen.append((depth, l2, below, demotion, pin))
         for n in fold:
-            orders[n] = reorder(items[n], depth, w, demotion)
+            orders[n] = reorder(items[n], depth, w, demotion, pin)
     return [o for o in orders if o is not None], chosen
 
 
@@ -406,7 +441,7 @@ def print_tables(doc: Mapping[str, Any]) -> None:
                 flags += " " + "".join("<" if m[k] < hyb[k] else "." for k in range(3))
                 print(f"{s:<13} {label:<9} {m[0]:.3f} / {m[1]:.3f} / {m[2]:.3f}  {flags}")
     for scheme, chosen in doc["chosen"].items():
-        print(f"chosen (depth, l2, demotion) per fold, {scheme}: {chosen}")
+        print(f"chosen (depth, l2, below page, demotion, pin gap) per fold, {scheme}: {chosen}")
     print("\n== maxsim d30 gated by the query's anchor: (balanced, R@10) per set")
     for gate, row in doc["gates"].items():
         print(f"{gate:<14} " + "  ".join(f"{s} {v[0]:.3f}/{v[1]:.3f}" for s, v in row.items()))
@@ -521,14 +556,16 @@ def main() -> None:
             doc["tables"][scheme] = table_rows(items, variants)
         if args.write:
             everything = list(range(len(items)))
-            depth, l2, demotion = choose(items, pairs, everything, True)
-            w = fit(items, pairs, everything, depth, l2, True)
+            depth, l2, below, demotion, pin = choose(items, pairs, everything, True)
+            w = fit(items, pairs, everything, depth, l2, True, below)
             shipped: dict[str, Any] = {
                 "features": list(FEATURES),
                 "weights": dict(zip(FEATURES, (round(v, 4) for v in w), strict=True)),
                 "depth": depth,
                 "demotion": demotion,
+                "pin_gap": pin,
                 "l2": l2,
+                "below_page": below,
                 "fitted_on": sorted({it.set for it in items}),
             }
             text = json.dumps(shipped, indent=2) + "\n"

@@ -386,7 +386,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample", type=int, default=2000, help="texts MiniLM embeds for real")
     parser.add_argument("--seeded", help="side by side: reuse a data dir seeded by a --keep run")
     parser.add_argument(
-        "--also", action="append", help="side by side: a side of this tree with KEY=VALUE set"
+        "--also",
+        action="append",
+        help="side by side: a side of this tree with KEY=VALUE set (several: K=V&K2=V2)",
     )
     args = parser.parse_args(argv)
     if args.before_ref or args.root:

@@ -22,13 +22,19 @@ while its vector side runs; the full-text hits' cosines include an index search 
 those ids (counted under the index scan too); the neighbours' share from the lookup of
 only the hits that could be on the page or first (``head_of_smooth``) is its own stage.
 
-Usage: python bench/search_stages.py --seeded DIR [--root DIR] [--queries 200]
+``--set K=V`` (repeatable) runs it under other settings (the second stage:
+``--set search_rerank=true --set search_rerank_method=learned``); ``--dump FILE`` writes every
+reply, so two runs (before and after a change) can be compared for identical replies.
+
+Usage: python bench/search_stages.py --seeded DIR [--root DIR] [--queries 200] [--set K=V]
+       [--dump FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import json
 import os
 import random
 import resource
@@ -38,6 +44,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +62,15 @@ STAGES: list[tuple[str, str, str]] = [
     ("total count (format=json only)", "workbench.recall.totals", "count"),
     ("query embedding (vector thread)", "workbench.recall.indexer", "IndexRanker.embed_query"),
     ("index scan (vector thread)", "workbench.recall.vectors", "VectorIndex.search"),
+    # The second stage (``--set search_rerank=true --set search_rerank_method=learned``).
+    ("second stage (all of it)", "workbench.recall.rerank", "rerank_or_fused"),
+    ("  its model's check (problem)", "workbench.recall.rerank", "problem"),
+    ("  candidates' texts (SELECT)", "workbench.recall.rerank_features", "load_texts"),
+    ("  MaxSim", "workbench.recall.rerank_maxsim", "scores"),
+    ("  learned features (all)", "workbench.recall.rerank_learned", "compute"),
+    ("    rank + text features", "workbench.recall.rerank_features", "compute"),
+    ("    sessions' lookup", "workbench.recall.rerank_learned", "_sessions"),
+    ("  model scores + order", "workbench.recall.rerank_learned", "ranked"),
 ]
 
 
@@ -82,6 +98,16 @@ def wrap(spent: dict[str, float], label: str, module: str, attribute: str) -> No
     setattr(owner, name, timed)
 
 
+def reply_of(reply: object) -> object:
+    """What a route answered, for ``--dump`` (ids, scores, the stage that placed each hit)."""
+    dump = getattr(reply, "model_dump", None)
+    if callable(dump):
+        return dump()
+    if is_dataclass(reply) and not isinstance(reply, type):
+        return asdict(reply)
+    return reply
+
+
 def process_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
@@ -100,7 +126,8 @@ def run(args: argparse.Namespace) -> list[str]:
     try:
         data = work / "data"
         shutil.copytree(args.seeded, data, ignore=shutil.ignore_patterns("index", "*.log"))
-        settings = load_settings(data, embedder="minilm")
+        overrides = dict(pair.split("=", 1) for pair in args.set)
+        settings = load_settings(data, embedder="minilm", **overrides)
         store = Store(settings.db_path)
         indexer = Indexer(store, settings)
         indexer.load()
@@ -118,16 +145,21 @@ def run(args: argparse.Namespace) -> list[str]:
         texts = queries(args.queries + 10, random.Random(args.seed))
         per_route: dict[str, dict[str, float]] = {}
         whole: dict[str, list[float]] = {}
+        replies: dict[str, list[object]] = {}
         for route, call in routes.items():
             for q in texts[:10]:
                 call(f"{q} warm {route}")
             spent.clear()
             for q in texts[10:]:
                 before = process_cpu()
-                call(f"{q} {route}")
+                reply = call(f"{q} {route}")
+                replies.setdefault(route, []).append(reply_of(reply))
                 whole.setdefault(route, []).append(process_cpu() - before)
             per_route[route] = {k: v / args.queries for k, v in spent.items()}
         store.close()
+        if args.dump:
+            text = json.dumps(replies, indent=1, default=str) + "\n"
+            Path(args.dump).write_text(text, encoding="utf-8")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     names = list(routes)
@@ -153,6 +185,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", default=str(ROOT), help="the checkout to measure")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--seed", type=int, default=34)
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="K=V", help="e.g. search_rerank=true"
+    )
+    parser.add_argument("--dump", help="write every reply here (JSON), to compare two runs")
     args = parser.parse_args(argv)
     print("\n".join(run(args)))
     return 0

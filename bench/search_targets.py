@@ -267,15 +267,18 @@ def run(args: Any) -> int:
         roots = [(f"before ({args.before_ref})", old), ("after (this tree)", ROOT)]
     settings_of: dict[str, dict[str, Any]] = {}
     for setting in args.also or []:
-        # A third side: this tree with one setting changed (e.g. vector_index=hnsw_fp16).
-        key, _, raw = setting.partition("=")
-        try:
-            value: Any = json.loads(raw)
-        except ValueError:
-            value = raw
-        name = f"after + {key}={raw}"
+        # A third side: this tree with settings changed (e.g. vector_index=hnsw_fp16; several
+        # joined by "&": search_rerank=true&search_rerank_method=learned).
+        changed: dict[str, Any] = {}
+        for pair in setting.split("&"):
+            key, _, raw = pair.partition("=")
+            try:
+                changed[key] = json.loads(raw)
+            except ValueError:
+                changed[key] = raw
+        name = f"after + {setting}"
         roots.append((name, ROOT))
-        settings_of[name] = {key: value}
+        settings_of[name] = changed
     n = args.n
     work = Path(tempfile.mkdtemp(prefix=f"wb-bench-targets-{n}-"))
     sides: list[Side] = []

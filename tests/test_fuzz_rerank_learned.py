@@ -81,7 +81,7 @@ def near_valid(draw: Any) -> dict[str, Any]:
     import json
 
     doc: dict[str, Any] = json.loads(rerank_learned.WEIGHTS_FILE.read_text(encoding="utf-8"))
-    where = draw(st.sampled_from(["features", "weights", "depth", "weight"]))
+    where = draw(st.sampled_from(["features", "weights", "depth", "demotion", "pin_gap", "weight"]))
     value = draw(json_value)
     if where == "weight":
         doc["weights"][draw(st.sampled_from(list(rerank_learned.FEATURES)))] = value
@@ -99,3 +99,39 @@ def test_any_weights_file_is_read_or_refused(doc: dict[str, Any]) -> None:
         return
     assert len(parsed.values) == len(rerank_learned.FEATURES)
     assert 2 <= parsed.depth <= 200
+    assert parsed.pin_gap is None or 0.0 <= parsed.pin_gap <= 1.0
+
+
+unit = st.floats(0.0, 1.0, allow_nan=False)
+
+
+@settings(max_examples=budget(200), deadline=None)
+@given(
+    rows=st.lists(
+        st.lists(
+            unit, min_size=len(rerank_learned.FEATURES), max_size=len(rerank_learned.FEATURES)
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    weights=st.lists(
+        st.floats(-5.0, 5.0, allow_nan=False),
+        min_size=len(rerank_learned.FEATURES),
+        max_size=len(rerank_learned.FEATURES),
+    ),
+    demotion=st.none() | st.integers(0, 12),
+    pin_gap=st.none() | unit,
+)
+def test_any_rows_are_only_reordered_and_a_pinned_first_stays(
+    rows: list[list[float]], weights: list[float], demotion: int | None, pin_gap: float | None
+) -> None:
+    """The pin (``rerank_learned.pinned``) and the cap together, for any candidate rows: the
+    same ids, none below its cap, and a pinned fused first in first place."""
+    ids = list(range(100, 100 + len(rows)))
+    model = rerank_learned.Weights(tuple(weights), 30, demotion, pin_gap)
+    out = rerank_learned.ranked(model, ids, rows)
+    assert sorted(out) == ids
+    if demotion is not None:
+        assert all(out.index(i) <= n + demotion for n, i in enumerate(ids))
+    if rerank_learned.pinned(rows, pin_gap):
+        assert out[0] == ids[0]

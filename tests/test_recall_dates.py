@@ -128,6 +128,7 @@ def test_feedback_lifts_the_hit_sharing_the_top_hits_words(tmp_path: Path) -> No
             "search_fts_gate": 0.0,
             "search_neighbour_weight": 0.0,
             "search_coverage_power": 1.0,  # linear: the one-word matches keep their weight
+            "search_rerank": False,  # the first stage's own order
         }
         off = load_settings(tmp_path / "off", search_feedback_weight=0.0, **plain)
         on = load_settings(tmp_path / "on", search_feedback_weight=0.5, **plain)

@@ -97,8 +97,8 @@ def test_the_answer_beside_the_question_is_found_through_the_engine(
     # ranker barely prefers it over the other talk's turns.
     ranker = SimilarityRanker({1: 0.62, 2: 0.20, 3: 0.18, 4: 0.21, 5: 0.22})
     query = "which novel was recommended for the trip to the coast"
-    off = load_settings(tmp_path / "off", search_neighbour_weight=0.0)
-    on = load_settings(tmp_path / "on", search_neighbour_weight=0.4)
+    off = load_settings(tmp_path / "off", search_neighbour_weight=0.0, search_rerank=False)
+    on = load_settings(tmp_path / "on", search_neighbour_weight=0.4, search_rerank=False)
     before = SearchEngine(conversation, off, ranker).search(query, types="observations")
     after = SearchEngine(conversation, on, ranker).search(query, types="observations")
     assert [h.id for h in before.observations][:2] != [1, 2]
@@ -115,8 +115,12 @@ def test_rrf_parameters_come_from_the_settings(tmp_path: Path) -> None:
     with store_of_titles(tmp_path / "workbench.db", titles) as store:
         ranker = SimilarityRanker({2: 0.6, 1: 0.3})
         query = "duplicate refunds from webhook retries"
-        to_text = load_settings(tmp_path / "a", search_fusion="rrf", search_rrf_fts_share=0.9)
-        to_vector = load_settings(tmp_path / "b", search_fusion="rrf", search_rrf_fts_share=0.1)
+        to_text = load_settings(
+            tmp_path / "a", search_fusion="rrf", search_rrf_fts_share=0.9, search_rerank=False
+        )
+        to_vector = load_settings(
+            tmp_path / "b", search_fusion="rrf", search_rrf_fts_share=0.1, search_rerank=False
+        )
         first = SearchEngine(store, to_text, ranker).search(query, types="observations")
         second = SearchEngine(store, to_vector, ranker).search(query, types="observations")
         assert [h.id for h in first.observations][0] == 1
@@ -155,11 +159,13 @@ def test_by_default_a_full_match_outranks_a_somewhat_closer_vector_hit(tmp_path:
                 )
         ranker = SimilarityRanker({1: 0.40, 2: 0.70})
         query = "Kirsty Williams teacher workload review"
-        found = SearchEngine(store, load_settings(tmp_path), ranker).search(
+        found = SearchEngine(store, load_settings(tmp_path, search_rerank=False), ranker).search(
             query, types="observations"
         )
         assert [h.id for h in found.observations] == [1, 2]
-        old = load_settings(tmp_path, search_fts_weight=0.2, search_vector_weight=0.8)
+        old = load_settings(
+            tmp_path, search_fts_weight=0.2, search_vector_weight=0.8, search_rerank=False
+        )
         before = SearchEngine(store, old, ranker).search(query, types="observations")
         assert [h.id for h in before.observations] == [2, 1]
 

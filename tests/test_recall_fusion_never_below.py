@@ -92,7 +92,8 @@ def test_the_default_lift_keeps_a_lone_first_over_two_adjacent_turns(tmp_path: P
     with store_of_turns(tmp_path / "workbench.db", turns) as store:
         ranker = SimilarityRanker({3: 0.80, 1: 0.76, 2: 0.72, 4: 0.10})
         query = "what colour paint did we choose"
-        only = {"search_fts_weight": 0.0, "search_vector_weight": 1.0}
+        # The first stage itself: no second stage reorders what fusion gave.
+        only = {"search_fts_weight": 0.0, "search_vector_weight": 1.0, "search_rerank": False}
         settings = load_settings(tmp_path / "d", search_neighbour_weight=0.3, **only)
         found = SearchEngine(store, settings, ranker).search(query, types="observations")
         assert [h.id for h in found.observations][:3] == [3, 1, 2]
@@ -115,7 +116,7 @@ def test_the_default_coverage_power_reaches_the_engine(tmp_path: Path) -> None:
     with store_of_turns(tmp_path / "workbench.db", turns) as store:
         ranker = SimilarityRanker({2: 0.60, 1: 0.38, 3: 0.10, 4: 0.05})
         query = "budget meeting catering"
-        plain = {"search_neighbour_weight": 0.0, "search_fts_gate": 0.0}
+        plain = {"search_neighbour_weight": 0.0, "search_fts_gate": 0.0, "search_rerank": False}
         linear = load_settings(tmp_path / "l", search_coverage_power=1.0, **plain)
         default = load_settings(tmp_path / "d", **plain)
         before = SearchEngine(store, linear, ranker).search(query, types="observations")

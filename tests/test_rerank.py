@@ -75,8 +75,10 @@ def search(store: Store, settings: object, mode: str = "hybrid", limit: int = 5)
 
 
 def test_an_exact_identifier_match_comes_first_once_reranked(store: Store, tmp_path: Path) -> None:
-    off = load_settings(tmp_path / "off", **VECTOR_LED)
-    on = load_settings(tmp_path / "on", search_rerank=True, **VECTOR_LED)
+    off = load_settings(tmp_path / "off", search_rerank=False, **VECTOR_LED)
+    on = load_settings(
+        tmp_path / "on", search_rerank=True, search_rerank_method="features", **VECTOR_LED
+    )
     # Fusion alone: the semantically closest (0.8 · 0.70) beats the exact answer.
     assert search(store, off)[:2] == [2, 1]
     assert search(store, on)[:2] == [1, 2]
@@ -90,12 +92,16 @@ def test_an_exact_identifier_match_comes_first_once_reranked(store: Store, tmp_p
 
 
 def test_rerank_only_reorders(store: Store, tmp_path: Path) -> None:
-    off = search(store, load_settings(tmp_path / "off"), limit=50)
-    on = search(store, load_settings(tmp_path / "on", search_rerank=True), limit=50)
+    off = search(store, load_settings(tmp_path / "off", search_rerank=False), limit=50)
+    on = search(
+        store,
+        load_settings(tmp_path / "on", search_rerank=True, search_rerank_method="features"),
+        limit=50,
+    )
     assert sorted(on) == sorted(off)
     assert len(on) == len(set(on)) == len(MEMORIES)
     # Paging sees one order: page 2 continues page 1.
-    settings = load_settings(tmp_path / "on2", search_rerank=True)
+    settings = load_settings(tmp_path / "on2", search_rerank=True, search_rerank_method="features")
     engine = SearchEngine(store, settings, SimilarityRanker(SIMILARITY))
     pages = [
         [h.id for h in engine.search(QUERY, types="observations", limit=2, offset=o).observations]
@@ -105,8 +111,8 @@ def test_rerank_only_reorders(store: Store, tmp_path: Path) -> None:
 
 
 def test_fts_and_vector_modes_are_never_reranked(store: Store, tmp_path: Path) -> None:
-    on = load_settings(tmp_path, search_rerank=True)
-    off = load_settings(tmp_path / "off")
+    on = load_settings(tmp_path, search_rerank=True, search_rerank_method="features")
+    off = load_settings(tmp_path / "off", search_rerank=False)
     engine = SearchEngine(store, on, SimilarityRanker(SIMILARITY))  # one engine, reused
     for mode in ("fts", "vector"):
         assert search(store, on, mode) == search(store, off, mode)
@@ -130,7 +136,7 @@ def test_fts_and_vector_modes_are_never_reranked(store: Store, tmp_path: Path) -
 def test_an_unreadable_model_file_means_the_default(
     store: Store, tmp_path: Path, content: str
 ) -> None:
-    settings = load_settings(tmp_path, search_rerank=True)
+    settings = load_settings(tmp_path, search_rerank=True, search_rerank_method="features")
     (tmp_path / rerank.MODEL_FILE).write_text(content, "utf-8")
     assert rerank.load_model(settings) == rerank.Model.default()
     assert search(store, settings)[:2] == [1, 2]
@@ -140,7 +146,11 @@ def test_a_failing_stage_gives_the_fused_order(store: Store, tmp_path: Path) -> 
     # A bench-style settings object with a depth that is not a number: the stage raises inside
     # and the search answers in fused order, unmarked.
     broken = SimpleNamespace(
-        search_rerank=True, search_rerank_depth="deep", data_dir=tmp_path, **VECTOR_LED
+        search_rerank=True,
+        search_rerank_method="features",
+        search_rerank_depth="deep",
+        data_dir=tmp_path,
+        **VECTOR_LED,
     )
     engine = SearchEngine(store, broken, SimilarityRanker(SIMILARITY))
     hits = engine.search(QUERY, types="observations", limit=5).observations
@@ -149,7 +159,7 @@ def test_a_failing_stage_gives_the_fused_order(store: Store, tmp_path: Path) -> 
 
 
 def test_a_trained_model_in_the_data_dir_is_used(store: Store, tmp_path: Path) -> None:
-    settings = load_settings(tmp_path, search_rerank=True)
+    settings = load_settings(tmp_path, search_rerank=True, search_rerank_method="features")
     # Weights that only trust recency: the newest memory (5) first, then 4, 3…
     weights = tuple(1.0 if name == "recency" else 0.0 for name in FEATURES)
     path = rerank.save_model(settings, rerank.Model(weights, "trained"))
@@ -188,7 +198,9 @@ def test_features_see_identifiers_phrases_and_title_cover(store: Store) -> None:
 
 
 def test_rerank_settings_are_checked(tmp_path: Path) -> None:
-    assert load_settings(tmp_path).search_rerank is False
+    # The learned stage is the default (held out by set never below its better single part).
+    defaults = load_settings(tmp_path)
+    assert (defaults.search_rerank, defaults.search_rerank_method) == (True, "learned")
     with pytest.raises(ValidationError) as err:
         load_settings(tmp_path, search_rerank_depth=1)
     assert "search_rerank_depth" in str(err.value)

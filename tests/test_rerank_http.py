@@ -29,7 +29,13 @@ def test_reranked_hits_say_so_and_keep_their_fields(tmp_path: Any) -> None:
     data = tmp_path / "data"
     data.mkdir()
     port = free_port()
-    env = base_env(data, port, WORKBENCH_EMBEDDER="minilm", WORKBENCH_SEARCH_RERANK="true")
+    env = base_env(
+        data,
+        port,
+        WORKBENCH_EMBEDDER="minilm",
+        WORKBENCH_SEARCH_RERANK="true",
+        WORKBENCH_SEARCH_RERANK_METHOD="features",
+    )
     svc = Service(data_dir=data, port=port, env=env).start()
     try:
         for title, text in MEMORIES:

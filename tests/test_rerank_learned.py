@@ -23,8 +23,12 @@ import pytest
 from pydantic import ValidationError
 
 from tests.conftest import SimilarityRanker, store_of_titles
+from tests.relevance_set import QUERIES as RELEVANCE_QUERIES
+from tests.relevance_set import seed
 from tests.test_rerank import MEMORIES, QUERY, SIMILARITY, VECTOR_LED
+from tests.test_search import KeywordRanker
 from workbench.recall import rerank_learned
+from workbench.recall.filters import SearchFilters
 from workbench.recall.search import SearchEngine
 from workbench.settings import Settings, load_settings
 from workbench.store.database import Store
@@ -108,6 +112,43 @@ def test_no_candidate_falls_further_below_its_fused_place_than_the_cap() -> None
     assert rerank_learned.weights().demotion is not None  # the shipped model is capped
 
 
+def rows_of(cosines: list[float], fts_first: int | None) -> list[list[float]]:
+    """Feature rows in fused order: each candidate's cosine (the first the vector ranker's
+    first), 1/fused rank, and full text's first at place ``fts_first`` (None: no full-text hit)."""
+    out = []
+    for n, cosine in enumerate(cosines):
+        value = {
+            "fused_rr": 1.0 / (n + 1),
+            "cosine": cosine,
+            "vector_rr": 1.0 / (n + 1),
+            "fts_rr": 1.0 if n == fts_first else 0.0,
+            "fts": 1.0 if n == fts_first else 0.0,
+        }
+        out.append([value.get(f, 0.0) for f in rerank_learned.FEATURES])
+    return out
+
+
+def test_a_confident_vector_first_stays_first() -> None:
+    """The coding set's loss (issue 21): a paraphrase shares no word with its answer, so the
+    word evidence demotes the vector ranker's clear first. With ``pin_gap``, a fused first that
+    is the vector's first with a cosine lead of at least the gap, and that full text does not
+    contradict (its first is no other candidate), keeps first place; the rest is the model's."""
+    fused = [10, 11, 12, 13]
+    reverse = tuple(-1.0 if f == "fused_rr" else 0.0 for f in rerank_learned.FEATURES)
+    pinned = rerank_learned.Weights(reverse, 30, None, pin_gap=0.05)
+    clear = rows_of([0.60, 0.50, 0.40, 0.30], fts_first=None)
+    assert rerank_learned.ranked(pinned, fused, clear) == [10, 13, 12, 11]
+    agreed = rows_of([0.60, 0.50, 0.40, 0.30], fts_first=0)  # full text's first too
+    assert rerank_learned.ranked(pinned, fused, agreed) == [10, 13, 12, 11]
+    close = rows_of([0.60, 0.58, 0.40, 0.30], fts_first=None)
+    assert rerank_learned.ranked(pinned, fused, close) == fused[::-1]  # lead below the gap
+    contradicted = rows_of([0.60, 0.50, 0.40, 0.30], fts_first=2)
+    assert rerank_learned.ranked(pinned, fused, contradicted) == fused[::-1]
+    unpinned = rerank_learned.Weights(reverse, 30, None)
+    assert rerank_learned.ranked(unpinned, fused, clear) == fused[::-1]
+    assert rerank_learned.weights().pin_gap is not None  # the shipped model pins
+
+
 def test_the_learned_stage_needs_only_what_models_build_writes(
     store: Store, tmp_path: Path, pieces: Path
 ) -> None:
@@ -150,6 +191,11 @@ def shipped() -> dict[str, Any]:
         lambda d: d.update(demotion=-1),
         lambda d: d.update(demotion="3"),
         lambda d: d.update(demotion=True),
+        lambda d: d.update(pin_gap=-0.1),
+        lambda d: d.update(pin_gap=1.5),
+        lambda d: d.update(pin_gap="0.02"),
+        lambda d: d.update(pin_gap=True),
+        lambda d: d.update(pin_gap=float("nan")),
     ],
 )
 def test_a_weights_file_this_code_cannot_read_is_refused(spoil: Any) -> None:
@@ -262,3 +308,68 @@ def test_the_faster_stage_scores_as_the_plain_computation(static_model: Path) ->
                     )
                 }
                 assert rerank_features.identifiers(text) == plain
+
+
+class EveryNeighbour(SearchEngine):
+    """The real engine, smoothing over every hit's neighbours as it did before the second
+    stage read only the head it reorders (``rerank.reach``)."""
+
+    def _head_with_neighbours(
+        self, fused: list[tuple[int, float]], filters: SearchFilters, weight: float, n: int
+    ) -> list[tuple[int, float]]:
+        return self._with_neighbours(fused, filters, weight)
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [SearchFilters(), SearchFilters(project="payments-api")],
+    ids=["all", "payments"],
+)
+def test_the_stage_reads_only_the_head_it_reorders(
+    pieces: Path, tmp_path: Path, filters: SearchFilters
+) -> None:
+    """With the stage on, hybrid looks up the neighbours of only the hits that could be in the
+    head it reorders (``rerank.reach``), and the timeline's anchor skips the stage when the
+    pin rule keeps the fused first (``first_only``): every query's page (ids, order, scores,
+    who placed each hit) and anchor are those of the engine that smooths over every hit's
+    neighbours and reorders the whole head."""
+    store = Store(tmp_path / "workbench.db")
+    seed(store)
+    settings = load_settings(tmp_path, search_rerank=True, search_rerank_method="learned")
+    ranker = KeywordRanker(store)
+    fast, full = SearchEngine(store, settings, ranker), EveryNeighbour(store, settings, ranker)
+    placed = 0
+    for query in [*RELEVANCE_QUERIES, "refund webhook retry", "zzzz-nothing-matches-this"]:
+        for depth in (1, 5, 20):
+            got = fast.search(query, filters, types=["observations"], limit=depth)
+            want = full.search(query, filters, types=["observations"], limit=depth)
+            assert got.to_json() == want.to_json(), query
+        top = fast.top_observation(query, filters)
+        page = want.observations
+        assert (top.id if top else None) == (page[0].id if page else None), query
+        if top is not None:
+            assert (top.score, top.rerank) == (page[0].score, page[0].rerank), query
+        placed += top is not None and top.rerank == "learned"
+    assert placed  # the stage ran (its model was there), so both paths were taken
+    store.close()
+
+
+def test_content_pieces_are_the_plain_filter_of_every_piece(static_model: Path) -> None:
+    """The meaning of each word-piece id, decided once per table, keeps the pieces the plain
+    filter (no stop word, some letter or digit, piece by piece) keeps, in order."""
+    from workbench.recall import rerank_maxsim, rerank_tokens
+
+    table = rerank_tokens.load_static(static_model)
+    texts = [*MEMORIES, QUERY, "the and of", "!!! ---", "", "naïve café ☃ 日本語 x" * 40]
+    rerank_maxsim.clear_cache()
+    for _ in range(2):  # afresh, then from the cache
+        got = rerank_maxsim.content_pieces(table, texts)
+        for text, kept in zip(texts, got, strict=True):
+            found = table.tokenizer.encode(text, add_special_tokens=False)
+            ids, strings = found.ids[: rerank_maxsim.MAX_PIECES], found.tokens
+            plain = [
+                i
+                for i, piece in zip(ids, strings, strict=False)
+                if piece not in rerank_maxsim._STOP and any(c.isalnum() for c in piece)
+            ]
+            assert kept == (plain or ids), text

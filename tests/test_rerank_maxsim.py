@@ -62,7 +62,9 @@ def maxsim_settings(where: Path, **extra: object) -> object:
 def test_the_memory_holding_the_query_words_comes_first(
     store: Store, tmp_path: Path, use_table: Path
 ) -> None:
-    assert search(store, load_settings(tmp_path / "off", **VECTOR_LED))[:2] == [2, 1]  # fusion
+    assert search(store, load_settings(tmp_path / "off", search_rerank=False, **VECTOR_LED))[
+        :2
+    ] == [2, 1]  # fusion
     on = maxsim_settings(tmp_path / "on")
     assert search(store, on)[:2] == [1, 2]
     result = SearchEngine(store, on, SimilarityRanker(SIMILARITY)).search(QUERY, limit=5)
@@ -74,7 +76,9 @@ def test_the_memory_holding_the_query_words_comes_first(
 def test_maxsim_only_reorders_and_pages_see_one_order(
     store: Store, tmp_path: Path, use_table: Path
 ) -> None:
-    off = search(store, load_settings(tmp_path / "off", **VECTOR_LED), limit=50)
+    off = search(
+        store, load_settings(tmp_path / "off", search_rerank=False, **VECTOR_LED), limit=50
+    )
     on = maxsim_settings(tmp_path / "on", search_rerank_depth=3)
     ranked = search(store, on, limit=50)
     assert sorted(ranked) == sorted(off)
@@ -136,7 +140,7 @@ def test_a_failing_stage_gives_the_fused_order(
 
 
 def test_maxsim_settings_are_checked(tmp_path: Path) -> None:
-    assert load_settings(tmp_path).search_rerank_method == "features"
+    assert load_settings(tmp_path).search_rerank_method == "learned"  # the default stage
     for bad in ({"search_rerank_method": "colbert"}, {"search_rerank_maxsim_fused": 1.5}):
         with pytest.raises(ValidationError) as err:
             load_settings(tmp_path, **bad)

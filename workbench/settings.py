@@ -260,7 +260,9 @@ class Settings(BaseSettings):
     # Second stage (workbench/recall/rerank.py): reorder hybrid's fused top ``search_rerank_depth``
     # by a linear model over word-level features (``workbench rerank train`` fits it to your own
     # history; untrained, a built-in default). Only reorders, fails open to the fused order.
-    search_rerank: bool = False
+    # i21-rerank: on by default, running ``learned`` (below): held out by relevance set it is
+    # never below its better single part and better overall (bench/relevance_ltr.py).
+    search_rerank: bool = True
     search_rerank_depth: int = Field(default=50, ge=2, le=200)
     # i21-rerank: which stage ``search_rerank`` runs. ``features``: the linear model above;
     # ``maxsim``: late interaction over MiniLM's word pieces (workbench/recall/rerank_maxsim.py,
@@ -270,7 +272,7 @@ class Settings(BaseSettings):
     # session-agreement features, its weights fitted across the relevance sets and shipped
     # (workbench/recall/rerank_learned.py, bench/relevance_ltr.py); its MaxSim reads the static
     # model of `workbench models build` (i21-learned), no `workbench rerank build` table.
-    search_rerank_method: Literal["features", "maxsim", "learned"] = "features"
+    search_rerank_method: Literal["features", "maxsim", "learned"] = "learned"
     search_rerank_maxsim_fused: float = Field(default=0.7, ge=0.0, le=1.0)
     # Optional Claude listwise rerank of the top ``search_rerank_llm_depth`` (needs a key; cached
     # in the store, its tokens in the injection ledger): workbench/recall/rerank_llm.py.

@@ -73,7 +73,8 @@ def train(
         settings, model, report={k: v for k, v in report.items() if k != "weights"}
     )
     report["model"] = str(path)
-    report["enabled"] = rerank.enabled(settings)
+    # In use only when the second stage runs the ``features`` method (``learned`` is the default).
+    report["enabled"] = rerank.enabled(settings) and rerank.method(settings) == "features"
     if as_json:
         print_json(report)
         return
@@ -104,6 +105,7 @@ def _print(report: dict[str, Any]) -> None:
     typer.echo(f"wrote {report['model']}")
     if not report["enabled"]:
         typer.echo(
-            "search_rerank is off: set it true in settings.json (or WORKBENCH_SEARCH_RERANK=1)"
-            " and restart the service to use it"
+            "search_rerank is off or runs another method: set search_rerank true and"
+            " search_rerank_method features in settings.json (or WORKBENCH_SEARCH_RERANK=1,"
+            " WORKBENCH_SEARCH_RERANK_METHOD=features) and restart the service to use it"
         )

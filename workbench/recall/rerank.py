@@ -123,6 +123,21 @@ def method(settings: Any) -> str:
     return str(getattr(settings, "search_rerank_method", "features"))
 
 
+def reach(settings: Any) -> int | None:
+    """How many of the fused list's first hits the second stage reads and reorders (it keeps
+    the rest in the fused order), or None: no stage runs, or Claude's may (it reads the list
+    the first stage left)."""
+    from workbench.recall import rerank_llm
+
+    if not enabled(settings) or rerank_llm.enabled(settings):
+        return None
+    if method(settings) == "learned":
+        from workbench.recall import rerank_learned
+
+        return min(depth(settings), rerank_learned.weights().depth)
+    return depth(settings)
+
+
 def problem(settings: Any) -> str | None:
     """Why the configured stage cannot run (its model is missing), or None."""
     if not enabled(settings) or method(settings) not in ("maxsim", "learned"):
@@ -135,9 +150,14 @@ def problem(settings: Any) -> str | None:
 
 
 def _first_stage(
-    conn: sqlite3.Connection, query: str, candidates: Candidates, settings: Any
+    conn: sqlite3.Connection,
+    query: str,
+    candidates: Candidates,
+    settings: Any,
+    first_only: bool = False,
 ) -> tuple[list[tuple[int, float]], str, int]:
-    """The configured stage's order, its name and how deep it reordered; raises on failure."""
+    """The configured stage's order, its name and how deep it reordered; raises on failure.
+    ``first_only``: only the first hit must be right (``rerank_learned.order``)."""
     if method(settings) == "maxsim":
         from workbench.recall import rerank_maxsim, rerank_tokens
 
@@ -152,7 +172,9 @@ def _first_stage(
 
         table = rerank_tokens.load_static()
         learned = rerank_learned.weights()
-        reordered = rerank_learned.order(conn, query, candidates, depth(settings), table, learned)
+        reordered = rerank_learned.order(
+            conn, query, candidates, depth(settings), table, learned, first_only=first_only
+        )
         return reordered, "learned", min(depth(settings), learned.depth)
     model = load_model(settings)
     name = "features" if model.source == "trained" else "features-default"
@@ -192,7 +214,12 @@ def ranked(model: Model, ids: list[int], rows: list[list[float]]) -> list[int]:
 
 
 def rerank_or_fused(
-    conn: sqlite3.Connection, query: str, candidates: Candidates, settings: Any
+    conn: sqlite3.Connection,
+    query: str,
+    candidates: Candidates,
+    settings: Any,
+    *,
+    first_only: bool = False,
 ) -> tuple[list[tuple[int, float]], dict[int, str]]:
     """``(list, id -> reranker)``: the fused list reordered by whichever stages are on.
 
@@ -201,6 +228,8 @@ def rerank_or_fused(
     top ``search_rerank_llm_depth`` (``rerank_llm``). Each stage fails open on its own. The
     names (``"features"``, ``"features-default"``, ``"maxsim"``, ``"learned"``, ``"claude"``) go
     into each hit's ``rerank`` field; an id absent from the map kept its fused place.
+    ``first_only``: only the first hit is read (the timeline's anchor); the rest of the list
+    may then be left in the fused order.
     """
     from workbench.recall import rerank_llm
 
@@ -210,7 +239,7 @@ def rerank_or_fused(
         return fused, placed
     if enabled(settings) and problem(settings) is None:  # a missing model: said, not raised
         try:
-            fused, name, deep = _first_stage(conn, query, candidates, settings)
+            fused, name, deep = _first_stage(conn, query, candidates, settings, first_only)
             placed = {i: name for i, _ in fused[:deep]}
         except Exception:  # fail open: a second stage must never cost the first stage's answer
             log.exception("rerank failed; returning the fused order")

@@ -195,6 +195,17 @@ def compute(
         texts = load_texts(conn, ids)
     q_words = query_words(query)
     q_idents = identifiers(query)
+    epochs = [t["epoch"] for t in texts.values()]
+    low, high = (min(epochs), max(epochs)) if epochs else (0, 0)
+    rows = rank_rows(candidates)
+    for item, row in zip(ids, rows, strict=True):
+        row += _text_features(texts.get(item), q_words, q_idents, low, high)
+    return ids, rows
+
+
+def rank_rows(candidates: Candidates) -> list[list[float]]:
+    """Per fused candidate, its ``RANK_FEATURES`` (what the two rankers said): no text read."""
+    ids = [i for i, _ in candidates.fused]
     top_fused = max((s for _, s in candidates.fused), default=0.0)
     fts_scores = dict(candidates.text)
     fts_rank = {i: n for n, (i, _) in enumerate(candidates.text, start=1)}
@@ -203,25 +214,22 @@ def compute(
     cosine = {int(i): float(c) for i, c in candidates.cosines.items()}
     cosine.update(dict(candidates.vector))
     top_cos = max((max(cosine.get(i, 0.0), 0.0) for i in ids), default=0.0)
-    epochs = [t["epoch"] for t in texts.values()]
-    low, high = (min(epochs), max(epochs)) if epochs else (0, 0)
     rows: list[list[float]] = []
     for n, (item, score) in enumerate(candidates.fused, start=1):
         cos = max(cosine.get(item, 0.0), 0.0)
-        row = [
-            score / top_fused if top_fused > 0 else 0.0,
-            1.0 / n,
-            fts_scores.get(item, 0.0) / top_fts if top_fts > 0 else 0.0,
-            1.0 / fts_rank[item] if item in fts_rank else 0.0,
-            cos,
-            cos / top_cos if top_cos > 0 else 0.0,
-            1.0 / vec_rank[item] if item in vec_rank else 0.0,
-            1.0 if item in fts_rank and item in vec_rank else 0.0,
-        ]
-        found = texts.get(item)
-        row += _text_features(found, q_words, q_idents, low, high)
-        rows.append(row)
-    return ids, rows
+        rows.append(
+            [
+                score / top_fused if top_fused > 0 else 0.0,
+                1.0 / n,
+                fts_scores.get(item, 0.0) / top_fts if top_fts > 0 else 0.0,
+                1.0 / fts_rank[item] if item in fts_rank else 0.0,
+                cos,
+                cos / top_cos if top_cos > 0 else 0.0,
+                1.0 / vec_rank[item] if item in vec_rank else 0.0,
+                1.0 if item in fts_rank and item in vec_rank else 0.0,
+            ]
+        )
+    return rows
 
 
 def _text_features(

@@ -22,7 +22,14 @@ out, every relevance set but the one reported; the shipped file on all sets) and
   word with its answer, so word and MaxSim evidence can push the right memory from fused
   place 3 to 15 (the coding set's R@10 below vector alone, issue 21); the cap keeps every
   fused top-(10 − demotion) hit in the top 10 whatever the model says, while the model can
-  still lift a candidate from anywhere in the head. Chosen by the same cross-validation.
+  still lift a candidate from anywhere in the head. Chosen by the same cross-validation;
+- ``pin_gap``: a confident vector first keeps first place (``pinned``). The same paraphrase
+  questions lost MRR when the model moved the vector ranker's clear first to place 2 or 3 on
+  a word it shares with a distractor. When the fused first is the vector's first, its cosine
+  leads every other candidate's by at least the gap, and full text's first is no other
+  candidate (full text found nothing, or agrees), it stays first; the model orders the rest.
+  An exact identifier that full text puts first elsewhere still overturns it. Chosen by the
+  same cross-validation (null: no pin).
 
 MaxSim reads the word-piece vectors of the distilled static model (``rerank_tokens.
 load_static``), which ``workbench models build`` (so ``make install``) already writes for the
@@ -84,6 +91,7 @@ class Weights:
     values: tuple[float, ...]
     depth: int = 30
     demotion: int | None = None  # the most places below its fused one a candidate may fall
+    pin_gap: float | None = None  # the cosine lead that keeps a vector first first (``pinned``)
 
     def score(self, row: Sequence[float]) -> float:
         return math.fsum(w * x for w, x in zip(self.values, row, strict=True))
@@ -104,7 +112,14 @@ def parse(doc: Mapping[str, Any]) -> Weights:
         not isinstance(demotion, int) or isinstance(demotion, bool) or not 0 <= demotion <= 200
     ):
         raise ValueError("the demotion must be null or a whole number from 0 to 200")
-    return Weights(values, depth, demotion)
+    pin_gap = doc.get("pin_gap")
+    if pin_gap is not None and (
+        not isinstance(pin_gap, (int, float))
+        or isinstance(pin_gap, bool)
+        or not 0.0 <= pin_gap <= 1.0  # NaN fails this too
+    ):
+        raise ValueError("the pin_gap must be null or a number from 0 to 1")
+    return Weights(values, depth, demotion, None if pin_gap is None else float(pin_gap))
 
 
 @functools.lru_cache(maxsize=1)
@@ -213,7 +228,27 @@ def ranked(model: Weights, ids: Sequence[int], rows: Sequence[Sequence[float]]) 
         ((float(v), -n, i) for n, (i, v) in enumerate(zip(ids, values, strict=True))),
         reverse=True,
     )
-    return capped([i for _, _, i in scored], ids, model.demotion)
+    order = [i for _, _, i in scored]
+    if pinned(rows, model.pin_gap):
+        order.remove(ids[0])
+        order.insert(0, ids[0])
+    return capped(order, ids, model.demotion)
+
+
+_COSINE = FEATURES.index("cosine")
+_VECTOR_RR = FEATURES.index("vector_rr")
+_FTS_RR = FEATURES.index("fts_rr")
+
+
+def pinned(rows: Sequence[Sequence[float]], gap: float | None) -> bool:
+    """Whether the fused first (``rows[0]``) keeps first place: it is the vector ranker's first,
+    its cosine leads every other candidate's by at least ``gap``, and full text's first is no
+    other candidate. None: never."""
+    if gap is None or len(rows) < 2 or rows[0][_VECTOR_RR] != 1.0:
+        return False
+    if any(r[_FTS_RR] == 1.0 for r in rows[1:]):
+        return False
+    return rows[0][_COSINE] - max(r[_COSINE] for r in rows[1:]) >= gap
 
 
 def capped(order: Sequence[int], fused: Sequence[int], demotion: int | None) -> list[int]:
@@ -241,6 +276,8 @@ def order(
     top_n: int,
     table: TokenTable,
     model: Weights | None = None,
+    *,
+    first_only: bool = False,
 ) -> list[tuple[int, float]]:
     """The fused list with its first ``top_n`` reordered (ties: fused order), at most the
     model's own depth (its features, ranks among the candidates, mean what they meant when
@@ -248,6 +285,9 @@ def order(
 
     ``table``: the word-piece vectors (``rerank_tokens.load_static()``); ``model``: the shipped
     weights unless given. Raises on any failure (the caller falls back to the fused order).
+    ``first_only``: only the first hit is wanted (the timeline's anchor): when the pin rule
+    keeps the fused first (``pinned``, decided by the rank features alone), the fused list
+    comes back as it is, without reading a text or scoring a candidate.
     """
     model = model or weights()
     top_n = min(top_n, model.depth)
@@ -255,6 +295,8 @@ def order(
     if len(head) < 2:
         return list(candidates.fused)
     sub = Candidates(head, candidates.text, candidates.vector, candidates.cosines)
+    if first_only and pinned(rerank_features.rank_rows(sub), model.pin_gap):
+        return list(candidates.fused)
     head_ids = [i for i, _ in head]
     loaded = rerank_features.load_texts(conn, head_ids)  # one SELECT for every feature
     texts = [

@@ -32,6 +32,7 @@ MAX_PIECES = 256  # per candidate: a long memory's first 256 word pieces
 CACHE_SIZE = 4096  # texts whose pieces are kept (≤ 256 ids each: a few MB at most)
 _CACHE: dict[tuple[str, str], tuple[int, ...]] = {}
 _LOCK = threading.Lock()
+_MEANING: dict[str, tuple[bool, ...]] = {}  # table -> whether each word piece carries meaning
 _STOP = frozenset(
     "a an and are as at be by did do does for from had has have how i in is it its me my of on"
     " or our so that the their them then there these this to was we were what when where which"
@@ -55,19 +56,33 @@ def content_pieces(table: TokenTable, texts: list[str]) -> list[list[int]]:
                 _CACHE[(table.sha256, text)] = found  # most recently used last
                 have[text] = found
     missing = [t for t in dict.fromkeys(texts) if t not in have]
-    for text, (ids, pieces) in zip(missing, table.pieces(missing, MAX_PIECES), strict=True):
-        kept = [
-            i
-            for i, piece in zip(ids, pieces, strict=True)
-            if piece not in _STOP and any(c.isalnum() for c in piece)
-        ]
-        have[text] = tuple(kept or ids)
+    if missing:
+        meaning = _meaning(table)
+        encoded = table.tokenizer.encode_batch(missing, add_special_tokens=False)
+        for text, found in zip(missing, encoded, strict=True):
+            ids = found.ids[:MAX_PIECES]
+            kept = [i for i in ids if meaning[i]]
+            have[text] = tuple(kept or ids)
     with _LOCK:
         for text in missing:
             _CACHE[(table.sha256, text)] = have[text]
         while len(_CACHE) > CACHE_SIZE:  # the least recently used leave first
             _CACHE.pop(next(iter(_CACHE)))
     return [list(have[text]) for text in texts]
+
+
+def _meaning(table: TokenTable) -> tuple[bool, ...]:
+    """Per word-piece id: whether the piece carries meaning (no stop word, some letter or
+    digit). A piece's string is fixed by its id, so this is decided once per table
+    (``_MEANING``) instead of per piece of every candidate (a third of the stage's cost)."""
+    found = _MEANING.get(table.sha256)
+    if found is None:
+        vocab = table.tokenizer.get_vocab(with_added_tokens=True)
+        meaning = [False] * (max(vocab.values(), default=-1) + 1)
+        for piece, i in vocab.items():
+            meaning[i] = piece not in _STOP and any(c.isalnum() for c in piece)
+        found = _MEANING[table.sha256] = tuple(meaning)
+    return found
 
 
 def clear_cache() -> None:

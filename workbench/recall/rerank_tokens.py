@@ -117,11 +117,6 @@ class TokenTable:
     sha256: str
     unit: bool = True  # rows of unit length (the static model's are not: ``load_static``)
 
-    def pieces(self, texts: list[str], limit: int) -> list[tuple[list[int], list[str]]]:
-        """Per text: its word-piece ids and strings (no [CLS]/[SEP], no padding), ``limit`` max."""
-        encoded = self.tokenizer.encode_batch(texts, add_special_tokens=False)
-        return [(list(e.ids[:limit]), list(e.tokens[:limit])) for e in encoded]
-
 
 def problem(where: Path | None = None) -> str | None:
     """Why the table at ``where`` cannot be used, or None when it can."""

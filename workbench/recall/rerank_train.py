@@ -88,7 +88,9 @@ class CollectingEngine(SearchEngine):
 
     last: Candidates | None = None
 
-    def _rerank(self, query: str, candidates: Candidates) -> list[tuple[int, float]]:
+    def _rerank(
+        self, query: str, candidates: Candidates, first_only: bool = False
+    ) -> list[tuple[int, float]]:
         self.last = candidates
         return candidates.fused
 

@@ -461,6 +461,14 @@ class SearchEngine:
                     fused = self._head_with_neighbours(
                         fused, filters, weight, head, params.neighbour_lift
                     )
+            elif (reach := rerank.reach(self.settings)) is not None and not reorders_later:
+                # Trigger: the second stage reorders only the first ``reach`` hits (no Claude
+                # stage). Why: it reads their scores and order, never the rest's. Outcome:
+                # the neighbours of only the hits that could be among the first ``reach``
+                # (or ``depth``) of the whole lookup, as above.
+                fused = self._head_with_neighbours(
+                    fused, filters, weight, max(depth, reach), params.neighbour_lift
+                )
             else:
                 fused = self._with_neighbours(fused, filters, weight, params.neighbour_lift)
         if days:
@@ -478,7 +486,8 @@ class SearchEngine:
             # one lookup of the turns' sessions; a session's later hits are demoted.
             sessions = session_term.sessions_of(self.conn, [i for i, _ in fused])
             fused = session_spread.spread(fused, sessions, spread.weight, spread.free)
-        fused = self._rerank(query, rerank.Candidates(fused, text, vector, cosines or {}))
+        candidates = rerank.Candidates(fused, text, vector, cosines or {})
+        fused = self._rerank(query, candidates, first_only)
         skipped = rerank.problem(self.settings)  # the second stage's model is missing
         if skipped is not None and result.degraded is None:
             result.degraded = skipped
@@ -556,9 +565,14 @@ class SearchEngine:
             lift,
         )
 
-    def _rerank(self, query: str, candidates: rerank.Candidates) -> list[tuple[int, float]]:
-        """The second stage (``recall/rerank.py``): reorders the fused top-N, fails open."""
-        fused, self.reranked = rerank.rerank_or_fused(self.conn, query, candidates, self.settings)
+    def _rerank(
+        self, query: str, candidates: rerank.Candidates, first_only: bool = False
+    ) -> list[tuple[int, float]]:
+        """The second stage (``recall/rerank.py``): reorders the fused top-N, fails open.
+        ``first_only``: only the first hit is wanted (the rest may keep the fused order)."""
+        fused, self.reranked = rerank.rerank_or_fused(
+            self.conn, query, candidates, self.settings, first_only=first_only
+        )
         return fused
 
     def _cosines_of(self, query: str, ids: list[int]) -> dict[int, float] | None:
