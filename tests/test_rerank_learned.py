@@ -27,7 +27,7 @@ from tests.relevance_set import QUERIES as RELEVANCE_QUERIES
 from tests.relevance_set import seed
 from tests.test_rerank import MEMORIES, QUERY, SIMILARITY, VECTOR_LED
 from tests.test_search import KeywordRanker
-from workbench.recall import rerank_learned
+from workbench.recall import fusion, rerank_learned
 from workbench.recall.filters import SearchFilters
 from workbench.recall.search import SearchEngine
 from workbench.settings import Settings, load_settings
@@ -315,9 +315,14 @@ class EveryNeighbour(SearchEngine):
     stage read only the head it reorders (``rerank.reach``)."""
 
     def _head_with_neighbours(
-        self, fused: list[tuple[int, float]], filters: SearchFilters, weight: float, n: int
+        self,
+        fused: list[tuple[int, float]],
+        filters: SearchFilters,
+        weight: float,
+        n: int,
+        lift: fusion.Lift,
     ) -> list[tuple[int, float]]:
-        return self._with_neighbours(fused, filters, weight)
+        return self._with_neighbours(fused, filters, weight, lift)
 
 
 @pytest.mark.parametrize(
