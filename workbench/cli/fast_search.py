@@ -51,28 +51,29 @@ def parse(argv: list[str]) -> dict[str, Any] | None:
 
 def main(argv: list[str]) -> int | None:
     """Run the search and print it (exit code 0), or None to let the full command run."""
-    from workbench.cli.fast_wire import ask, service_of
+    from workbench.cli.fast_wire import checked_reply, print_reply
 
     options = parse(argv)
-    service = None if options is None else service_of(options.get("data_dir"))
-    if options is None or service is None:
+    data = checked_reply(options, _request, _checked)
+    if options is None or data is None:
         return None
+    print_reply(data, options["json"], _print_table)
+    return 0
+
+
+def _request(options: dict[str, Any]) -> tuple[str, str, dict[str, Any], None]:
+    """``GET /api/search`` with the query and the options given."""
     params: dict[str, Any] = {"query": options["query"], "format": "json"}
     for name in ("project", "mode", "limit"):
         if name in options:
             params[name] = options[name]
-    data = _checked(ask(service, "GET", "/api/search", params))
-    if data is None:
-        return None
-    if options["json"]:
-        from workbench.cli.tables import print_json
+    return "GET", "/api/search", params, None
 
-        print_json(data)
-    else:
-        from workbench.cli.search_table import print_hits
 
-        print_hits(data)
-    return 0
+def _print_table(data: dict[str, Any]) -> None:
+    from workbench.cli.search_table import print_hits
+
+    print_hits(data)
 
 
 def _checked(data: Any) -> dict[str, Any] | None:

@@ -60,25 +60,13 @@ def parse(argv: list[str]) -> dict[str, Any] | None:
 
 def main(argv: list[str]) -> int | None:
     """Print the observations (exit code 0, or 1 when none was found), or None to decline."""
-    from workbench.cli.fast_wire import ask, service_of
+    from workbench.cli.fast_wire import checked_reply, print_reply
 
     options = parse(argv)
-    service = None if options is None else service_of(options.get("data_dir"))
-    if options is None or service is None:
+    found = checked_reply(options, _request, _checked)
+    if options is None or found is None:
         return None
-    body = {"ids": options["ids"], "orderBy": ORDER_BY}
-    found = _checked(ask(service, "POST", "/api/observations/batch", body=body))
-    if found is None:
-        return None
-    if options["json"]:
-        from workbench.cli.tables import print_json
-
-        print_json(found)
-    else:
-        from workbench.cli.observation_table import print_observation
-
-        for obs in found:
-            print_observation(obs)
+    print_reply(found, options["json"], _print_table)
     missing = sorted(set(options["ids"]) - {obs["id"] for obs in found})
     if missing:
         sys.stdout.flush()
@@ -86,6 +74,18 @@ def main(argv: list[str]) -> int | None:
         if not found:
             return 1
     return 0
+
+
+def _request(options: dict[str, Any]) -> tuple[str, str, None, dict[str, Any]]:
+    """The batch request the full command sends for these ids."""
+    return "POST", "/api/observations/batch", None, {"ids": options["ids"], "orderBy": ORDER_BY}
+
+
+def _print_table(found: list[dict[str, Any]]) -> None:
+    from workbench.cli.observation_table import print_observation
+
+    for obs in found:
+        print_observation(obs)
 
 
 def _checked(data: Any) -> list[dict[str, Any]] | None:

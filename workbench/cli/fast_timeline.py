@@ -59,26 +59,27 @@ def parse(argv: list[str]) -> dict[str, Any] | None:
 
 def main(argv: list[str]) -> int | None:
     """Print the timeline (exit code 0), or None to let the full command run."""
-    from workbench.cli.fast_wire import ask, service_of
+    from workbench.cli.fast_wire import checked_reply, print_reply
 
     options = parse(argv)
-    service = None if options is None else service_of(options.get("data_dir"))
-    if options is None or service is None:
+    data = checked_reply(options, _request, _checked)
+    if options is None or data is None:
         return None
+    print_reply(data, options["json"], lambda reply: _print_table(reply, options.get("query")))
+    return 0
+
+
+def _request(options: dict[str, Any]) -> tuple[str, str, dict[str, Any], None]:
+    """``GET /api/timeline`` with the options the full command sends (those given)."""
     names = ("anchor", "query", "depth_before", "depth_after", "project")
     params = {name: options[name] for name in names if options.get(name) is not None}
-    data = _checked(ask(service, "GET", "/api/timeline", params))
-    if data is None:
-        return None
-    if options["json"]:
-        from workbench.cli.tables import print_json
+    return "GET", "/api/timeline", params, None
 
-        print_json(data)
-    else:
-        from workbench.cli.timeline_table import print_timeline
 
-        print_timeline(data, options.get("query"))
-    return 0
+def _print_table(data: dict[str, Any], query: str | None) -> None:
+    from workbench.cli.timeline_table import print_timeline
+
+    print_timeline(data, query)
 
 
 def _checked(data: Any) -> dict[str, Any] | None:

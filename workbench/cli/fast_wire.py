@@ -19,6 +19,9 @@ which owns every error message. So:
   dir's service only: no service (the full command reads the store read-only and says so),
   another data dir's service, or a refusal (the full command names the fix) is None. A
   declined request is sent again by the full command: one more round trip, on those paths.
+
+``checked_reply`` runs those steps for a command (its parsed options, its request, its check
+of the reply's shape) and ``print_reply`` prints the reply as JSON or as the command's table.
 """
 
 from __future__ import annotations
@@ -31,7 +34,11 @@ from pathlib import Path
 
 TYPE_CHECKING = False  # typing costs start-up
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Callable
+    from typing import Any, TypeVar
+
+    Reply = TypeVar("Reply")
+    Request = tuple[str, str, dict[str, Any] | None, Any]  # method, path, params, JSON body
 
 TIMEOUT_S = 60.0  # the full commands' (cli.recall_sources.from_service)
 
@@ -92,6 +99,35 @@ def service_of(data_dir_option: str | None) -> tuple[int, str] | None:
     if ident is None or not _settings_file_ok(data_dir):
         return None
     return locate.service_port(data_dir), ident
+
+
+def checked_reply(
+    options: dict[str, Any] | None,
+    request: Callable[[dict[str, Any]], Request],
+    checked: Callable[[Any], Reply | None],
+) -> Reply | None:
+    """``checked`` of the reply to ``request(options)``, or None when the fast path declines.
+
+    None options (``parse`` declined), no service to ask (``service_of``), no reply from it
+    (``ask``) or a reply ``checked`` refuses: each declines.
+    """
+    if options is None:
+        return None
+    service = service_of(options.get("data_dir"))
+    if service is None:
+        return None
+    method, path, params, body = request(options)
+    return checked(ask(service, method, path, params, body))
+
+
+def print_reply(data: Reply, as_json: bool, print_table: Callable[[Reply], None]) -> None:
+    """``data`` as JSON under ``--json`` (``tables.print_json``), else as the command's table."""
+    if as_json:
+        from workbench.cli.tables import print_json
+
+        print_json(data)
+    else:
+        print_table(data)
 
 
 def ask(
