@@ -16,19 +16,8 @@ import typing
 import pytest
 from fastapi import FastAPI
 
+from bench.typed_edges import READ_SIDE  # the modules the bench counts as the read side
 from tests.test_routes_layout import api_routes
-
-READ_SIDE = {
-    "search",
-    "observations",
-    "context",
-    "analytics",
-    "corpora",
-    "projects",
-    "summaries",
-    "prompts",
-    "team",
-}
 
 
 @pytest.fixture(scope="module")
