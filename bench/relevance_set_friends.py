@@ -29,6 +29,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.set_question import SetQuestion
+
 DEFAULT_PATH = Path("/work/data-sets/friendsqa")
 FILE = "friendsqa_tst.json"
 CLASSES = ("factoid", "reason")
@@ -55,14 +57,6 @@ class Turn:
     created_ms: int
 
 
-@dataclass(frozen=True)
-class Question:
-    cls: str
-    text: str
-    episode: str
-    evidence: tuple[int, ...]  # indexes into the turn list
-
-
 def available(path: Path = DEFAULT_PATH) -> str | None:
     """None when the raw file is there, else why the set is skipped."""
     if not (path / FILE).is_file():
@@ -80,13 +74,13 @@ def detokenise(text: str) -> str:
     return out
 
 
-def build(path: Path = DEFAULT_PATH) -> tuple[list[Turn], list[Question]]:
+def build(path: Path = DEFAULT_PATH) -> tuple[list[Turn], list[SetQuestion]]:
     """The stored turns (storage order) and the sampled questions, evidence as turn indexes."""
     scenes = json.loads((path / FILE).read_text(encoding="utf-8"))["data"]
     episodes = sorted({s["title"].rsplit("_", 1)[0] for s in scenes})
     scenes = sorted(scenes, key=lambda s: str(s["title"]))
     turns: list[Turn] = []
-    every: list[Question] = []
+    every: list[SetQuestion] = []
     seen: set[str] = set()
     for scene_no, scene in enumerate(scenes):
         title = str(scene["title"])
@@ -116,6 +110,6 @@ def build(path: Path = DEFAULT_PATH) -> tuple[list[Turn], list[Question]]:
             seen.add(question)
             word = question.split()[0].lower() if question.split() else ""
             cls = "factoid" if word in _FACTOID else "reason"
-            every.append(Question(cls, question, episode, evidence))
+            every.append(SetQuestion(cls, question, episode, evidence))
     step = max(1, len(every) // SAMPLE)
     return turns, every[::step][:SAMPLE]

@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from bench.set_question import SetQuestion
+
 DEFAULT_PATH = Path("/work/data-sets/memorybank")
 MEMORIES = "memory_bank_en.json"
 QUESTIONS = "probing_questions_en.jsonl"
@@ -108,14 +110,6 @@ class Turn:
     created_ms: int
 
 
-@dataclass(frozen=True)
-class Question:
-    cls: str
-    text: str
-    user: str
-    evidence: tuple[int, ...]  # indexes into the turn list
-
-
 def available(path: Path = DEFAULT_PATH) -> str | None:
     """None when the raw files are there, else why the set is skipped."""
     if not ((path / MEMORIES).is_file() and (path / QUESTIONS).is_file()):
@@ -134,7 +128,7 @@ def _clean(text: object) -> str:
     return " ".join(str(text or "").split())
 
 
-def build(path: Path = DEFAULT_PATH) -> tuple[list[Turn], list[Question]]:
+def build(path: Path = DEFAULT_PATH) -> tuple[list[Turn], list[SetQuestion]]:
     """The stored turns (storage order) and the questions, evidence as turn indexes."""
     memories = json.loads((path / MEMORIES).read_text(encoding="utf-8"))
     asked: dict[str, list[str]] = {}
@@ -142,7 +136,7 @@ def build(path: Path = DEFAULT_PATH) -> tuple[list[Turn], list[Question]]:
         if line.strip():
             asked.update({k.strip(): v for k, v in json.loads(line).items()})
     turns: list[Turn] = []
-    questions: list[Question] = []
+    questions: list[SetQuestion] = []
     seen: set[str] = set()
     for key, record in memories.items():
         user = key.strip()
@@ -174,5 +168,5 @@ def build(path: Path = DEFAULT_PATH) -> tuple[list[Turn], list[Question]]:
                 continue
             seen.add(question)
             cls = "dated" if _DATED.search(question) else "undated"
-            questions.append(Question(cls, question, user, tuple(where[x] for x in labels)))
+            questions.append(SetQuestion(cls, question, user, tuple(where[x] for x in labels)))
     return turns, questions

@@ -52,6 +52,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.set_question import SetQuestion
+
 DEFAULT_PATH = Path("/work/data-sets/hotpotqa")
 SETS = ("hotpot", "musique")
 FILES = {"hotpot": "hotpotqa_train.json", "musique": "musique_train.json"}
@@ -76,14 +78,6 @@ class Turn:
     session: str
     text: str
     created_ms: int
-
-
-@dataclass(frozen=True)
-class Question:
-    cls: str
-    text: str
-    project: str
-    evidence: tuple[int, ...]  # indexes into the turn list
 
 
 @dataclass(frozen=True)
@@ -165,13 +159,13 @@ def _musique(raw: list[Any]) -> list[Asked]:
     return out
 
 
-def build(name: str, path: Path = DEFAULT_PATH) -> tuple[list[Turn], list[Question]]:
+def build(name: str, path: Path = DEFAULT_PATH) -> tuple[list[Turn], list[SetQuestion]]:
     """The stored turns (storage order) and the questions, evidence as turn indexes."""
     raw = json.loads((path / FILES[name]).read_text(encoding="utf-8"))
     asked = _hotpot(raw) if name == "hotpot" else _musique(raw)
     rng = random.Random(SEED)
     turns: list[Turn] = []
-    questions: list[Question] = []
+    questions: list[SetQuestion] = []
     group = PER_PROJECT[name]
     day = 0
     for start in range(0, len(asked), group):
@@ -209,5 +203,5 @@ def build(name: str, path: Path = DEFAULT_PATH) -> tuple[list[Turn], list[Questi
             assert len(session_of_gold[m]) == len(golds) >= 2, (
                 f"{name}: the gold of {a.text!r} is not spread over {len(golds)} sessions"
             )
-            questions.append(Question(a.cls, a.text, project, tuple(evidence[m])))
+            questions.append(SetQuestion(a.cls, a.text, project, tuple(evidence[m])))
     return turns, questions

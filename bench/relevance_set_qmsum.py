@@ -34,6 +34,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.set_question import SetQuestion
+
 DEFAULT_PATH = Path("/work/data-sets/qmsum/data/ALL")
 SETS = ("meetings", "committee")
 CLASSES = ("speaker", "topic")
@@ -49,14 +51,6 @@ class Turn:
     meeting: str
     text: str
     created_ms: int
-
-
-@dataclass(frozen=True)
-class Question:
-    cls: str
-    text: str
-    meeting: str
-    evidence: tuple[int, ...]  # indexes into the turn list
 
 
 def available(path: Path = DEFAULT_PATH) -> str | None:
@@ -99,10 +93,10 @@ def _classify(query: str, speakers: set[str]) -> str:
     return "topic"
 
 
-def build(name: str, path: Path = DEFAULT_PATH) -> tuple[list[Turn], list[Question]]:
+def build(name: str, path: Path = DEFAULT_PATH) -> tuple[list[Turn], list[SetQuestion]]:
     """The stored turns (storage order) and the questions, evidence as turn indexes."""
     turns: list[Turn] = []
-    questions: list[Question] = []
+    questions: list[SetQuestion] = []
     for day, file in enumerate(_files(name, path)):
         meeting = file.stem
         data = json.loads(file.read_text(encoding="utf-8"))
@@ -133,5 +127,5 @@ def build(name: str, path: Path = DEFAULT_PATH) -> tuple[list[Turn], list[Questi
                 continue
             evidence = tuple(dict.fromkeys(kept[n] for n in gold))
             text = " ".join(str(q["query"]).split())
-            questions.append(Question(_classify(text, speakers), text, meeting, evidence))
+            questions.append(SetQuestion(_classify(text, speakers), text, meeting, evidence))
     return turns, questions

@@ -242,7 +242,7 @@ def _drafts(name: str, qmsum: Path | None = None) -> tuple[list[Item], list[Gold
             (ObservationDraft(type="discovery", title=t.text), t.scene, t.created_ms, t.episode)
             for t in scenes
         ]
-        return items, [(q.cls, q.text, q.evidence, q.episode) for q in asked]
+        return items, [(q.cls, q.text, q.evidence, q.project) for q in asked]
     if name == "memorybank":
         turns, questions = relevance_set_memorybank.build(MEMORYBANK_PATH)
         items = [
@@ -254,7 +254,7 @@ def _drafts(name: str, qmsum: Path | None = None) -> tuple[list[Item], list[Gold
             )
             for t in turns
         ]
-        return items, [(q.cls, q.text, q.evidence, q.user) for q in questions]
+        return items, [(q.cls, q.text, q.evidence, q.project) for q in questions]
     if name in relevance_set_qmsum.SETS:
         turns, questions = relevance_set_qmsum.build(name, qmsum or QMSUM_PATH)
         items = [
@@ -266,7 +266,7 @@ def _drafts(name: str, qmsum: Path | None = None) -> tuple[list[Item], list[Gold
         for q in questions:
             if q.text not in seen:  # a question text asked of two meetings: the first one
                 seen.add(q.text)
-                golds.append((q.cls, q.text, q.evidence, q.meeting))
+                golds.append((q.cls, q.text, q.evidence, q.project))
         return items, golds
     if name == "coding":
         items = [
