@@ -68,7 +68,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -81,6 +80,7 @@ from bench.search import queries, word  # noqa: E402
 from bench.search_targets import (  # noqa: E402
     Side,
     children,
+    get_ok,
     memory,
     rss_mb,
     scheduled_ns,
@@ -205,18 +205,7 @@ class ClaudeMem:
 
     def get(self, path: str, params: dict[str, object]) -> bytes:
         assert self.conn is not None
-        url = f"{path}?{urllib.parse.urlencode(params)}"
-        try:
-            self.conn.request("GET", url)
-            response = self.conn.getresponse()
-        except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
-            self.conn.close()  # an idle keep-alive connection closed by the server: reopen once
-            self.conn.request("GET", url)
-            response = self.conn.getresponse()
-        body = response.read()
-        if response.status != 200:
-            raise RuntimeError(f"claude-mem: {path} answered {response.status}: {body[:300]!r}")
-        return body
+        return get_ok(self.conn, path, params, "claude-mem")
 
     def rss(self) -> tuple[float, float]:
         """(now, peak) MiB of bun and its children (the worker spawns none with Chroma off)."""

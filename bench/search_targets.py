@@ -85,20 +85,25 @@ class Side:
 
     def get(self, path: str, params: dict[str, Any]) -> bytes:
         assert self.conn is not None
-        url = f"{path}?{urllib.parse.urlencode(params)}"
-        try:
-            self.conn.request("GET", url)
-            response = self.conn.getresponse()
-        except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
-            # uvicorn closes a keep-alive connection idle for 5 s (while the other side
-            # started): open a new one, once.
-            self.conn.close()
-            self.conn.request("GET", url)
-            response = self.conn.getresponse()
-        body = response.read()
-        if response.status != 200:
-            raise RuntimeError(f"{self.name}: {path} answered {response.status}: {body[:300]!r}")
-        return body
+        return get_ok(self.conn, path, params, self.name)
+
+
+def get_ok(conn: http.client.HTTPConnection, path: str, params: dict[str, Any], who: str) -> bytes:
+    """The body of ``GET path?params`` on ``conn``; any reply but a 200 raises, naming ``who``."""
+    url = f"{path}?{urllib.parse.urlencode(params)}"
+    try:
+        conn.request("GET", url)
+        response = conn.getresponse()
+    except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+        # uvicorn (and claude-mem's worker) close a keep-alive connection left idle (while the
+        # other side started): open a new one, once.
+        conn.close()
+        conn.request("GET", url)
+        response = conn.getresponse()
+    body = response.read()
+    if response.status != 200:
+        raise RuntimeError(f"{who}: {path} answered {response.status}: {body[:300]!r}")
+    return body
 
 
 def scheduled_ns(pid: int) -> tuple[int, int]:
