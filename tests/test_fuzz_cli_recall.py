@@ -17,14 +17,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import typer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.fuzz_harness import budget
-from tests.test_fuzz_cli_search import Replier, replier, reply
+from tests.test_fuzz_cli_search import (
+    Replier,
+    replier,
+    reply,
+    serve_data_dir,
+    tokens,
+    typer_reading,
+)
 from workbench.cli import fast_show, fast_timeline
-from workbench.cli.main import app
 
 __all__ = ["replier"]  # the shared module-scoped fixture
 
@@ -42,23 +47,7 @@ OPTIONS = [
     "-x",
 ]
 VALUES = ["5", "0", "50", "51", " 7", "-1", "+3", "٣", "", " ", "#12", "12,13", "team:ana:3"]
-token = st.one_of(
-    st.sampled_from(OPTIONS),
-    st.sampled_from(VALUES),
-    st.builds(lambda o, v: f"{o}={v}", st.sampled_from(OPTIONS), st.sampled_from(VALUES)),
-    st.text(max_size=12),
-)
-
-
-def typer_reading(command: str, argv: list[str]) -> dict[str, Any] | None:
-    """What the full command's parser makes of ``argv`` (None: it refuses it)."""
-    group = typer.main.get_command(app)
-    assert isinstance(group, typer.core.TyperGroup)
-    try:
-        with group.commands[command].make_context(command, list(argv)) as ctx:
-            return dict(ctx.params)
-    except Exception:  # a usage error, or --help's exit: Typer does not run the command
-        return None
+token = tokens(OPTIONS, VALUES)
 
 
 @settings(max_examples=budget(300), deadline=None)
@@ -123,11 +112,7 @@ SHOWN = (
 def test_reply_readers_decline_what_they_cannot_use(
     replier: Replier, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:
-    from workbench import instance
-
-    ident = instance.ensure(tmp_path)
-    monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path))
-    monkeypatch.setenv("WORKBENCH_PORT", str(replier.port))
+    ident = serve_data_dir(replier, tmp_path, monkeypatch)
     replier.raw = reply(TIMELINE, ident)
     assert fast_timeline.main(["1"]) == 0
     replier.raw = reply(SHOWN, ident)
@@ -156,10 +141,6 @@ def test_reply_readers_decline_what_they_cannot_use(
 def test_reply_readers_never_raise(replier: Replier, raw: bytes) -> None:
     replier.raw = raw
     with pytest.MonkeyPatch.context() as patch, tempfile.TemporaryDirectory() as folder:
-        from workbench import instance
-
-        instance.ensure(Path(folder))
-        patch.setenv("WORKBENCH_DATA_DIR", folder)
-        patch.setenv("WORKBENCH_PORT", str(replier.port))
+        serve_data_dir(replier, Path(folder), patch)
         assert fast_timeline.main(["1", "--json"]) is None
         assert fast_show.main(["1", "--json"]) is None

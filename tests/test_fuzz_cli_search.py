@@ -28,21 +28,27 @@ from workbench.cli.main import app
 
 OPTIONS = ["--json", "--project", "--mode", "--limit", "--data-dir", "-d", "--obs-type", "--"]
 VALUES = ["5", "0", "100", "101", " 7", "-1", "fts", "hybrid", "", " ", "webapp", "x=y", "٣"]
-token = st.one_of(
-    st.sampled_from(OPTIONS),
-    st.sampled_from(VALUES),
-    st.builds(lambda o, v: f"{o}={v}", st.sampled_from(OPTIONS), st.sampled_from(VALUES)),
-    st.text(max_size=12),
-)
 
 
-def typer_reading(argv: list[str]) -> dict[str, object] | None:
+def tokens(options: list[str], values: list[str]) -> st.SearchStrategy[str]:
+    """One argument: an option, a value, ``option=value``, or any text."""
+    return st.one_of(
+        st.sampled_from(options),
+        st.sampled_from(values),
+        st.builds(lambda o, v: f"{o}={v}", st.sampled_from(options), st.sampled_from(values)),
+        st.text(max_size=12),
+    )
+
+
+token = tokens(OPTIONS, VALUES)
+
+
+def typer_reading(command: str, argv: list[str]) -> dict[str, Any] | None:
     """What the full command's parser makes of ``argv`` (None: it refuses it)."""
     group = typer.main.get_command(app)
     assert isinstance(group, typer.core.TyperGroup)
-    command = group.commands["search"]
     try:
-        with command.make_context("search", list(argv)) as ctx:
+        with group.commands[command].make_context(command, list(argv)) as ctx:
             return dict(ctx.params)
     except Exception:  # a usage error, or --help's exit: Typer does not run the command
         return None
@@ -54,7 +60,7 @@ def test_fast_path_agrees_with_typer_or_declines(argv: list[str]) -> None:
     fast = fast_search.parse(argv)
     if fast is None:
         return
-    full = typer_reading(argv)
+    full = typer_reading("search", argv)
     assert full is not None, f"fast path accepted what Typer refuses: {argv!r}"
     assert fast["query"] == full["query"]
     assert fast.get("project") == full["project"]
@@ -77,7 +83,7 @@ def test_fast_path_agrees_with_typer_or_declines(argv: list[str]) -> None:
 def test_the_common_forms_take_the_fast_path(argv: list[str]) -> None:
     fast = fast_search.parse(argv)
     assert fast is not None
-    full = typer_reading(argv)
+    full = typer_reading("search", argv)
     assert full is not None
     assert fast["query"] == full["query"]
 
@@ -115,6 +121,17 @@ def replier() -> Iterator[Replier]:
     server.sock.close()
 
 
+def serve_data_dir(replier: Replier, data_dir: Path, patch: pytest.MonkeyPatch) -> str:
+    """Make ``data_dir`` (given its id file) the commands' data dir, served on the replier's
+    port; its id, which a reply needs to be this data dir's service's."""
+    from workbench import instance
+
+    ident = instance.ensure(data_dir)
+    patch.setenv("WORKBENCH_DATA_DIR", str(data_dir))
+    patch.setenv("WORKBENCH_PORT", str(replier.port))
+    return ident
+
+
 def reply(body: bytes, ident: str, *, status: str = "200 OK", extra: str = "") -> bytes:
     head = (
         f"HTTP/1.1 {status}\r\ncontent-type: application/json\r\n"
@@ -129,11 +146,7 @@ GOOD = b'{"observations": [], "sessions": [], "prompts": [], "totalResults": 0, 
 def test_reply_reader_declines_what_it_cannot_frame(
     replier: Replier, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
 ) -> None:
-    from workbench import instance
-
-    ident = instance.ensure(tmp_path)
-    monkeypatch.setenv("WORKBENCH_DATA_DIR", str(tmp_path))
-    monkeypatch.setenv("WORKBENCH_PORT", str(replier.port))
+    ident = serve_data_dir(replier, tmp_path, monkeypatch)
     replier.raw = reply(GOOD, ident)
     assert fast_search.main(["q", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["totalResults"] == 0
@@ -158,9 +171,5 @@ def test_reply_reader_declines_what_it_cannot_frame(
 def test_reply_reader_never_raises(replier: Replier, raw: bytes) -> None:
     replier.raw = raw
     with pytest.MonkeyPatch.context() as patch, tempfile.TemporaryDirectory() as folder:
-        from workbench import instance
-
-        instance.ensure(Path(folder))
-        patch.setenv("WORKBENCH_DATA_DIR", folder)
-        patch.setenv("WORKBENCH_PORT", str(replier.port))
+        serve_data_dir(replier, Path(folder), patch)
         assert fast_search.main(["q", "--json"]) is None
