@@ -68,6 +68,15 @@ def full_path(service: Service, *args: str, up: bool = True) -> tuple[int, str, 
     return result.exit_code, result.stdout, result.stderr
 
 
+def answers_as_full_path(service: Service, tmp_path: Path, *args: str) -> None:
+    """``workbench ARGS`` as a fresh process exits and prints as the full path does (stdout
+    exactly, stderr but for the blank space around it)."""
+    done, _ = process(service, tmp_path, *args)
+    code, stdout, stderr = full_path(service, *args)
+    assert (done.returncode, done.stdout) == (code, stdout)
+    assert done.stderr.strip() == stderr.strip()
+
+
 def heavy(modules: set[str]) -> list[str]:
     return sorted(m for m in modules if m.split(".")[0] in HEAVY)
 
@@ -125,11 +134,7 @@ def test_option_spelled_with_equals_and_mode(svc: tuple[Service, Seeded], tmp_pa
 def test_everything_else_answers_as_the_full_path(
     svc: tuple[Service, Seeded], tmp_path: Path, args: tuple[str, ...]
 ) -> None:
-    service, _ = svc
-    done, _ = process(service, tmp_path, *args)
-    code, stdout, stderr = full_path(service, *args)
-    assert (done.returncode, done.stdout) == (code, stdout)
-    assert done.stderr.strip() == stderr.strip()
+    answers_as_full_path(svc[0], tmp_path, *args)
 
 
 def test_service_down_reads_the_store_as_before(
