@@ -82,6 +82,25 @@ def save(svc: Service, notes: list[tuple[str, str]]) -> None:
         assert status == 200, body
 
 
+def found_by_meaning(svc: Service) -> dict[str, Any]:
+    """The vector search for a paraphrase of NOTES[0] (no word in common) answers with it
+    first; its reply, for more checks."""
+    status, found = svc.get(
+        "/api/search?query=customer+reimbursed+two+times&mode=vector&format=json"
+    )
+    assert status == 200, found
+    assert found["observations"][0]["title"] == NOTES[0][0]
+    return found
+
+
+def embeds_queries(svc: Service) -> None:
+    """A search by meaning answers as one, whether or not a worker is alive (the service
+    embeds queries with its own copy of the model)."""
+    status, found = svc.get("/api/search?query=anything&mode=vector&format=json")
+    assert status == 200, found
+    assert found["mode"] == "vector"
+
+
 def alive(pid: int) -> bool:
     """True while ``pid`` runs (a zombie waiting for its reaper counts as gone)."""
     try:
@@ -122,12 +141,7 @@ def test_search_says_vectors_behind_until_the_worker_catches_up(
     finally:
         os.kill(pid, signal.SIGCONT)
     wait_vectors(svc, lambda v: v["behind"] == 0)
-    status, found = svc.get(
-        "/api/search?query=customer+reimbursed+two+times&mode=vector&format=json"
-    )
-    assert status == 200, found
-    assert found["vectorsBehind"] == 0
-    assert found["observations"][0]["title"] == NOTES[0][0]
+    assert found_by_meaning(svc)["vectorsBehind"] == 0
     _, index = svc.get("/api/index/status")
     assert index["worker"]["embedded"] >= len(NOTES)
     assert index["torchImported"] is False  # queries ran on ONNX in the service: no torch
@@ -225,19 +239,13 @@ def test_a_caught_up_worker_exits_and_is_started_again_when_memories_fall_behind
     assert svc.proc is not None
     assert children_of(svc.proc.pid) == []
     # Asleep, the service still embeds queries: search by meaning works.
-    status, found = svc.get("/api/search?query=anything&mode=vector&format=json")
-    assert status == 200, found
-    assert found["mode"] == "vector"
+    embeds_queries(svc)
     save(svc, NOTES)
     woken = wait_vectors(
         svc, lambda v: v["behind"] == 0 and v["worker"]["embedded"] >= 1 + len(NOTES)
     )
     assert woken["worker"]["restarts"] == 0  # a start on demand is no crash restart
-    status, found = svc.get(
-        "/api/search?query=customer+reimbursed+two+times&mode=vector&format=json"
-    )
-    assert status == 200, found
-    assert found["observations"][0]["title"] == NOTES[0][0]
+    found_by_meaning(svc)
     wait_vectors(svc, lambda v: v["worker"]["state"] == "asleep" and not v["pid"])
     assert children_of(svc.proc.pid) == []
     _, index = svc.get("/api/index/status")
@@ -259,17 +267,11 @@ def test_a_service_with_nothing_behind_starts_no_worker(
     assert "nothing behind" in first["worker"]["reason"]
     assert svc.proc is not None
     assert children_of(svc.proc.pid) == []
-    status, found = svc.get("/api/search?query=anything&mode=vector&format=json")
-    assert status == 200, found
-    assert found["mode"] == "vector"
+    embeds_queries(svc)
     save(svc, NOTES)
     woken = wait_vectors(svc, lambda v: v["behind"] == 0 and v["worker"]["embedded"] >= len(NOTES))
     assert woken["worker"]["restarts"] == 0  # a start on demand, no crash restart
-    status, found = svc.get(
-        "/api/search?query=customer+reimbursed+two+times&mode=vector&format=json"
-    )
-    assert status == 200, found
-    assert found["observations"][0]["title"] == NOTES[0][0]
+    found_by_meaning(svc)
 
 
 def test_the_worker_does_not_load_the_settings_machinery(

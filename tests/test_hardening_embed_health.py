@@ -20,7 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import Service
-from tests.test_embed_worker import NOTES, running_worker, save, start, wait_vectors
+from tests.test_embed_worker import (
+    NOTES,
+    found_by_meaning,
+    running_worker,
+    save,
+    start,
+    wait_vectors,
+)
 from tests.test_reindex import add_notes, make_indexer
 from workbench.store.connection import atomic
 from workbench.store.database import Store
@@ -77,11 +84,7 @@ def test_cache_rows_of_another_dimension_are_re_embedded_and_reindex_completes(
     assert set(_cache_dims(db)) == {dim}  # replaced in place
     _, health = svc.get("/api/health")
     assert health["embeddings"]["state"] == "ready"
-    status, found = svc.get(
-        "/api/search?query=customer+reimbursed+two+times&mode=vector&format=json"
-    )
-    assert status == 200, found
-    assert found["observations"][0]["title"] == NOTES[0][0]
+    found_by_meaning(svc)
 
 
 def test_a_stopped_embedding_worker_shows_as_stalled_not_idle(
