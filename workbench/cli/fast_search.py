@@ -51,14 +51,9 @@ def parse(argv: list[str]) -> dict[str, Any] | None:
 
 def main(argv: list[str]) -> int | None:
     """Run the search and print it (exit code 0), or None to let the full command run."""
-    from workbench.cli.fast_wire import checked_reply, print_reply
+    from workbench.cli.fast_wire import answer
 
-    options = parse(argv)
-    data = checked_reply(options, _request, _checked)
-    if options is None or data is None:
-        return None
-    print_reply(data, options["json"], _print_table)
-    return 0
+    return None if answer(argv, parse, _request, _checked, _print_table) is None else 0
 
 
 def _request(options: dict[str, Any]) -> tuple[str, str, dict[str, Any], None]:
@@ -70,7 +65,7 @@ def _request(options: dict[str, Any]) -> tuple[str, str, dict[str, Any], None]:
     return "GET", "/api/search", params, None
 
 
-def _print_table(data: dict[str, Any]) -> None:
+def _print_table(data: dict[str, Any], _options: dict[str, Any]) -> None:
     from workbench.cli.search_table import print_hits
 
     print_hits(data)

@@ -60,13 +60,12 @@ def parse(argv: list[str]) -> dict[str, Any] | None:
 
 def main(argv: list[str]) -> int | None:
     """Print the observations (exit code 0, or 1 when none was found), or None to decline."""
-    from workbench.cli.fast_wire import checked_reply, print_reply
+    from workbench.cli.fast_wire import answer
 
-    options = parse(argv)
-    found = checked_reply(options, _request, _checked)
-    if options is None or found is None:
+    answered = answer(argv, parse, _request, _checked, _print_table)
+    if answered is None:
         return None
-    print_reply(found, options["json"], _print_table)
+    options, found = answered
     missing = sorted(set(options["ids"]) - {obs["id"] for obs in found})
     if missing:
         sys.stdout.flush()
@@ -81,7 +80,7 @@ def _request(options: dict[str, Any]) -> tuple[str, str, None, dict[str, Any]]:
     return "POST", "/api/observations/batch", None, {"ids": options["ids"], "orderBy": ORDER_BY}
 
 
-def _print_table(found: list[dict[str, Any]]) -> None:
+def _print_table(found: list[dict[str, Any]], _options: dict[str, Any]) -> None:
     from workbench.cli.observation_table import print_observation
 
     for obs in found:

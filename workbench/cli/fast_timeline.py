@@ -59,14 +59,9 @@ def parse(argv: list[str]) -> dict[str, Any] | None:
 
 def main(argv: list[str]) -> int | None:
     """Print the timeline (exit code 0), or None to let the full command run."""
-    from workbench.cli.fast_wire import checked_reply, print_reply
+    from workbench.cli.fast_wire import answer
 
-    options = parse(argv)
-    data = checked_reply(options, _request, _checked)
-    if options is None or data is None:
-        return None
-    print_reply(data, options["json"], lambda reply: _print_table(reply, options.get("query")))
-    return 0
+    return None if answer(argv, parse, _request, _checked, _print_table) is None else 0
 
 
 def _request(options: dict[str, Any]) -> tuple[str, str, dict[str, Any], None]:
@@ -76,10 +71,10 @@ def _request(options: dict[str, Any]) -> tuple[str, str, dict[str, Any], None]:
     return "GET", "/api/timeline", params, None
 
 
-def _print_table(data: dict[str, Any], query: str | None) -> None:
+def _print_table(data: dict[str, Any], options: dict[str, Any]) -> None:
     from workbench.cli.timeline_table import print_timeline
 
-    print_timeline(data, query)
+    print_timeline(data, options.get("query"))
 
 
 def _checked(data: Any) -> dict[str, Any] | None:

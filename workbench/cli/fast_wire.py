@@ -20,8 +20,8 @@ which owns every error message. So:
   another data dir's service, or a refusal (the full command names the fix) is None. A
   declined request is sent again by the full command: one more round trip, on those paths.
 
-``checked_reply`` runs those steps for a command (its parsed options, its request, its check
-of the reply's shape) and ``print_reply`` prints the reply as JSON or as the command's table.
+``answer`` runs those steps for a command (its reader of arguments, its request, its check of
+the reply's shape, its table) and prints the reply as JSON or as the command's table.
 """
 
 from __future__ import annotations
@@ -101,33 +101,38 @@ def service_of(data_dir_option: str | None) -> tuple[int, str] | None:
     return locate.service_port(data_dir), ident
 
 
-def checked_reply(
-    options: dict[str, Any] | None,
+def answer(
+    argv: list[str],
+    parse: Callable[[list[str]], dict[str, Any] | None],
     request: Callable[[dict[str, Any]], Request],
     checked: Callable[[Any], Reply | None],
-) -> Reply | None:
-    """``checked`` of the reply to ``request(options)``, or None when the fast path declines.
+    print_table: Callable[[Reply, dict[str, Any]], None],
+) -> tuple[dict[str, Any], Reply] | None:
+    """Answer a recall command on the fast path: ``(its options, the reply it printed)``, or
+    None when the fast path declines (and has printed nothing).
 
-    None options (``parse`` declined), no service to ask (``service_of``), no reply from it
-    (``ask``) or a reply ``checked`` refuses: each declines.
+    ``parse`` reads ``argv`` into options (None declines); ``service_of`` finds the service
+    to ask (None declines); ``ask`` sends ``request(options)`` (no usable reply declines);
+    ``checked`` passes a reply of the shape the command prints (None declines). The reply is
+    printed as JSON under ``--json`` (``tables.print_json``), else by ``print_table``.
     """
+    options = parse(argv)
     if options is None:
         return None
     service = service_of(options.get("data_dir"))
     if service is None:
         return None
     method, path, params, body = request(options)
-    return checked(ask(service, method, path, params, body))
-
-
-def print_reply(data: Reply, as_json: bool, print_table: Callable[[Reply], None]) -> None:
-    """``data`` as JSON under ``--json`` (``tables.print_json``), else as the command's table."""
-    if as_json:
+    data = checked(ask(service, method, path, params, body))
+    if data is None:
+        return None
+    if options["json"]:
         from workbench.cli.tables import print_json
 
         print_json(data)
     else:
-        print_table(data)
+        print_table(data, options)
+    return options, data
 
 
 def ask(
