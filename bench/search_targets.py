@@ -14,7 +14,8 @@
    through keep-alive HTTP, alternating the sides query by query so load hits both alike:
    ``/api/search?mode=fts``, ``/api/search`` (hybrid; text, and ``format=json``, which also
    counts ``totalResults``), ``/api/timeline?query=…``; every
-   query is new to both services (no query-embedding cache hit), the same text on each side;
+   query is new to both services (no query-embedding cache hit), the same text on each side,
+   but for "timeline after its search" (the query the hybrid route has just searched);
    under each route, the service's CPU per request and the time its threads queued for a CPU
    meanwhile (``scheduled_ns``: the first holds on a loaded box, the second is the load's);
    and whether every side answered the request byte for byte alike (the sides serve copies
@@ -185,6 +186,9 @@ def routes(q: str, project: str) -> dict[str, tuple[str, dict[str, Any]]]:
         # The text index (above) counts no totals since issue 21; json still counts them.
         "hybrid, format=json": ("/api/search", {"query": f"{q} json", "format": "json"}),
         "timeline by query": ("/api/timeline", {"query": f"{q} around"}),
+        # The three-layer workflow: the timeline of the query the hybrid route just searched
+        # (its embedding and its candidates' word pieces are warm; the anchor is recomputed).
+        "timeline after its search": ("/api/timeline", {"query": f"{q} hybrid"}),
         "hybrid in a project": ("/api/search", {"query": f"{q} here", "project": project}),
     }
 

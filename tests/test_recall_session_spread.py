@@ -17,10 +17,11 @@ import pytest
 
 from tests.conftest import SimilarityRanker, assert_setting_refused, store_of_turns, turn_order
 from workbench.models import ObservationDraft
-from workbench.recall import session_spread
+from workbench.recall import session_spread, session_term
 from workbench.recall.filters import SearchFilters
 from workbench.recall.search import SearchEngine
 from workbench.recall.session_spread import SpreadParams
+from workbench.recall.session_term import ConversationParams
 from workbench.settings import load_settings
 from workbench.store import observations
 from workbench.store.connection import atomic
@@ -129,3 +130,31 @@ def test_tool_notes_keep_their_order(tmp_path: Path) -> None:
             found = SearchEngine(store, settings, ranker).search(QUESTION, types="observations")
             orders.append([h.id for h in found.observations])
         assert orders[0] == orders[1]
+
+
+def test_with_the_session_term_one_lookup_of_the_sessions_serves_both(
+    talks: Store, tmp_path: Path
+) -> None:
+    """The session term rescores the hits it is given and adds none, so the spread after it
+    needs the sessions of the same ids: a search with both on asks SQLite for them once
+    (counted on the store's own connection), and ranks as the two steps do one after the
+    other (the second stage off: it would reorder after them)."""
+    both = {"search_session_weight": 0.5, "search_spread_weight": 0.5, "search_rerank": False}
+    asked: list[str] = []
+    talks.conn.set_trace_callback(asked.append)
+    try:
+        got = page(talks, tmp_path / "both", limit=20, **both)
+    finally:
+        talks.conn.set_trace_callback(None)
+    lookups = [sql for sql in asked if "content_session_id IS NOT NULL" in sql]
+    assert len(lookups) == 1, lookups
+    # The same order as the two steps applied one after the other by their own functions.
+    off = load_settings(tmp_path / "by-hand", search_neighbour_weight=0.0, search_rerank=False)
+    engine = SearchEngine(talks, off, SimilarityRanker(COSINES))
+    fused = [(h.id, h.score) for h in engine.search(QUESTION, types="observations").observations]
+    on = load_settings(tmp_path / "both", search_neighbour_weight=0.0, **both)
+    talk, spread = ConversationParams.from_settings(on), SpreadParams.from_settings(on)
+    sessions = session_term.sessions_of(talks.conn, [i for i, _ in fused])
+    lifted = session_term.lifted(fused, sessions, talk.session_weight, talk.session_top)
+    by_hand = session_spread.spread(lifted, sessions, spread.weight, spread.free)
+    assert got == [i for i, _ in by_hand]

@@ -94,6 +94,41 @@ def test_without_the_static_model_it_keeps_the_fused_order_and_says_why(
     assert "workbench models build" in result.degraded
 
 
+def test_a_search_looks_for_the_stage_model_once_and_says_it_is_missing(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``rerank.problem`` stats the static model's files (~0.25 ms at 100k): a search asks
+    once (``rerank_or_fused`` returns the reason), not again for its ``degraded`` text, and
+    still says why; so does the training engine, which skips the stage on purpose."""
+    from workbench.recall import rerank_tokens
+    from workbench.recall.rerank_train import CollectingEngine
+
+    monkeypatch.setenv("WORKBENCH_STATIC_MODEL_DIR", str(tmp_path / "never-built"))
+    looks: list[str | None] = []
+    real = rerank_tokens.static_problem
+
+    def counted(where: Path | None = None) -> str | None:
+        looks.append(reason := real(where))
+        return reason
+
+    monkeypatch.setattr(rerank_tokens, "static_problem", counted)
+    settings = learned(tmp_path / "on")
+    result = search(store, settings)
+    assert len(looks) == 1
+    assert result.degraded == f"rerank skipped, results in fused order: {looks[0]}"
+    assert "workbench models build" in result.degraded
+    looks.clear()
+    engine = SearchEngine(store, settings, SimilarityRanker(CLOSE))
+    top = engine.top_observation(QUERY, SearchFilters())
+    assert top is not None
+    assert top.id == 2  # the fused first
+    assert len(looks) == 1
+    collecting = CollectingEngine(store, settings, SimilarityRanker(CLOSE))
+    kept = collecting.search(QUERY, types="observations")
+    assert kept.degraded == result.degraded
+    assert ids(kept) == ids(result)
+
+
 def test_no_candidate_falls_further_below_its_fused_place_than_the_cap() -> None:
     """A model that reverses the list (its only weight on 1/fused rank, negative) would put the
     fused first last; with the cap at 2 it keeps every candidate within 2 places below its

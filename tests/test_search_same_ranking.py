@@ -102,7 +102,7 @@ def sequential_hybrid(
             fused, beside, params.neighbour_weight, None if open_ else {i for i, _ in fused}
         )
     candidates = rerank.Candidates(fused, text, list(vector), cosines)
-    fused, _ = rerank.rerank_or_fused(conn, query, candidates, None)
+    fused, _, _ = rerank.rerank_or_fused(conn, query, candidates, None)
     return [(i, float(f"{s:.6g}")) for i, s in fused[:depth]]
 
 

@@ -220,8 +220,10 @@ def rerank_or_fused(
     settings: Any,
     *,
     first_only: bool = False,
-) -> tuple[list[tuple[int, float]], dict[int, str]]:
-    """``(list, id -> reranker)``: the fused list reordered by whichever stages are on.
+) -> tuple[list[tuple[int, float]], dict[int, str], str | None]:
+    """``(list, id -> reranker, skipped)``: the fused list reordered by whichever stages are on,
+    and ``problem(settings)`` (why the configured stage could not run, else None), found
+    once here so a search does not look at the model's files twice.
 
     The configured stage (``search_rerank``, ``search_rerank_method``) reorders the top
     ``search_rerank_depth``; then, with ``search_rerank_llm`` and a key, Claude reorders the
@@ -235,9 +237,10 @@ def rerank_or_fused(
 
     fused = candidates.fused
     placed: dict[int, str] = {}
+    skipped = problem(settings)  # a missing model: said (the search's ``degraded``), not raised
     if len(fused) < 2:
-        return fused, placed
-    if enabled(settings) and problem(settings) is None:  # a missing model: said, not raised
+        return fused, placed, skipped
+    if enabled(settings) and skipped is None:
         try:
             fused, name, deep = _first_stage(conn, query, candidates, settings, first_only)
             placed = {i: name for i, _ in fused[:deep]}
@@ -254,4 +257,4 @@ def rerank_or_fused(
             top = int(getattr(settings, "search_rerank_llm_depth", rerank_llm.DEFAULT_DEPTH))
             fused = by_claude
             placed.update({i: "claude" for i, _ in fused[:top]})
-    return fused, placed
+    return fused, placed, skipped

@@ -90,9 +90,11 @@ class CollectingEngine(SearchEngine):
 
     def _rerank(
         self, query: str, candidates: Candidates, first_only: bool = False
-    ) -> list[tuple[int, float]]:
+    ) -> tuple[list[tuple[int, float]], str | None]:
+        """The fused candidates, kept; the stage is skipped, but a missing model is still
+        said in ``degraded`` as the real engine says it."""
         self.last = candidates
-        return candidates.fused
+        return candidates.fused, rerank.problem(self.settings)
 
 
 @dataclass

@@ -474,22 +474,24 @@ class SearchEngine:
         if days:
             on_day = fusion.created_on(self.conn, [i for i, _ in fused], days)
             fused = fusion.dated(fused, on_day, params.date_weight)
+        # One lookup of the turns' sessions serves both steps below: the session term
+        # rescores the hits it is given and adds none, so the spread's ids are the same.
+        sessions: dict[int, tuple[str, str]] = {}
+        if talk.session_weight > 0 or spread.weight > 0:
+            sessions = session_term.sessions_of(self.conn, [i for i, _ in fused])
         if talk.session_weight > 0:
             # Trigger: the session term is on. Why: evidence spread over a conversation's
-            # turns says which conversation holds the answer (session_term). Outcome: one
-            # lookup of the turns' sessions; each gains its share of its session's aggregate.
-            sessions = session_term.sessions_of(self.conn, [i for i, _ in fused])
+            # turns says which conversation holds the answer (session_term). Outcome: each
+            # turn gains its share of its session's aggregate.
             fused = session_term.lifted(fused, sessions, talk.session_weight, talk.session_top)
         if spread.weight > 0:
             # Trigger: the session spread is on. Why: a multi-hop question's evidence can span
             # two sessions, and one session must not fill the page (session_spread). Outcome:
-            # one lookup of the turns' sessions; a session's later hits are demoted.
-            sessions = session_term.sessions_of(self.conn, [i for i, _ in fused])
+            # a session's later hits are demoted.
             fused = session_spread.spread(fused, sessions, spread.weight, spread.free)
         candidates = rerank.Candidates(fused, text, vector, cosines or {})
-        fused = self._rerank(query, candidates, first_only)
-        skipped = rerank.problem(self.settings)  # the second stage's model is missing
-        if skipped is not None and result.degraded is None:
+        fused, skipped = self._rerank(query, candidates, first_only)
+        if skipped is not None and result.degraded is None:  # the stage's model is missing
             result.degraded = skipped
         return fused[:depth], ranks
 
@@ -567,13 +569,16 @@ class SearchEngine:
 
     def _rerank(
         self, query: str, candidates: rerank.Candidates, first_only: bool = False
-    ) -> list[tuple[int, float]]:
+    ) -> tuple[list[tuple[int, float]], str | None]:
         """The second stage (``recall/rerank.py``): reorders the fused top-N, fails open.
-        ``first_only``: only the first hit is wanted (the rest may keep the fused order)."""
-        fused, self.reranked = rerank.rerank_or_fused(
+        ``first_only``: only the first hit is wanted (the rest may keep the fused order).
+
+        Returns the list and why the configured stage was skipped (its model is missing;
+        None when it ran or is off): the search's ``degraded`` text."""
+        fused, self.reranked, skipped = rerank.rerank_or_fused(
             self.conn, query, candidates, self.settings, first_only=first_only
         )
-        return fused
+        return fused, skipped
 
     def _cosines_of(self, query: str, ids: list[int]) -> dict[int, float] | None:
         """The vector ranker's similarity for just ``ids`` (absent: not embedded yet).
