@@ -27,7 +27,12 @@ see the curve), +learned with the held-out cap of each scheme; both readings
 overall and per class. The embeddings cache is saved after each set (a loaded box may stop a
 run halfway; the next one starts where it stopped).
 
+``--latency SET``: instead, the stage's whole ``rerank_learned.order`` (one search's second
+stage, the real store of that set) with no cap and with a cap of 3, taking turns question by
+question, warm (each question once before): p50 / p95 ms of each, and of the difference.
+
 Usage: python bench/relevance_session_cap.py [--set NAME ...] [--cache FILE] [--json]
+       python bench/relevance_session_cap.py --latency conversations
 """
 
 from __future__ import annotations
@@ -137,12 +142,56 @@ def line(r: Mapping[str, float | None]) -> str:
     )
 
 
+def latency(name: str) -> None:
+    """p50 / p95 ms of ``rerank_learned.order`` without and with a session cap (see above)."""
+    import statistics
+
+    from bench.relevance_rerank import collect
+
+    token_table = rerank_tokens.load_static()
+    model = minilm()
+    shipped = rerank_learned.weights()
+    models = {
+        cap: rerank_learned.Weights(
+            shipped.values, shipped.depth, shipped.demotion, shipped.pin_gap, cap
+        )
+        for cap in (None, 3)
+    }
+    times: dict[int | None, list[float]] = {cap: [] for cap in models}
+    with tempfile.TemporaryDirectory() as tmp:
+        loaded = load(name, Path(tmp), model)
+        model.save()
+        collected = collect(loaded)
+        for c in collected:
+            for cap, m in models.items():
+                rerank_learned.order(loaded.conn, c.query, c.candidates, 30, token_table, m)
+                started = time.perf_counter()
+                rerank_learned.order(loaded.conn, c.query, c.candidates, 30, token_table, m)
+                times[cap].append((time.perf_counter() - started) * 1000)
+        loaded.store.close()
+    extra = sorted(b - a for a, b in zip(times[None], times[3], strict=True))
+    for cap, ts in times.items():
+        ts.sort()
+        print(
+            f"{name}: stage, session cap {cap}: p50 {statistics.median(ts):.2f} ms,"
+            f" p95 {ts[int(len(ts) * 0.95)]:.2f} ms ({len(ts)} questions)"
+        )
+    print(
+        f"{name}: cap 3 minus none, per question: p50 {statistics.median(extra):.3f} ms,"
+        f" p95 {extra[int(len(extra) * 0.95)]:.3f} ms"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--set", action="append", help="only these sets (default: every one)")
     parser.add_argument("--cache", type=Path, help="keep the collected rows in this pickle")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--latency", metavar="SET", help="time the stage with and without a cap")
     args = parser.parse_args()
+    if args.latency:
+        latency(args.latency)
+        return
     reason = rerank_tokens.static_problem()
     if reason is not None:
         raise SystemExit(f"no static model for the learned stage's MaxSim: {reason}")
