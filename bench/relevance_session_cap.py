@@ -27,6 +27,11 @@ see the curve), +learned with the held-out cap of each scheme; both readings
 overall and per class. The embeddings cache is saved after each set (a loaded box may stop a
 run halfway; the next one starts where it stopped).
 
+Result (this branch, 8 sets, a loaded 2-core box): no cap in 13 of 13 folds (both schemes);
+a cap costs memorybank and friends (their evidence sits in one session) far more than it
+gives conversations' multi-hop and musique's session R@10. Stage cost of a cap: one
+primary-key SELECT of the candidates' sessions and a pass over ≤ 30 ids (p50 +0.24 ms).
+
 ``--latency SET``: instead, the stage's whole ``rerank_learned.order`` (one search's second
 stage, the real store of that set) with no cap and with a cap of 3, taking turns question by
 question, warm (each question once before): p50 / p95 ms of each, and of the difference.

@@ -33,7 +33,12 @@ out, every relevance set but the one reported; the shipped file on all sets) and
 - ``session_cap``: the most candidates of one session among the first ``PAGE`` places
   (``spread``). A multi-hop question's evidence spans sessions, and one session that repeats
   the question's words can fill the page, leaving the second evidence session no slot (the
-  session term's failure, i21-context). Chosen by the same cross-validation (null: no cap).
+  session term's failure, i21-context). Null (no cap) in the shipped file: across the eight
+  relevance sets (``bench/relevance_session_cap.py``) cross-validation chose no cap in 13 of
+  13 folds. On our sets the page is rarely one session's: a cap moved only conversations'
+  multi-hop R@5 (0.773 -> 0.818 at 2) and musique's session R@10 (0.698 -> 0.724 at 2),
+  and it cost the sets whose evidence sits in one session (memorybank R@5 0.893 -> 0.617 at
+  2, 0.781 at 3; friends R@10 0.605 -> 0.564 at 2).
 
 MaxSim reads the word-piece vectors of the distilled static model (``rerank_tokens.
 load_static``), which ``workbench models build`` (so ``make install``) already writes for the
