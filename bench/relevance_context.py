@@ -192,6 +192,7 @@ from bench.relevance_cv import (  # noqa: E402
     Case,
     Row,
     choose_point,
+    readings_line,
     rows_of,
     summary,
 )
@@ -793,14 +794,13 @@ def run(every: list[CtxCase], names: Sequence[str], as_json: bool) -> None:
     for key, value in doc.items():
         if key.startswith("consensus "):
             print(f"== most frequent, {key[len('consensus ') :]}: {value}")
-    print("== held out per set and class: R@5 R@10 MRR sessR@10 | balanced")
+    print(
+        "== held out per set and class: R@5 R@10 MRR sessR@10 | hit@5 hit@10 sessHit@10 | balanced"
+    )
     for key, by_label in doc["held_out"].items():
         print(f"-- {key}")
         for label, m in by_label.items():
-            print(
-                f"   {label:<62} {m['R@5']:.3f} {m['R@10']:.3f} {m['MRR']:.3f} "
-                f"{m['sessR@10']:.3f} | {m['balanced']:.3f}"
-            )
+            print(f"   {label:<62} {readings_line(m)}")
 
 
 if __name__ == "__main__":

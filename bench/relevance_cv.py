@@ -63,6 +63,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import relevance_readings  # noqa: E402
 from bench.relevance import metrics  # noqa: E402
 from bench.relevance_sets import Loaded, available_sets, load, minilm  # noqa: E402
 from workbench.recall import feedback, fts, fusion, query_dates  # noqa: E402
@@ -184,14 +185,19 @@ def session_recall(case: Case, ranked: Sequence[int]) -> float:
     return len(gold & got) / len(gold)
 
 
-Row = tuple[float, float, float, float]  # R@5, R@10, MRR, session R@10
+# R@5, R@10, MRR, session R@10 (the share readings), then hit@5, hit@10, session hit@10 (any
+# of the evidence: issue 21's held-out reading, ``bench/relevance_readings.py``).
+Row = tuple[float, float, float, float, float, float, float]
 
 
 def rows_of(cs: Sequence[Case], rankings: Sequence[Sequence[int]]) -> list[Row]:
-    return [
-        (*metrics(r[:50], c.relevant), session_recall(c, r))
-        for c, r in zip(cs, rankings, strict=True)
-    ]
+    out: list[Row] = []
+    for c, r in zip(cs, rankings, strict=True):
+        got = relevance_readings.read(r[:50], c.relevant)
+        sessions = session_recall(c, r)
+        hit = 1.0 if sessions > 0 else 0.0
+        out.append((*metrics(r[:50], c.relevant), sessions, got.hit5, got.hit10, hit))
+    return out
 
 
 def balanced(cs: Sequence[Case], rows: Sequence[Row], idx: Sequence[int]) -> float:
@@ -346,6 +352,9 @@ def summary(cs: Sequence[Case], rows: Sequence[Row], idx: Sequence[int]) -> dict
         "R@10": mean(1),
         "MRR": mean(2),
         "sessR@10": mean(3),
+        "hit@5": mean(4),
+        "hit@10": mean(5),
+        "sessHit@10": mean(6),
         "balanced": balanced(cs, rows, idx),
     }
 
@@ -469,14 +478,14 @@ def main() -> None:
         print(f"   {line}")
     print(f"\n== chosen (most frequent over all folds; the settings' defaults): {consensus}")
     print(f"   (the same rule on every set at once: {doc['refit_on_every_set']})")
-    print("\n== held-out figures per set (R@5 R@10 MRR sessR@10 | class-balanced)")
+    print(
+        "\n== held-out figures per set (share: R@5 R@10 MRR sessR@10 | hit@5 hit@10 sessHit@10"
+        " | class-balanced)"
+    )
     for name, by_label in held_out.items():
         print(f"-- {name}")
         for label, m in by_label.items():
-            print(
-                f"   {label:<58} {m['R@5']:.3f} {m['R@10']:.3f} {m['MRR']:.3f} "
-                f"{m['sessR@10']:.3f} | {m['balanced']:.3f}"
-            )
+            print(f"   {label:<58} {readings_line(m)}")
     print("\n== prompt-injection floor (top 3 vector hits), chosen on the other sets:")
     for key, body in doc["floor"].items():
         if key != "default":
@@ -491,6 +500,14 @@ def main() -> None:
                 f"   {key} {cls:<12} n={row['n']:>3}  fused {row['fused']}  ->  reranked "
                 f"{row['reranked']}"
             )
+
+
+def readings_line(m: dict[str, float]) -> str:
+    """One ``summary``'s figures, the share readings, then the hit readings, then balanced."""
+    return (
+        f"{m['R@5']:.3f} {m['R@10']:.3f} {m['MRR']:.3f} {m['sessR@10']:.3f} | "
+        f"{m['hit@5']:.3f} {m['hit@10']:.3f} {m['sessHit@10']:.3f} | {m['balanced']:.3f}"
+    )
 
 
 def floor_for(cs: Sequence[Case]) -> float:

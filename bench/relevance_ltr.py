@@ -57,6 +57,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench import relevance_readings  # noqa: E402
 from bench.relevance import metrics  # noqa: E402
 from bench.relevance_rerank import Collected, _filters, collect  # noqa: E402
 from bench.relevance_sets import Loaded, available_sets, load, minilm  # noqa: E402
@@ -360,26 +361,56 @@ def held_out(
 
 
 def table_rows(
-    items: Sequence[Item], variants: Mapping[str, Sequence[Sequence[int]]]
+    items: Sequence[Item],
+    variants: Mapping[str, Sequence[Sequence[int]]],
+    session_of: Mapping[str, Mapping[int, str]] | None = None,
 ) -> dict[str, Any]:
-    """``{set: {variant: {class: (R@5, R@10, MRR), "balanced": x}}}``."""
+    """``{set: {variant: {"classes": {class: (R@5, R@10, MRR)}, "balanced": x, "readings":
+    {class: {reading: mean}}}}}``: the share readings, and both readings
+    (``relevance_readings``: hit@5, hit@10, session R@10 / hit@10 from ``session_of[set]``)."""
     out: dict[str, Any] = {}
     for s in sorted({it.set for it in items}):
         idx = [n for n, it in enumerate(items) if it.set == s]
+        sessions = (session_of or {}).get(s)
         out[s] = {}
         for label, orders in variants.items():
             per: dict[str, list[tuple[float, float, float]]] = {}
+            both: dict[str, list[relevance_readings.Readings]] = {}
             for n in idx:
-                m = metrics(list(orders[n])[:50], sorted(items[n].gold))
-                per.setdefault(items[n].cls, []).append(m)
-                per.setdefault("all", []).append(m)
+                ranked = list(orders[n])[:50]
+                m = metrics(ranked, sorted(items[n].gold))
+                r = relevance_readings.read(ranked, items[n].gold, sessions)
+                for c in (items[n].cls, "all"):
+                    per.setdefault(c, []).append(m)
+                    both.setdefault(c, []).append(r)
             cells = {
                 c: tuple(round(statistics.fmean(r[k] for r in rs), 3) for k in range(3))
                 for c, rs in per.items()
             }
+            read = {
+                c: {
+                    k: None if v is None else round(v, 3)
+                    for k, v in relevance_readings.mean(rs).items()
+                }
+                for c, rs in both.items()
+            }
             bal = balanced([items[n] for n in idx], [orders[n] for n in idx])
-            out[s][label] = {"classes": cells, "balanced": round(bal, 4), "n": len(idx)}
+            out[s][label] = {
+                "classes": cells,
+                "balanced": round(bal, 4),
+                "n": len(idx),
+                "readings": read,
+            }
     return out
+
+
+def sessions_of(every: Mapping[str, Loaded]) -> dict[str, dict[int, str]]:
+    """Per set, ``id -> session`` of every memory (the session readings' sessions)."""
+    sql = "SELECT id, content_session_id FROM observations"
+    return {
+        name: {int(i): str(s) for i, s in loaded.conn.execute(sql)}
+        for name, loaded in every.items()
+    }
 
 
 GATES = (0.0, 0.2, 0.34, 0.5, 0.67)
@@ -440,6 +471,23 @@ def print_tables(doc: Mapping[str, Any]) -> None:
                 flags = "".join("!" if m[k] < part[k] else "." for k in range(3))
                 flags += " " + "".join("<" if m[k] < hyb[k] else "." for k in range(3))
                 print(f"{s:<13} {label:<9} {m[0]:.3f} / {m[1]:.3f} / {m[2]:.3f}  {flags}")
+    for scheme, sets in doc["tables"].items():
+        print(
+            f"\n== {scheme}, all questions, both readings: share R@5 / R@10 / MRR | hit@5 /"
+            " hit@10 | session R@10 / session hit@10"
+        )
+        for s, v in sets.items():
+            for label, body in v.items():
+                r = body["readings"]["all"]
+                sess = (
+                    f"{r['sess_r10']:.3f} / {r['sess_hit10']:.3f}"
+                    if r["sess_r10"] is not None
+                    else "  -   /   -  "
+                )
+                print(
+                    f"{s:<13} {label:<22} {r['r5']:.3f} / {r['r10']:.3f} / {r['mrr']:.3f} | "
+                    f"{r['hit5']:.3f} / {r['hit10']:.3f} | {sess}"
+                )
     for scheme, chosen in doc["chosen"].items():
         print(f"chosen (depth, l2, below page, demotion, pin gap) per fold, {scheme}: {chosen}")
     print("\n== maxsim d30 gated by the query's anchor: (balanced, R@10) per set")
@@ -543,6 +591,7 @@ def main() -> None:
                 args.cache.write_bytes(pickle.dumps(items))
         doc["gates"] = gate_rows(items)
         pairs = Pairs(items)
+        session_of = sessions_of(every)
         for scheme in ("leave one set out", "5-fold"):
             variants: dict[str, Sequence[Sequence[int]]] = {
                 "fts": [it.fts for it in items],
@@ -553,7 +602,7 @@ def main() -> None:
             orders, chosen = held_out(items, pairs, scheme, True)
             variants["+learned"] = orders
             doc["chosen"][f"{scheme} +learned"] = chosen
-            doc["tables"][scheme] = table_rows(items, variants)
+            doc["tables"][scheme] = table_rows(items, variants, session_of)
         if args.write:
             everything = list(range(len(items)))
             depth, l2, below, demotion, pin = choose(items, pairs, everything, True)

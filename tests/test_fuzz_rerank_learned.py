@@ -81,7 +81,11 @@ def near_valid(draw: Any) -> dict[str, Any]:
     import json
 
     doc: dict[str, Any] = json.loads(rerank_learned.WEIGHTS_FILE.read_text(encoding="utf-8"))
-    where = draw(st.sampled_from(["features", "weights", "depth", "demotion", "pin_gap", "weight"]))
+    where = draw(
+        st.sampled_from(
+            ["features", "weights", "depth", "demotion", "pin_gap", "session_cap", "weight"]
+        )
+    )
     value = draw(json_value)
     if where == "weight":
         doc["weights"][draw(st.sampled_from(list(rerank_learned.FEATURES)))] = value
@@ -100,6 +104,7 @@ def test_any_weights_file_is_read_or_refused(doc: dict[str, Any]) -> None:
     assert len(parsed.values) == len(rerank_learned.FEATURES)
     assert 2 <= parsed.depth <= 200
     assert parsed.pin_gap is None or 0.0 <= parsed.pin_gap <= 1.0
+    assert parsed.session_cap is None or 1 <= parsed.session_cap <= rerank_learned.PAGE
 
 
 unit = st.floats(0.0, 1.0, allow_nan=False)
@@ -121,17 +126,33 @@ unit = st.floats(0.0, 1.0, allow_nan=False)
     ),
     demotion=st.none() | st.integers(0, 12),
     pin_gap=st.none() | unit,
+    session_cap=st.none() | st.integers(1, 10),
+    sessions=st.lists(st.none() | st.sampled_from("abc"), min_size=12, max_size=12),
 )
 def test_any_rows_are_only_reordered_and_a_pinned_first_stays(
-    rows: list[list[float]], weights: list[float], demotion: int | None, pin_gap: float | None
+    rows: list[list[float]],
+    weights: list[float],
+    demotion: int | None,
+    pin_gap: float | None,
+    session_cap: int | None,
+    sessions: list[str | None],
 ) -> None:
-    """The pin (``rerank_learned.pinned``) and the cap together, for any candidate rows: the
-    same ids, none below its cap, and a pinned fused first in first place."""
+    """The pin (``rerank_learned.pinned``), the session cap and the demotion cap together,
+    for any candidate rows and sessions: the same ids, none below its demotion cap (it wins),
+    a pinned fused first in first place, and without a demotion cap no session over its
+    share of the page while another candidate waits below it."""
     ids = list(range(100, 100 + len(rows)))
-    model = rerank_learned.Weights(tuple(weights), 30, demotion, pin_gap)
-    out = rerank_learned.ranked(model, ids, rows)
+    session_of = {i: s for i, s in zip(ids, sessions, strict=False) if s is not None}
+    model = rerank_learned.Weights(tuple(weights), 30, demotion, pin_gap, session_cap)
+    out = rerank_learned.ranked(model, ids, rows, session_of)
     assert sorted(out) == ids
     if demotion is not None:
         assert all(out.index(i) <= n + demotion for n, i in enumerate(ids))
+    elif session_cap is not None and not rerank_learned.pinned(rows, pin_gap):
+        page, rest = out[: rerank_learned.PAGE], out[rerank_learned.PAGE :]
+        for key in set(session_of.values()):
+            over = sum(session_of.get(i) == key for i in page) > session_cap
+            waiting = any(session_of.get(i) != key for i in rest)
+            assert not (over and waiting)
     if rerank_learned.pinned(rows, pin_gap):
         assert out[0] == ids[0]

@@ -413,3 +413,38 @@ def test_content_pieces_are_the_plain_filter_of_every_piece(static_model: Path) 
                 if piece not in rerank_maxsim._STOP and any(c.isalnum() for c in piece)
             ]
             assert kept == (plain or ids), text
+
+
+def test_one_session_holds_at_most_the_session_cap_of_the_first_page() -> None:
+    """A multi-hop question's evidence spans sessions (issue 21): when one session's turns
+    fill the top 10, the second evidence session gets no slot. With ``session_cap`` the first
+    ``PAGE`` places hold at most that many of one session's candidates; the ones over it come
+    just below the page in the model's order, and a candidate without a known session is
+    never held back. When the other sessions cannot fill the page, the held back fill it."""
+    fused = list(range(20, 40))  # 20–31 session "a", 32–38 a session each, 39 unknown
+    session_of = dict.fromkeys(range(20, 32), "a") | {i: f"s{i}" for i in range(32, 39)}
+    rows = [
+        [1.0 / n if f == "fused_rr" else 0.0 for f in rerank_learned.FEATURES]
+        for n in range(1, len(fused) + 1)
+    ]
+    keep = tuple(1.0 if f == "fused_rr" else 0.0 for f in rerank_learned.FEATURES)
+    free = rerank_learned.Weights(keep, 30, None)
+    assert rerank_learned.ranked(free, fused, rows, session_of) == fused  # no cap: as fused
+    cap = rerank_learned.Weights(keep, 30, None, session_cap=3)
+    out = rerank_learned.ranked(cap, fused, rows, session_of)
+    assert sorted(out) == fused
+    assert out[: rerank_learned.PAGE] == [20, 21, 22, *range(32, 39)]
+    assert out[rerank_learned.PAGE :] == [*range(23, 32), 39]  # held back, in order
+    assert rerank_learned.ranked(cap, fused, rows) == fused  # no sessions known: unchanged
+    few = fused[:14]  # 12 of "a" and two others: the held back fill the page
+    out = rerank_learned.ranked(cap, few, rows[:14], session_of)
+    assert out == [20, 21, 22, 32, 33, *range(23, 32)]
+
+
+def test_the_weights_file_reads_a_session_cap_and_refuses_a_bad_one() -> None:
+    doc = json.loads(rerank_learned.WEIGHTS_FILE.read_text(encoding="utf-8"))
+    assert rerank_learned.parse({**doc, "session_cap": 4}).session_cap == 4
+    assert rerank_learned.parse({**doc, "session_cap": None}).session_cap is None
+    for bad in (0, -1, 11, 2.5, True, "3"):
+        with pytest.raises(ValueError, match="session_cap"):
+            rerank_learned.parse({**doc, "session_cap": bad})

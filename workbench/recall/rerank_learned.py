@@ -29,7 +29,16 @@ out, every relevance set but the one reported; the shipped file on all sets) and
   leads every other candidate's by at least the gap, and full text's first is no other
   candidate (full text found nothing, or agrees), it stays first; the model orders the rest.
   An exact identifier that full text puts first elsewhere still overturns it. Chosen by the
-  same cross-validation (null: no pin).
+  same cross-validation (null: no pin);
+- ``session_cap``: the most candidates of one session among the first ``PAGE`` places
+  (``spread``). A multi-hop question's evidence spans sessions, and one session that repeats
+  the question's words can fill the page, leaving the second evidence session no slot (the
+  session term's failure, i21-context). Null (no cap) in the shipped file: across the eight
+  relevance sets (``bench/relevance_session_cap.py``) cross-validation chose no cap in 13 of
+  13 folds. On our sets the page is rarely one session's: a cap moved only conversations'
+  multi-hop R@5 (0.773 -> 0.818 at 2) and musique's session R@10 (0.698 -> 0.724 at 2),
+  and it cost the sets whose evidence sits in one session (memorybank R@5 0.893 -> 0.617 at
+  2, 0.781 at 3; friends R@10 0.605 -> 0.564 at 2).
 
 MaxSim reads the word-piece vectors of the distilled static model (``rerank_tokens.
 load_static``), which ``workbench models build`` (so ``make install``) already writes for the
@@ -53,9 +62,10 @@ from workbench.recall import rerank_features, rerank_maxsim
 from workbench.recall.rerank_features import Candidates
 from workbench.recall.rerank_tokens import TokenTable
 
-__all__ = ["FEATURES", "Weights", "compute", "order", "parse", "weights"]
+__all__ = ["FEATURES", "PAGE", "Weights", "compute", "order", "parse", "spread", "weights"]
 
 WEIGHTS_FILE = Path(__file__).with_name("rerank_learned.json")
+PAGE = 10  # the places ``session_cap`` shares out (a search's default page)
 _BASE = rerank_features.RANK_FEATURES  # taken as ``rerank_features`` computes them
 FEATURES: tuple[str, ...] = (
     *_BASE,
@@ -92,6 +102,7 @@ class Weights:
     depth: int = 30
     demotion: int | None = None  # the most places below its fused one a candidate may fall
     pin_gap: float | None = None  # the cosine lead that keeps a vector first first (``pinned``)
+    session_cap: int | None = None  # the most of one session on the first page (``spread``)
 
     def score(self, row: Sequence[float]) -> float:
         return math.fsum(w * x for w, x in zip(self.values, row, strict=True))
@@ -119,7 +130,15 @@ def parse(doc: Mapping[str, Any]) -> Weights:
         or not 0.0 <= pin_gap <= 1.0  # NaN fails this too
     ):
         raise ValueError("the pin_gap must be null or a number from 0 to 1")
-    return Weights(values, depth, demotion, None if pin_gap is None else float(pin_gap))
+    session_cap = doc.get("session_cap")
+    if session_cap is not None and (
+        not isinstance(session_cap, int)
+        or isinstance(session_cap, bool)
+        or not 1 <= session_cap <= PAGE
+    ):
+        raise ValueError(f"the session_cap must be null or a whole number from 1 to {PAGE}")
+    gap = None if pin_gap is None else float(pin_gap)
+    return Weights(values, depth, demotion, gap, session_cap)
 
 
 @functools.lru_cache(maxsize=1)
@@ -216,9 +235,16 @@ def compute(
     return ids, rows
 
 
-def ranked(model: Weights, ids: Sequence[int], rows: Sequence[Sequence[float]]) -> list[int]:
+def ranked(
+    model: Weights,
+    ids: Sequence[int],
+    rows: Sequence[Sequence[float]],
+    session_of: Mapping[int, str] | None = None,
+) -> list[int]:
     """``ids`` (in fused order) best first by ``model``; equal scores keep the fused order;
-    none placed more than ``model.demotion`` below its fused place (``capped``)."""
+    at most ``model.session_cap`` of one session (``session_of``) on the first page
+    (``spread``); none placed more than ``model.demotion`` below its fused place (``capped``,
+    last: it wins over the session cap)."""
     import numpy as np
 
     if not ids:
@@ -232,7 +258,32 @@ def ranked(model: Weights, ids: Sequence[int], rows: Sequence[Sequence[float]]) 
     if pinned(rows, model.pin_gap):
         order.remove(ids[0])
         order.insert(0, ids[0])
+    if model.session_cap is not None and session_of:
+        order = spread(order, session_of, model.session_cap)
     return capped(order, ids, model.demotion)
+
+
+def spread(order: Sequence[int], session_of: Mapping[int, str], cap: int) -> list[int]:
+    """``order`` with at most ``cap`` ids of one session among its first ``PAGE`` places: the
+    page is filled in order, an id whose session already holds ``cap`` places waits; then
+    everything else in order (so the held back come just below the page, or fill it when the
+    other sessions cannot). An id without a session never waits."""
+    page: list[int] = []
+    held: dict[str, int] = {}
+    for i in order:
+        if len(page) == PAGE:
+            break
+        key = session_of.get(i)
+        if key is not None:
+            if held.get(key, 0) >= cap:
+                continue
+            held[key] = held.get(key, 0) + 1
+        page.append(i)
+    if len(page) < PAGE:
+        placed = set(page)
+        page += [i for i in order if i not in placed][: PAGE - len(page)]
+    placed = set(page)
+    return page + [i for i in order if i not in placed]
 
 
 _COSINE = FEATURES.index("cosine")
@@ -305,7 +356,8 @@ def order(
     maxsim = rerank_maxsim.scores(table, query, texts)
     ids, rows = compute(conn, query, sub, maxsim, loaded)
     fused = dict(head)
-    reordered = [(i, fused[i]) for i in ranked(model, ids, rows)]
+    session_of = _sessions(conn, ids) if model.session_cap is not None else None
+    reordered = [(i, fused[i]) for i in ranked(model, ids, rows, session_of)]
     if sorted(i for i, _ in reordered) != sorted(i for i, _ in head):
         raise RuntimeError("the reranker changed the candidate set")
     return reordered + list(tail)
