@@ -197,9 +197,10 @@ def load_static(where: Path | None = None) -> TokenTable:
     The static model is this table's recipe (each MiniLM word piece through the int8 ONNX
     MiniLM as ``[CLS] piece [SEP]``, mean-pooled), reduced by PCA to 256 dimensions and
     weighted per row by rarity: a cosine between two rows does not see that weight. So the
-    ``learned`` stage needs no artifact of its own. The rows are memory-mapped straight from
-    ``model.safetensors`` (only the rows a search touches are read) and are *not* unit
-    length: ``rerank_maxsim.scores`` normalises the rows it gathers.
+    ``learned`` stage needs no artifact of its own. The rows a search touches are read from
+    ``model.safetensors`` (``RowFile``), and are *not* unit length: ``rerank_maxsim.scores``
+    normalises the rows it gathers. The tokenizer is the static tier's own
+    (``embed.shared_tokenizer``): one copy per process.
 
     Raises FileNotFoundError (not built) or ValueError (not a static model) naming the fix.
     """
@@ -219,8 +220,7 @@ def load_static(where: Path | None = None) -> TokenTable:
 def _load_static(path: str, stamp: tuple[int, int]) -> TokenTable:
     """``stamp`` (the files' mtimes) is only the cache key: a rebuilt model is read again."""
     del stamp
-    import numpy as np
-    from tokenizers import Tokenizer
+    from workbench.recall.embed import shared_tokenizer
 
     where = Path(path)
     fix = "rebuild it with `workbench models build --force`"
@@ -238,14 +238,72 @@ def _load_static(path: str, stamp: tuple[int, int]) -> TokenTable:
         start, end = (int(n) for n in entry["data_offsets"])
         if end - start != rows * dim * 4 or 8 + size + end > weights.stat().st_size:
             raise ValueError("its embeddings do not fit the file")
-        vectors = np.memmap(
-            weights, dtype="<f4", mode="r", offset=8 + size + start, shape=(rows, dim)
-        )
-        tokenizer = Tokenizer.from_file(str(where / TOKENIZER_FILE))
-        tokenizer.no_padding()
-        tokenizer.no_truncation()
+        vectors = RowFile(weights, 8 + size + start, rows, dim)
+        tokenizer = shared_tokenizer(where / TOKENIZER_FILE)
     except (OSError, ValueError, TypeError, KeyError, UnicodeDecodeError) as exc:
         raise ValueError(f"the static model at {where} is unusable ({exc}); {fix}") from None
     if rows != tokenizer.get_vocab_size():
         raise ValueError(f"the static model at {where} does not fit its tokenizer; {fix}")
     return TokenTable(vectors, tokenizer, f"static:{path}:{weights.stat().st_mtime_ns}", False)
+
+
+class RowFile:
+    """A float32 matrix in a file, read row by row (``pread``) instead of mapped.
+
+    Why: a search reads a few hundred of the static model's 30k rows, but a mapping keeps
+    every page it ever touched resident: ~21 MiB of the service's RSS after a few hundred
+    searches (issue 21). Read rows cost nothing once the search is done; the kernel's page
+    cache serves repeats. ``rows[ids]`` gives what ``numpy.memmap(...)[ids]`` gave.
+    """
+
+    def __init__(self, path: Path, offset: int, rows: int, dim: int) -> None:
+        self.path = path
+        self.offset = offset
+        self.shape = (rows, dim)
+        self.ndim = 2
+        self.dtype = "<f4"
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, ids: Any) -> Any:
+        """The rows of ``ids`` (a sequence or array of row numbers), in that order."""
+        import numpy as np
+
+        wanted = np.asarray(ids, dtype=np.int64).reshape(-1)
+        rows, dim = self.shape
+        if len(wanted) and (wanted.min() < -rows or wanted.max() >= rows):
+            raise IndexError(f"row out of range for a table of {rows} rows")
+        wanted = np.where(wanted < 0, wanted + rows, wanted)
+        distinct, spread = np.unique(wanted, return_inverse=True)
+        width = dim * 4
+        out = np.empty((len(distinct), dim), dtype="<f4")
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            # Neighbouring rows in one read: a run of ids close together is one pread.
+            n = 0
+            while n < len(distinct):
+                end = n + 1
+                while end < len(distinct) and distinct[end] - distinct[end - 1] <= _GAP:
+                    end += 1
+                first, last = int(distinct[n]), int(distinct[end - 1])
+                span = (last - first + 1) * width
+                raw = os.pread(fd, span, self.offset + first * width)
+                if len(raw) != span:
+                    raise OSError(f"{self.path} is shorter than its header says; rebuild it")
+                block = np.frombuffer(raw, dtype="<f4").reshape(-1, dim)
+                out[n:end] = block[distinct[n:end] - first]
+                n = end
+        finally:
+            os.close(fd)
+        return out[spread]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        """The whole matrix (tests compare against it)."""
+        import numpy as np
+
+        whole = self[np.arange(self.shape[0])]
+        return whole if dtype is None else whole.astype(dtype)
+
+
+_GAP = 4  # rows apart that one read still spans (≤ 3 rows read for nothing)
