@@ -448,3 +448,116 @@ def test_the_weights_file_reads_a_session_cap_and_refuses_a_bad_one() -> None:
     for bad in (0, -1, 11, 2.5, True, "3"):
         with pytest.raises(ValueError, match="session_cap"):
             rerank_learned.parse({**doc, "session_cap": bad})
+
+
+def test_the_stage_and_the_static_tier_share_one_tokenizer(static_model: Path) -> None:
+    """Both read the static model's ``tokenizer.json``: one parsed copy per process, not two
+    (each copy is ~8 MiB of the service's RSS, issue 21), and it tokenizes as a fresh one."""
+    from tokenizers import Tokenizer
+
+    from workbench.recall import rerank_tokens
+    from workbench.recall.embed import StaticEmbedder
+
+    table = rerank_tokens.load_static(static_model)
+    embedder = StaticEmbedder(static_model)
+    assert table.tokenizer is embedder._tokenizer
+    fresh = Tokenizer.from_file(str(static_model / "tokenizer.json"))
+    fresh.no_padding()  # the file pads to 128 (the embedder's setting): pieces are the text's
+    fresh.no_truncation()
+    for text in [*MEMORIES, QUERY, "naïve café ☃ 日本語 " * 60]:
+        assert (
+            table.tokenizer.encode(text, add_special_tokens=False).ids
+            == fresh.encode(text, add_special_tokens=False).ids
+        )
+
+
+MAPS_PROBE = """
+import sys
+from pathlib import Path
+from workbench.recall import rerank_maxsim, rerank_tokens
+where = Path(sys.argv[1])
+table = rerank_tokens.load_static(where)
+got = rerank_maxsim.scores(table, sys.argv[2], sys.argv[3:])
+resident, block = 0, False  # kB of the model file's pages this process holds
+for line in Path("/proc/self/smaps").read_text(encoding="utf-8").splitlines():
+    head = line.split()
+    if head and not head[0].endswith(":"):  # a mapping's first line: range perms ... path
+        block = line.endswith(str((where / "model.safetensors").resolve()))
+    elif block and head[0] == "Rss:":
+        resident += int(head[1])
+print(repr(got))
+print(resident)
+"""
+
+
+def test_the_stage_keeps_no_page_of_the_model_file_resident(
+    static_model: Path, tmp_path: Path
+) -> None:
+    """A process that ran the stage holds no page of ``model.safetensors`` afterwards (a plain
+    mapping keeps every row page a search touched resident: ~21 MiB of the service's RSS
+    after a few hundred searches, issue 21), and its scores are those of the whole table."""
+    import ast
+    import subprocess
+    import sys
+
+    import numpy as np
+
+    from workbench.recall import rerank_maxsim, rerank_tokens
+
+    texts = [*MEMORIES, "Zebra quokka xylophone 12345 ü", ""]
+    done = subprocess.run(
+        [sys.executable, "-c", MAPS_PROBE, str(static_model), QUERY, *texts],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    scores_line, resident = done.stdout.strip().splitlines()
+    assert resident == "0"
+    table = rerank_tokens.load_static(static_model)
+    whole = np.asarray(table.vectors, dtype=np.float32)
+    header = (static_model / "model.safetensors").read_bytes()
+    size = int.from_bytes(header[:8], "little")
+    start = 8 + size + json.loads(header[8 : 8 + size])["embeddings"]["data_offsets"][0]
+    mapped_rows = np.memmap(
+        static_model / "model.safetensors", dtype="<f4", mode="r", offset=start, shape=whole.shape
+    )
+    assert np.array_equal(whole, mapped_rows)
+    ids = [5, 5, 0, whole.shape[0] - 1, 7, 6, 300, 8]
+    assert np.array_equal(table.vectors[ids], mapped_rows[ids])
+    assert ast.literal_eval(scores_line) == rerank_maxsim.scores(table, QUERY, texts)
+
+
+def test_the_pieces_cache_keeps_neither_the_text_nor_python_ints(static_model: Path) -> None:
+    """A cached text costs its pieces at 2 bytes each and a fixed few hundred bytes, not the
+    text and a tuple of Python ints (~2.5 KB a memory: ~10 MiB of RSS at 4096, issue 21);
+    and what the cache gives back is what tokenizing gives."""
+    import gc
+    import tracemalloc
+
+    from workbench.recall import rerank_maxsim, rerank_tokens
+
+    table = rerank_tokens.load_static(static_model)
+    words = " ".join(MEMORIES).split()
+    texts = [
+        " ".join(words[(k + j) % len(words)] for j in range(40)) + f" build {k} of {k * 7919}"
+        for k in range(1200)
+    ]
+    rerank_maxsim.clear_cache()
+    fresh = [rerank_maxsim.content_pieces(table, [t])[0] for t in texts[:50]]
+    rerank_maxsim.clear_cache()
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for first in range(0, len(texts), 30):
+            rerank_maxsim.content_pieces(table, texts[first : first + 30])
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    pieces = sum(len(p) for p in rerank_maxsim.content_pieces(table, texts))
+    assert held / len(texts) < 300 + 2 * pieces / len(texts)
+    assert rerank_maxsim.content_pieces(table, texts[:50]) == fresh  # from the cache
+    rerank_maxsim.clear_cache()

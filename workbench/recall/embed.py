@@ -24,6 +24,7 @@ and the service degrades to full text and says why in ``/api/health``.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.resources
 import logging
@@ -178,7 +179,6 @@ class StaticEmbedder:
         import json
 
         from safetensors import safe_open
-        from tokenizers import Tokenizer
 
         digest = hashlib.sha256()
         with weights.open("rb") as stream:
@@ -194,9 +194,7 @@ class StaticEmbedder:
             raise ValueError(f"{weights} holds no 2-d 'embeddings' tensor")
         self._weights = weights
         self._table: Any = None  # loaded on first use, released by ``release`` (see there)
-        self._tokenizer = Tokenizer.from_file(str(self.path / "tokenizer.json"))
-        self._tokenizer.no_padding()
-        self._tokenizer.no_truncation()
+        self._tokenizer = shared_tokenizer(self.path / "tokenizer.json")
         self._unk = self._tokenizer.token_to_id("[UNK]")
         self.dim = int(shape[1])
         digest_hex = digest.hexdigest()[:12]
@@ -284,6 +282,31 @@ class StaticEmbedder:
             out[first + filled] = sums / lengths[filled, None]
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return np.ascontiguousarray(out / np.maximum(norms, 1e-12), dtype=np.float32)
+
+
+def shared_tokenizer(path: Path) -> Any:
+    """The tokenizer in ``path`` (no padding, no truncation), one per file and process.
+
+    Why: the static tier and the ``learned`` second stage read the same ``tokenizer.json``,
+    and each parsed copy costs ~8 MiB of the service's RSS (issue 21). Encoding only reads it,
+    so threads share it. A file changed since (a rebuild) is parsed again.
+    """
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError:
+        stamp = 0  # Tokenizer.from_file below raises the error that names the file
+    return _tokenizer(str(path), stamp)
+
+
+@functools.lru_cache(maxsize=4)
+def _tokenizer(path: str, stamp: int) -> Any:
+    del stamp  # only the cache key
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(path)
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    return tokenizer
 
 
 def mapped_table(weights: Path) -> Any:
