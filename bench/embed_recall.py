@@ -16,6 +16,12 @@ on every set, mode and metric (largest: coding R@10 −0.042 ± 0.047, 3 of 72 q
 fp32 against int8 moves meetings vector R@10 by −0.008 ± 0.006): adopted. ``t64`` costs
 committee (long parliamentary turns) vector R@10 −0.054 ± 0.038: not adopted.
 
+``rows8 t96`` (issue 21, stop 31; ``--variant "rows8 t128" --variant "rows8 t96" --baseline
+"rows8 t128" --cv``, box at load 7-19): a 96-token cut keeps 0.76 of demo-shaped texts' tokens
+against 0.87 at 128 (bench/embed_lengths.py), but friends hybrid MRR falls −0.010 ± 0.008
+(outside 2 SE: the fusion chosen without friends moves) and committee vector R@10 −0.022 ±
+0.024 sits at the edge; every other set, mode and metric within 2 SE. Not adopted.
+
 Layer-drop students (issue 21 goal 2, stop 30): ``L3``/``L2`` keep MiniLM's first three/two
 layers as they are (``onnx_export.build(layers=)``); ``L3 distil``/``L2 distil`` are those
 students trained by ``bench/embed_student.py``. One run (``--baseline "rows8 t128"``, shipped
@@ -71,6 +77,7 @@ VARIANTS: dict[str, tuple[tuple[str, ...], int, int | None]] = {
     "table8 t128": (("MatMul", "Gather"), 128, None),  # ONNX Runtime's Gather: one scale
     "table8 t64": (("MatMul", "Gather"), 64, None),
     "rows8 t128": (ROWS8, 128, None),  # the word table int8 with a scale per row (shipped)
+    "rows8 t96": (ROWS8, 96, None),  # issue 21 stop 31: a cut between 64 (lost) and 128
     "L3 rows8 t128": (ROWS8, 128, 3),  # the first three layers (a layer-drop student)
     "L2 rows8 t128": (ROWS8, 128, 2),
 }

