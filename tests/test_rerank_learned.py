@@ -561,3 +561,27 @@ def test_the_pieces_cache_keeps_neither_the_text_nor_python_ints(static_model: P
     assert held / len(texts) < 300 + 2 * pieces / len(texts)
     assert rerank_maxsim.content_pieces(table, texts[:50]) == fresh  # from the cache
     rerank_maxsim.clear_cache()
+
+
+def test_the_session_cap_never_holds_back_memories_without_a_session(
+    static_model: Path, tmp_path: Path
+) -> None:
+    """``spread``'s rule through the whole stage: a memory without a session is no session's,
+    so the cap never holds it back, however many of them one project holds; the turns of a
+    real session are still capped. The model keeps the fused order, so any change is the
+    cap's. (Six turns of session ``s``, then twelve memories without one, cap 3.)"""
+    from tests.conftest import store_of_turns
+    from workbench.recall import rerank_tokens
+    from workbench.recall.rerank_features import Candidates
+
+    turns = [("s", f"payments retry turn {n}") for n in range(6)]
+    turns += [(None, f"payments retry note {n}") for n in range(12)]
+    keep = tuple(1.0 if f == "fused_rr" else 0.0 for f in rerank_learned.FEATURES)
+    cap = rerank_learned.Weights(keep, 30, None, session_cap=3)
+    table = rerank_tokens.load_static(static_model)
+    fused = [(i, 1.0 / i) for i in range(1, 19)]
+    with store_of_turns(tmp_path / "workbench.db", turns) as store:
+        got = rerank_learned.order(store.conn, "payments retry", Candidates(fused), 30, table, cap)
+    # The page: three of session s, then the sessionless in their fused order; below it the
+    # session's held-back turns, then the rest.
+    assert [i for i, _ in got] == [1, 2, 3, *range(7, 14), 4, 5, 6, *range(14, 19)]

@@ -147,14 +147,31 @@ def weights() -> Weights:
     return parse(json.loads(WEIGHTS_FILE.read_text(encoding="utf-8")))
 
 
-def _sessions(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, str]:
-    """``id -> session`` of ``ids`` and the ids beside them (one primary-key lookup)."""
+def _sessions(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, tuple[str, str | None]]:
+    """``id -> (project, session)`` of ``ids`` and the ids beside them (one primary-key
+    lookup); the session is None for a memory that has none."""
     wanted = sorted({j for i in ids for j in (i - 1, i, i + 1)})
     sql = (
         "SELECT id, content_session_id, project FROM observations"
         f" WHERE id IN ({', '.join('?' * len(wanted))})"
     )
-    return {int(r[0]): f"{r[2]}\x00{r[1]}" for r in conn.execute(sql, wanted)}
+    return {int(r[0]): (r[2], r[1]) for r in conn.execute(sql, wanted)}
+
+
+def _feature_keys(found: Mapping[int, tuple[str, str | None]]) -> dict[int, str]:
+    """The features' session key: a project's memories without a session count as one
+    session, as when the shipped weights were fitted."""
+    return {i: f"{project}\x00{session}" for i, (project, session) in found.items()}
+
+
+def _cap_keys(found: Mapping[int, tuple[str, str | None]]) -> dict[int, str]:
+    """The session cap's key: only memories with a session (``spread``: one without a
+    session never waits)."""
+    return {
+        i: f"{project}\x00{session}"
+        for i, (project, session) in found.items()
+        if session is not None
+    }
 
 
 def compute(
@@ -163,12 +180,14 @@ def compute(
     candidates: Candidates,
     maxsim: Sequence[float] | None = None,
     loaded: Mapping[int, rerank_features.ObsText] | None = None,
+    sessions: Mapping[int, tuple[str, str | None]] | None = None,
 ) -> tuple[list[int], list[list[float]]]:
     """``(ids, rows)``: one row per fused candidate in ``FEATURES`` order.
 
     ``maxsim``: the candidates' raw MaxSim scores (``rerank_maxsim.scores``), or None for a 0
-    column. ``loaded``: their ``rerank_features.load_texts`` when already read. A candidate
-    deleted since it was indexed keeps its rank features only.
+    column. ``loaded``: their ``rerank_features.load_texts`` when already read; ``sessions``:
+    their ``_sessions`` when already looked up. A candidate deleted since it was indexed
+    keeps its rank features only.
     """
     ids = [i for i, _ in candidates.fused]
     texts = loaded if loaded is not None else rerank_features.load_texts(conn, ids)
@@ -190,7 +209,7 @@ def compute(
     present = {w: sum(w in h for h in held) for w in q_words}
     idf = {w: math.log((len(ids) + 1) / (1 + present[w])) + 1.0 for w in q_words}
     idf_total = math.fsum(idf.values())
-    session = _sessions(conn, ids)
+    session = _feature_keys(sessions if sessions is not None else _sessions(conn, ids))
     in_list = set(ids)
     fused_top = max((s for _, s in candidates.fused), default=0.0)
     fused_of = dict(candidates.fused)
@@ -354,9 +373,10 @@ def order(
         f"{loaded[i]['title']} {loaded[i]['body']}".strip() if i in loaded else "" for i in head_ids
     ]
     maxsim = rerank_maxsim.scores(table, query, texts)
-    ids, rows = compute(conn, query, sub, maxsim, loaded)
+    found = _sessions(conn, head_ids)  # one lookup for the features and the session cap
+    ids, rows = compute(conn, query, sub, maxsim, loaded, found)
     fused = dict(head)
-    session_of = _sessions(conn, ids) if model.session_cap is not None else None
+    session_of = _cap_keys(found) if model.session_cap is not None else None
     reordered = [(i, fused[i]) for i in ranked(model, ids, rows, session_of)]
     if sorted(i for i, _ in reordered) != sorted(i for i, _ in head):
         raise RuntimeError("the reranker changed the candidate set")
