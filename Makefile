@@ -6,18 +6,24 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test fuzz install lint clean screenshot agents
+.PHONY: demo test test-all fuzz install lint clean screenshot agents
 
 demo: $(STAMP)
 	$(BIN)/workbench demo
 
-# The suite. TEST_WORKERS=N runs it on N parallel pytest-xdist workers, each taking a whole test
-# file at a time, so a file's module-scoped service still starts once (issue 23: the tests
-# mostly wait on the services, hooks and CLIs they start as real processes). The default, 0,
-# runs it in this one process, as CI always has, until full parallel runs have proven stable.
-TEST_WORKERS ?= 0
+# The suite. A plain `make test` is the fast tier: every test but the long end-to-end ones
+# marked `slow` (the agents' own CLIs from npm, PostgreSQL, Chromium, marimo runs, the
+# embedding worker, mypy, stress runs; tests/conftest.py), on TEST_WORKERS parallel
+# pytest-xdist workers, each taking a whole test file at a time so a file's module-scoped
+# service still starts once (issue 23: the tests mostly wait on the services, hooks and CLIs
+# they start as real processes). `make test-all` runs every tier. CI (CI set: .ci/run exports
+# it) runs every tier too, in this one process (TEST_WORKERS 0), as it always has.
+TEST_WORKERS ?= $(if $(CI),0,3)
 test: $(STAMP)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+
+test-all: $(STAMP)
+	WORKBENCH_TEST_ALL=1 $(MAKE) test
 
 # The agents' own CLIs from npm at the versions the real-agent tests pin (tests/real_agents.py),
 # into .venv/share/real-agents (the MCP-only ones, Copilot CLI, into real-agents-mcp-only);

@@ -102,12 +102,59 @@ def pytest_configure(config: pytest.Config) -> None:
     ``HOME_VARIABLES`` are unset so that their defaults fall under it too. Each process of a
     run (an xdist worker too) gets its own folder. tests/test_suite_home.py proves it.
     """
+    config.addinivalue_line("markers", SLOW_MARKER)
     saved = {key: os.environ.get(key) for key in ("HOME", *HOME_VARIABLES)}
     home = Path(tempfile.mkdtemp(prefix="workbench-tests-home-"))
     config.stash[SUITE_HOME] = (home, saved)
     os.environ["HOME"] = str(home)
     for key in HOME_VARIABLES:
         os.environ.pop(key, None)
+
+
+# The default run (`make test` on a developer's machine) is the fast tier; the tests marked
+# ``slow`` are the long end-to-end ones (the agents' own CLIs from npm, PostgreSQL and DuckLake,
+# headless Chromium, marimo runs, the embedding worker, mypy, stress runs). They are grouped, not
+# dropped: CI runs every tier (issue 23), and so does a run that names its tests.
+SLOW_MARKER = "slow: a long end-to-end test, left out of a plain `make test`; CI runs it"
+
+
+def runs_every_tier(config: pytest.Config) -> str | None:
+    """Why this run includes the slow tests, or None for the fast tier.
+
+    CI (``CI`` set, as .ci/run exports it) and ``make test-all`` (``WORKBENCH_TEST_ALL=1``) run
+    everything; so does a run given test paths or a ``-m`` expression, since whoever names a
+    slow test means to run it.
+    """
+    if os.environ.get("CI"):
+        return "CI is set"
+    if os.environ.get("WORKBENCH_TEST_ALL"):
+        return "WORKBENCH_TEST_ALL is set"
+    if config.option.markexpr:
+        return "-m was given"
+    if config.option.file_or_dir:
+        return "tests were named"
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The fast tier leaves the ``slow`` tests out, reported as deselected."""
+    if runs_every_tier(config) is not None:
+        return
+    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if item.get_closest_marker("slow") is None]
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    reason = runs_every_tier(config)
+    if reason is None:
+        terminalreporter.write_line(
+            "fast tier: the slow end-to-end tests were left out (`make test-all` runs every "
+            "tier; CI always does)"
+        )
+    else:
+        terminalreporter.write_line(f"every tier ran ({reason})")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

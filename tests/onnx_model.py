@@ -20,6 +20,9 @@ from pathlib import Path
 
 import pytest
 
+from workbench.recall.embed import STATIC_MODEL_NAME
+from workbench.recall.onnx_export import ONNX_MODEL_NAME
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -87,3 +90,27 @@ def static_model(
             assert body["built"] is False  # the run's ONNX model was kept
             assert body["static"]["built"] is True
     return target
+
+
+@pytest.fixture(scope="session")
+def installed_static_model(request: pytest.FixtureRequest) -> Path:
+    """The static model ``make install`` distilled into this venv (``workbench models build``),
+    read, never written: what a user's search reads. Tests of search with it need not pay the
+    ~30 s build again (issue 23); tests of the build itself use ``static_model``. Built by the
+    real CLI into the run's folder, as ``static_model`` does, in a venv that has none."""
+    installed = Path(sys.prefix) / "share" / "workbench" / STATIC_MODEL_NAME
+    if (installed / "manifest.json").is_file():
+        return installed
+    built: Path = request.getfixturevalue("static_model")
+    return built
+
+
+@pytest.fixture(scope="session")
+def installed_onnx_model(request: pytest.FixtureRequest) -> Path:
+    """The int8 ONNX MiniLM ``make install`` built into this venv, read, never written (see
+    ``installed_static_model``); built by the real CLI, as ``onnx_model`` does, when absent."""
+    installed = Path(sys.prefix) / "share" / "workbench" / ONNX_MODEL_NAME
+    if (installed / "manifest.json").is_file():
+        return installed
+    built: Path = request.getfixturevalue("onnx_model")
+    return built

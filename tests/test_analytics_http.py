@@ -95,6 +95,7 @@ def test_every_route_answers_with_items(shared: Service) -> None:
     }
 
 
+@pytest.mark.slow
 def test_limits_and_new_rows(loaded: Service) -> None:
     assert len(get(loaded, "/api/stats/concepts?limit=1")["items"]) == 1
     # Rows written after the first analytics request show up in the next one.
@@ -108,6 +109,7 @@ def test_limits_and_new_rows(loaded: Service) -> None:
     assert concepts[0]["observations"] == 4
 
 
+@pytest.mark.slow
 def test_roi_counts_fetches_made_through_the_api(loaded: Service) -> None:
     ids = [o["id"] for o in loaded.get("/api/observations?limit=10")[1]["items"]]
     status, _ = loaded.post("/api/observations/batch", {"ids": ids[:2], "source": "test"})

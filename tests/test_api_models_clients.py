@@ -20,6 +20,8 @@ from workbench.api_models.check import ReplyMismatch, checked
 from workbench.api_models.search import SearchReply, Timeline
 from workbench.models import Observation
 
+pytestmark = pytest.mark.slow
+
 PROJECT = "acme-api"
 CWD = "/home/dev/code/acme-api"
 

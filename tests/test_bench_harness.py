@@ -18,6 +18,8 @@ import pytest
 from bench import harness
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.slow
+
 SCRIPTS = sorted(  # the runnable ones; relevance_set*.py are data modules
     p.name
     for p in (ROOT / "bench").glob("*.py")

@@ -11,7 +11,11 @@ import subprocess
 import sys
 from typing import Any
 
+import pytest
+
 from tests.conftest import ROOT
+
+pytestmark = pytest.mark.slow
 
 
 def test_quick_bench_publishes_both_authors_and_prints_the_figures(postgres_cluster: Any) -> None:

@@ -17,12 +17,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.agent_home import agent_env, doctor_rows, make_home, read_json
 from tests.claude_script import claude_rule
 from tests.conftest import run_workbench
 from tests.fake_anthropic import FakeAnthropic
 from tests.real_agents import program
 from tests.real_world import open_world
+
+pytestmark = pytest.mark.slow
 
 EVENTS = {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionEnd"}
 

@@ -14,6 +14,8 @@ import pytest
 from tests.conftest import base_env, free_port, http_json
 from workbench.agents import NAMES
 
+pytestmark = pytest.mark.slow
+
 
 def cli(env: dict[str, str], *args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
     return subprocess.run(

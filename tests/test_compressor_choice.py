@@ -52,6 +52,7 @@ def run_through_the_hook(
     return health, status, row, written_by
 
 
+@pytest.mark.slow
 def test_default_settings_never_use_the_key_claude_code_passes_down(
     data_dir: Path, make_service: Any, fake_anthropic: FakeAnthropic
 ) -> None:
@@ -69,6 +70,7 @@ def test_default_settings_never_use_the_key_claude_code_passes_down(
     assert doctor["detail"].startswith("offline"), doctor
 
 
+@pytest.mark.slow
 def test_settings_naming_claude_use_the_inherited_key_and_endpoint(
     data_dir: Path, make_service: Any, fake_anthropic: FakeAnthropic
 ) -> None:

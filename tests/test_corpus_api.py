@@ -193,6 +193,7 @@ def test_offline_prime_query_reprime_rebuild(client: TestClient) -> None:
 
 
 # ----- a real service, restarted mid-conversation -----------------------------------------------
+@pytest.mark.slow
 def test_conversations_survive_a_service_restart(
     make_service: Any, fake_anthropic: FakeAnthropic
 ) -> None:
@@ -246,6 +247,7 @@ def cli(svc: Service, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_cli_corpus_and_agent_commands(service: Service) -> None:
     service.post(
         "/api/memory/save", {"text": "Corpus files are written atomically.", "project": "wb"}

@@ -12,10 +12,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.fake_anthropic import Scripted, error_body
 from workbench.store import events
 from workbench.store.connection import atomic
 from workbench.store.database import Store
+
+pytestmark = pytest.mark.slow
 
 OBSERVATION_XML = (
     "<observation><type>discovery</type><title>Loader reads the cache first</title>"

@@ -19,6 +19,8 @@ import pytest
 from tests.agent_home import agent_env, doctor_rows, make_home, trust_codex_hooks
 from tests.conftest import run_workbench
 
+pytestmark = pytest.mark.slow
+
 AGENTS = ("claude", "gemini", "codex")
 
 

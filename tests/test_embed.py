@@ -20,6 +20,8 @@ from workbench.store import observations
 from workbench.store.connection import atomic
 from workbench.store.database import Store
 
+pytestmark = pytest.mark.slow
+
 # (title, narrative, paraphrased query sharing no content word with title/narrative)
 LABELLED = [
     (

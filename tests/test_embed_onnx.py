@@ -21,6 +21,8 @@ from tests.shared_model import minilm
 from workbench.recall import embed, onnx_export
 from workbench.settings import load_settings
 
+pytestmark = pytest.mark.slow
+
 TEXTS = [
     "Stripe webhook retries caused duplicate refunds. Re-delivered refund webhooks were "
     "processed again; added idempotency keys per event.",

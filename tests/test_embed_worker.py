@@ -14,8 +14,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import Service, run_workbench
 from workbench.recall.tier_note import vectors_note
+
+pytestmark = pytest.mark.slow
 
 NOTES = [
     ("Stripe webhook retries caused duplicate refunds", "Added idempotency keys per event."),

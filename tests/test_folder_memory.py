@@ -206,6 +206,7 @@ def test_generate_writes_each_touched_folder_and_clean_restores_every_byte(
     assert folder_files(project) == before
 
 
+@pytest.mark.slow
 def test_markers_edited_by_hand_are_left_alone(recorded: tuple[Path, dict[str, str]]) -> None:
     project, env = recorded
     broken = USER_TEXT + f"\n{section.START}\nmy notes, no end marker\n"
@@ -218,6 +219,7 @@ def test_markers_edited_by_hand_are_left_alone(recorded: tuple[Path, dict[str, s
     assert (project / "src" / "CLAUDE.md").read_text() == broken
 
 
+@pytest.mark.slow
 def test_agents_md_is_the_target_when_configured(
     recorded: tuple[Path, dict[str, str]],
 ) -> None:
@@ -265,6 +267,7 @@ def test_the_service_writes_the_files_after_a_summary_only_when_on(
         assert folder_files(project) == {"src/CLAUDE.md": USER_TEXT.encode()}
 
 
+@pytest.mark.slow
 def test_memory_files_that_are_not_text_files_are_never_read_or_written(
     recorded: tuple[Path, dict[str, str]],
 ) -> None:

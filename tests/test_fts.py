@@ -124,6 +124,7 @@ def test_special_queries_still_find_their_words(seeded: tuple[Store, Seeded]) ->
     assert labels.ids["webhook-retry"] in ids
 
 
+@pytest.mark.slow
 @settings(
     max_examples=300,
     deadline=None,

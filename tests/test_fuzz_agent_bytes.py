@@ -27,6 +27,8 @@ from tests.fuzz_strategies import json_values, render
 from workbench.agents import NAMES, load
 from workbench.errors import WorkbenchError
 
+pytestmark = pytest.mark.slow
+
 FUZZ = settings(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     deadline=None,

@@ -35,6 +35,8 @@ from tests.fuzz_strategies import json_objects, json_values, render
 from workbench.agents import claude_settings, codex, codex_trust, gemini, mcp_json
 from workbench.errors import WorkbenchError
 
+pytestmark = pytest.mark.slow
+
 FUZZ = settings(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], deadline=None
 )

@@ -31,6 +31,8 @@ from tests.test_fuzz_cli_search import (
 )
 from workbench.cli import fast_show, fast_timeline
 
+pytestmark = pytest.mark.slow
+
 __all__ = ["replier"]  # the shared module-scoped fixture
 
 OPTIONS = [

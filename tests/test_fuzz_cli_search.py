@@ -26,6 +26,8 @@ from tests.fuzz_harness import budget
 from workbench.cli import fast_search
 from workbench.cli.main import app
 
+pytestmark = pytest.mark.slow
+
 OPTIONS = ["--json", "--project", "--mode", "--limit", "--data-dir", "-d", "--obs-type", "--"]
 VALUES = ["5", "0", "100", "101", " 7", "-1", "fts", "hybrid", "", " ", "webapp", "x=y", "٣"]
 

@@ -40,6 +40,8 @@ from workbench.code.symbols import ParsedFile, parse
 from workbench.code.unfold import unfold
 from workbench.errors import WorkbenchError
 
+pytestmark = pytest.mark.slow
+
 SLOW = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 
 

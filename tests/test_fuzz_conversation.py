@@ -29,6 +29,8 @@ from workbench.store import observations
 from workbench.store.connection import atomic
 from workbench.store.database import Store
 
+pytestmark = pytest.mark.slow
+
 TempPathFactory = pytest.TempPathFactory
 ids = st.integers(min_value=1, max_value=40)
 scores = st.floats(min_value=0.0, max_value=50.0, allow_nan=False)

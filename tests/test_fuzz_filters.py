@@ -30,6 +30,8 @@ from workbench.recall import filters_duckdb
 from workbench.recall.filters import Kind, SearchFilters
 from workbench.recall.search_query import SearchQuery
 
+pytestmark = pytest.mark.slow
+
 DAY = 86_400_000
 T = 1_780_000_000_000
 SEGMENTS = ["src", "payments", "pay", "lib", "a b", "x%_", "ü"]

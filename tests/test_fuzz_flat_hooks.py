@@ -36,6 +36,8 @@ from tests.fuzz_strategies import json_objects, json_values, render
 from workbench.agents import cursor, windsurf
 from workbench.errors import WorkbenchError
 
+pytestmark = pytest.mark.slow
+
 FUZZ = settings(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], deadline=None
 )

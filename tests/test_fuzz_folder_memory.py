@@ -22,6 +22,8 @@ from hypothesis import strategies as st
 
 from workbench.folder_memory import section
 
+pytestmark = pytest.mark.slow
+
 hostile = st.one_of(
     st.text(max_size=200),
     st.sampled_from(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +19,8 @@ from tests.fuzz_harness import budget
 from workbench.recall import fusion
 from workbench.recall.fusion import FusionParams
 from workbench.recall.search import first_is_settled
+
+pytestmark = pytest.mark.slow
 
 ids = st.integers(min_value=1, max_value=40)
 bm25 = st.floats(min_value=0.0, max_value=50.0, allow_nan=False)

@@ -82,6 +82,8 @@ from tests.fuzz_strategies import (
 from workbench import own_tools, redact
 from workbench.platforms import PLATFORM_SOURCES
 
+pytestmark = pytest.mark.slow
+
 HOOK_FIXTURES = FIXTURES / "hooks"
 SCRIPTS: dict[str, ModuleType] = {
     "session_start": session_start,

@@ -29,6 +29,8 @@ from tests.fuzz_harness import budget
 from tests.fuzz_strategies import deep, json_values, render
 from tests.mcp_stdio import RawClient, initialized_mcp
 
+pytestmark = pytest.mark.slow
+
 TOOLS = ["search", "timeline", "get_observations", "save_memory", "workflow"]
 _ids = itertools.count(1000)
 

@@ -30,6 +30,8 @@ from tests.test_fuzz_agent_configs import comment_lines, installs  # the other a
 from workbench.agents import claude_auto_memory, copilot, goose, goose_yaml, mcp_json
 from workbench.errors import WorkbenchError
 
+pytestmark = pytest.mark.slow
+
 FUZZ = settings(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow], deadline=None
 )

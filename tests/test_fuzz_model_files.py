@@ -19,6 +19,8 @@ from hypothesis import strategies as st
 from tests.fuzz_harness import budget
 from workbench.recall.embed import mapped_table
 
+pytestmark = pytest.mark.slow
+
 TempPathFactory = pytest.TempPathFactory
 
 small = st.integers(min_value=-2, max_value=40)

@@ -24,6 +24,8 @@ from workbench.store import observations
 from workbench.store.connection import atomic
 from workbench.store.database import Store
 
+pytestmark = pytest.mark.slow
+
 TempPathFactory = pytest.TempPathFactory
 MONTHS = "January February March April May June July August September October November December"
 NAMES = MONTHS.split()

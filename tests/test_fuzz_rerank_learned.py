@@ -30,6 +30,8 @@ from workbench.recall.search import SearchEngine
 from workbench.settings import load_settings
 from workbench.store.database import Store
 
+pytestmark = pytest.mark.slow
+
 WORDS = [w for title in MEMORIES for w in title.split()]
 query = st.lists(
     st.one_of(

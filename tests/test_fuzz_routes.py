@@ -66,6 +66,8 @@ from workbench.recall.search_query import LEGACY_NAMES, SearchQuery
 from workbench.redact import redact_value
 from workbench.store import transfer
 
+pytestmark = pytest.mark.slow
+
 
 def _spec_at_collection() -> dict[str, Any]:
     """The OpenAPI document of an app built in-process (no lifespan, nothing started)."""

@@ -31,6 +31,8 @@ from workbench.staleness import capture, check, gitrepo
 from workbench.store import schema
 from workbench.store.connection import atomic, connect
 
+pytestmark = pytest.mark.slow
+
 NAMES = st.one_of(
     texts,
     st.sampled_from(

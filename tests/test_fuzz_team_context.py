@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +19,8 @@ from tests.fuzz_harness import budget
 from workbench.recall import render
 from workbench.recall.context import ContextLimits, Row, render_session_context
 from workbench.team.context import TeamRow
+
+pytestmark = pytest.mark.slow
 
 HOSTILE = st.sampled_from(
     [

@@ -29,6 +29,8 @@ from tests.conftest import Service
 from tests.fuzz_harness import budget, integrity, read_only, start_service
 from tests.fuzz_strategies import MARKER, json_values, render, texts
 
+pytestmark = pytest.mark.slow
+
 FUZZ_SETTINGS: dict[str, Any] = {
     "deadline": None,
     "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large,

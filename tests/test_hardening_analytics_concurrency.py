@@ -35,6 +35,8 @@ from workbench.models import ObservationDraft
 from workbench.store import duck, observations
 from workbench.store.connection import atomic
 
+pytestmark = pytest.mark.slow
+
 LOAD_SECONDS = 60.0
 EXTENSION_FILE = "sqlite_scanner"
 

@@ -17,6 +17,8 @@ import pytest
 from tests.conftest import free_port
 from tests.test_hardening_newuser import MEMORY, clean_env, http_json_or_none, run, seed
 
+pytestmark = pytest.mark.slow
+
 
 def pid_alive(pid: int) -> bool:
     try:

@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import Service
 from tests.test_embed_worker import (
     NOTES,
@@ -31,6 +33,8 @@ from tests.test_embed_worker import (
 from tests.test_reindex import add_notes, make_indexer
 from workbench.store.connection import atomic
 from workbench.store.database import Store
+
+pytestmark = pytest.mark.slow
 
 
 def _reindexed(svc: Service, timeout: float = 120.0) -> dict[str, Any]:

@@ -20,10 +20,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import pytest
+
 from tests.conftest import http_json
 from tests.team_harness import Machine, machine, seed
 from tests.test_hardening_forget import where_is
 from tests.test_team_publish_on_stop import PROJECT, team_env
+
+pytestmark = pytest.mark.slow
 
 MARKER = "qjvsecretmarker4417"  # lowercase: FTS stores tokens lowercased
 

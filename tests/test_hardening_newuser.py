@@ -20,6 +20,8 @@ import pytest
 
 from tests.conftest import LEAKY_ENV, ROOT, free_port, http_json
 
+pytestmark = pytest.mark.slow
+
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 MEMORY = ROOT / "data" / "demo" / "memory.json"
 

@@ -19,6 +19,8 @@ import pytest
 
 from tests.conftest import ROOT, base_env, free_port, http_json
 
+pytestmark = pytest.mark.slow
+
 NOTEBOOKS = ["analytics", "corpus_builder", "evaluate", "knowledge_agent"]
 MEMORY = ROOT / "data" / "demo" / "memory.json"
 

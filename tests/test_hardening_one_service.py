@@ -14,8 +14,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import ROOT, base_env, free_port, http_json, run_workbench
 from workbench.pidfile import terminate
+
+pytestmark = pytest.mark.slow
 
 
 def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

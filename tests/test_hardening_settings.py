@@ -98,6 +98,7 @@ def test_real_hooks_store_nothing_while_the_file_is_unreadable(
     assert str(path) in answer["reason"]
 
 
+@pytest.mark.slow
 def test_status_and_doctor_say_capture_is_paused(data_dir: Path, make_service: Any) -> None:
     path = write(data_dir, EXCLUDING)
     port = free_port()

@@ -132,6 +132,7 @@ def _script_a_held_answer(fake: Any) -> threading.Event:
     return release
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(resource, "prlimit"), reason="needs resource.prlimit (Linux)")
 def test_store_step_fails_on_the_file_size_limit_then_the_event_is_stored(
     make_service: Any, fake_anthropic: Any
@@ -149,6 +150,7 @@ def test_store_step_fails_on_the_file_size_limit_then_the_event_is_stored(
     )
 
 
+@pytest.mark.slow
 def test_store_step_fails_on_a_full_tmpfs_then_the_event_is_stored(
     tmpfs_data_dir: Path, make_service: Any, fake_anthropic: Any
 ) -> None:

@@ -21,6 +21,8 @@ from tests.hook_harness import load_payload, run_hook, spooled
 from tests.test_crash import query
 from tests.test_hardening_store_lock import read_payload
 
+pytestmark = pytest.mark.slow
+
 
 def _backup(db: Path, to: Path) -> None:
     """A consistent copy of the live database (SQLite's online backup)."""

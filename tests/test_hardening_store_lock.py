@@ -17,9 +17,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import base_env, run_workbench
 from tests.hook_harness import load_payload, run_hook, spooled
 from tests.test_crash import query
+
+pytestmark = pytest.mark.slow
 
 LOCKER = """
 import sqlite3, sys

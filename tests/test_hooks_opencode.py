@@ -100,6 +100,7 @@ def test_the_fixtures_are_opencode_hook_calls_with_a_readme() -> None:
     assert (FOLDER / "README.md").is_file()
 
 
+@pytest.mark.slow
 def test_a_session_end_to_end_then_the_next_session_gets_its_context(make_service: Any) -> None:
     svc = make_service()
     outputs = run_plugin([load(n) for n in SESSION], svc.env)
@@ -135,6 +136,7 @@ def test_a_session_end_to_end_then_the_next_session_gets_its_context(make_servic
     assert not any(o["title"] in before for o in observations)
 
 
+@pytest.mark.slow
 def test_a_down_service_loses_nothing_the_events_wait_in_the_spool(make_service: Any) -> None:
     svc = make_service()
     run_plugin([load("session_created"), load("chat_message")], svc.env)

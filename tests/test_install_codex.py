@@ -118,6 +118,7 @@ def test_hook_hash_is_the_one_codex_computes() -> None:
     )
 
 
+@pytest.mark.slow
 def test_install_and_doctor_say_codex_must_trust_the_hooks(
     codex_home: Path, tmp_path: Path
 ) -> None:

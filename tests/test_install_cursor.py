@@ -202,6 +202,7 @@ def test_all_installs_into_cursor_when_only_cursor_is_here(home: Path, env: dict
     assert not (home / ".gemini").exists()
 
 
+@pytest.mark.slow
 def test_doctor_notes_cursor_until_installed_and_names_a_broken_file(
     home: Path, env: dict[str, str]
 ) -> None:

@@ -24,6 +24,8 @@ from tests.test_hooks_platforms import NO_OPS, SESSION, SOURCE, load
 from workbench import spool
 from workbench.locate import SETTINGS_FILE
 
+pytestmark = pytest.mark.slow
+
 CONFIG = {"gemini": ".gemini/settings.json", "codex": ".codex/hooks.json"}
 
 

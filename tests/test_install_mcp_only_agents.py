@@ -24,6 +24,8 @@ from tests.conftest import run_workbench
 from tests.mcp_stdio import tool_names
 from tests.real_agents import program
 
+pytestmark = pytest.mark.slow
+
 ROO = ".config/Code/User/globalStorage/rooveterinaryinc.roo-cline"
 FILES = {
     "copilot": ".copilot/mcp-config.json",

@@ -192,6 +192,7 @@ def test_a_foreign_mcp_server_named_workbench_refuses_before_any_write(
     assert sorted(p.name for p in folder.iterdir()) == ["mcp_config.json"]
 
 
+@pytest.mark.slow
 def test_doctor_notes_windsurf_until_installed_then_reports_both_files(
     home: Path, data_dir: Path
 ) -> None:

@@ -245,6 +245,7 @@ class RawServer:
         return self.proc.communicate()[1].decode()
 
 
+@pytest.mark.slow
 def test_service_down_is_started_and_stdout_carries_only_the_protocol(data_dir: Path) -> None:
     from workbench.pidfile import read_pid, terminate
 

@@ -13,6 +13,8 @@ from tests.conftest import Service, seeded_service
 from tests.relevance_set import OBSERVATIONS, SESSIONS, seed
 from tests.test_mcp import params, run_session, text_of
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def seeded(data_dir: Path) -> Any:

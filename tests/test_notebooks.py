@@ -29,6 +29,8 @@ from workbench.settings import load_settings
 from workbench.store import duck
 from workbench.store.database import Store
 
+pytestmark = pytest.mark.slow
+
 MEMORY = ROOT / "data" / "demo" / "memory.json"
 NOTEBOOKS = ROOT / "notebooks"
 

@@ -25,6 +25,8 @@ from tests.conftest import Service, base_env, free_port
 from tests.test_hardening_origin import store_rows
 from tests.viewer_page import CHROMIUM, MISSING, launch_browser, live_page
 
+pytestmark = pytest.mark.slow
+
 if not CHROMIUM.exists():
     pytest.skip(MISSING, allow_module_level=True)
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed")

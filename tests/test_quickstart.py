@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import LEAKY_ENV, ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -46,6 +48,7 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
     assert commands[-1] == quickstart_commands()[1]
 
 
+@pytest.mark.slow
 def test_demo_job_seeds_history_and_replays_live_sessions_through_the_real_pipeline(
     tmp_path: Path,
 ) -> None:

@@ -42,6 +42,8 @@ from tests.fake_anthropic import FakeAnthropic, RecordedRequest, tool_names, too
 from tests.real_agents import program
 from tests.real_world import World, open_world
 
+pytestmark = pytest.mark.slow
+
 CONTEXT_OPEN = "<workbench-context>"
 FACT = "The frobnicator in notes.md is sized 42 millimetres"
 NOTES = "The widget uses a frobnicator of size 42.\n"

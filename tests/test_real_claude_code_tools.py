@@ -31,6 +31,8 @@ from tests.real_world import open_world
 from tests.test_real_claude import ALLOW_OURS, ClaudeRuns, body_text
 from workbench.code import navigate
 
+pytestmark = pytest.mark.slow
+
 BILLING = '''"""Billing: invoices and their totals."""
 
 from dataclasses import dataclass

@@ -37,6 +37,8 @@ from tests.fake_openai_responses import (
 from tests.real_agents import program
 from tests.real_world import World, open_world
 
+pytestmark = pytest.mark.slow
+
 MODEL = "gpt-5.5"
 SECRET = "pumpernickel"
 KEY_VAR = "WORKBENCH_TEST_FAKE_OPENAI_KEY"

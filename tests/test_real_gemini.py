@@ -43,6 +43,8 @@ from tests.fake_gemini import FakeGemini, RecordedRequest, parts
 from tests.real_world import World, open_world
 from workbench.own_tools import OWN_TOOLS
 
+pytestmark = pytest.mark.slow
+
 NOTES = "The deploy key rotates every Tuesday.\n"
 PROMPTS = ["read the notes please", "show the listing", "recall what we know"]
 QUIT_PROMPT = "read the notes again"

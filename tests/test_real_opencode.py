@@ -41,6 +41,8 @@ from tests.real_agents import program
 from tests.real_opencode import Run, Tripwire, opencode, user_config, wait_for_stop
 from tests.real_world import World, open_world
 
+pytestmark = pytest.mark.slow
+
 READ = "Read notes.md and tell me how long refresh tokens live"
 LOOKUP = "Ask the notes server about refresh tokens"
 SEARCH = "Search what workbench remembers about notes, then save what matters"

@@ -32,6 +32,8 @@ from workbench.store import observations
 from workbench.store.connection import atomic
 from workbench.store.database import Store
 
+pytestmark = pytest.mark.slow
+
 METRICS = ("R@5", "R@10", "MRR")
 
 

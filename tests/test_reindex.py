@@ -28,6 +28,8 @@ from workbench.store import observations
 from workbench.store.connection import atomic
 from workbench.store.database import Store
 
+pytestmark = pytest.mark.slow
+
 NOTES = [
     ("Stripe webhook retries caused duplicate refunds", "Added idempotency keys per event id."),
     ("Pillow images not closed in thumbnail worker", "RSS grew to 3 GB over a day."),

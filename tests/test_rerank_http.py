@@ -12,8 +12,12 @@ import json
 import time
 from typing import Any
 
+import pytest
+
 from tests.conftest import Service, api_search, base_env, free_port
 from workbench.recall.rerank_features import FEATURES
+
+pytestmark = pytest.mark.slow
 
 MEMORIES = [
     ("Expired tokens passed the login check", "check_token compared the expiry in local time."),

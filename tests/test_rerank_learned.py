@@ -2,14 +2,14 @@
 
 A real store, the vector ranker at the protocol level (fixed similarities, as in
 ``test_rerank``) and MaxSim over the word pieces of the real static model that ``workbench
-models build`` distils from the shipped MiniLM (what ``make install`` runs: the
-``static_model`` fixture runs that CLI). With the method on, the memory holding the query's
-words and identifier comes first although fusion put a vaguer one first; the same ids come
-back; hits say ``learned``. It needs no ``workbench rerank build`` table (i21-learned: before,
-it needed one that ``make install`` does not build). Without the static model the search keeps
-the fused order and says why. No candidate falls more than the shipped demotion cap below its
-fused place (the coding set's paraphrase loss, issue 21). A weights file this code cannot
-read is refused, and the search keeps the fused order.
+models build`` distils from the shipped MiniLM (what ``make install`` runs; the
+``installed_static_model`` fixture reads the one it built into this venv). With the method on,
+the memory holding the query's words and identifier comes first although fusion put a vaguer
+one first; the same ids come back; hits say ``learned``. It needs no ``workbench rerank build``
+table (i21-learned: before, it needed one that ``make install`` does not build). Without the
+static model the search keeps the fused order and says why. No candidate falls more than the
+shipped demotion cap below its fused place (the coding set's paraphrase loss, issue 21). A
+weights file this code cannot read is refused, and the search keeps the fused order.
 """
 
 from __future__ import annotations
@@ -35,11 +35,11 @@ from workbench.store.database import Store
 
 
 @pytest.fixture
-def pieces(static_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def pieces(installed_static_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """What ``make install`` leaves: the static model, and no ``workbench rerank build`` table."""
-    monkeypatch.setenv("WORKBENCH_STATIC_MODEL_DIR", str(static_model))
+    monkeypatch.setenv("WORKBENCH_STATIC_MODEL_DIR", str(installed_static_model))
     monkeypatch.setenv("WORKBENCH_RERANK_TOKENS_DIR", str(tmp_path / "never-built"))
-    return static_model
+    return installed_static_model
 
 
 @pytest.fixture
@@ -273,7 +273,7 @@ def test_the_learned_method_is_a_setting(tmp_path: Path) -> None:
     ],
 )
 def test_a_spoilt_static_model_is_reported_naming_the_fix(
-    static_model: Path, tmp_path: Path, spoil: Any
+    installed_static_model: Path, tmp_path: Path, spoil: Any
 ) -> None:
     """What the learned stage reads of the static model is checked before a search uses it:
     a broken file gives a reason naming the rebuild (the search keeps the fused order)."""
@@ -282,17 +282,17 @@ def test_a_spoilt_static_model_is_reported_naming_the_fix(
     copy = tmp_path / "static"
     copy.mkdir()
     for name in ("tokenizer.json", "config.json", "manifest.json"):
-        (copy / name).write_bytes((static_model / name).read_bytes())
+        (copy / name).write_bytes((installed_static_model / name).read_bytes())
     (copy / "model.safetensors").write_bytes(
-        spoil((static_model / "model.safetensors").read_bytes())
+        spoil((installed_static_model / "model.safetensors").read_bytes())
     )
     reason = rerank_tokens.static_problem(copy)
     assert reason is not None
     assert "workbench models build" in reason
-    assert rerank_tokens.static_problem(static_model) is None
+    assert rerank_tokens.static_problem(installed_static_model) is None
 
 
-def test_the_faster_stage_scores_as_the_plain_computation(static_model: Path) -> None:
+def test_the_faster_stage_scores_as_the_plain_computation(installed_static_model: Path) -> None:
     """The stage's speed-ups (each distinct word piece scored once; a memory's identifiers and
     word positions cached) give what the plain computation gives: MaxSim piece by piece, the
     longest run by a scan of every start, the identifier regex run afresh."""
@@ -302,7 +302,7 @@ def test_the_faster_stage_scores_as_the_plain_computation(static_model: Path) ->
 
     from workbench.recall import rerank_features, rerank_maxsim, rerank_tokens
 
-    table = rerank_tokens.load_static(static_model)
+    table = rerank_tokens.load_static(installed_static_model)
     texts = [*MEMORIES, MEMORIES[0] + " " + MEMORIES[2], ""]
     got = rerank_maxsim.scores(table, QUERY, texts)
     query_ids, *docs = rerank_maxsim.content_pieces(table, [QUERY, *texts])
@@ -394,12 +394,12 @@ def test_the_stage_reads_only_the_head_it_reorders(
     store.close()
 
 
-def test_content_pieces_are_the_plain_filter_of_every_piece(static_model: Path) -> None:
+def test_content_pieces_are_the_plain_filter_of_every_piece(installed_static_model: Path) -> None:
     """The meaning of each word-piece id, decided once per table, keeps the pieces the plain
     filter (no stop word, some letter or digit, piece by piece) keeps, in order."""
     from workbench.recall import rerank_maxsim, rerank_tokens
 
-    table = rerank_tokens.load_static(static_model)
+    table = rerank_tokens.load_static(installed_static_model)
     texts = [*MEMORIES, QUERY, "the and of", "!!! ---", "", "naïve café ☃ 日本語 x" * 40]
     rerank_maxsim.clear_cache()
     for _ in range(2):  # afresh, then from the cache
@@ -450,7 +450,7 @@ def test_the_weights_file_reads_a_session_cap_and_refuses_a_bad_one() -> None:
             rerank_learned.parse({**doc, "session_cap": bad})
 
 
-def test_the_stage_and_the_static_tier_share_one_tokenizer(static_model: Path) -> None:
+def test_the_stage_and_the_static_tier_share_one_tokenizer(installed_static_model: Path) -> None:
     """Both read the static model's ``tokenizer.json``: one parsed copy per process, not two
     (each copy is ~8 MiB of the service's RSS, issue 21), and it tokenizes as a fresh one."""
     from tokenizers import Tokenizer
@@ -458,10 +458,10 @@ def test_the_stage_and_the_static_tier_share_one_tokenizer(static_model: Path) -
     from workbench.recall import rerank_tokens
     from workbench.recall.embed import StaticEmbedder
 
-    table = rerank_tokens.load_static(static_model)
-    embedder = StaticEmbedder(static_model)
+    table = rerank_tokens.load_static(installed_static_model)
+    embedder = StaticEmbedder(installed_static_model)
     assert table.tokenizer is embedder._tokenizer
-    fresh = Tokenizer.from_file(str(static_model / "tokenizer.json"))
+    fresh = Tokenizer.from_file(str(installed_static_model / "tokenizer.json"))
     fresh.no_padding()  # the file pads to 128 (the embedder's setting): pieces are the text's
     fresh.no_truncation()
     for text in [*MEMORIES, QUERY, "naïve café ☃ 日本語 " * 60]:
@@ -491,7 +491,7 @@ print(resident)
 
 
 def test_the_stage_keeps_no_page_of_the_model_file_resident(
-    static_model: Path, tmp_path: Path
+    installed_static_model: Path, tmp_path: Path
 ) -> None:
     """A process that ran the stage holds no page of ``model.safetensors`` afterwards (a plain
     mapping keeps every row page a search touched resident: ~21 MiB of the service's RSS
@@ -506,7 +506,7 @@ def test_the_stage_keeps_no_page_of_the_model_file_resident(
 
     texts = [*MEMORIES, "Zebra quokka xylophone 12345 ü", ""]
     done = subprocess.run(
-        [sys.executable, "-c", MAPS_PROBE, str(static_model), QUERY, *texts],
+        [sys.executable, "-c", MAPS_PROBE, str(installed_static_model), QUERY, *texts],
         capture_output=True,
         text=True,
         timeout=120,
@@ -515,13 +515,17 @@ def test_the_stage_keeps_no_page_of_the_model_file_resident(
     assert done.returncode == 0, done.stderr
     scores_line, resident = done.stdout.strip().splitlines()
     assert resident == "0"
-    table = rerank_tokens.load_static(static_model)
+    table = rerank_tokens.load_static(installed_static_model)
     whole = np.asarray(table.vectors, dtype=np.float32)
-    header = (static_model / "model.safetensors").read_bytes()
+    header = (installed_static_model / "model.safetensors").read_bytes()
     size = int.from_bytes(header[:8], "little")
     start = 8 + size + json.loads(header[8 : 8 + size])["embeddings"]["data_offsets"][0]
     mapped_rows = np.memmap(
-        static_model / "model.safetensors", dtype="<f4", mode="r", offset=start, shape=whole.shape
+        installed_static_model / "model.safetensors",
+        dtype="<f4",
+        mode="r",
+        offset=start,
+        shape=whole.shape,
     )
     assert np.array_equal(whole, mapped_rows)
     ids = [5, 5, 0, whole.shape[0] - 1, 7, 6, 300, 8]
@@ -529,7 +533,9 @@ def test_the_stage_keeps_no_page_of_the_model_file_resident(
     assert ast.literal_eval(scores_line) == rerank_maxsim.scores(table, QUERY, texts)
 
 
-def test_the_pieces_cache_keeps_neither_the_text_nor_python_ints(static_model: Path) -> None:
+def test_the_pieces_cache_keeps_neither_the_text_nor_python_ints(
+    installed_static_model: Path,
+) -> None:
     """A cached text costs its pieces at 2 bytes each and a fixed few hundred bytes, not the
     text and a tuple of Python ints (~2.5 KB a memory: ~10 MiB of RSS at 4096, issue 21);
     and what the cache gives back is what tokenizing gives."""
@@ -538,7 +544,7 @@ def test_the_pieces_cache_keeps_neither_the_text_nor_python_ints(static_model: P
 
     from workbench.recall import rerank_maxsim, rerank_tokens
 
-    table = rerank_tokens.load_static(static_model)
+    table = rerank_tokens.load_static(installed_static_model)
     words = " ".join(MEMORIES).split()
     texts = [
         " ".join(words[(k + j) % len(words)] for j in range(40)) + f" build {k} of {k * 7919}"
@@ -564,7 +570,7 @@ def test_the_pieces_cache_keeps_neither_the_text_nor_python_ints(static_model: P
 
 
 def test_the_session_cap_never_holds_back_memories_without_a_session(
-    static_model: Path, tmp_path: Path
+    installed_static_model: Path, tmp_path: Path
 ) -> None:
     """``spread``'s rule through the whole stage: a memory without a session is no session's,
     so the cap never holds it back, however many of them one project holds; the turns of a
@@ -578,7 +584,7 @@ def test_the_session_cap_never_holds_back_memories_without_a_session(
     turns += [(None, f"payments retry note {n}") for n in range(12)]
     keep = tuple(1.0 if f == "fused_rr" else 0.0 for f in rerank_learned.FEATURES)
     cap = rerank_learned.Weights(keep, 30, None, session_cap=3)
-    table = rerank_tokens.load_static(static_model)
+    table = rerank_tokens.load_static(installed_static_model)
     fused = [(i, 1.0 / i) for i in range(1, 19)]
     with store_of_turns(tmp_path / "workbench.db", turns) as store:
         got = rerank_learned.order(store.conn, "payments retry", Candidates(fused), 30, table, cap)

@@ -30,9 +30,9 @@ from workbench.store.database import Store
 
 
 @pytest.fixture(scope="module")
-def table(onnx_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real table from the shipped weights, holding the rows of these texts' pieces."""
-    return token_table(onnx_model, tmp_path_factory.mktemp("tokens"))
+def table(installed_onnx_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real table from the installed weights, holding the rows of these texts' pieces."""
+    return token_table(installed_onnx_model, tmp_path_factory.mktemp("tokens"))
 
 
 @pytest.fixture

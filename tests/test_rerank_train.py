@@ -135,6 +135,7 @@ def test_train_refuses_too_little_history(tmp_path: Path) -> None:
     assert "default" in str(err.value)
 
 
+@pytest.mark.slow
 def test_cli_trains_with_minilm_and_writes_the_model(data_dir: Path) -> None:
     seed_history(data_dir / "workbench.db")
     env = base_env(data_dir, free_port(), WORKBENCH_EMBEDDER="minilm")

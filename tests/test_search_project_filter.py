@@ -52,6 +52,7 @@ def indexed(tmp_path: Path) -> Any:
         yield store, indexer, ids
 
 
+@pytest.mark.slow
 def test_a_project_filter_runs_no_id_collecting_sql_and_matches_the_id_list(indexed: Any) -> None:
     store, indexer, ids = indexed
     engine = SearchEngine(store, indexer.settings, indexer.ranker)

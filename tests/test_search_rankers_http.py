@@ -88,6 +88,7 @@ def semantic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Service
         svc.stop()
 
 
+@pytest.mark.slow
 def test_hybrid_hits_say_which_rankers_found_them(semantic: tuple[Service, dict[str, int]]) -> None:
     svc, ids = semantic
     body = api_search(svc, "expired login token", format="json", type="observations")

@@ -393,6 +393,7 @@ def test_service_listens_on_127_0_0_1_only(shared_service: Service) -> None:
 
 
 # ----- one service per data dir ---------------------------------------------------------------
+@pytest.mark.slow
 def test_second_service_on_the_same_data_dir_exits(make_service: Any) -> None:
     first = make_service()
     second = make_service(start=False)  # its own free port: only the data dir is shared
@@ -416,6 +417,7 @@ def test_second_service_on_the_same_data_dir_exits(make_service: Any) -> None:
     )
 
 
+@pytest.mark.slow
 def test_a_stale_pid_file_does_not_block_a_restart(make_service: Any) -> None:
     first = make_service()
     first.kill9()  # leaves its PID file behind; the kernel dropped its lock

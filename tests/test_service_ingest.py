@@ -514,6 +514,7 @@ def test_batch_rejects_bad_options(client: TestClient, body: dict[str, Any], fie
 
 
 # ----- memory/save ----------------------------------------------------------------------------
+@pytest.mark.slow
 def test_memory_save_returns_an_id_that_can_be_fetched(service: Service) -> None:
     status, body = service.post(
         "/api/memory/save",
@@ -602,6 +603,7 @@ def _totals(svc: Service) -> dict[str, int]:
     return {k: v for k, v in stats["totals"].items() if k != "events"}
 
 
+@pytest.mark.slow
 def test_export_then_import_into_a_fresh_service(service: Service, other_service: Service) -> None:
     init(service, "s1", "alpha", "fix the loader")
     observe(service, "s1", tool_use_id="t1")

@@ -84,6 +84,7 @@ def test_a_hook_event_becomes_an_observation_written_by_the_openai_compatible_pr
     )
 
 
+@pytest.mark.slow
 def test_a_rate_limit_is_retried_by_the_worker_not_handed_down_the_chain(
     make_service: Any, data_dir: Path, fake_anthropic: FakeAnthropic, fake_openai: FakeOpenAI
 ) -> None:

@@ -243,6 +243,7 @@ def test_the_local_source_gets_what_the_observation_routes_send(
     assert one == _get(svc, f"/api/observation/{first}", {})
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("team_service")
 def test_the_team_source_gets_what_the_route_sends_and_show_prints_it_as_before(
     request: pytest.FixtureRequest,

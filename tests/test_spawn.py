@@ -22,9 +22,12 @@ import pytest
 from tests.conftest import HOOKS_DIR, ROOT, base_env, free_port, http_json, run_workbench
 from workbench import spawn
 
-pytestmark = pytest.mark.skipif(
-    not Path("/proc/self/environ").exists(), reason="reads the spawned process through /proc"
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not Path("/proc/self/environ").exists(), reason="reads the spawned process through /proc"
+    ),
+]
 
 DECOY_MAIN = """\
 from pathlib import Path

@@ -11,11 +11,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import Service, run_workbench
 from tests.test_staleness import (
     stale_and_fresh,
 )
 from workbench.locate import project_identity
+
+pytestmark = pytest.mark.slow
 
 
 def test_workbench_stale_lists_the_stale_ones_as_json_and_as_a_table(

@@ -12,6 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import Service
 from tests.hook_harness import run_hook
 from tests.test_hooks_cold_start import silent_port
@@ -63,6 +65,7 @@ def test_context_skip_stale_leaves_stale_ones_out(tmp_path: Path, make_service: 
     assert STALE_LEGEND not in block
 
 
+@pytest.mark.slow
 def test_the_cold_block_from_the_store_marks_and_skips_the_same(
     tmp_path: Path, service: Service
 ) -> None:

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import ClientSession
 
 from tests.conftest import Service
@@ -15,6 +16,8 @@ from tests.hook_harness import run_hook
 from tests.test_mcp import params, run_session, text_of
 from tests.test_staleness import commit_all, make_repo, read_call, start_session
 from workbench.locate import project_identity
+
+pytestmark = pytest.mark.slow
 
 
 def test_a_hook_captured_read_goes_stale_and_the_mcp_tools_say_so(

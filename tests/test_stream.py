@@ -171,6 +171,7 @@ def test_a_hook_observation_reaches_the_stream_once_the_worker_stored_it(service
     assert status_event["data"]["queue"] == {"pending": 0, "claimed": 0}
 
 
+@pytest.mark.slow
 def test_last_event_id_replays_exactly_the_missed_events(service: Service, sse):
     first = sse()
     first.next("connected")
@@ -215,6 +216,7 @@ def test_an_id_from_another_process_replays_all_this_one_remembers(service: Serv
     assert client.next("new_observation")["data"]["id"] == obs_id
 
 
+@pytest.mark.slow
 def test_a_restart_is_reported_as_an_incomplete_gap(make_service):
     svc = make_service()
     client = SSEClient(svc.url + "/stream")
@@ -252,6 +254,7 @@ def test_deletions_and_settings_changes_are_streamed(service: Service, sse):
     assert client.next("settings_changed")["data"] == {"keys": ["context_summaries"]}
 
 
+@pytest.mark.slow
 def test_heartbeats_keep_an_idle_stream_alive(service: Service, sse):
     client = sse("/stream?heartbeat=1")
     client.next("connected")

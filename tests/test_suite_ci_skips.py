@@ -12,7 +12,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import LEAKY_ENV, ROOT
+
+pytestmark = pytest.mark.slow
 
 SKIPPING = """
 import pytest

@@ -13,7 +13,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import HOME_VARIABLES, LEAKY_ENV, ROOT
+
+pytestmark = pytest.mark.slow
 
 # Tests that write under HOME when nothing redirects it: marimo as a child process (check) and
 # in this process (a notebook's app.run), and a Jupyter kernel (nbconvert --execute).

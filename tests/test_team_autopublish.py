@@ -10,9 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.team_harness import init, machine, seed
 from workbench.settings import load_settings
 from workbench.team.autopublish import AutoPublisher
+
+pytestmark = pytest.mark.slow
 
 
 def test_requests_during_a_run_collapse_into_one_more_run(team_lake: Any, tmp_path: Path) -> None:

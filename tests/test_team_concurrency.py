@@ -14,8 +14,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import ROOT
 from tests.team_harness import Machine, forget, init, machine, seed
+
+pytestmark = pytest.mark.slow
 
 
 def _start_publish(m: Machine) -> subprocess.Popen[str]:

@@ -20,6 +20,8 @@ from tests.conftest import free_port
 from tests.team_harness import forget, init, machine, seed
 from workbench.recall import render
 
+pytestmark = pytest.mark.slow
+
 HEADING = "## From colleagues"
 
 

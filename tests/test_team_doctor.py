@@ -10,9 +10,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.agent_home import doctor_rows
 from tests.conftest import free_port
 from tests.team_harness import init, machine
+
+pytestmark = pytest.mark.slow
 
 
 def test_doctor_notes_an_unconfigured_team_lake(tmp_path: Path) -> None:

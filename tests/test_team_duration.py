@@ -6,6 +6,8 @@ import pytest
 
 from workbench.sections.duration import parse_seconds
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize(
     ("text", "seconds"),

@@ -17,8 +17,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.team_harness import init, machine, seed
 from tests.test_team_concurrency import _start_publish, _totals
+
+pytestmark = pytest.mark.slow
 
 
 def test_two_publishes_of_one_author_at_once_store_each_row_once(

@@ -11,10 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.team_harness import init, machine, seed
 from workbench.settings import SETTINGS_FILE, load_settings
 from workbench.team import last_publish
 from workbench.team.autopublish import AutoPublisher
+
+pytestmark = pytest.mark.slow
 
 
 def test_deny_stops_the_running_publisher_from_publishing_the_project(

@@ -12,9 +12,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import http_json
 from tests.team_harness import Machine, seed
 from tests.test_team_publish_on_stop import PROJECT, team_env
+
+pytestmark = pytest.mark.slow
 
 
 def _tombstoned(team_lake: Any, tmp_path: Path, local_id: int, timeout: float = 90.0) -> bool:

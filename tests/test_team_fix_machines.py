@@ -15,8 +15,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.team_harness import init, machine, seed
 from workbench.models import SummaryDraft
+
+pytestmark = pytest.mark.slow
 
 
 def _observations(team_lake: Any, tmp_path: Path) -> list[tuple[Any, ...]]:

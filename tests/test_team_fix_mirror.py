@@ -17,7 +17,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.team_harness import forget, init, machine, seed
+
+pytestmark = pytest.mark.slow
 
 
 def test_a_forgotten_observations_words_leave_the_mirror_file(

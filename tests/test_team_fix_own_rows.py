@@ -17,7 +17,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.team_harness import Machine, forget, init, machine, seed
+
+pytestmark = pytest.mark.slow
 
 
 def _page(ana: Machine, query: str, *args: str) -> list[dict[str, Any]]:

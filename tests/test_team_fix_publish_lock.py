@@ -20,6 +20,8 @@ from tests.team_harness import init, machine, seed
 from tests.test_team_concurrency import _start_publish
 from workbench.team.publish import LOCK_FILENAME
 
+pytestmark = pytest.mark.slow
+
 
 def _wait_for_flock_waiter(path: Path, timeout: float = 60.0) -> None:
     inode = f":{os.stat(path).st_ino} "

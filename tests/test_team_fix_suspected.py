@@ -13,6 +13,8 @@ import pytest
 
 from tests.team_harness import forget, init, machine, seed
 
+pytestmark = pytest.mark.slow
+
 
 def test_an_author_id_with_a_trailing_newline_is_refused() -> None:
     from workbench.sections.team import check_author

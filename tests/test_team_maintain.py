@@ -12,9 +12,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.team_harness import Machine, forget, init, machine, seed
 from workbench.settings import load_settings
 from workbench.team.publish import publish
+
+pytestmark = pytest.mark.slow
 
 MARKER = "FORGOTTEN-4b1d-KEY-rotation-notes"
 

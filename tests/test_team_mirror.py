@@ -13,7 +13,11 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.team_harness import Lake, Machine, forget, init, machine, seed
+
+pytestmark = pytest.mark.slow
 
 
 def _search(m: Machine, *args: str) -> dict[str, Any]:

@@ -13,8 +13,12 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import Service, base_env, free_port, http_json
 from tests.team_harness import Machine, init, machine, seed
+
+pytestmark = pytest.mark.slow
 
 
 def _team(team_lake: Any, tmp_path: Path, mine: int, theirs: int) -> Machine:

@@ -12,11 +12,14 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.team_harness import init, machine, seed
 from workbench.team.local_rows import team_text
+
+pytestmark = pytest.mark.slow
 
 PRIVATE = "hunter2-PRIVATE-MARKER-7f3a"
 OFF_LIST = "zebra-OFFLIST-PROJECT-TEXT-91c2"

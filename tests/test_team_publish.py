@@ -10,7 +10,11 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.team_harness import init, machine, seed
+
+pytestmark = pytest.mark.slow
 
 
 def _count(lake: Any, tmp: Path, table: str, where: str = "true") -> int:

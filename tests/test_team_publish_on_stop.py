@@ -16,9 +16,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.agent_hooks import db_rows, script_argv
 from tests.conftest import FIXTURES, free_port, run_workbench
 from tests.test_hooks_platforms import SESSION, load, run
+
+pytestmark = pytest.mark.slow
 
 PROJECT = "acme-api"  # the cwd of every Codex fixture
 

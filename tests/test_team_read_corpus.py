@@ -16,6 +16,8 @@ import pytest
 from tests.conftest import Service, base_env, free_port
 from tests.team_harness import Lake, Machine, forget, init, machine, seed
 
+pytestmark = pytest.mark.slow
+
 T = 1_780_000_000_000
 
 

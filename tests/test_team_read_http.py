@@ -20,6 +20,8 @@ from tests.conftest import Service, base_env, free_port, http_json
 from tests.team_harness import Lake, Machine, init, machine, seed
 from tests.test_mcp import params, run_session, text_of
 
+pytestmark = pytest.mark.slow
+
 T = 1_780_000_000_000
 
 

@@ -17,6 +17,8 @@ import pytest
 
 from tests.team_harness import Lake, Machine, forget, init, machine, published_lake, seed
 
+pytestmark = pytest.mark.slow
+
 
 def _search(m: Machine, *args: str) -> dict[str, Any]:
     out = m.run("search", "--team", "--json", *args)

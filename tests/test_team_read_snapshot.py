@@ -9,7 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.team_harness import init, machine, seed
+
+pytestmark = pytest.mark.slow
 
 
 def test_a_reader_keeps_its_snapshot_while_a_writer_publishes(

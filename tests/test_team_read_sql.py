@@ -16,6 +16,8 @@ import pytest
 
 from tests.team_harness import Lake, Machine, forget, init, machine, published_lake, seed
 
+pytestmark = pytest.mark.slow
+
 
 def _sql(m: Machine, *args: str) -> list[dict[str, Any]]:
     out = m.run("sql", "--json", *args)

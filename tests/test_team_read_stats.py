@@ -16,6 +16,8 @@ import pytest
 
 from tests.team_harness import Machine, forget, init, machine, published_lake, seed
 
+pytestmark = pytest.mark.slow
+
 
 def _stats(m: Machine, *args: str) -> dict[str, Any]:
     out = m.run("stats", *args, "--team", "--json")

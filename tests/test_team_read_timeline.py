@@ -10,7 +10,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.team_harness import init, machine, seed
+
+pytestmark = pytest.mark.slow
 
 T = 1_780_000_000_000
 

@@ -23,6 +23,8 @@ from tests.conftest import Service, base_env, free_port, http_json
 from tests.team_harness import Lake, Machine, init, machine, published_lake, seed
 from tests.test_mcp import params, run_session, text_of
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def team(postgres_cluster: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Machine, int]:

@@ -17,8 +17,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.team_harness import Machine, init, machine, seed
 from workbench.models import CompressionResult, ObservationDraft, SummaryDraft
+
+pytestmark = pytest.mark.slow
 
 
 def _sql(m: Machine, query: str) -> list[dict[str, Any]]:

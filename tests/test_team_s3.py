@@ -20,6 +20,8 @@ from tests.conftest import free_port
 from tests.s3_server import S3Server, running_server, unavailable_reason
 from tests.team_harness import Machine, forget, machine, seed
 
+pytestmark = pytest.mark.slow
+
 PRIVATE = "hunter2-S3-PRIVATE-MARKER-5e1c"
 FORGOTTEN = "FORGOTTEN-S3-9d2e-token-notes"
 PREFIX = "team"

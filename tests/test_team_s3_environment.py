@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 
 from workbench.team import s3
 
+pytestmark = pytest.mark.slow
+
 DATA = "s3://bucket/prefix"
 KEYS = {"AWS_ACCESS_KEY_ID": "AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY": "wJalr/K7MDENG"}
 

@@ -14,9 +14,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.agent_hooks import db_rows, run_as_agent
 from tests.conftest import FIXTURES, HOOKS_DIR
 from tests.test_team_publish_on_stop import run_env, run_session, team_env, wait_for_publish
+
+pytestmark = pytest.mark.slow
 
 CLAUDE_SESSION = ["session_start_startup", "user_prompt_submit", "post_tool_use_edit", "stop"]
 

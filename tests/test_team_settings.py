@@ -20,6 +20,8 @@ from tests.conftest import free_port
 from tests.team_harness import init, machine
 from workbench.sections.team import check_catalog, conninfo
 
+pytestmark = pytest.mark.slow
+
 
 def test_init_stores_the_settings_and_status_shows_them(team_lake: Any, tmp_path: Path) -> None:
     ana = machine(tmp_path, "ana")

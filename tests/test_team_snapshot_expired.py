@@ -10,7 +10,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.team_harness import init, machine, seed
+
+pytestmark = pytest.mark.slow
 
 
 def test_an_expired_snapshot_is_named_as_expired_by_maintain_and_a_future_one_is_not(

@@ -15,6 +15,8 @@ import pytest
 
 from tests.team_harness import Machine, init, machine, seed
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def ana(team_lake: Any, tmp_path: Path) -> Machine:

@@ -6,11 +6,14 @@ The fast path exists for publish throughput (bench/team.py); it must never chang
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from workbench.redact import may_hold_tag, strip_private
 from workbench.team.local_rows import team_text
+
+pytestmark = pytest.mark.slow
 
 
 @given(st.text().filter(lambda t: not may_hold_tag(t)))

@@ -29,6 +29,8 @@ from tests.real_transcripts import claude_session, codex_config, codex_session
 from tests.real_world import World, open_world
 from tests.test_real_codex import READ_PROMPT, SECRET
 
+pytestmark = pytest.mark.slow
+
 PRIVATE = "hunter2-never-stored"
 PRIVATE_PROMPT = f"Hello there <private>the password is {PRIVATE}</private>"
 

@@ -16,9 +16,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.real_transcripts import claude_session, codex_session
 from tests.real_world import World, open_world
 from tests.test_real_codex import READ_PROMPT
+
+pytestmark = pytest.mark.slow
 
 WATCH = {"WORKBENCH_TRANSCRIPT_WATCH": "1", "WORKBENCH_TRANSCRIPT_WATCH_INTERVAL_S": "0.5"}
 

@@ -19,6 +19,8 @@ import pytest
 from tests.conftest import ROOT
 from tests.test_architecture import PACKAGES, source_files
 
+pytestmark = pytest.mark.slow
+
 
 def run_mypy(cache_dir: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("MYPYPATH", "MYPY_CACHE_DIR")}

@@ -62,6 +62,7 @@ def test_pack_is_little_endian_float32() -> None:
 
 
 # ----- the cache ------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_cache_is_asked_once_per_batch_and_only_missing_texts_are_embedded(
     tmp_path: Path,
 ) -> None:

@@ -18,6 +18,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import Service
 from tests.test_crash import wait_for
 from tests.test_embed_worker import NOTES, first_pass_done, save, start, wait_vectors
@@ -28,6 +30,8 @@ from workbench.recall.worker_process import plan_start
 from workbench.store import observations
 from workbench.store.connection import atomic
 from workbench.store.database import Store
+
+pytestmark = pytest.mark.slow
 
 
 def worker_argv(pid: int) -> list[str]:

@@ -18,8 +18,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import Service
 from tests.test_embed_worker import first_pass_done, running_worker, wait_vectors
+
+pytestmark = pytest.mark.slow
 
 OLD = [
     ("Stripe webhook retries caused duplicate refunds", "Added idempotency keys per event."),

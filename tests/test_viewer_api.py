@@ -263,6 +263,7 @@ def test_delete_takes_it_out_of_the_corpora_that_held_it(service: Service):
     assert rebuilt["removed"] == 0
 
 
+@pytest.mark.slow
 def test_delete_removes_the_vector_and_its_cached_embedding(make_service, data_dir: Path):
     svc = make_service(WORKBENCH_EMBEDDER="minilm")
     keep = save(svc, "the deploy pipeline uploads wheels to the artifact store")

@@ -25,6 +25,8 @@ from tests.conftest import Service, base_env, free_port
 from tests.viewer_page import CHROMIUM, MISSING, launch_browser, live_page
 from tests.viewer_seed import seed_demo
 
+pytestmark = pytest.mark.slow
+
 if not CHROMIUM.exists():
     pytest.skip(MISSING, allow_module_level=True)
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed")

@@ -18,6 +18,8 @@ import pytest
 from tests.conftest import ROOT
 from tests.viewer_page import CHROMIUM, MISSING
 
+pytestmark = pytest.mark.slow
+
 if not CHROMIUM.exists():
     pytest.skip(MISSING, allow_module_level=True)
 pytest.importorskip("playwright.sync_api", reason="playwright is not installed")

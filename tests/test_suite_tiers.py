@@ -1,0 +1,113 @@
+"""A plain `make test` is the fast tier; CI and `make test-all` run every tier (issue 23).
+
+The long end-to-end tests are marked ``slow`` (whole files with ``pytestmark``). conftest leaves
+them out of a run that names no tests, unless ``CI`` or ``WORKBENCH_TEST_ALL`` is set or ``-m``
+is given. Checked in a child pytest that loads conftest, on a two-test folder of its own (its
+``testpaths``), so "the default run" is that folder and not the whole suite; and on the real
+suite's files, so that what CI runs is every test there is.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import LEAKY_ENV, ROOT
+
+TWO_TESTS = """
+import pytest
+
+
+def test_quick():
+    pass
+
+
+@pytest.mark.slow
+def test_long_end_to_end():
+    pass
+"""
+
+
+def run_child(folder: Path, *args: str, **env_extra: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in (*LEAKY_ENV, "CI", "WORKBENCH_TEST_ALL") and not k.startswith("PYTEST_")
+    }
+    env.update(env_extra, PYTHONPATH=str(ROOT))
+    # From the folder itself, which its pytest.ini makes the rootdir: a run that names no tests
+    # reads ``testpaths`` only there.
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly",
+         "-p", "tests.conftest", "-rA", *args],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    (tmp_path / "pytest.ini").write_text("[pytest]\ntestpaths = t\n", "utf-8")
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "test_two.py").write_text(TWO_TESTS, "utf-8")
+    return tmp_path
+
+
+def test_a_plain_run_is_the_fast_tier_and_says_so(folder: Path) -> None:
+    proc = run_child(folder)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "1 passed, 1 deselected" in proc.stdout
+    assert "PASSED t/test_two.py::test_quick" in proc.stdout
+    assert "test_long_end_to_end" not in proc.stdout
+    assert "fast tier: the slow end-to-end tests were left out" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "reason"),
+    [
+        ((), {"CI": "true"}, "CI is set"),
+        ((), {"WORKBENCH_TEST_ALL": "1"}, "WORKBENCH_TEST_ALL is set"),
+        (("t/test_two.py",), {}, "tests were named"),
+        (("-m", "slow or not slow"), {}, "-m was given"),
+    ],
+)
+def test_ci_test_all_named_tests_and_marks_run_every_tier(
+    folder: Path, args: tuple[str, ...], env: dict[str, str], reason: str
+) -> None:
+    proc = run_child(folder, *args, **env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "2 passed" in proc.stdout
+    assert "deselected" not in proc.stdout
+    assert "PASSED t/test_two.py::test_long_end_to_end" in proc.stdout
+    assert f"every tier ran ({reason})" in proc.stdout
+
+
+def test_ci_runs_every_tier_of_the_real_suite() -> None:
+    """.ci/run exports CI, and with CI set nothing of the suite is left out."""
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert re.search(r"^export CI=", ci, re.M), "CI must run every tier: .ci/run exports CI"
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert re.search(r"^TEST_WORKERS \?= \$\(if \$\(CI\),0,\d+\)$", makefile, re.M)
+
+
+def test_the_slow_tier_is_marked_and_the_fast_tier_is_most_of_the_suite() -> None:
+    """Both tiers hold tests: a mark lost in a refactor would empty one of them silently."""
+    env = {k: v for k, v in os.environ.items() if k not in (*LEAKY_ENV, "CI", "WORKBENCH_TEST_ALL")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-o", "addopts=", "-p", "no:randomly",
+         "--collect-only", "-q", "-m", "slow", "tests"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    found = re.search(r"(\d+)/(\d+) tests collected \((\d+) deselected\)", proc.stdout)
+    assert found, proc.stdout[-2000:]
+    slow, total = int(found.group(1)), int(found.group(2))
+    assert 0 < slow < total / 2
