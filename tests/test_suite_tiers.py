@@ -19,6 +19,8 @@ import pytest
 
 from tests.conftest import LEAKY_ENV, ROOT
 
+SLOW = pytest.mark.slow  # each child pytest costs seconds: only CI's cases stay in the fast tier
+
 TWO_TESTS = """
 import pytest
 
@@ -70,13 +72,15 @@ def test_a_plain_run_is_the_fast_tier_and_says_so(folder: Path) -> None:
     assert "fast tier: the slow end-to-end tests were left out" in proc.stdout
 
 
+# CI's case runs in the fast tier too: were it broken, CI would leave the slow tier out, and
+# with it every test that could say so.
 @pytest.mark.parametrize(
     ("args", "env", "reason"),
     [
         ((), {"CI": "true"}, "CI is set"),
-        ((), {"WORKBENCH_TEST_ALL": "1"}, "WORKBENCH_TEST_ALL is set"),
-        (("t/test_two.py",), {}, "tests were named"),
-        (("-m", "slow or not slow"), {}, "-m was given"),
+        pytest.param((), {"WORKBENCH_TEST_ALL": "1"}, "WORKBENCH_TEST_ALL is set", marks=SLOW),
+        pytest.param(("t/test_two.py",), {}, "tests were named", marks=SLOW),
+        pytest.param(("-m", "slow or not slow"), {}, "-m was given", marks=SLOW),
     ],
 )
 def test_ci_test_all_named_tests_and_marks_run_every_tier(
@@ -98,6 +102,7 @@ def test_ci_runs_every_tier_of_the_real_suite() -> None:
     assert re.search(r"^TEST_WORKERS \?= \$\(if \$\(CI\),0,\d+\)$", makefile, re.M)
 
 
+@pytest.mark.slow
 def test_the_slow_tier_is_marked_and_the_fast_tier_is_most_of_the_suite() -> None:
     """Both tiers hold tests: a mark lost in a refactor would empty one of them silently."""
     env = {k: v for k, v in os.environ.items() if k not in (*LEAKY_ENV, "CI", "WORKBENCH_TEST_ALL")}
