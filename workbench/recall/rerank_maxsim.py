@@ -112,13 +112,12 @@ def _encode(table: TokenTable, texts: list[str]) -> list[list[int]]:
         return [found.ids[:MAX_PIECES] for found in encoded]
     code = "H" if len(_meaning(table)) <= 1 << 16 else "I"
     known = _CHUNKS.setdefault((table.sha256, code), {})
-    split = [[c for c in _BLANKS.split(text) if c] for text in texts]
-    have: dict[str, bytes] = {}  # read once: another thread may drop entries from ``known``
-    for chunk in dict.fromkeys(c for chunks in split for c in chunks):
-        found = known.get(chunk)
-        if found is not None:
-            have[chunk] = found
-    new = [c for c in dict.fromkeys(c for chunks in split for c in chunks) if c not in have]
+    split = [_BLANKS.split(text) for text in texts]  # "" at a text's blank start or end
+    unique: set[str] = set().union(*split)
+    # Read once: another thread may drop entries from ``known`` meanwhile.
+    have = {c: found for c in unique if (found := known.get(c)) is not None}
+    have[""] = b""
+    new = [c for c in unique if c not in have]
     if new:
         encoded = tokenizer.encode_batch_fast(new, add_special_tokens=False)
         fresh = {c: array(code, e.ids).tobytes() for c, e in zip(new, encoded, strict=True)}
@@ -129,15 +128,9 @@ def _encode(table: TokenTable, texts: list[str]) -> list[list[int]]:
                 known.pop(old, None)
         known.update(fresh)
     width = array(code).itemsize * MAX_PIECES
-    out: list[list[int]] = []
-    for chunks in split:
-        packed = bytearray()
-        for chunk in chunks:
-            packed += have[chunk]
-            if len(packed) >= width:
-                break
-        out.append(array(code, bytes(packed[:width])).tolist())
-    return out
+    return [
+        array(code, b"".join(map(have.__getitem__, chunks))[:width]).tolist() for chunks in split
+    ]
 
 
 def _by_word(table: TokenTable) -> bool:
