@@ -158,3 +158,31 @@ def test_frequencies_are_each_pieces_own_count(seeded: tuple[Store, Seeded], que
             got = fts.frequencies(conn, kind, pieces, cap)
         sql = f"SELECT count(*) FROM (SELECT 1 FROM {fts_table} WHERE {fts_table} MATCH ? LIMIT ?)"
         assert got == {p: conn.execute(sql, (p, cap)).fetchone()[0] for p in pieces}, kind
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "fts"])
+def test_a_search_from_the_edge_counts_each_piece_once(
+    seeded: tuple[Store, Seeded], mode: str
+) -> None:
+    """``SearchEngine.run`` (what ``/api/search`` calls) shares ``search``'s one-search memo:
+    each piece's document frequency is counted at most once per kind, the database named
+    once, and the answer is ``search``'s."""
+    from tests.test_search import KeywordRanker
+    from workbench.recall.search_query import SearchQuery
+
+    store, _ = seeded
+    engine = SearchEngine(store, None, ranker=KeywordRanker(store))
+    for query in QUERIES:
+        ask = SearchQuery.model_validate({"query": query, "mode": mode})
+        fts._df_cache.clear()  # every count taken by this search
+        ran: list[str] = []
+        store.conn.set_trace_callback(ran.append)
+        try:
+            got = engine.run(ask, count_totals=False)
+        finally:
+            store.conn.set_trace_callback(None)
+        counts = [s for s in ran if s.startswith("SELECT count(*) FROM (SELECT 1 FROM")]
+        assert len(counts) == len(set(counts)), query
+        assert sum(s == "PRAGMA database_list" for s in ran) <= 1, query
+        want = engine.search(query, mode=mode, count_totals=False)
+        assert got.to_json() == want.to_json(), query
