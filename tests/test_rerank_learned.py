@@ -553,6 +553,10 @@ def test_the_pieces_cache_keeps_neither_the_text_nor_python_ints(
     rerank_maxsim.clear_cache()
     fresh = [rerank_maxsim.content_pieces(table, [t])[0] for t in texts[:50]]
     rerank_maxsim.clear_cache()
+    # The texts' chunks are kept apart (``rerank_maxsim._CHUNKS``, bounded on its own:
+    # tests/test_rerank_maxsim_chunks.py): seen before the count, so it counts this cache.
+    rerank_maxsim.content_pieces(table, texts)
+    rerank_maxsim._CACHE.clear()
     gc.collect()
     tracemalloc.start()
     try:

@@ -185,9 +185,12 @@ def match_expression(text: str | None) -> str | None:
 # of up to ~400 rows), there is one plain OR of every piece: exact BM25 over every match.
 # Large document frequencies (> COMMON_DF) are cached per database for DF_TTL_S: they are the
 # costly ones to count, they drift slowly, and a growing table keeps a common piece common, so
-# a stale one only changes which tier a row comes from. Small counts are cheap and recounted
-# every time, so a word stored a second ago is found at once; within one search
-# (``one_search``) every count is taken once, whatever its size.
+# a stale one only changes which tier a row comes from. Small counts are recounted whenever the
+# database may have changed, so a word stored a second ago is found at once: each thread keeps
+# its connection's small counts while ``PRAGMA data_version`` (others' commits) and
+# ``total_changes`` (its own writes) stay as they were (``_unchanged``), the counts a recount
+# would give again. Within one search (``one_search``) every count is taken once, whatever its
+# size. A phrase holding a word no row holds matches no row (``frequencies``): it is not counted.
 COMMON_DF = 400
 MAX_SCORED = 400
 WINDOW = 100
@@ -238,16 +241,59 @@ def _db_key(conn: sqlite3.Connection) -> str:
     return name
 
 
-def _cached(key: tuple[str, str, str], compute: Callable[[], int], *, floor: int = -1) -> int:
-    """``compute()``, remembered for DF_TTL_S when the value is above ``floor`` (and for
-    the current ``one_search`` block whatever it is)."""
+def _cached(
+    key: tuple[str, str, str],
+    compute: Callable[[], int],
+    *,
+    floor: int = -1,
+    conn: sqlite3.Connection | None = None,
+) -> int:
+    """``compute()``, remembered for DF_TTL_S when the value is above ``floor``, for the
+    current ``one_search`` block whatever it is, and (given ``conn``, in such a block) at or
+    below ``floor`` while ``conn``'s database is unchanged (``_unchanged``)."""
     memo = _memo()
     if memo is not None and key in memo:
         return int(memo[key])
-    value = _cached_for_ttl(key, compute, floor=floor)
+    small = _unchanged(conn) if conn is not None and memo is not None else None
+    if small is not None and key in small:
+        value = small[key]
+    else:
+        value = _cached_for_ttl(key, compute, floor=floor)
+        if small is not None and value <= floor:
+            if len(small) >= _DF_CACHE_MAX:
+                small.clear()
+            small[key] = value
     if memo is not None:
         memo[key] = value
     return value
+
+
+def _unchanged(conn: sqlite3.Connection) -> dict[tuple[str, str, str], int]:
+    """This thread's small counts on ``conn``, kept while its database is unchanged.
+
+    Why: a search recounted every piece in at most COMMON_DF rows (most of a query's phrases
+    and rarer words, up to a dozen statements a search). Those counts change only when the
+    database does: ``PRAGMA data_version`` changes when another connection commits, and
+    ``conn.total_changes`` when this one writes (a rolled-back write too: that only
+    recounts). So while both hold, a recount would give the same numbers, and a word stored a
+    second ago is still found at once. One connection per thread is kept (a service thread
+    uses one), held by reference so a new connection is never taken for an old one.
+    Within a ``one_search`` block the stamp is read once.
+    """
+    memo = _memo()
+    key = ("", "stamp", str(id(conn)))  # the connection stays open for the whole block
+    stamp: tuple[int, int] | None = memo.get(key) if memo is not None else None
+    if stamp is None:
+        version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+        stamp = (version, conn.total_changes)
+        if memo is not None:
+            memo[key] = stamp
+    held = getattr(_search_local, "small", None)
+    if held is None or held[0] is not conn or held[1] != stamp:
+        held = (conn, stamp, {})
+        _search_local.small = held
+    counts: dict[tuple[str, str, str], int] = held[2]
+    return counts
 
 
 def _cached_for_ttl(
@@ -273,6 +319,7 @@ def _table_rows(conn: sqlite3.Connection, db: str, kind: Kind) -> int:
         (db, table, ""),
         lambda: int(conn.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0]),
         floor=COMMON_DF,  # a small table is recounted: its size decides whether tiers apply
+        conn=conn,
     )
 
 
@@ -284,7 +331,43 @@ def doc_frequency(conn: sqlite3.Connection, kind: Kind, piece: str, cap: int) ->
         (_db_key(conn), f"{fts_table}:{cap}", piece),
         lambda: int(conn.execute(sql, (piece, cap)).fetchone()[0]),
         floor=COMMON_DF,
+        conn=conn,
     )
+
+
+_PLAIN_WORD = re.compile(r'"([a-z0-9]+)"')  # a quoted ASCII word: one token or more, no prefix
+
+
+def frequencies(
+    conn: sqlite3.Connection, kind: Kind, pieces: list[str], cap: int
+) -> dict[str, int]:
+    """``doc_frequency`` of each piece (in ``pieces``' order); a phrase holding a word that
+    no row holds is 0 without counting it.
+
+    A row matching the phrase ``"a b c"`` holds each of its words (the same tokenizer splits
+    the phrase and the word), so when the word ``"b"`` matches no row neither does the phrase.
+    Only plain ASCII words are taken as evidence (each is at least one token, never a prefix).
+    The words are counted first; every count is the one ``doc_frequency`` would give, and a
+    phrase's 0 is kept for the search as a count would be (``known_frequency`` sees it).
+    """
+    counts = {p: doc_frequency(conn, kind, p, cap) for p in pieces if " " not in p}
+    absent = {
+        found.group(1)
+        for piece, n in counts.items()
+        if n == 0 and (found := _PLAIN_WORD.fullmatch(piece))
+    }
+    for piece in pieces:
+        if piece in counts:
+            continue
+        words = piece[1:-1].split(" ") if piece.startswith('"') and piece.endswith('"') else []
+        if absent.intersection(words):
+            counts[piece] = 0
+            memo = _memo()
+            if memo is not None:
+                memo[(_db_key(conn), f"{_TABLES[kind][0]}:{cap}", piece)] = 0  # doc_frequency's
+        else:
+            counts[piece] = doc_frequency(conn, kind, piece, cap)
+    return {p: counts[p] for p in pieces}
 
 
 def known_frequency(conn: sqlite3.Connection, kind: Kind, piece: str) -> int | None:
@@ -315,7 +398,7 @@ def df_cap(conn: sqlite3.Connection, kind: Kind) -> tuple[int, int]:
 def tiers(conn: sqlite3.Connection, kind: Kind, pieces: list[str]) -> list[tuple[str, bool]]:
     """The MATCH expressions to try in order, each with ``windowed`` (newest rows only)."""
     _, cap = df_cap(conn, kind)
-    counts = {piece: doc_frequency(conn, kind, piece, cap) for piece in pieces}
+    counts = frequencies(conn, kind, pieces, cap)
     live = [p for p in pieces if counts[p] > 0]
     if not live:
         return []

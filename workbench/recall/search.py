@@ -236,6 +236,7 @@ class SearchEngine:
             query, filters or SearchFilters(), kinds, mode, order_by, limit, offset, count_totals
         )
 
+    @fts.one_search()  # as ``search``: the route's searches count each frequency once too
     def run(self, ask: SearchQuery, *, count_totals: bool = True) -> SearchResult:
         """``ask``, validated once at the edge: its kinds, mode, order, limit and offset are
         used as they are (``search`` checks a library caller's raw values)."""

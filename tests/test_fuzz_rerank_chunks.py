@@ -1,0 +1,44 @@
+"""Fuzz: the second stage's chunked tokenizing gives the whole text's word pieces, for any text.
+
+``rerank_maxsim._encode`` tokenizes a text chunk by chunk (split at spaces, tabs and newlines,
+each chunk kept) instead of whole (issue 21). For any text (any characters, the blanks and
+controls the tokenizer cleans, accents, other scripts, its special tokens, long words), cold
+or with its chunks already seen, the ids are the first ``MAX_PIECES`` the tokenizer gives the
+whole text.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.fuzz_harness import budget
+from workbench.recall import rerank_maxsim, rerank_tokens
+
+SPECIAL = [" ", "\t", "\n", "\r", "\u00a0", "\u3000", "\u2028", "\x0b", "\x85", "\x00", "\ufffd"]
+piece = st.one_of(
+    st.text(max_size=12),
+    st.sampled_from(SPECIAL),
+    st.sampled_from(["[MASK]", "[CLS]", "[UNK]", "é", "e\u0301", "ΟΔΟΣ", "中文", "RefundWorker"]),
+    st.sampled_from(["refund", "charged", "twice", "snake_case", "a.b/c.py", "x" * 120]),
+)
+text = st.lists(piece, max_size=40).map("".join)
+
+
+@settings(
+    max_examples=budget(200),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(texts=st.lists(text, min_size=1, max_size=6), warm=st.booleans())
+def test_chunked_ids_are_the_whole_texts_ids(
+    static_model: Path, texts: list[str], warm: bool
+) -> None:
+    table = rerank_tokens.load_static(static_model)
+    if not warm:
+        rerank_maxsim.clear_cache()
+    encoded = table.tokenizer.encode_batch_fast(texts, add_special_tokens=False)
+    want = [list(found.ids[: rerank_maxsim.MAX_PIECES]) for found in encoded]
+    assert rerank_maxsim._encode(table, texts) == want
