@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.fuzz_harness import budget
 from workbench.recall import rerank_maxsim, rerank_tokens
+
+pytestmark = pytest.mark.slow
 
 SPECIAL = [" ", "\t", "\n", "\r", "\u00a0", "\u3000", "\u2028", "\x0b", "\x85", "\x00", "\ufffd"]
 piece = st.one_of(
@@ -34,9 +37,9 @@ text = st.lists(piece, max_size=40).map("".join)
 )
 @given(texts=st.lists(text, min_size=1, max_size=6), warm=st.booleans())
 def test_chunked_ids_are_the_whole_texts_ids(
-    static_model: Path, texts: list[str], warm: bool
+    installed_static_model: Path, texts: list[str], warm: bool
 ) -> None:
-    table = rerank_tokens.load_static(static_model)
+    table = rerank_tokens.load_static(installed_static_model)
     if not warm:
         rerank_maxsim.clear_cache()
     encoded = table.tokenizer.encode_batch_fast(texts, add_special_tokens=False)

@@ -53,8 +53,8 @@ class Counting:
         return getattr(self.inner, name)
 
 
-def test_chunked_ids_are_the_whole_texts_ids(static_model: Path) -> None:
-    table = rerank_tokens.load_static(static_model)
+def test_chunked_ids_are_the_whole_texts_ids(installed_static_model: Path) -> None:
+    table = rerank_tokens.load_static(installed_static_model)
     assert rerank_maxsim._by_word(table)
     rerank_maxsim.clear_cache()
     assert rerank_maxsim._encode(table, TEXTS) == whole(table, TEXTS)
@@ -63,8 +63,8 @@ def test_chunked_ids_are_the_whole_texts_ids(static_model: Path) -> None:
     assert rerank_maxsim._encode(table, [long]) == whole(table, [long])
 
 
-def test_a_text_of_seen_chunks_is_not_tokenized_again(static_model: Path) -> None:
-    loaded = rerank_tokens.load_static(static_model)
+def test_a_text_of_seen_chunks_is_not_tokenized_again(installed_static_model: Path) -> None:
+    loaded = rerank_tokens.load_static(installed_static_model)
     counting = Counting(loaded.tokenizer)
     table = TokenTable(loaded.vectors, counting, loaded.sha256, loaded.unit)
     rerank_maxsim.clear_cache()
@@ -84,13 +84,13 @@ def test_a_text_of_seen_chunks_is_not_tokenized_again(static_model: Path) -> Non
 
 
 def test_the_chunk_cache_is_bounded_in_entries_and_bytes(
-    static_model: Path, monkeypatch: Any
+    installed_static_model: Path, monkeypatch: Any
 ) -> None:
     """Past ``CHUNK_CACHE_SIZE`` chunks the older half leaves; full, it holds ~1.5 MB."""
     import gc
     import tracemalloc
 
-    table = rerank_tokens.load_static(static_model)
+    table = rerank_tokens.load_static(installed_static_model)
     rerank_maxsim.clear_cache()
     # Chunks as real text has them: words and identifiers of 3–16 characters, most unique.
     chunks = [f"w{k * 7919 % 1000003:x}{'_part' * (k % 3)}" for k in range(30_000)]

@@ -9,6 +9,7 @@ suite's files, so that what CI runs is every test there is.
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import subprocess
@@ -116,3 +117,24 @@ def test_the_slow_tier_is_marked_and_the_fast_tier_is_most_of_the_suite() -> Non
     assert found, proc.stdout[-2000:]
     slow, total = int(found.group(1)), int(found.group(2))
     assert 0 < slow < total / 2
+
+
+# Whole kinds of test file that belong to the slow tier: a new one is marked with the rest.
+SLOW_KINDS = ("test_fuzz_", "test_real_", "test_team_", "test_notebooks", "test_viewer_browser")
+
+
+def _marked_slow(tree: ast.Module) -> bool:
+    """``pytestmark = pytest.mark.slow`` (alone or in a list) at the top of a test file."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets
+        ):
+            return "pytest.mark.slow" in ast.unparse(node.value)
+    return False
+
+
+def test_every_fuzz_real_agent_team_notebook_and_browser_file_is_in_the_slow_tier() -> None:
+    files = [p for p in sorted((ROOT / "tests").glob("test_*.py")) if p.stem.startswith(SLOW_KINDS)]
+    assert len(files) > 40
+    unmarked = [p.name for p in files if not _marked_slow(ast.parse(p.read_text("utf-8")))]
+    assert unmarked == [], "add `pytestmark = pytest.mark.slow` to " + ", ".join(unmarked)
