@@ -71,7 +71,7 @@ from workbench.recall.rerank_features import Candidates  # noqa: E402
 from workbench.recall.rerank_learned import FEATURES  # noqa: E402
 from workbench.recall.search import SearchEngine  # noqa: E402
 
-DEPTHS = (30,)  # 50 was never chosen (i21-second) and costs more per search
+DEPTHS = (30,)  # 40 / 50 lost across sets and cost more (bench/relevance_stage_lists.py)
 L2S = (0.003, 0.03)
 # Caps that keep every fused top-5 hit on the page (None and 7 were candidates until stop 29:
 # the coding fold held out chose None and lost R@10 below vector alone, issue 21).
@@ -151,10 +151,13 @@ def items_of(loaded: Loaded, table: Any, maxsim_table: Any | None) -> list[Item]
     return out
 
 
-def prior() -> Any:
+def prior(width: int = len(FEATURES)) -> Any:
+    """The L2 pull's centre: ``PRIOR`` over ``FEATURES``, 0 for any column past them (a
+    bench's trial feature, ``bench/relevance_stage_lists.py``)."""
     import numpy as np
 
-    return np.asarray([PRIOR.get(f, 0.0) for f in FEATURES], dtype=np.float64)
+    named = [PRIOR.get(f, 0.0) for f in FEATURES]
+    return np.asarray(named + [0.0] * (width - len(named)), dtype=np.float64)
 
 
 class Pairs:
@@ -214,8 +217,9 @@ def fit(
     keep = sw > 0
     x, sw = pairs.x[depth][keep], sw[keep]
     sw = sw / sw.sum()
-    w0 = prior()
-    free = np.ones(len(FEATURES), dtype=bool)
+    width = pairs.x[depth].shape[1]
+    w0 = prior(width)
+    free = np.ones(width, dtype=bool)
     if not maxsim:
         free[MAXSIM_COLS] = False
         w0 = w0.copy()
@@ -242,9 +246,13 @@ def reorder(
     demotion: int | None = None,
     pin_gap: float | None = None,
 ) -> list[int]:
+    """The stage's order of ``it.rows[depth]``'s candidates, then the rest of the fused list
+    (its places past ``depth`` when the candidates are the fused head)."""
     ids, rows = it.rows[depth]
     model = rerank_learned.Weights(tuple(w), depth, demotion, pin_gap)
-    return rerank_learned.ranked(model, ids, rows) + it.fused[depth:]
+    head = rerank_learned.ranked(model, ids, rows)
+    taken = set(head)
+    return head + [i for i in it.fused if i not in taken]
 
 
 def shortfall(items: Sequence[Item], orders: Sequence[Sequence[int]]) -> float:
