@@ -9,12 +9,9 @@ pytest that loads conftest, started with the variable set.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.conftest import LEAKY_ENV, ROOT
+from tests.child_pytest import one_folder_run
 
 PROBE = """
 import os
@@ -34,20 +31,7 @@ def test_this_process_and_its_children_write_bytecode():
 
 
 def test_a_run_started_without_bytecode_caches_it_and_so_do_its_children(tmp_path: Path) -> None:
-    (tmp_path / "pytest.ini").write_text("[pytest]\ntestpaths = t\n", "utf-8")
-    (tmp_path / "t").mkdir()
-    (tmp_path / "t" / "test_probe.py").write_text(PROBE, "utf-8")
-    env = {k: v for k, v in os.environ.items() if k not in (*LEAKY_ENV, "CI")}
-    env.update(PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=str(ROOT))
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly",
-         "-p", "tests.conftest", "-rA"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )  # fmt: skip
+    proc = one_folder_run(tmp_path, {"test_probe.py": PROBE}, PYTHONDONTWRITEBYTECODE="1")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "PASSED t/test_probe.py::test_this_process_and_its_children_write_bytecode" in (
         proc.stdout

@@ -7,14 +7,12 @@ a failure naming its reason. Checked on a one-test file in a child pytest that l
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import LEAKY_ENV, ROOT
+from tests.child_pytest import child_env, child_pytest
 
 pytestmark = pytest.mark.slow
 
@@ -31,17 +29,9 @@ def test_needs_something_missing():
 
 
 def run_child(test_file: Path, ci: bool) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in (*LEAKY_ENV, "CI")}
-    if ci:
-        env["CI"] = "true"
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "tests.conftest",
-         f"--rootdir={test_file.parent}", "-rA", str(test_file)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    env = child_env(("CI",), **({"CI": "true"} if ci else {}))
+    return child_pytest(
+        "-p", "tests.conftest", f"--rootdir={test_file.parent}", "-rA", str(test_file), env=env
     )  # fmt: skip
 
 

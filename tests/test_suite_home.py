@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import HOME_VARIABLES, LEAKY_ENV, ROOT
+from tests.child_pytest import child_env, child_pytest
+from tests.conftest import HOME_VARIABLES
 
 pytestmark = pytest.mark.slow
 
@@ -35,16 +36,9 @@ def listing(folder: Path) -> list[str]:
 def test_the_notebook_tests_leave_an_empty_home_empty(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
-    env = {k: v for k, v in os.environ.items() if k not in (*LEAKY_ENV, *HOME_VARIABLES)}
-    env["HOME"] = str(home)
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist",
-         f"--basetemp={tmp_path / 'basetemp'}", *WRITERS],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
+    env = child_env(HOME_VARIABLES, HOME=str(home))  # CI stays: a skip there fails
+    proc = child_pytest(
+        "-p", "no:xdist", f"--basetemp={tmp_path / 'basetemp'}", *WRITERS, env=env, timeout=900
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert f"{len(WRITERS)} passed" in proc.stdout

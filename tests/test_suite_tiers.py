@@ -10,15 +10,14 @@ suite's files, so that what CI runs is every test there is.
 from __future__ import annotations
 
 import ast
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import LEAKY_ENV, ROOT
+from tests.child_pytest import child_env, child_pytest, one_folder_run
+from tests.conftest import ROOT
 
 SLOW = pytest.mark.slow  # each child pytest costs seconds: only CI's cases stay in the fast tier
 
@@ -36,32 +35,13 @@ def test_long_end_to_end():
 """
 
 
-def run_child(folder: Path, *args: str, **env_extra: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in (*LEAKY_ENV, "CI", "WORKBENCH_TEST_ALL") and not k.startswith("PYTEST_")
-    }
-    env.update(env_extra, PYTHONPATH=str(ROOT))
-    # From the folder itself, which its pytest.ini makes the rootdir: a run that names no tests
-    # reads ``testpaths`` only there.
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly",
-         "-p", "tests.conftest", "-rA", *args],
-        cwd=folder,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )  # fmt: skip
-
-
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    (tmp_path / "pytest.ini").write_text("[pytest]\ntestpaths = t\n", "utf-8")
-    (tmp_path / "t").mkdir()
-    (tmp_path / "t" / "test_two.py").write_text(TWO_TESTS, "utf-8")
     return tmp_path
+
+
+def run_child(folder: Path, *args: str, **env_extra: str) -> subprocess.CompletedProcess[str]:
+    return one_folder_run(folder, {"test_two.py": TWO_TESTS}, *args, **env_extra)
 
 
 def test_a_plain_run_is_the_fast_tier_and_says_so(folder: Path) -> None:
@@ -106,11 +86,9 @@ def test_ci_runs_every_tier_of_the_real_suite() -> None:
 @pytest.mark.slow
 def test_the_slow_tier_is_marked_and_the_fast_tier_is_most_of_the_suite() -> None:
     """Both tiers hold tests: a mark lost in a refactor would empty one of them silently."""
-    env = {k: v for k, v in os.environ.items() if k not in (*LEAKY_ENV, "CI", "WORKBENCH_TEST_ALL")}
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-o", "addopts=", "-p", "no:randomly",
-         "--collect-only", "-q", "-m", "slow", "tests"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+    env = child_env(("CI", "WORKBENCH_TEST_ALL"))
+    proc = child_pytest(
+        "-o", "addopts=", "--collect-only", "-q", "-m", "slow", "tests", env=env, timeout=600
     )  # fmt: skip
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     found = re.search(r"(\d+)/(\d+) tests collected \((\d+) deselected\)", proc.stdout)
