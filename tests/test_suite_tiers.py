@@ -85,7 +85,8 @@ def test_ci_runs_every_tier_of_the_real_suite() -> None:
 
 @pytest.mark.slow
 def test_the_slow_tier_is_marked_and_the_fast_tier_is_most_of_the_suite() -> None:
-    """Both tiers hold tests: a mark lost in a refactor would empty one of them silently."""
+    """Both tiers hold tests, the slow one from many files: a mark lost in a refactor would
+    move a file's tests silently (this file's own slow cases alone do not pass it)."""
     env = child_env(("CI", "WORKBENCH_TEST_ALL"))
     proc = child_pytest(
         "-o", "addopts=", "--collect-only", "-q", "-m", "slow", "tests", env=env, timeout=600
@@ -95,6 +96,8 @@ def test_the_slow_tier_is_marked_and_the_fast_tier_is_most_of_the_suite() -> Non
     assert found, proc.stdout[-2000:]
     slow, total = int(found.group(1)), int(found.group(2))
     assert 0 < slow < total / 2
+    files = {line.split("::")[0] for line in proc.stdout.splitlines() if "::" in line}
+    assert len(files) >= 50, sorted(files)
 
 
 # Whole kinds of test file that belong to the slow tier: a new one is marked with the rest.
