@@ -129,6 +129,10 @@ def start_service(
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
+            # As hooks spawn it (workbench.spawn): a session, so an autogroup, of its own. In
+            # the bench's session the niced embedding worker competed with the bench's own
+            # processes for CPU and starved where a user's would not (issue 21).
+            start_new_session=True,
         )
     finally:
         if log is not None:

@@ -58,6 +58,22 @@ def test_start_service_runs_this_checkout_in_the_data_dir_and_stop_ends_it(
     assert harness.health(port) is None
 
 
+def test_a_bench_service_runs_in_a_session_of_its_own_as_a_spawned_one_does(
+    tmp_path: Path,
+) -> None:
+    """Hooks spawn the service in a session of its own (``workbench.spawn``), so Linux's
+    autogroup schedules it, and its niced embedding worker, apart from the caller. A bench
+    service sharing the bench's session competed with the bench's own processes for CPU: the
+    worker starved where a user's would not (issue 21's time to full vectors)."""
+    data_dir, port = tmp_path / "data", harness.free_port()
+    proc = harness.start_service(data_dir, port, WORKBENCH_EMBEDDER="none")
+    try:
+        assert os.getsid(proc.pid) == proc.pid
+        assert os.getsid(proc.pid) != os.getsid(0)
+    finally:
+        harness.stop_service(proc)
+
+
 def test_a_service_that_cannot_start_is_reported_with_its_log(tmp_path: Path) -> None:
     log = tmp_path / "service.log"
     with socket.socket() as squatter:  # something else holds the port: the service must exit
