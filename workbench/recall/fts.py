@@ -323,12 +323,18 @@ def _table_rows(conn: sqlite3.Connection, db: str, kind: Kind) -> int:
     )
 
 
+def _df_key(conn: sqlite3.Connection, kind: Kind, piece: str, cap: int) -> tuple[str, str, str]:
+    """The cache and memo key of ``doc_frequency(conn, kind, piece, cap)``: one place, so the
+    readers of a count (``known_frequency``) and its writers (``frequencies``) find it."""
+    return (_db_key(conn), f"{_TABLES[kind][0]}:{cap}", piece)
+
+
 def doc_frequency(conn: sqlite3.Connection, kind: Kind, piece: str, cap: int) -> int:
     """Rows matching ``piece``, counted up to ``cap`` (cached for DF_TTL_S)."""
     fts_table = _TABLES[kind][0]
     sql = f"SELECT count(*) FROM (SELECT 1 FROM {fts_table} WHERE {fts_table} MATCH ? LIMIT ?)"
     return _cached(
-        (_db_key(conn), f"{fts_table}:{cap}", piece),
+        _df_key(conn, kind, piece, cap),
         lambda: int(conn.execute(sql, (piece, cap)).fetchone()[0]),
         floor=COMMON_DF,
         conn=conn,
@@ -364,7 +370,7 @@ def frequencies(
             counts[piece] = 0
             memo = _memo()
             if memo is not None:
-                memo[(_db_key(conn), f"{_TABLES[kind][0]}:{cap}", piece)] = 0  # doc_frequency's
+                memo[_df_key(conn, kind, piece, cap)] = 0
         else:
             counts[piece] = doc_frequency(conn, kind, piece, cap)
     return {p: counts[p] for p in pieces}
@@ -377,7 +383,7 @@ def known_frequency(conn: sqlite3.Connection, kind: Kind, piece: str) -> int | N
     commonest, and a count it does not already have would cost more than it could save.
     """
     _, cap = df_cap(conn, kind)
-    key = (_db_key(conn), f"{_TABLES[kind][0]}:{cap}", piece)  # doc_frequency's key
+    key = _df_key(conn, kind, piece, cap)
     memo = _memo()
     if memo is not None and key in memo:
         return int(memo[key])
