@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import re
 import sqlite3
 import threading
@@ -80,7 +81,7 @@ def content_pieces(table: TokenTable, texts: list[str]) -> list[list[int]]:
     fresh: dict[str, array] = {}
     if missing:
         meaning = _meaning(table)
-        wide = "H" if len(meaning) <= 1 << 16 else "I"
+        wide = _id_code(table)
         for text, ids in zip(missing, _encode(table, missing), strict=True):
             kept = [i for i in ids if meaning[i]] or ids
             have[text] = kept
@@ -110,7 +111,7 @@ def _encode(table: TokenTable, texts: list[str]) -> list[list[int]]:
         # ``encode_batch_fast``: the same ids without the character offsets (~10% cheaper).
         encoded = tokenizer.encode_batch_fast(texts, add_special_tokens=False)
         return [found.ids[:MAX_PIECES] for found in encoded]
-    code = "H" if len(_meaning(table)) <= 1 << 16 else "I"
+    code = _id_code(table)
     known = _CHUNKS.setdefault((table.sha256, code), {})
     split = [_BLANKS.split(text) for text in texts]  # "" at a text's blank start or end
     unique: set[str] = set().union(*split)
@@ -133,14 +134,17 @@ def _encode(table: TokenTable, texts: list[str]) -> list[list[int]]:
     ]
 
 
+def _id_code(table: TokenTable) -> str:
+    """The ``array`` type code that holds any of the table's word-piece ids."""
+    return "H" if len(_meaning(table)) <= 1 << 16 else "I"
+
+
 def _by_word(table: TokenTable) -> bool:
     """Whether the table's tokenizer is BERT's (``_encode`` may tokenize it chunk by chunk):
     BERT's normalizer and pre-tokenizer, word pieces, and special tokens that hold no blank
     and take no blank beside them. Decided once per table."""
     found = _BY_WORD.get(table.sha256)
     if found is None:
-        import json
-
         try:
             spec = json.loads(table.tokenizer.to_str())
             found = (
