@@ -155,10 +155,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """The fast tier leaves the ``slow`` tests out, reported as deselected."""
     if runs_every_tier(config) is not None:
         return
-    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    fast, slow = [], []
+    for item in items:
+        (slow if item.get_closest_marker("slow") is not None else fast).append(item)
     if slow:
         config.hook.pytest_deselected(items=slow)
-        items[:] = [item for item in items if item.get_closest_marker("slow") is None]
+        items[:] = fast
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

@@ -92,25 +92,26 @@ def static_model(
     return target
 
 
-@pytest.fixture(scope="session")
-def installed_static_model(request: pytest.FixtureRequest) -> Path:
-    """The static model ``make install`` distilled into this venv (``workbench models build``),
-    read, never written: what a user's search reads. Tests of search with it need not pay the
-    ~30 s build again (issue 23); tests of the build itself use ``static_model``. Built by the
-    real CLI into the run's folder, as ``static_model`` does, in a venv that has none."""
-    installed = Path(sys.prefix) / "share" / "workbench" / STATIC_MODEL_NAME
+def _installed(request: pytest.FixtureRequest, name: str, built_by: str) -> Path:
+    """This venv's ``share/workbench/NAME`` that ``make install`` built, read and never
+    written: what a user's search reads. Tests of search with it need not pay the build again
+    (issue 23: ~30 s for the static model); tests of the build itself use the ``built_by``
+    fixture, which builds by the real CLI into the run's folder, and so does a venv without
+    the model."""
+    installed = Path(sys.prefix) / "share" / "workbench" / name
     if (installed / "manifest.json").is_file():
         return installed
-    built: Path = request.getfixturevalue("static_model")
+    built: Path = request.getfixturevalue(built_by)
     return built
+
+
+@pytest.fixture(scope="session")
+def installed_static_model(request: pytest.FixtureRequest) -> Path:
+    """The static model ``make install`` distilled into this venv (see ``_installed``)."""
+    return _installed(request, STATIC_MODEL_NAME, "static_model")
 
 
 @pytest.fixture(scope="session")
 def installed_onnx_model(request: pytest.FixtureRequest) -> Path:
-    """The int8 ONNX MiniLM ``make install`` built into this venv, read, never written (see
-    ``installed_static_model``); built by the real CLI, as ``onnx_model`` does, when absent."""
-    installed = Path(sys.prefix) / "share" / "workbench" / ONNX_MODEL_NAME
-    if (installed / "manifest.json").is_file():
-        return installed
-    built: Path = request.getfixturevalue("onnx_model")
-    return built
+    """The int8 ONNX MiniLM ``make install`` built into this venv (see ``_installed``)."""
+    return _installed(request, ONNX_MODEL_NAME, "onnx_model")
