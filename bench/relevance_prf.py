@@ -103,6 +103,14 @@ composed PRF searches here roughly double it (a second whole search), an upper b
 an engine implementation of ``vprf`` adds beyond one more fusion, one more vector scan, is
 0.1-0.3 ms p50 at these set sizes (≤ 6k memories; ~7 ms at 100k by issue 21's figures).
 
+Without the second stage (``--no-stage``: every search, hybrid included, in fused order; same
+box, load average 4-5), so that the stage reading q''s cosines (it was fitted on q's) is
+not what sinks ``vprf``: the same verdict. Held-out mean: hybrid 0.6544, vprf 0.6511, rm3
+0.6529, rm3fts 0.6539, svprf 0.6503, srm3 0.6547 (+0.0003: 9 questions better, 15 worse);
+vprf moves 0 questions up and 17 down (hit@10 0 / 3), its best point in sample −0.0031
+(coding −0.026), svprf's −0.0006. Pulling q toward the fused page does not help the fusion
+either.
+
 The second list as a third ranker beside the first (the vector part a mix (1 − λ)·cos(q, d) +
 λ·cos(q', d)) is Rocchio with another α up to q''s norm (cos(q', d) is linear in cos(q, d)
 and cos(mean, d)), so the α grid stands for it.
@@ -113,7 +121,7 @@ refitting the stage held out on those candidates; the stage as shipped reads q' 
 ``vprf`` and was fitted on q's.
 
 Usage: nice -n 10 .venv/bin/python bench/relevance_prf.py [--set NAME ...] [--cases PATH]
-       [--json]
+       [--no-stage] [--json]
 """
 
 from __future__ import annotations
@@ -261,12 +269,13 @@ def session_turns(conn: Any, hit: int, window: int) -> list[int]:
     return [int(r[0]) for r in conn.execute(sql, (hit, hit - window, hit + window))]
 
 
-def collect(loaded: Loaded, data_dir: Path) -> list[Case]:
-    """Every question's lists for every method and grid point (see the module docstring)."""
-    settings = load_settings(data_dir)
+def collect(loaded: Loaded, data_dir: Path, stage: bool = True) -> list[Case]:
+    """Every question's lists for every method and grid point (see the module docstring).
+    ``stage`` False: every search without the second stage (``--no-stage``)."""
+    settings = load_settings(data_dir, search_rerank=stage)
     no_stage = load_settings(data_dir, search_rerank=False)
     with_feedback = {
-        w: load_settings(data_dir, search_feedback_weight=w)
+        w: load_settings(data_dir, search_feedback_weight=w, search_rerank=stage)
         for w in sorted({*RM3_WEIGHT, *RM3FTS_WEIGHT, *SRM3_WEIGHT})
     }
     engine = SearchEngine(loaded.conn, settings, loaded.ranker)
@@ -563,6 +572,9 @@ def main() -> None:
     parser.add_argument("--set", action="append", dest="sets", help="a set (default: all)")
     parser.add_argument("--cases", type=Path, help="pickle of the collected lists (reused)")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--no-stage", action="store_true", help="every search without the second stage"
+    )
     args = parser.parse_args()
     names = tuple(args.sets) if args.sets else available_sets()
     stored: dict[str, Any] = {}
@@ -580,7 +592,7 @@ def main() -> None:
             here.mkdir()
             started = time.perf_counter()
             loaded = load(name, here, embedder)
-            by_set[name] = collect(loaded, here)
+            by_set[name] = collect(loaded, here, stage=not args.no_stage)
             sessions[name] = sessions_of(loaded.conn)
             loaded.store.close()
             embedder.save()
