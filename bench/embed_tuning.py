@@ -9,11 +9,20 @@ Each setting runs in a fresh child process started in a session of its own and n
 worker (the kernel's autogroup scheduling shares the CPU between sessions, so this is how the
 worker competes with other programs when the service is idle). The child loads the model,
 then embeds the demo observations' texts (each made unique, as bench/embed_backfill.py does)
-for ``--seconds`` and prints texts/s. Figures only; the box is shared: compare rows of one run.
+for ``--seconds`` and prints texts/s and the CPU it spent per text (ms, all its threads:
+what the embedding costs the machine, whatever else runs). Figures only; the box is shared:
+compare rows of one run.
+
+``--root DIR`` (repeatable) runs each setting under each checkout in turn, so an embedder
+change is measured before and after under the same load (e.g. ``--root /work/wt/base
+--root .``).
+
+What it showed for the lanes (issue 21, stop 33; ``--threads-only --burners 0 2``): see
+``OnnxEmbedder``'s docstring in workbench/recall/embed.py.
 
 Usage::
 
-    .venv/bin/python bench/embed_tuning.py [--burners 0 4] [--seconds 15]
+    .venv/bin/python bench/embed_tuning.py [--burners 0 4] [--seconds 15] [--root DIR ...]
 """
 
 from __future__ import annotations
@@ -45,10 +54,10 @@ SETTINGS = [
 ]
 
 CHILD = """
-import json, os, sys, time
+import json, os, resource, sys, time
 threads, batch, tokens, nice, seconds = (float(a) for a in sys.argv[1:6])
 os.nice(int(nice))
-sys.path.insert(0, {root!r})
+sys.path.insert(0, sys.argv[6])
 from bench.embed_backfill import document
 from workbench.recall import embed, vectors
 embed.ONNX_BATCH = int(batch)
@@ -59,20 +68,28 @@ if not threads:
 model = embed.OnnxEmbedder(threads=int(threads), max_tokens=int(tokens))
 texts = [vectors.embed_text(o) for o in document(4096)["observations"]]
 model.embed(texts[:8])
-done, start, n = 0, time.perf_counter(), 0
+def cpu():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+done, start, n, cpu0 = 0, time.perf_counter(), 0, cpu()
 while time.perf_counter() - start < seconds:
     chunk = texts[n % len(texts) : n % len(texts) + 64]
     model.embed(chunk)
     done += len(chunk)
     n += 64
-print(json.dumps({{"rate": done / (time.perf_counter() - start), "threads": int(threads)}}))
+print(json.dumps({"rate": done / (time.perf_counter() - start), "threads": int(threads),
+                  "cpu_ms": 1000 * (cpu() - cpu0) / done}))
 """
 
 
-def measure(setting: tuple[int, int, int, int], seconds: float) -> str:
+def measure(setting: tuple[int, int, int, int], seconds: float, root: Path = ROOT) -> str:
+    """One child's ``texts/s (CPU ms per text)`` for ``setting`` with ``root``'s code."""
     args = [str(v) for v in (*setting, seconds)]
+    env = {**os.environ, "PYTHONPATH": str(root)}
     out = subprocess.run(
-        [sys.executable, "-c", CHILD.format(root=str(ROOT)), *args],
+        [sys.executable, "-c", CHILD, *args, str(root)],
+        env=env,
+        cwd=str(root),
         capture_output=True,
         text=True,
         timeout=seconds + 120,
@@ -81,7 +98,7 @@ def measure(setting: tuple[int, int, int, int], seconds: float) -> str:
     )
     result = json.loads(out.stdout.strip().splitlines()[-1])
     chosen = f" ({result['threads']}t)" if not setting[0] else ""
-    return f"{result['rate']:8.1f}{chosen}"
+    return f"{result['rate']:8.1f}{chosen} ({result['cpu_ms']:.2f} ms)"
 
 
 def main() -> None:
@@ -89,20 +106,27 @@ def main() -> None:
     parser.add_argument("--burners", type=int, nargs="*", default=[0, 4])
     parser.add_argument("--seconds", type=float, default=15.0)
     parser.add_argument("--threads-only", action="store_true", help="1, 2 and auto threads only")
+    parser.add_argument("--root", action="append", type=Path, help="a checkout (repeatable)")
     args = parser.parse_args()
+    roots = [r.resolve() for r in args.root] if args.root else [ROOT]
     settings = [s for s in SETTINGS if not args.threads_only or s[1:] == (4, 128, 10)]
-    print("threads batch tokens nice | " + " | ".join(f"busy{b} texts/s" for b in args.burners))
-    rows: dict[tuple[int, int, int, int], list[str]] = {s: [] for s in settings}
+    header = " | ".join(f"busy{b} texts/s (CPU/text)" for b in args.burners)
+    print("root" + " " * 24 + "threads batch tokens nice | " + header)
+    rows: dict[tuple[Path, tuple[int, int, int, int]], list[str]] = {
+        (r, s): [] for s in settings for r in roots
+    }
     for count in args.burners:
         with burners(count):
             load = os.getloadavg()[0]
             for setting in settings:
-                rows[setting].append(measure(setting, args.seconds))
+                for root in roots:  # interleaved: each checkout sees the same load
+                    rows[(root, setting)].append(measure(setting, args.seconds, root))
             print(f"(busy{count}: load average {max(load, os.getloadavg()[0]):.1f})", flush=True)
-    for setting, cells in rows.items():
+    for (root, setting), cells in rows.items():
         threads, batch, tokens, nice = setting
         shown = str(threads) if threads else "auto"
-        print(f"{shown:>7} {batch:5d} {tokens:6d} {nice:4d} | " + " | ".join(cells))
+        where = str(root)[-27:]
+        print(f"{where:<27} {shown:>7} {batch:5d} {tokens:6d} {nice:4d} | " + " | ".join(cells))
 
 
 if __name__ == "__main__":

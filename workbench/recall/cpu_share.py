@@ -1,10 +1,14 @@
 """How many cores the embedding worker may use: measured, not assumed (stdlib only).
 
-Why: on 2 cores, two ONNX threads embed 149 texts/s on a quiet box against 87 for one, but
+Why: on 2 cores, two ONNX threads embedded 149 texts/s on a quiet box against 87 for one, but
 16.7 against 32.2 with four CPU-bound processes beside them (bench/embed_tuning.py): a second
-thread that has no core to run on waits for the first at every operator. So the worker
-counts the cores the *other* processes leave idle, from ``/proc/stat`` (the machine's busy
-time) minus its own (``/proc/self/stat``), and runs one thread per spare core. It measures
+intra-op thread that had no core to run on waited for the first at every operator. The
+threads are now lanes (``embed.OnnxEmbedder``: whole batches side by side, no spinning pool),
+so a second lane no longer costs CPU per text (7.2 against 14.1 ms at 2 threads with two
+burners, stop 33), but on a full box it still gains nothing and takes its CPU from the
+programs the user runs. So the worker counts the cores the *other* processes leave idle,
+from ``/proc/stat`` (the machine's busy time) minus its own (``/proc/self/stat``), and runs
+one thread per spare core. It measures
 when it starts and again while it runs (``CpuShare.spare``: the window since the last call),
 so a box that gets busy, or quiet, changes its count within a minute.
 

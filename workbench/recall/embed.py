@@ -354,8 +354,17 @@ class OnnxEmbedder:
     No torch and no transformers: the Rust ``tokenizers`` library, one ``InferenceSession``,
     mean pooling over the attention mask, L2 normalisation. Its ``name`` carries the
     artifact's sha256 and the token cut, so its vectors never share a cache row with torch's
-    (or with another build's). ``threads`` is ONNX Runtime's intra-op pool, fixed at load:
+    (or with another build's).
+
+    ``threads`` is the number of *lanes*: batches run side by side, each a single-threaded run
+    of the one session (ONNX Runtime's ``run`` may be called from several threads at once).
     1 for query embeddings in the service, the background share in the embedding worker.
+    Why lanes and not ONNX Runtime's intra-op pool: a pool of two threads splits each
+    operator and spins between them, and spent about twice the CPU per text of one thread
+    (2,048 texts of the seeded 100k store: ~25 CPU-s against ~12.7; ``bench/embed_tuning.py``
+    prints the CPU per text), so on a busy box the worker's second thread burnt the share it
+    was given. Two lanes cost what one does per text (~12.8 CPU-s) and keep both cores busy.
+    A lane never changes which texts share a batch, so the vectors are the same bytes.
     """
 
     dim = 384
@@ -383,7 +392,7 @@ class OnnxEmbedder:
         from tokenizers import Tokenizer
 
         self.threads = max(1, threads or background_threads())
-        self._session = self._open(self.threads)
+        self._session = self._open()
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._tokenizer = Tokenizer.from_file(str(self.path / TOKENIZER_FILE))
         self._tokenizer.enable_truncation(max_length=max_tokens)
@@ -394,13 +403,13 @@ class OnnxEmbedder:
         self._lock = threading.Lock()
         self.calls = 0
 
-    def _open(self, threads: int) -> Any:
+    def _open(self) -> Any:
         import onnxruntime
 
         from workbench.recall.onnx_export import MODEL_FILE
 
         options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads
+        options.intra_op_num_threads = 1  # parallel work goes in lanes (the class docstring)
         options.inter_op_num_threads = 1
         options.log_severity_level = 3
         return onnxruntime.InferenceSession(
@@ -408,14 +417,9 @@ class OnnxEmbedder:
         )
 
     def set_threads(self, threads: int) -> None:
-        """ONNX Runtime fixes its pool at load: a new count opens a new session (~0.2 s; the
-        embedding worker adapts to the spare cores it measures). The same count: nothing."""
-        threads = max(1, threads)
-        if threads == self.threads:
-            return
-        session = self._open(threads)
-        with self._lock:
-            self._session, self.threads = session, threads
+        """Lanes from the next ``embed`` on (the embedding worker adapts to the spare cores
+        it measures); the session is unchanged."""
+        self.threads = max(1, threads)
 
     def embed(self, texts: list[str]) -> Any:
         """Vectors of ``texts`` in their order, ``ONNX_BATCH`` texts per model call.
@@ -432,11 +436,34 @@ class OnnxEmbedder:
         with self._lock:
             encoded = self._tokenizer.encode_batch(texts)
         order = sorted(range(len(texts)), key=lambda i: len(encoded[i].ids))
-        for start in range(0, len(order), ONNX_BATCH):
-            chunk = order[start : start + ONNX_BATCH]
-            with self._lock:
-                self.calls += 1
-                out[chunk] = self._run([encoded[i].ids for i in chunk])
+        chunks = iter(
+            [order[start : start + ONNX_BATCH] for start in range(0, len(order), ONNX_BATCH)]
+        )
+        taking = threading.Lock()
+        failed: list[BaseException] = []
+
+        def lane() -> None:
+            """Take the next batch until none is left (a lane that the box slows takes fewer)."""
+            while not failed:
+                with taking:
+                    chunk = next(chunks, None)
+                    if chunk is None:
+                        return
+                    self.calls += 1
+                try:
+                    out[chunk] = self._run([encoded[i].ids for i in chunk])
+                except BaseException as exc:  # re-raised in the caller below
+                    failed.append(exc)
+
+        lanes = min(self.threads, -(-len(order) // ONNX_BATCH))
+        helpers = [threading.Thread(target=lane, daemon=True) for _ in range(lanes - 1)]
+        for helper in helpers:
+            helper.start()
+        lane()
+        for helper in helpers:
+            helper.join()
+        if failed:
+            raise failed[0]
         return out
 
     def _run(self, rows: list[list[int]]) -> Any:
@@ -496,7 +523,8 @@ def load_embedder(
 ) -> tuple[Embedder | None, str]:
     """The configured embedder, or ``(None, why)`` when it is off or cannot load.
 
-    ``threads``: the model's intra-op threads (default: the background share of the cores).
+    ``threads``: the model's threads (ONNX: its lanes; torch: its intra-op threads), by
+    default the background share of the cores.
 
     Never raises for a missing package or model file: semantic search is optional, and the
     reason is what ``/api/health`` and ``workbench doctor`` show.

@@ -28,8 +28,9 @@ Protocol with the parent (``workbench.recall.worker_process`` owns the other end
   periodic rescan from id 0 any more: it re-hashed every row (over 100 s at 100k under
   load), and edits are now announced (the indexer reads ``observation_edits``, m014).
 - Threads: ``--threads`` when given, else one per spare core measured at start
-  (``cpu_share``), measured again every ``ADAPT_S`` while embedding; a change rebuilds
-  the runtime's session (ONNX Runtime fixes its pool at load).
+  (``cpu_share``), measured again every ``ADAPT_S`` while embedding. They are the ONNX
+  embedder's *lanes* (batches embedded side by side, one runtime thread each), so a change
+  takes effect at the next batch and costs nothing.
 - stdout: one JSON object per line: ``ready`` (model), ``batch`` (cursor, embedded, seconds),
   ``idle`` (cursor), ``error``, and ``alive`` every second from a thread of its own (the
   heartbeat: a stopped or hung worker falls silent, and the service reports it stalled).
@@ -176,9 +177,9 @@ def run(
             adapted = time.monotonic()
             wanted = _threads_now(share)
             if wanted != chosen:
-                # Trigger: the box got busier or quieter. Why: a thread without a core of
-                # its own halves the rate; an idle core left unused wastes half of it.
-                # Outcome: the runtime's pool is rebuilt at the new size (~0.2 s).
+                # Trigger: the box got busier or quieter. Why: an idle core left unused
+                # wastes half of the rate. Outcome: the next batches run in the new
+                # number of lanes.
                 getattr(embedder, "set_threads", lambda _n: None)(wanted)
                 chosen = wanted
                 say("threads", threads=chosen)
