@@ -304,6 +304,11 @@ def main() -> None:
     )
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     parser.add_argument("--no-rerank", action="store_true", help="skip the reranker rows")
+    parser.add_argument(
+        "--vector-index",
+        default="flat",
+        help="the MiniLM index kind (hnsw_fp16: its graph walked at any size)",
+    )
     args = parser.parse_args()
 
     model = minilm()
@@ -313,7 +318,10 @@ def main() -> None:
         here = available_sets(args.qmsum)
         names = [n for n in (args.set or here) if n in here]
         wanted = dict.fromkeys([*SETS, *names])  # the reranker trains on SETS
-        every = {name: load(name, Path(tmp), model, args.qmsum) for name in wanted}
+        every = {
+            name: load(name, Path(tmp), model, args.qmsum, kind=args.vector_index)
+            for name in wanted
+        }
         # The reranker is never trained on the questions it is reported on: on questions
         # generated from a set's memories ("own memories"), and on the other set (cross-set).
         dirs: dict[str, Path] = {"default": Path(tmp) / "rerank-default"}

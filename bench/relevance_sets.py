@@ -299,7 +299,9 @@ def _drafts(name: str, qmsum: Path | None = None) -> tuple[list[Item], list[Gold
     return items, [(q.cls, q.text, q.evidence, name) for q in conv.questions]
 
 
-def load(name: str, tmp: Path, embedder: Any, qmsum: Path | None = None) -> Loaded:
+def load(
+    name: str, tmp: Path, embedder: Any, qmsum: Path | None = None, *, kind: str = "flat"
+) -> Loaded:
     """Store, index and wrap one set (``name`` in ALL_SETS) under ``tmp``."""
     items, qs = _drafts(name, qmsum)
     store = Store(tmp / f"{name}.db")
@@ -324,7 +326,9 @@ def load(name: str, tmp: Path, embedder: Any, qmsum: Path | None = None) -> Load
         "SELECT id, title, subtitle, narrative, facts, concepts FROM observations ORDER BY id"
     ).fetchall()
     texts = [vectors.embed_text(r) for r in rows]
-    index = vectors.VectorIndex(embedder.name, embedder.dim, "flat")
+    # ``kind``: another index kind (bench/relevance.py --vector-index); a graph kind walks its
+    # graph at any size here (graph_from 0), so its approximation is what gets measured.
+    index = vectors.VectorIndex(embedder.name, embedder.dim, kind, graph_from=0)  # type: ignore[arg-type]
     matrix = embedder.embed(texts)
     index.add([int(r["id"]) for r in rows], [vectors.text_hash(t) for t in texts], matrix)
     questions = [

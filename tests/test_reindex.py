@@ -268,3 +268,25 @@ def test_without_model_or_faiss_the_service_runs_on_full_text(
             break
         time.sleep(0.1)
     assert index["reindex"]["vectors"].startswith("skipped")
+
+
+def test_a_graph_index_takes_when_and_how_widely_to_walk_from_the_settings(
+    data_dir: Path, store: Store
+) -> None:
+    add_notes(store)
+    graph = {"vector_index": "hnsw_fp16", "vector_graph_from": 3, "vector_graph_ef": 40}
+    first, _ = make_indexer(data_dir, store, **graph)
+    first.sync()
+    exact, _ = make_indexer(data_dir / "exact", store, vector_index="fp16")
+    exact.sync()
+    assert first.ranker.rank("image too big", 5, None) == exact.ranker.rank(
+        "image too big", 5, None
+    )
+    first.stop()  # never started: stop() saves
+    again, _ = make_indexer(data_dir, store, **{**graph, "vector_graph_from": 7})
+    assert "loaded 5 vectors" in again.reason
+    for index in (first.index, again.index):
+        assert index is not None
+        assert index.kind == "hnsw_fp16"
+        assert index.graph_ef == 40
+    assert (first.index.graph_from, again.index.graph_from) == (3, 7)  # type: ignore[union-attr]

@@ -232,3 +232,52 @@ def test_load_refuses_slot_arrays_that_disagree_with_the_index(tmp_path: Path) -
     index, why = VectorIndex.load(tmp_path, "test-model", 64, "flat")
     assert index is None
     assert "incomplete" in why
+
+
+# ----- graph kinds: where the graph is walked (issue 21) ---------------------------------------
+def graph_store(n: int = 18_000) -> tuple[np.ndarray, list[int], list[str]]:
+    """Many tight clusters (near-duplicates: hard for a graph, like a real history's repeated
+    notes), and a project holding every fourth vector: 4,500 slots, more than ``SUBSET_EXACT``
+    (so FAISS searches it) and a quarter of the index (selective)."""
+    matrix = clustered_vectors(n, 64, clusters=2000, spread=0.3)
+    ids = list(range(1, n + 1))
+    return matrix, ids, ["quarter" if i % 4 == 0 else "rest" for i in ids]
+
+
+def build_graph(matrix: np.ndarray, ids: list[int], projects: list[str], **graph: int) -> Any:
+    index = VectorIndex("test-model", matrix.shape[1], "hnsw_fp16", **graph)
+    index.add(ids, [f"h{i}" for i in ids], matrix, projects=projects)
+    return index
+
+
+def test_a_selective_project_filter_on_a_graph_index_gives_the_exact_list() -> None:
+    # A graph walked under a filter that keeps a quarter of its nodes loses neighbours (issue
+    # 21); such a search scans the graph's stored codes instead, so it is the exact fp16 list.
+    matrix, ids, projects = graph_store()
+    graph = build_graph(matrix, ids, projects)
+    assert sum(p == "quarter" for p in projects) > vectors.SUBSET_EXACT
+    exact = build("fp16", matrix, ids, projects)
+    for q in queries_near(matrix, 40):
+        assert graph.search(q, 50, projects=["quarter"]) == exact.search(
+            q, 50, projects=["quarter"]
+        )
+
+
+def test_a_graph_index_walks_its_graph_only_from_graph_from_vectors() -> None:
+    matrix, ids, projects = graph_store()
+    exact = build("fp16", matrix, ids, projects)
+    below = build_graph(matrix, ids, projects, graph_from=len(ids) + 1, graph_ef=16)
+    walked = build_graph(matrix, ids, projects, graph_from=len(ids), graph_ef=16)
+    qs = queries_near(matrix, 40)
+    assert all(below.search(q, 50) == exact.search(q, 50) for q in qs)
+    # efSearch 16 for a list of 50 is too narrow a walk to find every one of them: the graph
+    # answers (approximately) once the index holds graph_from vectors
+    found = [
+        len({i for i, _ in walked.search(q, 50)} & {i for i, _ in exact.search(q, 50)}) for q in qs
+    ]
+    assert sum(found) < 50 * len(qs)
+    # a broad filter (three quarters) walks it too; the cosines it gives are the exact ones
+    got = walked.search(qs[0], 50, projects=["rest"])
+    truth = dict(exact.search(qs[0], len(ids), projects=["rest"]))
+    assert {i for i, _ in got} <= set(truth)
+    assert [s for _, s in got] == pytest.approx([truth[i] for i, _ in got], abs=1e-6)

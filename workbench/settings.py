@@ -177,10 +177,27 @@ class Settings(BaseSettings):
     # The vector index kind (bench/search_vectors.py, 100k × 384 clustered, one thread, CPU
     # p50): ``fp16`` (default) finds the exact top 10 (recall@10 1.000; bench/relevance.py
     # identical to ``flat`` in every class) in half the memory (74 MB vs 147) and ~3.8 ms vs
-    # 6.5; at 1M it costs ~32 ms, so past ~300k choose ``hnsw_fp16``: ~0.4 ms at any size,
-    # recall@10 0.956, 100 MB at 100k, ~12 s per 100k to build. ``sq8`` is the smallest
-    # (37 MB) but its exact rescoring reads the cache (~7 ms); ``flat``/``hnsw`` keep fp32.
+    # 6.5; at 1M it costs ~32 ms, so past ~300k choose ``hnsw_fp16``: ~1.6 ms at 100k (the
+    # walk settings below), 100 MB at 100k, ~30 s per 100k to build. Not the default at 100k
+    # (issue 21): it cut a hybrid search's service CPU by ~1/4 (20.9 → 15.7 ms; timeline by
+    # query 18.9 → 13.9; bench/search.py, loaded box) but changed 1-2% of hybrid replies on
+    # near-duplicate clusters, one of them whole, and added 29 MiB of RSS (service 292 → 321,
+    # past the 300 MiB target) and ~30 s CPU per 100k vectors added (vectors.py). ``sq8`` is the
+    # smallest (37 MB) but its exact rescoring reads the cache (~7 ms); ``flat``/``hnsw``
+    # keep fp32.
     vector_index: Literal["flat", "hnsw", "fp16", "hnsw_fp16", "sq8"] = "fp16"
+    # Graph kinds (``hnsw``/``hnsw_fp16``) walk their graph only from this many live vectors,
+    # and only for a search that keeps at least half of them (vectors.GRAPH_MIN_SHARE); every
+    # other search scans the graph's stored codes exactly. Why: below ~50k the exact scan
+    # costs < 2 ms, what the walk costs; and a graph under a selective filter loses its
+    # neighbours (100k clustered, efSearch 256: recall@100 0.48 with 10% kept), while the
+    # scan of the kept 10% costs 0.9 ms. So small memories and project filters of under half
+    # the memory get the exact list from every kind (bench/search_ann.py, issue 21).
+    vector_graph_from: int = Field(default=50_000, ge=0)
+    # How many candidates a graph walk keeps (FAISS efSearch; at least the list asked for).
+    # 1024: at 100k near-duplicate clusters 256/512 stranded 2-7% of queries in the wrong
+    # cluster (their hybrid list changed whole); 1024 ~1%, for ~1.5 ms instead of ~4.
+    vector_graph_ef: int = Field(default=1024, ge=16, le=65_536)
     # How ``minilm`` runs: ``onnx`` = the int8 ONNX copy of the same weights (no torch in the
     # service; built by ``workbench models build`` / ``make install``), falling back to
     # ``torch`` (sentence-transformers) with the reason in /api/health when it is not built.

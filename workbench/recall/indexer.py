@@ -302,15 +302,29 @@ class Indexer(threading.Thread):
             self.process = EmbedWorkerProcess(self.settings, embedder.name, self._wake.set)
             self.static = StaticTier.load(self.settings)
         index, how = VectorIndex.load(
-            self.settings.index_dir, embedder.name, embedder.dim, self.settings.vector_index
+            self.settings.index_dir,
+            embedder.name,
+            embedder.dim,
+            self.settings.vector_index,
+            **self._graph(),
         )
         if index is None:
             log.info("vector index: %s; rebuilding from the embeddings cache", how)
             how = "index rebuilt from the embeddings cache"
-            index = VectorIndex(embedder.name, embedder.dim, self.settings.vector_index)
+            index = self._fresh_index(embedder)
         self.embedder, self.index = embedder, index
         trim_heap()  # the loads' scratch (see heap_trim.py): ~40 MiB of RSS at 100k
         self.state, self.reason = "ready", f"{why}; {how}"
+
+    def _graph(self) -> dict[str, int]:
+        """When and how widely a graph index walks its graph (the settings)."""
+        return {
+            "graph_from": self.settings.vector_graph_from,
+            "graph_ef": self.settings.vector_graph_ef,
+        }
+
+    def _fresh_index(self, embedder: Embedder) -> VectorIndex:
+        return VectorIndex(embedder.name, embedder.dim, self.settings.vector_index, **self._graph())
 
     # ----- catch-up ----------------------------------------------------------------------
     def sync(self, *, full: bool = False) -> tuple[int, int]:
@@ -576,7 +590,7 @@ class Indexer(threading.Thread):
         embedder, conn = self.embedder, self.store.conn
         job.phase = "vectors"
         job.total = int(conn.execute("SELECT count(*) FROM observations").fetchone()[0])
-        fresh = VectorIndex(embedder.name, embedder.dim, self.settings.vector_index)
+        fresh = self._fresh_index(embedder)
         fresh_static = self.static.empty_copy() if self.static is not None else None
         # In-service embedding only: with the worker, this model embeds queries alone and
         # keeps the one thread the runtime gave it (torch's thread count is process-wide).

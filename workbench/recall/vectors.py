@@ -18,8 +18,21 @@ Index kinds (``settings.vector_index``; figures at 100k × 384 clustered, one th
   ~6.5 ms per query.
 - ``fp16`` (default): ``IndexScalarQuantizer`` fp16, a scan of half-size codes: the same top
   10 as exact, cosines within ~1e-3, 0.77 KB per vector, ~3.8 ms per query (~32 ms at 1M).
-- ``hnsw`` / ``hnsw_fp16``: HNSW graphs over fp32 / fp16 vectors, approximate (recall@10
-  ~0.95 at efSearch 256), ~0.5 ms per query at any size; builds ~12-15 s per 100k.
+- ``hnsw`` / ``hnsw_fp16``: HNSW graphs over fp32 / fp16 vectors, approximate. A search
+  walks the graph only from ``settings.vector_graph_from`` live vectors and when its filter
+  keeps at least ``GRAPH_MIN_SHARE`` of them; every other search scans the graph's stored
+  codes exactly (the same list as ``flat``/``fp16``). At 100k seeded vectors (2,000 MiniLM
+  centres + noise: many near-duplicates, hard for a graph) with real MiniLM queries, top 50:
+  efSearch 256/512/1024 give recall 0.88/0.95/0.99 in 0.4/0.7/1.4 ms (efConstruction 80),
+  but a few queries land in the wrong cluster and lose their whole list; efConstruction 200
+  + efSearch 1024 (the defaults) reach 1.000 on average in ~1.6 ms, and through
+  ``/api/search`` (``bench/search_stages.py --dump``, 150 queries per route) 149/150 hybrid
+  replies, 147/150 JSON ones and 150/150 timeline anchors were identical to ``fp16``'s (one
+  JSON reply shared 1 hit of 20). Through HTTP (``bench/search.py``, loaded box) a hybrid
+  search's service CPU fell from 20.9 to 15.7 ms. Cost at 100k: ~30 s CPU to build (an add
+  costs ~350 µs per vector, ~3 µs for ``fp16``), +26 MB of links (service RSS 292 → 321
+  MiB), save 0.7 s, load 0.3 s. So ``fp16`` stays the default (replies must not change);
+  a graph pays past ~300k, where the scan passes ~10 ms.
 - ``sq8``: 8-bit codes (fixed [-1, 1] range: no training), 0.4 KB per vector; its top
   candidates are rescored exactly from the embeddings cache (``exact=``).
 
@@ -30,7 +43,7 @@ dead slots are compacted away once they outnumber the live ones.
 
 Filtered search: a small allowed set (≤ ``SUBSET_EXACT`` slots) is scored directly from its
 stored vectors, which stays exact under any selectivity; a larger one is passed to FAISS as an
-``IDSelectorBitmap``.
+``IDSelectorBitmap`` (a graph kind scans it exactly unless it keeps ``GRAPH_MIN_SHARE``).
 """
 
 from __future__ import annotations
@@ -54,9 +67,19 @@ IndexKind = Literal["flat", "hnsw", "fp16", "hnsw_fp16", "sq8"]
 KINDS: tuple[str, ...] = ("flat", "hnsw", "fp16", "hnsw_fp16", "sq8")
 SUBSET_EXACT = 4096
 HNSW_M = 32
-HNSW_EF_CONSTRUCTION = 80
-# 256, not 128: recall@10 0.946 instead of 0.889 at 100k clustered, for ~0.2 ms more.
-HNSW_EF_SEARCH = 256
+# 200, not 80: at 100k near-duplicate clusters an efConstruction-80 graph left ~1% of queries
+# stranded in the wrong cluster even at efSearch 1024; 200 builds in ~30 s per 100k, not 12.
+HNSW_EF_CONSTRUCTION = 200
+# The walk's width when no setting gives one (``settings.vector_graph_ef``, see there); and
+# ``graph_from`` 0: a graph kind built directly walks its graph at any size.
+HNSW_EF_SEARCH = 1024
+GRAPH_FROM = 0
+# A filtered search walks the graph only when the filter keeps at least this share of the
+# live slots: a graph loses recall as a filter gets selective (at 100k clustered, efSearch
+# 256: recall@100 0.87 at 50% kept, 0.48 at 10%), while an exact scan that skips the
+# filtered-out slots costs in proportion to what it keeps (0.9 ms at 10%, 2.6 ms at 50%).
+GRAPH_MIN_SHARE = 0.5
+GRAPH_KINDS: tuple[str, ...] = ("hnsw", "hnsw_fp16")
 # ``sq8`` fetches max(RESCORE_FACTOR * k, RESCORE_MIN) candidates and rescores them exactly
 # from the embeddings cache: at 100k clustered vectors recall@10 goes from 0.82 (codes only)
 # to 0.985 with 2x, 1.000 with 4x/100, each cache row read costing ~20-80 µs
@@ -265,7 +288,17 @@ class VectorIndex:
     searches may run on any thread alongside it.
     """
 
-    def __init__(self, model: str, dim: int, kind: IndexKind = "flat") -> None:
+    def __init__(
+        self,
+        model: str,
+        dim: int,
+        kind: IndexKind = "flat",
+        *,
+        graph_from: int = GRAPH_FROM,
+        graph_ef: int = HNSW_EF_SEARCH,
+    ) -> None:
+        """``graph_from``/``graph_ef``: when a graph kind walks its graph, and how widely
+        (``settings.vector_graph_from`` / ``vector_graph_ef``); other kinds ignore them."""
         import numpy as np
 
         if kind not in KINDS:
@@ -273,6 +306,8 @@ class VectorIndex:
         self.model = model
         self.dim = dim
         self.kind: IndexKind = kind
+        self.graph_from = max(int(graph_from), 0)
+        self.graph_ef = max(int(graph_ef), 1)
         self._index = _make(kind, dim)
         # slot → the text hash its vector was embedded from (ASCII, fixed width): a dict of
         # 100k ids to 64-char strings held ~18 MB of the service's RSS, this array 6.4 MB
@@ -459,9 +494,27 @@ class VectorIndex:
                     return self._score_slots(q, slots, k, exact)
                 if selector is None:
                     selector = self._bitmap(mask)
-                return self._faiss_search(q, min(k, len(slots)), selector, exact)
+                graph = self._graph_for(len(slots))
+                return self._faiss_search(q, min(k, len(slots)), selector, exact, graph=graph)
             selector = self._filter(_ALL_LIVE)[2] if self.dead else None
-            return self._faiss_search(q, min(k, len(self._slot_of)), selector, exact)
+            graph = self._graph_for(len(self._slot_of))
+            return self._faiss_search(q, min(k, len(self._slot_of)), selector, exact, graph=graph)
+
+    def _graph_for(self, allowed: int) -> bool:
+        """Whether a search over ``allowed`` live slots walks the graph (else: exact scan).
+
+        Trigger: a graph kind. Why: the graph is approximate, and it pays only where a scan is
+        long: below ``graph_from`` live vectors an exact scan is cheap enough, and a filter
+        that keeps less than ``GRAPH_MIN_SHARE`` of the slots makes the graph lose recall
+        while the scan gets cheaper. Outcome: the graph only for large, broad searches; every
+        other search scans the graph's own stored codes exactly (no second copy).
+        """
+        live = len(self._slot_of)
+        return (
+            self.kind in GRAPH_KINDS
+            and live >= self.graph_from
+            and allowed >= GRAPH_MIN_SHARE * live
+        )
 
     def _filter(self, projects: tuple[str, ...]) -> tuple[Any, Any, Any]:
         """(mask, slots, bitmap selector) of the live slots of ``projects``, cached.
@@ -504,18 +557,21 @@ class VectorIndex:
         return selector
 
     def _faiss_search(
-        self, q: Any, k: int, selector: Any, exact: Exact | None
+        self, q: Any, k: int, selector: Any, exact: Exact | None, *, graph: bool
     ) -> list[tuple[int, float]]:
         want = max(RESCORE_FACTOR * k, RESCORE_MIN) if self.quantised and exact else k
         want = min(want, int(self._index.ntotal))
         faiss = _faiss()
-        if self.kind in ("hnsw", "hnsw_fp16"):
-            params = faiss.SearchParametersHNSW(efSearch=max(HNSW_EF_SEARCH, want))
+        index = self._index
+        if graph:
+            params = faiss.SearchParametersHNSW(efSearch=max(self.graph_ef, want))
         else:
             params = faiss.SearchParameters()
+            if self.kind in GRAPH_KINDS:  # the graph's stored codes, scanned exactly
+                index = faiss.downcast_index(self._index.storage)
         if selector is not None:
             params.sel = selector
-        scores, slots = self._index.search(q, want, params=params)
+        scores, slots = index.search(q, want, params=params)
         keep = slots[0] >= 0
         slots, scores = slots[0][keep], scores[0][keep]
         if self.quantised and exact:
@@ -591,7 +647,14 @@ class VectorIndex:
 
     @classmethod
     def load(
-        cls, index_dir: Path, model: str, dim: int, kind: IndexKind
+        cls,
+        index_dir: Path,
+        model: str,
+        dim: int,
+        kind: IndexKind,
+        *,
+        graph_from: int = GRAPH_FROM,
+        graph_ef: int = HNSW_EF_SEARCH,
     ) -> tuple[VectorIndex | None, str]:
         """The saved index, or ``(None, why)`` when absent, old or not self-consistent.
 
@@ -627,7 +690,7 @@ class VectorIndex:
             or any(not 0 <= s < len(slots) for s in live)
         ):
             return None, f"saved index under {index_dir} is incomplete (interrupted save)"
-        index = cls(model, dim, kind)
+        index = cls(model, dim, kind, graph_from=graph_from, graph_ef=graph_ef)
         index._index = raw
         index._ids = np.asarray(slots, dtype=np.int64)
         index._codes = np.asarray(codes, dtype=np.int32)
