@@ -55,7 +55,11 @@ from workbench.recall.cpu_share import CpuShare, spare_now, threads_for
 
 CHUNK = 256  # observations read (and cache-checked) per query
 BATCH = 64  # texts embedded and written per transaction
-ADAPT_S = 60.0  # spare cores measured again this often while embedding
+# Spare cores measured again this often while embedding. 10 s, not 60: a change of lanes
+# costs nothing now (it rebuilt the runtime's pool before), and a worker started during an
+# import measured one spare core and kept one lane for its first two minutes at 100k
+# (~165 texts/s against ~260 with two; bench/vectors_catch_up.py, stop 33).
+ADAPT_S = 10.0
 EXIT_WRONG_MODEL = 3
 EXIT_NO_MODEL = 4
 EXIT_CAUGHT_UP = 5
