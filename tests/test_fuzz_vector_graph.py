@@ -26,6 +26,8 @@ from tests.conftest import clustered_vectors
 from tests.fuzz_harness import budget
 from workbench.recall.vectors import GRAPH_MIN_SHARE, VectorIndex
 
+pytestmark = pytest.mark.slow
+
 N = 6000  # more than SUBSET_EXACT, so a broad filter reaches FAISS
 NAMES = ["a", "b", "c", "d"]  # ~40%, 30%, 20%, 10% of the vectors
 
