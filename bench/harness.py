@@ -230,6 +230,20 @@ def alive(pid: int) -> bool:
     return True
 
 
+def settings_spec(spec: str) -> dict[str, Any]:
+    """``key=value`` pairs joined by ``&`` (``vector_index=hnsw_fp16&search_rerank=true``) as
+    a settings dict: each value read as JSON when it parses (numbers, booleans), else kept as
+    text. The benches' ``--also`` / ``--side`` options take this form."""
+    changed: dict[str, Any] = {}
+    for pair in spec.split("&"):
+        key, _, raw = pair.partition("=")
+        try:
+            changed[key] = json.loads(raw)
+        except ValueError:
+            changed[key] = raw
+    return changed
+
+
 def progress(message: str) -> None:
     """A timestamped line on stderr, so stdout keeps only the figures."""
     sys.stderr.write(f"[{time.strftime('%H:%M:%S')}] {message}\n")

@@ -43,7 +43,13 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.harness import free_port, progress, start_service, stop_service  # noqa: E402
+from bench.harness import (  # noqa: E402
+    free_port,
+    progress,
+    settings_spec,
+    start_service,
+    stop_service,
+)
 
 SCOPES = {"no filter": None, "~50% project": "sel50", "~10% project": "sel10"}
 SCOPES["~1% project"] = "sel1"
@@ -66,17 +72,6 @@ def relabel(db: Path) -> dict[str, int]:
     finally:
         conn.close()
     return {str(p): int(c) for p, c in rows}
-
-
-def settings_of(spec: str) -> dict[str, Any]:
-    changed: dict[str, Any] = {}
-    for pair in spec.split("&"):
-        key, _, raw = pair.partition("=")
-        try:
-            changed[key] = json.loads(raw)
-        except ValueError:
-            changed[key] = raw
-    return changed
 
 
 class Side:
@@ -152,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
             data = work / f"side{k}"
             # every side builds its index from the cache: a saved one holds the old projects
             shutil.copytree(template, data, ignore=shutil.ignore_patterns("index"))
-            (data / "settings.json").write_text(json.dumps(settings_of(spec)), encoding="utf-8")
+            (data / "settings.json").write_text(json.dumps(settings_spec(spec)), encoding="utf-8")
             sides.append(Side(name, data))
         for side in sides:
             progress(f"starting {side.name}")

@@ -54,6 +54,7 @@ from bench.harness import (  # noqa: E402
     free_port,
     hook_env,
     progress,
+    settings_spec,
     start_service,
     stop_service,
     tree_at,
@@ -278,16 +279,9 @@ def run(args: Any) -> int:
     for setting in args.also or []:
         # A third side: this tree with settings changed (e.g. vector_index=hnsw_fp16; several
         # joined by "&": search_rerank=true&search_rerank_method=learned).
-        changed: dict[str, Any] = {}
-        for pair in setting.split("&"):
-            key, _, raw = pair.partition("=")
-            try:
-                changed[key] = json.loads(raw)
-            except ValueError:
-                changed[key] = raw
         name = f"after + {setting}"
         roots.append((name, ROOT))
-        settings_of[name] = changed
+        settings_of[name] = settings_spec(setting)
     n = args.n
     work = Path(tempfile.mkdtemp(prefix=f"wb-bench-targets-{n}-"))
     sides: list[Side] = []

@@ -146,3 +146,15 @@ def test_stop_detached_ends_a_service_a_hook_has_only_just_spawned(tmp_path: Pat
         return
     os.kill(pid, 9)
     pytest.fail(f"the service the hook spawned (pid {pid}) still runs after stop_detached")
+
+
+def test_a_settings_spec_reads_json_values_and_keeps_text() -> None:
+    """``--also`` sides of bench/search.py and bench/search_ann.py: one parser for both."""
+    from bench.harness import settings_spec
+
+    assert settings_spec("vector_index=hnsw_fp16&search_rerank=true&vector_graph_ef=512") == {
+        "vector_index": "hnsw_fp16",
+        "search_rerank": True,
+        "vector_graph_ef": 512,
+    }
+    assert settings_spec("search_rerank_method=learned") == {"search_rerank_method": "learned"}
