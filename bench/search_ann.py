@@ -16,7 +16,7 @@ This compares, through the real service, hybrid top-10 replies of an exact side
    queries (``bench.search.queries``), hybrid, ``format=json``, top 10, and prints: the share
    of replies identical to the exact side's (ids and order), the mean top-10 id overlap, and
    the share whose first hit is the same;
-4. the CPU per request of each side (the service's process CPU over the run / requests).
+4. the CPU per request of each side (the scheduler's time of the service's threads).
 
 Usage: python bench/search_ann.py --seeded /tmp/wb-seeded [--queries 150]
        [--side "vector_index=hnsw_fp16&vector_graph_ef=1024"]...
@@ -34,8 +34,6 @@ import sqlite3
 import statistics
 import sys
 import tempfile
-import time
-import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +48,7 @@ from bench.harness import (  # noqa: E402
     start_service,
     stop_service,
 )
+from bench.search_targets import Side, rss_mb, scheduled_ns, wait_indexed  # noqa: E402
 
 SCOPES = {"no filter": None, "~50% project": "sel50", "~10% project": "sel10"}
 SCOPES["~1% project"] = "sel1"
@@ -72,51 +71,6 @@ def relabel(db: Path) -> dict[str, int]:
     finally:
         conn.close()
     return {str(p): int(c) for p, c in rows}
-
-
-class Side:
-    def __init__(self, name: str, data: Path) -> None:
-        self.name, self.data = name, data
-        self.proc: Any = None
-        self.port = 0
-        self.conn: http.client.HTTPConnection | None = None
-
-    def get(self, path: str, params: dict[str, Any]) -> Any:
-        url = f"{path}?{urllib.parse.urlencode(params)}"
-        try:
-            assert self.conn is not None
-            self.conn.request("GET", url)
-            response = self.conn.getresponse()
-        except (http.client.RemoteDisconnected, ConnectionError):
-            # the keep-alive connection idled out while another side built its index
-            self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=120)
-            self.conn.request("GET", url)
-            response = self.conn.getresponse()
-        body = response.read()
-        if response.status != 200:
-            raise RuntimeError(f"{self.name}: {path} {params} -> {response.status}: {body[:300]!r}")
-        return json.loads(body)
-
-    def cpu_s(self) -> float:
-        stat = Path(f"/proc/{self.proc.pid}/stat").read_text(encoding="utf-8")
-        fields = stat.rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    def rss_mib(self) -> float:
-        for line in Path(f"/proc/{self.proc.pid}/status").read_text(encoding="utf-8").splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        return 0.0
-
-
-def wait_indexed(side: Side, n: int, timeout: float = 900.0) -> float:
-    started = time.perf_counter()
-    while time.perf_counter() - started < timeout:
-        emb = side.get("/api/health", {})["embeddings"]
-        if emb.get("state") == "ready" and emb.get("indexed", 0) >= n:
-            return time.perf_counter() - started
-        time.sleep(0.5)
-    raise RuntimeError(f"{side.name}: index not full after {timeout:.0f} s")
 
 
 def ids_of(reply: Any) -> list[int]:
@@ -148,12 +102,13 @@ def main(argv: list[str] | None = None) -> int:
             # every side builds its index from the cache: a saved one holds the old projects
             shutil.copytree(template, data, ignore=shutil.ignore_patterns("index"))
             (data / "settings.json").write_text(json.dumps(settings_spec(spec)), encoding="utf-8")
-            sides.append(Side(name, data))
+            sides.append(Side(name, ROOT, data))
         for side in sides:
             progress(f"starting {side.name}")
+            side.port = free_port()
             side.proc = start_service(
                 side.data,
-                free_port_for(side),
+                side.port,
                 log=side.data / "service.log",
                 wait_s=300.0,
                 WORKBENCH_COMPRESSOR="offline",
@@ -163,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
             seconds = wait_indexed(side, n)
             lines.append(
                 f"{side.name}: index full {seconds:.1f} s after the service answered;"
-                f" RSS {side.rss_mib():.0f} MiB"
+                f" RSS {rss_mb(side.proc.pid):.0f} MiB"
             )
         gen = random.Random(21)
         lines.append("")
@@ -180,9 +135,10 @@ def main(argv: list[str] | None = None) -> int:
                 if project:
                     params["project"] = project
                 for side in sides:
-                    before = side.cpu_s()
-                    replies[side.name].append(ids_of(side.get("/api/search", params)))
-                    cpu[side.name] += side.cpu_s() - before
+                    assert side.proc is not None
+                    before = scheduled_ns(side.proc.pid)[0]
+                    replies[side.name].append(ids_of(json.loads(side.get("/api/search", params))))
+                    cpu[side.name] += (scheduled_ns(side.proc.pid)[0] - before) / 1e9
                 asked += 1
             base = replies[sides[0].name]
             for side in sides[1:]:
@@ -195,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
                 lines.append(f"{scope:16}{side.name:48}{same:>10.3f}{overlap:>12.3f}{first:>10.3f}")
         lines.append(f"load average at end {os.getloadavg()[0]:.2f}")
         lines.append("")
-        lines.append("service CPU per hybrid request (ms, all scopes; process CPU, 10 ms ticks):")
+        lines.append("service CPU per hybrid request (ms, all scopes; schedstat, every thread):")
         for side in sides:
             lines.append(f"  {side.name:48}{1000 * cpu[side.name] / asked:8.2f}")
     finally:
@@ -208,11 +164,6 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(work, ignore_errors=True)
         print("\n".join(lines))
     return 0
-
-
-def free_port_for(side: Side) -> int:
-    side.port = free_port()
-    return side.port
 
 
 if __name__ == "__main__":
