@@ -8,9 +8,9 @@ so a second lane no longer costs CPU per text (7.2 against 14.1 ms at 2 threads 
 burners, stop 33), but on a full box it still gains nothing and takes its CPU from the
 programs the user runs. So the worker counts the cores the *other* processes leave idle,
 from ``/proc/stat`` (the machine's busy time) minus its own (``/proc/self/stat``), and runs
-one thread per spare core. It measures
-when it starts and again while it runs (``CpuShare.spare``: the window since the last call),
-so a box that gets busy, or quiet, changes its count within a minute.
+one thread per spare core. It measures when it starts and again while it runs
+(``CpuShare.spare``: the window since the last call, every ``embed_worker.ADAPT_S``), so a
+box that gets busy, or quiet, changes its count within seconds.
 
 Not Linux (no ``/proc``): ``spare`` is None and the worker keeps its default.
 """

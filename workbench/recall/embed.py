@@ -447,8 +447,9 @@ class OnnxEmbedder:
             while not failed:
                 with taking:
                     chunk = next(chunks, None)
-                    if chunk is None:
-                        return
+                if chunk is None:
+                    return
+                with self._lock:  # embed may run on several threads at once (the service)
                     self.calls += 1
                 try:
                     out[chunk] = self._run([encoded[i].ids for i in chunk])
