@@ -40,6 +40,9 @@ class IndexStatus(CamelModel):
     reused_total: int
     memory_bytes: int
     reindex: dict[str, Any] | None
+    # A switch of ``vector_index`` under way (``from``, ``to``, ``done``, ``total``): the
+    # saved ``from`` index answers until ``to`` holds every vector; None otherwise.
+    switching: dict[str, Any] | None = None
     # The two-tier index's fast tier (recall/static_tier.py): state, reason, embedder,
     # indexed (observations it holds: the ones MiniLM has not reached); None without a worker.
     static: dict[str, Any] | None = None

@@ -9,6 +9,7 @@ Modules:
 - ``vectors``   the FAISS index under ``<data_dir>/index`` and the embedding cache
 - ``cpu_share`` the spare cores the embedding worker measures (its thread count)
 - ``slot_map``  the vector index's live id → slot, as sorted arrays (RSS at 100k)
+- ``index_files`` the saved index's file sets per kind: the newest, and the replaced ones removed
 - ``indexer``   the background embedding pipeline (catch-up, reindex) and the vector ranker
 - ``search``    hybrid search (reciprocal-rank fusion) and the ``VectorRanker`` protocol
 - ``rerank``    the second stage: reorders hybrid's fused top-N, fails open (``search_rerank``)

@@ -17,7 +17,9 @@ the SQLite cache: no model calls for cached texts), then loops. When the model o
 unavailable the state says why, semantic search reports unavailable, and ``reindex`` still
 rebuilds the FTS tables. ``reindex`` runs on this thread too: the old index keeps answering
 searches until the new one is swapped in, and ingest is blocked only by the FTS rebuild's
-transaction (~1 s at 100k observations).
+transaction (~1 s at 100k observations). A switch of ``vector_index`` works the same way: the
+saved index of the previous kind answers until the new kind is built from the cache, and its
+files are removed once the new kind is saved (``index_files``).
 """
 
 from __future__ import annotations
@@ -28,11 +30,11 @@ import sys
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from workbench.recall import vectors
+from workbench.recall import index_files, vectors
 from workbench.recall.embed import Embedder, background_threads, load_embedder
 from workbench.recall.heap_trim import trim_heap
 from workbench.recall.static_tier import StaticTier
@@ -123,6 +125,10 @@ class Indexer(threading.Thread):
         self._seen_max_id = 0  # max(observations.id) at the last pass
         self._last_rescan = 0.0  # when every passed id was last named to the worker
         self._named: set[int] = set()  # ids named to it since then
+        # A switch of ``vector_index`` under way: the saved index of another kind answers
+        # searches while the configured kind is built beside it (``_switch_kind``).
+        self.switching: dict[str, Any] | None = None
+        self._loaded = ""  # what ``load`` said of the embedder (the reason's first part)
 
     # ----- control (any thread) ----------------------------------------------------------
     def notify(self, *_: Any) -> None:
@@ -170,6 +176,7 @@ class Indexer(threading.Thread):
             "reusedTotal": self.reused_total,
             "memoryBytes": index.memory_bytes() if index is not None else 0,
             "reindex": self.job.to_json() if self.job else None,
+            "switching": dict(self.switching) if self.switching is not None else None,
             "static": self.static.status() if self.static is not None else None,
             "unsearchable": self.unsearchable(),
             "tiers": self.tiers(),
@@ -261,6 +268,8 @@ class Indexer(threading.Thread):
                     self.reindex(self.job)
                 elif self.state == "ready":
                     self.sync()
+                    if self.switching is not None:
+                        self._switch_kind()
                     self._save(force=False)
                 self.pass_error = None
             except Exception as exc:  # the loop must outlive a bad moment (disk full…)
@@ -301,19 +310,25 @@ class Indexer(threading.Thread):
             # nothing behind it is not started at all until memories fall behind.
             self.process = EmbedWorkerProcess(self.settings, embedder.name, self._wake.set)
             self.static = StaticTier.load(self.settings)
-        index, how = VectorIndex.load(
-            self.settings.index_dir,
-            embedder.name,
-            embedder.dim,
-            self.settings.vector_index,
-            **self._graph(),
-        )
-        if index is None:
+        kind, where = self.settings.vector_index, self.settings.index_dir
+        index, how = VectorIndex.load(where, embedder.name, embedder.dim, kind, **self._graph())
+        if index is not None:
+            index_files.remove_replaced(where, embedder.name, kind)
+        else:
             log.info("vector index: %s; rebuilding from the embeddings cache", how)
-            how = "index rebuilt from the embeddings cache"
-            index = self._fresh_index(embedder)
+            index = self._previous_kind(embedder)
+            if index is not None:
+                how = (
+                    f"the saved {index.kind} index answers while the {kind} index is built "
+                    "from the embeddings cache"
+                )
+                self.switching = {"from": index.kind, "to": kind, "done": 0, "total": 0}
+            else:
+                how = "index rebuilt from the embeddings cache"
+                index = self._fresh_index(embedder)
         self.embedder, self.index = embedder, index
         trim_heap()  # the loads' scratch (see heap_trim.py): ~40 MiB of RSS at 100k
+        self._loaded = why
         self.state, self.reason = "ready", f"{why}; {how}"
 
     def _graph(self) -> dict[str, int]:
@@ -322,6 +337,74 @@ class Indexer(threading.Thread):
             "graph_from": self.settings.vector_graph_from,
             "graph_ef": self.settings.vector_graph_ef,
         }
+
+    def _previous_kind(self, embedder: Embedder) -> VectorIndex | None:
+        """The newest loadable saved index of this model in another kind (a switch of
+        ``vector_index``), or None.
+
+        Trigger: the configured kind has no usable saved set. Why: filling a new kind from
+        the cache takes seconds to a minute at 100k (a graph costs ~350 µs per vector), and a
+        search meanwhile saw only the part filled so far. Outcome: the previous kind answers,
+        complete, until ``_switch_kind`` swaps the new one in; its files stay until then.
+        """
+        where = self.settings.index_dir
+        for kind in index_files.saved_kinds(
+            where, embedder.name, besides=self.settings.vector_index
+        ):
+            index, how = VectorIndex.load(where, embedder.name, embedder.dim, kind, **self._graph())
+            if index is not None:
+                log.info("vector index: %s; it answers until the new kind is built", how)
+                return index
+            log.info("vector index: %s", how)
+        return None
+
+    def _switch_kind(self) -> None:
+        """Build the configured kind from the cache beside the one answering, then swap.
+
+        Trigger: ``load`` found only another kind's saved index (``switching``). Why: a
+        search must never be answered by a half-filled index as if it were whole. Outcome:
+        the old index answers (memories added meanwhile are behind, as during a reindex)
+        until the new one holds every cached vector; it is swapped in, caught up, saved, and
+        only then are the old kind's files removed (``_save``). Stopped midway, nothing is
+        swapped or written: the next start serves the old kind and builds again. Memory:
+        both indexes are held while the new one fills (at 100k, +77 MB for ``fp16``).
+        """
+        embedder, switching = self.embedder, self.switching
+        assert embedder is not None
+        assert switching is not None
+        conn = self.store.conn
+        switching["total"] = int(conn.execute("SELECT count(*) FROM observations").fetchone()[0])
+        switching["done"] = 0  # a failed attempt (the loop retries) starts over
+        fresh = self._fresh_index(embedder)
+        fresh_static = self.static.empty_copy() if self.static is not None else None
+        for ids in self._id_chunks():
+            self._add(fresh, embedder, ids, fresh_static)
+            switching["done"] += len(ids)
+        if self._stopping.is_set():
+            return
+        self.index, self.static, self.switching = fresh, fresh_static, None
+        self.reason = (
+            f"{self._loaded}; the {fresh.kind} index built from the embeddings cache"
+            f" (it replaced the saved {switching['from']} index)"
+        )
+        trim_heap()  # the old index's pages
+        self.sync(full=True)  # rows added or deleted while the new kind was built
+        self._save(force=True)
+
+    def _id_chunks(self) -> Iterator[list[int]]:
+        """Every observation id, ``CHUNK`` at a time in id order, until stopping (a rebuild)."""
+        last = 0
+        while not self._stopping.is_set():
+            ids = [
+                int(r[0])
+                for r in self.store.conn.execute(
+                    "SELECT id FROM observations WHERE id > ? ORDER BY id LIMIT ?", (last, CHUNK)
+                )
+            ]
+            if not ids:
+                return
+            yield ids
+            last = ids[-1]
 
     def _fresh_index(self, embedder: Embedder) -> VectorIndex:
         return VectorIndex(embedder.name, embedder.dim, self.settings.vector_index, **self._graph())
@@ -558,6 +641,8 @@ class Indexer(threading.Thread):
             return
         try:
             index.save(self.settings.index_dir)
+            if index.kind == self.settings.vector_index:  # on disk: the replaced kinds go
+                index_files.remove_replaced(self.settings.index_dir, index.model, index.kind)
         except OSError as exc:  # derived state: keep serving from memory, say so
             log.warning("could not save the vector index: %s", exc)
             self.reason = f"index not saved: {exc}"
@@ -598,22 +683,11 @@ class Indexer(threading.Thread):
         if setter:  # a reindex is asked for: use every core, then give one back
             setter(max(background_threads() + 1, 1))
         try:
-            last = 0
-            while not self._stopping.is_set():
-                ids = [
-                    int(r[0])
-                    for r in conn.execute(
-                        "SELECT id FROM observations WHERE id > ? ORDER BY id LIMIT ?",
-                        (last, CHUNK),
-                    )
-                ]
-                if not ids:
-                    break
+            for ids in self._id_chunks():
                 embedded, reused = self._add(fresh, embedder, ids, fresh_static)
                 job.embedded += embedded
                 job.reused += reused
                 job.done += len(ids)
-                last = ids[-1]
         finally:
             if setter:
                 setter(background_threads())
@@ -623,7 +697,7 @@ class Indexer(threading.Thread):
         # observations are behind, not gone.
         before = int(job.started_at) if self.process is not None else None
         job.pruned = _prune(conn, embedder.name, keep, before=before)
-        self.index, self.static = fresh, fresh_static
+        self.index, self.static, self.switching = fresh, fresh_static, None
         trim_heap()  # the old index's pages
         self.sync(full=True)  # rows added or deleted while the rebuild ran
         self._save(force=True)
