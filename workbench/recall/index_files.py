@@ -54,10 +54,17 @@ def remove_replaced(index_dir: Path, model: str, in_use: IndexKind) -> list[str]
     Outcome: the meta goes first (a set without it never loads, so a kill -9 midway leaves
     nothing half-valid), then the slot arrays and the FAISS file; the next call finishes.
     Called by the indexer's thread only, which is also the only one that saves: no save is
-    under way, so its temp files are leftovers of a killed one.
+    under way, so its temp files are leftovers of a killed one. With nothing to remove (every
+    periodic save after the first) it costs a few ``stat`` calls, no fsync.
     """
     where = paths(index_dir, model, in_use)
-    if not where["meta"].is_file():
+    doomed: list[Path] = []
+    for kind in _kinds():
+        files = paths(index_dir, model, kind)
+        parts = [files["meta"], files["ids"], files["faiss"]] if kind != in_use else []
+        parts += [Path(f"{files[part]}.tmp") for part in ("meta", "ids", "faiss")]
+        doomed += [path for path in parts if path.exists()]
+    if not doomed or not where["meta"].is_file():  # a periodic save: no fsync, nothing to do
         return []
     try:
         _durable([where["faiss"], where["ids"], where["meta"]])
@@ -65,20 +72,15 @@ def remove_replaced(index_dir: Path, model: str, in_use: IndexKind) -> list[str]
         log.warning("vector index: %s not synced to disk (%s); nothing removed", where["meta"], exc)
         return []
     removed: list[str] = []
-    for kind in _kinds():
-        files = paths(index_dir, model, kind)
-        doomed = [Path(f"{files[part]}.tmp") for part in ("meta", "ids", "faiss")]
-        if kind != in_use:
-            doomed = [files["meta"], files["ids"], files["faiss"], *doomed]
-        for path in doomed:
-            try:
-                path.unlink()
-            except FileNotFoundError:
-                continue
-            except OSError as exc:  # derived files: say so, try again at the next save
-                log.warning("could not remove the replaced index file %s: %s", path, exc)
-                continue
-            removed.append(path.name)
+    for path in doomed:
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            continue
+        except OSError as exc:  # derived files: say so, try again at the next save
+            log.warning("could not remove the replaced index file %s: %s", path, exc)
+            continue
+        removed.append(path.name)
     if removed:
         log.info("vector index: removed %s (replaced by the saved %s set)", removed, in_use)
     return removed
