@@ -15,7 +15,9 @@ compare rows of one run.
 
 ``--root DIR`` (repeatable) runs each setting under each checkout in turn, so an embedder
 change is measured before and after under the same load (e.g. ``--root /work/wt/base
---root .``).
+--root .``). ``--models DIR`` (repeatable, one per ``--root``, in order) gives that checkout the
+ONNX model in ``DIR/minilm-l6-v2-int8`` (as ``workbench models build --into`` writes it), for a
+change to the model itself; without it every checkout runs this venv's.
 
 What it showed for the lanes (issue 21, stop 33; ``--threads-only --burners 0 2``): see
 ``OnnxEmbedder``'s docstring in workbench/recall/embed.py.
@@ -82,10 +84,18 @@ print(json.dumps({"rate": done / (time.perf_counter() - start), "threads": int(t
 """
 
 
-def measure(setting: tuple[int, int, int, int], seconds: float, root: Path = ROOT) -> str:
-    """One child's ``texts/s (CPU ms per text)`` for ``setting`` with ``root``'s code."""
+def measure(
+    setting: tuple[int, int, int, int],
+    seconds: float,
+    root: Path = ROOT,
+    models: Path | None = None,
+) -> str:
+    """One child's ``texts/s (CPU ms per text)`` for ``setting`` with ``root``'s code (and
+    the ONNX model in ``models``, when given)."""
     args = [str(v) for v in (*setting, seconds)]
     env = {**os.environ, "PYTHONPATH": str(root)}
+    if models is not None:
+        env["WORKBENCH_ONNX_MODEL_DIR"] = str(models / "minilm-l6-v2-int8")
     out = subprocess.run(
         [sys.executable, "-c", CHILD, *args, str(root)],
         env=env,
@@ -107,8 +117,14 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=15.0)
     parser.add_argument("--threads-only", action="store_true", help="1, 2 and auto threads only")
     parser.add_argument("--root", action="append", type=Path, help="a checkout (repeatable)")
+    parser.add_argument(
+        "--models", action="append", type=Path, help="a model folder per --root (repeatable)"
+    )
     args = parser.parse_args()
     roots = [r.resolve() for r in args.root] if args.root else [ROOT]
+    if args.models and len(args.models) != len(roots):
+        parser.error("give one --models per --root, in the same order")
+    models = dict(zip(roots, args.models or [None] * len(roots), strict=True))
     settings = [s for s in SETTINGS if not args.threads_only or s[1:] == (4, 128, 10)]
     header = " | ".join(f"busy{b} texts/s (CPU/text)" for b in args.burners)
     print("root" + " " * 24 + "threads batch tokens nice | " + header)
@@ -120,7 +136,7 @@ def main() -> None:
             load = os.getloadavg()[0]
             for setting in settings:
                 for root in roots:  # interleaved: each checkout sees the same load
-                    rows[(root, setting)].append(measure(setting, args.seconds, root))
+                    rows[(root, setting)].append(measure(setting, args.seconds, root, models[root]))
             print(f"(busy{count}: load average {max(load, os.getloadavg()[0]):.1f})", flush=True)
     for (root, setting), cells in rows.items():
         threads, batch, tokens, nice = setting

@@ -19,7 +19,7 @@ import pytest
 
 from tests.conftest import ROOT, base_env, free_port, run_workbench
 from tests.shared_model import minilm
-from workbench.recall import embed, onnx_export
+from workbench.recall import embed, onnx_cleanup, onnx_export
 from workbench.settings import load_settings
 
 pytestmark = pytest.mark.slow
@@ -182,8 +182,9 @@ def test_batches_go_by_token_count_so_no_position_is_padding(
 
 
 def test_its_name_carries_the_digest_and_never_matches_torch(onnx_model: Path) -> None:
+    """The digest of the vectors (the model before its same-output graph clean-up)."""
     onnx = embed.OnnxEmbedder(onnx_model, threads=1)
-    sha = json.loads((onnx_model / "manifest.json").read_text())["sha256"]
+    sha = json.loads((onnx_model / "manifest.json").read_text())["vectors_sha256"]
     assert sha[:12] in onnx.name
     assert onnx.name != embed.MiniLMEmbedder.name
     assert embed.OnnxEmbedder(onnx_model, threads=1, max_tokens=256).name != onnx.name
@@ -352,3 +353,93 @@ def test_a_failing_lane_raises_in_the_caller(onnx_model: Path) -> None:
     model._session = Failing(model._session)
     with pytest.raises(RuntimeError, match="lane fault"):
         model.embed(TEXTS_OF_MANY_LENGTHS)
+
+
+def _ops(model: Path) -> set[str]:
+    import onnx
+
+    return {node.op_type for node in onnx.load(str(model)).graph.node}
+
+
+def _as_exported(into: Path) -> Path:
+    """A model exactly as torch exports and ``_quantise`` quantises it, before the build's
+    graph clean-up: what every build before the clean-up shipped."""
+    into.mkdir(parents=True)
+    fp32 = into / "fp32.onnx"
+    onnx_export._export(embed.minilm_dir(), fp32)
+    onnx_export._quantise(fp32, into / "model.onnx", onnx_export.QUANTISED_OPS)
+    fp32.unlink()
+    return into / "model.onnx"
+
+
+def test_the_build_drops_the_softmax_nan_guards_and_every_output_stays_the_same(
+    onnx_model: Path, tmp_path: Path
+) -> None:
+    """Issue 21 (vectors at 100k within 5 min): torch's export wraps each of the six attention
+    softmaxes in ``Where(IsNaN(p), 0, p)``, a pass over every head's L×L scores that ran 11%
+    of a batch's CPU at 100 tokens. A softmax row is NaN only when every key is masked, and
+    the embedder never feeds such a row ([CLS] is always attended), so the build drops the
+    guards: the outputs are the same bits on every batch shape the embedder sends."""
+    raw = _as_exported(tmp_path / "raw")
+    assert {"IsNaN", "Where"} <= _ops(raw)
+    assert "IsNaN" not in _ops(onnx_model / "model.onnx")
+    guarded = embed.onnx_session(raw)
+    cleaned = embed.onnx_session(onnx_model / "model.onnx")
+    for feed in onnx_cleanup.probe_feeds():  # [CLS] first, padded rows, 1 to 128 tokens
+        assert np.array_equal(guarded.run(None, feed)[0], cleaned.run(None, feed)[0])
+    manifest = onnx_export.read_manifest(onnx_model)
+    assert manifest is not None
+    assert manifest["graph"] == onnx_export.GRAPH_CLEANED
+    assert manifest["vectors_sha256"] == onnx_export.sha256_file(raw)  # the same vectors
+
+
+def test_an_older_build_is_cleaned_in_place_and_keeps_its_name_and_vectors(
+    onnx_model: Path, tmp_path: Path
+) -> None:
+    """An install built before the clean-up (its manifest has no ``graph``) is upgraded by
+    ``workbench models build`` without a torch export, and its embedder keeps its name: the
+    vectors are the same bits, so the embeddings cache and the index stay valid (no
+    re-embedding of a 100k history on upgrade)."""
+    older = tmp_path / "older"
+    _as_exported(older)
+    shutil.copyfile(onnx_model / "tokenizer.json", older / "tokenizer.json")
+    manifest = {
+        k: v
+        for k, v in json.loads((onnx_model / "manifest.json").read_text()).items()
+        if k not in ("graph", "vectors_sha256")
+    }
+    manifest["sha256"] = onnx_export.sha256_file(older / "model.onnx")
+    (older / "manifest.json").write_text(json.dumps(manifest))
+    before = embed.OnnxEmbedder(older, threads=1)
+    vectors = before.embed(TEXTS_OF_MANY_LENGTHS)
+    upgraded = onnx_export.build(older)
+    assert upgraded.built is True
+    assert "IsNaN" not in _ops(older / "model.onnx")
+    after = embed.OnnxEmbedder(older, threads=1)
+    assert after.name == before.name
+    assert np.array_equal(after.embed(TEXTS_OF_MANY_LENGTHS), vectors)
+    assert onnx_export.build(older).built is False  # and then kept
+    assert embed.OnnxEmbedder(onnx_model, threads=1).name == after.name  # a fresh build's
+
+
+def test_layer_norm_runs_unfused_and_the_vectors_stay_where_they_were(
+    onnx_model: Path, tmp_path: Path
+) -> None:
+    """Issue 21: ONNX Runtime's fused ``SkipLayerNormalization`` kernel ran 15-17% of a
+    batch's CPU, more than the plain add and ``LayerNormalization`` it replaces (about a
+    sixth of the embedding CPU back with it off; ``bench/embed_tuning.py``). The session
+    runs them unfused. The vectors move less than a batch-mate moves them (cosine ≥ 0.99 to
+    the fused run; batch-mates: ≥ 0.989), so they keep sharing cache rows."""
+    optimized = tmp_path / "optimized.onnx"
+    embed.onnx_session(onnx_model / "model.onnx", optimized_to=optimized)
+    ops = _ops(optimized)
+    assert "SkipLayerNormalization" not in ops
+    assert "LayerNormalization" in ops
+    fused = embed.onnx_session(onnx_model / "model.onnx", unfused=())
+    model = embed.OnnxEmbedder(onnx_model, threads=1)
+    assert np.array_equal(model.embed(TEXTS), model.embed(TEXTS))
+    unfused_vectors = model.embed(TEXTS)
+    model._session = fused
+    fused_vectors = model.embed(TEXTS)
+    assert not np.array_equal(fused_vectors, unfused_vectors)  # it is a different kernel
+    assert (fused_vectors * unfused_vectors).sum(axis=1).min() > 0.99

@@ -348,13 +348,55 @@ ONNX_MAX_TOKENS = 128
 ONNX_BATCH = 4
 
 
+# ONNX Runtime graph fusions the embedder's session turns off. ``SkipLayerNormFusion``: the
+# fused kernel (residual add + layer norm in one op) ran 15-17% of a batch's CPU on one thread,
+# more than the plain Add and LayerNormalization it replaces; with it off a text costs ~17%
+# less CPU (``bench/embed_tuning.py``). Every other fusion was measured on or off within
+# noise. The unfused run rounds differently: a vector moves by cosine ≥ 0.994 (mean 0.9989)
+# on 1,500 seeded texts, less than its batch-mates move it (≥ 0.989, int8 activations are
+# scaled per batch), and its cosine to fp32 torch is unchanged (0.9924), so the vectors keep
+# their name and their cache rows: no re-embedding on upgrade.
+UNFUSED: tuple[str, ...] = ("SkipLayerNormFusion",)
+
+
+def onnx_session(
+    model: Path, *, unfused: tuple[str, ...] = UNFUSED, optimized_to: Path | None = None
+) -> Any:
+    """One single-threaded ONNX Runtime session of ``model``, as the embedder runs it.
+
+    One intra-op thread: parallel work goes in lanes (``OnnxEmbedder``). ``optimized_to``
+    writes the graph ONNX Runtime runs after its fusions (for tests and benches).
+    """
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    if optimized_to is not None:
+        options.optimized_model_filepath = str(optimized_to)
+    return onnxruntime.InferenceSession(
+        str(model),
+        options,
+        providers=["CPUExecutionProvider"],
+        disabled_optimizers=list(unfused),
+    )
+
+
+def vectors_digest(manifest: dict[str, Any]) -> str:
+    """The digest naming an ONNX artifact's vectors: its model's before the graph clean-up
+    (``onnx_cleanup``: same outputs, fewer ops), else the model's own (a build without one)."""
+    return str(manifest.get("vectors_sha256") or manifest["sha256"])
+
+
 class OnnxEmbedder:
     """The same MiniLM weights through ONNX Runtime, int8 (``workbench models build``).
 
     No torch and no transformers: the Rust ``tokenizers`` library, one ``InferenceSession``,
     mean pooling over the attention mask, L2 normalisation. Its ``name`` carries the
-    artifact's sha256 and the token cut, so its vectors never share a cache row with torch's
-    (or with another build's).
+    digest of the artifact's vectors (``vectors_digest``: the model's sha256 before the build's
+    same-output graph clean-up) and the token cut, so its vectors never share a cache row with
+    torch's (or with another build's).
 
     ``threads`` is the number of *lanes*: batches run side by side, each a single-threaded run
     of the one session (ONNX Runtime's ``run`` may be called from several threads at once).
@@ -399,22 +441,14 @@ class OnnxEmbedder:
         self._tokenizer.no_padding()  # each batch is padded in ``_run``, to its own longest
         self.max_tokens = max_tokens
         self.sha256 = str(manifest["sha256"])
-        self.name = f"minilm-int8-{self.sha256[:12]}-t{max_tokens}"
+        self.name = f"minilm-int8-{vectors_digest(manifest)[:12]}-t{max_tokens}"
         self._lock = threading.Lock()
         self.calls = 0
 
     def _open(self) -> Any:
-        import onnxruntime
-
         from workbench.recall.onnx_export import MODEL_FILE
 
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = 1  # parallel work goes in lanes (the class docstring)
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        return onnxruntime.InferenceSession(
-            str(self.path / MODEL_FILE), options, providers=["CPUExecutionProvider"]
-        )
+        return onnx_session(self.path / MODEL_FILE)
 
     def set_threads(self, threads: int) -> None:
         """Lanes from the next ``embed`` on (the embedding worker adapts to the spare cores
