@@ -20,12 +20,15 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.fuzz_harness import budget
 from workbench.recall import index_files
 from workbench.recall.vectors import KINDS, VectorIndex
+
+pytestmark = pytest.mark.slow  # every fuzz file runs in CI's slow tier (test_suite_tiers)
 
 OURS = "static-0123abcd"
 OTHERS = ["minilm-int8-feedbeef0000-t256", f"{OURS}.fp16", "static"]
