@@ -35,6 +35,11 @@ committee, memorybank, friends: −0.04 to +0.01). Their pooled vectors are a di
 space (mean cosine to MiniLM's 0.21–0.23; a least-squares linear map onto MiniLM reaches only
 0.82 on held-out texts). Not adopted; a student needs training (see embed_student.py).
 
+``rows8 t128 fused-ln`` (issue 21, stop 34): the shipped build with ONNX Runtime's
+``SkipLayerNormalization`` fusion on, as the embedder ran before it turned it off
+(``embed.UNFUSED``, ~17% less CPU a text); ``--variant "rows8 t128 fused-ln" --variant "rows8
+t128" --baseline "rows8 t128 fused-ln" --cv``. The figures: the closing note of stop 34.
+
 Every variant embeds the six relevance sets (``bench/relevance_sets.py``) through the real
 ``OnnxEmbedder``; the vectors are cached on disk under the variant's own name (the embedder's
 ``name`` carries the model's sha256 and the cut), so a second run costs seconds.
@@ -59,6 +64,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -81,6 +87,9 @@ VARIANTS: dict[str, tuple[tuple[str, ...], int, int | None]] = {
     "L3 rows8 t128": (ROWS8, 128, 3),  # the first three layers (a layer-drop student)
     "L2 rows8 t128": (ROWS8, 128, 2),
 }
+# the shipped build run with ONNX Runtime's SkipLayerNormalization fusion on, as the embedder
+# ran it before issue 21 stop 34 (``embed.UNFUSED``): does the unfused layer norm keep recall?
+FUSED_LN = "rows8 t128 fused-ln"
 # name → layers of a student trained by bench/embed_student.py (it must have run first)
 STUDENTS: dict[str, int] = {"L3 distil t128": 3, "L2 distil t128": 2}
 BASELINE = "int8 t128"
@@ -106,11 +115,15 @@ def student_dir(layers: int) -> Path:
 
 
 def embedder(name: str) -> CachedEmbedder:
+    from workbench.recall import embed
     from workbench.recall.embed import OnnxEmbedder
     from workbench.recall.onnx_export import read_manifest
 
     if name == TORCH:
         return minilm()
+    unfused = embed.UNFUSED
+    if name == FUSED_LN:
+        name, unfused = "rows8 t128", ()
     if name in STUDENTS:
         path, cut = student_dir(STUDENTS[name]), 128
         if read_manifest(path) is None:
@@ -118,10 +131,18 @@ def embedder(name: str) -> CachedEmbedder:
     else:
         ops, cut, layers = VARIANTS[name]
         path = model_dir(ops, layers)
+
+    class Runtime(OnnxEmbedder):
+        """The embedder with ``unfused``'s fusions off (the shipped ``UNFUSED``, or none)."""
+
+        def _open(self) -> Any:
+            return embed.onnx_session(self.path / "model.onnx", unfused=unfused)
+
     probe = OnnxEmbedder(path=path, threads=1, max_tokens=cut)
-    return CachedEmbedder(
-        probe.name, probe.dim, lambda: OnnxEmbedder(path=path, threads=2, max_tokens=cut)
-    )
+    # The vectors' name does not change with the fusions (their cosine moves < 0.01), but
+    # this bench compares them: the cache is kept per fusion choice.
+    cached = f"{probe.name}-{'-'.join(unfused).lower() or 'all-fused'}-off"
+    return CachedEmbedder(cached, probe.dim, lambda: Runtime(path=path, threads=2, max_tokens=cut))
 
 
 Rows = list[relevance_cv.Row]
@@ -154,11 +175,16 @@ def paired(base: Rows, other: Rows, idx: Sequence[int], k: int) -> tuple[float, 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--variant", choices=[*VARIANTS, *STUDENTS, TORCH], action="append")
+    parser.add_argument(
+        "--variant", choices=[*VARIANTS, FUSED_LN, *STUDENTS, TORCH], action="append"
+    )
     parser.add_argument("--set", action="append", help="only these sets (default: every one)")
     parser.add_argument("--cv", action="store_true", help="hybrid fused per held-out set")
     parser.add_argument(
-        "--baseline", choices=list(VARIANTS), default=BASELINE, help="the Δ columns' reference"
+        "--baseline",
+        choices=[*VARIANTS, FUSED_LN],
+        default=BASELINE,
+        help="the Δ columns' reference",
     )
     parser.add_argument(
         "--embed-only", action="store_true", help="fill the variants' caches only (in parallel)"

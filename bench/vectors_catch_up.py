@@ -275,7 +275,11 @@ def main() -> None:
     args = parser.parse_args()
     before = tree_at(args.before_ref)
     sides = {"before": before, "after": ROOT}
-    models = {"before": args.before_models, "after": args.after_models}
+    # absolute: the service resolves them from its own working directory
+    models = {
+        side: folder.resolve() if folder is not None else None
+        for side, folder in (("before", args.before_models), ("after", args.after_models))
+    }
     results: list[tuple[str, str, dict[str, Any]]] = []
     try:
         with tempfile.TemporaryDirectory() as tmp:
