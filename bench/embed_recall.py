@@ -141,7 +141,8 @@ def embedder(name: str) -> CachedEmbedder:
     probe = OnnxEmbedder(path=path, threads=1, max_tokens=cut)
     # The vectors' name does not change with the fusions (their cosine moves < 0.01), but
     # this bench compares them: the cache is kept per fusion choice.
-    cached = f"{probe.name}-{'-'.join(unfused).lower() or 'all-fused'}-off"
+    fusions = "-".join(unfused).lower() + "-off" if unfused else "all-fused"
+    cached = f"{probe.name}-{fusions}"
     return CachedEmbedder(cached, probe.dim, lambda: Runtime(path=path, threads=2, max_tokens=cut))
 
 
