@@ -88,15 +88,21 @@ def seeded(data_dir: Path, n: int) -> list[str]:
     return names
 
 
+def saved_fp16(make_service: Any, data_dir: Path, model_dir: Path, n: int) -> tuple[Path, str]:
+    """``n`` memories indexed as ``fp16`` and saved by a service that then stops: the store a
+    switch starts from. Returns the index folder and the embedder's name."""
+    seeded(data_dir, n)
+    svc = start(make_service, model_dir, "fp16")
+    model = wait_complete(svc, n, "fp16")["embedder"]
+    svc.stop()
+    return data_dir / "index", str(model)
+
+
 def test_a_switch_leaves_only_the_kind_in_use_once_it_is_saved(
     make_service: Any, data_dir: Path, installed_static_model: Path
 ) -> None:
     n = 600
-    seeded(data_dir, n)
-    index_dir = data_dir / "index"
-    svc = start(make_service, installed_static_model, "fp16")
-    model = wait_complete(svc, n, "fp16")["embedder"]
-    svc.stop()
+    index_dir, model = saved_fp16(make_service, data_dir, installed_static_model, n)
     assert kind_files(index_dir) == stem_files(model, "fp16")
     # Another model's saved index (a MiniLM build of the same memories, say): not ours to
     # judge, it stays. And a save a kill -9 interrupted leaves a temp file of this model.
@@ -172,11 +178,7 @@ def test_a_service_killed_during_a_switch_serves_a_whole_index_on_the_next_start
     make_service: Any, data_dir: Path, installed_static_model: Path
 ) -> None:
     n = 3000
-    seeded(data_dir, n)
-    index_dir = data_dir / "index"
-    svc = start(make_service, installed_static_model, "fp16")
-    model = wait_complete(svc, n, "fp16")["embedder"]
-    svc.stop()
+    index_dir, model = saved_fp16(make_service, data_dir, installed_static_model, n)
 
     # ``hnsw``: the slowest kind to fill (a graph over fp32 vectors), so the kill lands in it.
     svc = start(make_service, installed_static_model, "hnsw")
