@@ -44,6 +44,7 @@ Modules:
 - ``worker_process`` the service's side of that worker: start, feed, watch, restart, end
 - ``heap_trim``      give the heap's freed pages back to the OS after loading a model
 - ``onnx_export``    build the ONNX int8 copy of the shipped MiniLM (an install artifact)
+- ``onnx_cleanup``   drop the export's softmax NaN guards from that copy (same outputs, less CPU)
 - ``rerank_learned`` the ``learned`` second stage: a linear learning-to-rank model
 - ``rerank_maxsim``  the ``maxsim`` second stage: late interaction over word-piece vectors
 - ``rerank_tokens``  the ``maxsim`` token table: one vector per MiniLM word piece

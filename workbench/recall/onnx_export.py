@@ -144,7 +144,7 @@ def build(
     names them, so a build of other ops is rebuilt rather than kept). ``layers``: keep only
     the encoder's first ``layers`` layers (a layer-drop student for ``bench/embed_recall.py``
     and ``bench/embed_student.py``; the manifest says so); None keeps all six."""
-    from workbench.recall.embed import _offline, minilm_dir
+    from workbench.recall.embed import _offline, minilm_dir, vectors_digest
     from workbench.recall.onnx_cleanup import drop_nan_guards
 
     _offline()
@@ -173,7 +173,7 @@ def build(
     with building(target) as work:
         if same_build and current is not None:  # built before the clean-up: clean it in place
             shutil.copyfile(target / MODEL_FILE, work / MODEL_FILE)
-            vectors_sha = str(current.get("vectors_sha256") or current["sha256"])
+            vectors_sha = vectors_digest(current)
         else:
             fp32 = work / "fp32.onnx"
             _export(source, fp32, layers)
