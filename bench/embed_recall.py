@@ -117,7 +117,7 @@ def student_dir(layers: int) -> Path:
 def embedder(name: str) -> CachedEmbedder:
     from workbench.recall import embed
     from workbench.recall.embed import OnnxEmbedder
-    from workbench.recall.onnx_export import read_manifest
+    from workbench.recall.onnx_export import MODEL_FILE, read_manifest
 
     if name == TORCH:
         return minilm()
@@ -136,7 +136,7 @@ def embedder(name: str) -> CachedEmbedder:
         """The embedder with ``unfused``'s fusions off (the shipped ``UNFUSED``, or none)."""
 
         def _open(self) -> Any:
-            return embed.onnx_session(self.path / "model.onnx", unfused=unfused)
+            return embed.onnx_session(self.path / MODEL_FILE, unfused=unfused)
 
     probe = OnnxEmbedder(path=path, threads=1, max_tokens=cut)
     # The vectors' name does not change with the fusions (their cosine moves < 0.01), but

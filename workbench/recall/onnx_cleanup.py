@@ -22,9 +22,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from workbench.recall.rerank_tokens import CLS  # every text the embedder feeds starts with it
+
 # (texts, longest) of the probe batches: a one-token batch, short, medium and the 128 cut
 PROBES = ((1, 1), (1, 3), (4, 17), (3, 64), (2, 128))
-CLS = 101  # the [CLS] id of MiniLM's vocabulary: every text the embedder feeds starts with it
 
 
 def guards(graph: Any) -> dict[str, str]:

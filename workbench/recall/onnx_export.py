@@ -12,9 +12,9 @@ per channel keeps 0.994, min 0.990); then the word-embedding table is stored as 
 scale per row (``_quantise_word_table``). The fp32 word table (30,522 × 384, 47 MB) was the
 one large weight left: every process holding the model (the service's query embedder, the
 embedding worker) paid ~34 MiB of RSS for it (issue 21: service + worker ≤ 300 MiB at 100k).
-Last, ``onnx_cleanup`` drops the exporter's softmax NaN guards (the same outputs, 6-11% less
-CPU a text; checked on probe batches before the cleaned model is kept).
-Its recall on the six relevance sets: ``bench/embed_recall.py``.
+Its recall on the six relevance sets: ``bench/embed_recall.py``. Last, ``onnx_cleanup`` drops
+the exporter's softmax NaN guards (the same outputs, 6-11% less CPU a text; checked on probe
+batches before the cleaned model is kept).
 
 Activations are quantised dynamically, per call, so a text's int8 vector moves slightly with
 its batch-mates (cosine ≥ 0.97 to itself alone, for a one-token text next to a long one; fp32
