@@ -27,8 +27,6 @@ Usage: nice -n 10 python bench/index_switch.py [--memories 10000] [--from fp16]
 from __future__ import annotations
 
 import argparse
-import http.client
-import json
 import os
 import shutil
 import sys
@@ -43,6 +41,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.harness import free_port, progress, start_service, stop_service  # noqa: E402
+from bench.ingest import request  # noqa: E402
+from bench.search_targets import rss_mb  # noqa: E402
 from workbench.models import ObservationDraft  # noqa: E402
 from workbench.store import observations  # noqa: E402
 from workbench.store.connection import atomic  # noqa: E402
@@ -63,29 +63,13 @@ def titles(n: int) -> list[str]:
 
 
 def get(port: int, path: str) -> tuple[int, Any]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    try:
-        conn.request("GET", path)
-        response = conn.getresponse()
-        return response.status, json.loads(response.read())
-    finally:
-        conn.close()
+    return request(port, "GET", path)
 
 
 def by_meaning(port: int, query: str) -> tuple[int, list[int]]:
     q = urllib.parse.urlencode({"query": query, "mode": "vector", "format": "json", "limit": 20})
     status, body = get(port, f"/api/search?{q}")
     return status, [h["id"] for h in body.get("observations", [])] if status == 200 else []
-
-
-def rss_mib(pid: int) -> float:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text(encoding="utf-8").splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
 
 
 def complete(port: int, n: int) -> dict[str, Any] | None:
@@ -145,7 +129,7 @@ def side(
     body = None
     try:
         while body is None and time.monotonic() - started < 600:
-            peak = max(peak, rss_mib(proc.pid))
+            peak = max(peak, rss_mb(proc.pid))
             time.sleep(PACE_S)
             for query, want in ref.items():
                 status, got = by_meaning(port, query)
@@ -157,7 +141,7 @@ def side(
             body = complete(port, n)
         took = time.monotonic() - started
         time.sleep(2.0)
-        after = rss_mib(proc.pid)
+        after = rss_mb(proc.pid)
     finally:
         stop_service(proc, 60)
     model = body["embedder"] if body else "?"
@@ -200,7 +184,7 @@ def main() -> None:
             wait_complete(port, args.memories)
             ref = {q: by_meaning(port, q)[1] for q in queries}
             time.sleep(2.0)
-            steady = rss_mib(proc.pid)
+            steady = rss_mb(proc.pid)
         finally:
             stop_service(proc, 60)
         sides = {"before": args.before_root.resolve(), "after": ROOT}
