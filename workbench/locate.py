@@ -34,6 +34,38 @@ def default_data_dir() -> Path:
     return Path.home() / ".workbench"
 
 
+# The model folders a user (a test, a bench) may move by env var; each loader reads its own
+# through ``model_dir_override`` and the spawner resolves them all (``absolute_model_dirs``).
+MODEL_DIR_VARS = (
+    "WORKBENCH_ONNX_MODEL_DIR",
+    "WORKBENCH_STATIC_MODEL_DIR",
+    "WORKBENCH_RERANK_TOKENS_DIR",
+)
+
+
+def model_dir_override(var: str) -> Path | None:
+    """``$var`` as an absolute folder (against this process's cwd), or None when unset."""
+    value = os.environ.get(var, "").strip()
+    return Path(os.path.abspath(Path(value).expanduser())) if value else None
+
+
+def absolute_model_dirs(env: dict[str, str]) -> dict[str, str]:
+    """``env`` with each ``MODEL_DIR_VARS`` path made absolute against this process's cwd.
+
+    Why: the service runs in the data dir (workbench/spawn.py), so a relative
+    ``WORKBENCH_STATIC_MODEL_DIR=models/static`` handed on as is named ``<data_dir>/models/
+    static`` there: the service silently loaded no static tier, or another model. The user
+    meant the folder relative to where they set it, which is the cwd of the process that
+    spawns the service (the CLI, or the hook in the session's folder), so it is resolved
+    here, once, before the spawn. Changes ``env`` in place and returns it.
+    """
+    for var in MODEL_DIR_VARS:
+        value = env.get(var, "").strip()
+        if value:
+            env[var] = os.path.abspath(os.path.expanduser(value))
+    return env
+
+
 def resolve_data_dir(explicit: Path | str | None = None) -> Path:
     """The single source of truth for the data dir: argument > ``WORKBENCH_DATA_DIR`` > default.
 

@@ -19,6 +19,9 @@ way whoever started it:
   - Claude Code's ``ANTHROPIC_API_KEY`` and ``ANTHROPIC_BASE_URL`` pass through like the rest,
     but the service uses them only when its settings name claude (``Settings.api_key_source``):
     the settings, not the spawner, decide the compressor;
+  - ``WORKBENCH_ONNX_MODEL_DIR`` and the other model folders (``locate.MODEL_DIR_VARS``)
+    are made absolute against the caller's cwd: the service runs in the data dir, where a
+    relative path names another folder (``locate.absolute_model_dirs``);
   - ``HF_HUB_OFFLINE`` and ``TRANSFORMERS_OFFLINE`` default to 1 (loading a model by hub name
     otherwise hangs ~70 s offline); a caller's explicit value stands;
 - stdin from /dev/null, stdout and stderr appended to ``<data_dir>/logs/service.log`` (0600),
@@ -35,6 +38,8 @@ import os
 import sys
 import time
 from pathlib import Path
+
+from workbench import locate
 
 TYPE_CHECKING = False  # ``typing`` costs hook start-up; see hooks/_runtime.py
 if TYPE_CHECKING:
@@ -65,6 +70,7 @@ def service_env(
     env["WORKBENCH_PORT"] = str(port)
     env.setdefault("HF_HUB_OFFLINE", "1")
     env.setdefault("TRANSFORMERS_OFFLINE", "1")
+    locate.absolute_model_dirs(env)
     if code_root.name in INSTALLED_FOLDERS:
         env.pop("PYTHONPATH", None)
     else:

@@ -84,9 +84,11 @@ def serve(
         typer.echo(f"workbench started at {settings.base_url} (pid {found['pid']})")
         return
     # In the foreground too, the service runs as a spawned one would (workbench/spawn.py).
+    # The environment first: relative model folders resolve against the caller's cwd.
     command = spawn.service_command()
+    env = spawn.service_env(settings.data_dir, settings.port)
     os.chdir(settings.data_dir)
-    os.execve(command[0], command, spawn.service_env(settings.data_dir, settings.port))
+    os.execve(command[0], command, env)
 
 
 def _offline_status(settings: Settings) -> dict[str, Any]:

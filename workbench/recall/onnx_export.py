@@ -48,6 +48,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.locate import model_dir_override
+
 ONNX_MODEL_NAME = "minilm-l6-v2-int8"
 MANIFEST = "manifest.json"
 MODEL_FILE = "model.onnx"
@@ -67,9 +69,9 @@ def onnx_model_dir() -> Path:
 
     The override exists for tests and benches that must not write into a shared venv.
     """
-    override = os.environ.get("WORKBENCH_ONNX_MODEL_DIR")
-    if override:
-        return Path(override)
+    override = model_dir_override("WORKBENCH_ONNX_MODEL_DIR")
+    if override is not None:
+        return override
     return Path(sys.prefix) / "share" / "workbench" / ONNX_MODEL_NAME
 
 

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.locate import model_dir_override
+
 TABLE_NAME = "minilm-l6-v2-tokens"
 TABLE_FILE = "tokens.npy"
 TOKENIZER_FILE = "tokenizer.json"
@@ -38,9 +40,9 @@ CLS, SEP = 101, 102  # BERT's [CLS] and [SEP] in MiniLM's vocabulary
 
 def tokens_dir() -> Path:
     """This venv's share dir, or ``$WORKBENCH_RERANK_TOKENS_DIR`` (tests, benches)."""
-    override = os.environ.get("WORKBENCH_RERANK_TOKENS_DIR")
-    if override:
-        return Path(override)
+    override = model_dir_override("WORKBENCH_RERANK_TOKENS_DIR")
+    if override is not None:
+        return override
     return Path(sys.prefix) / "share" / "workbench" / TABLE_NAME
 
 

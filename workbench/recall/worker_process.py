@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import IO, Any
 
+from workbench.locate import absolute_model_dirs
 from workbench.settings import Settings
 
 log = logging.getLogger("workbench.recall")
@@ -100,7 +101,7 @@ class EmbedWorkerProcess:
             self.cursor = max(0, from_id)
         # A restart after a crash goes on from the cursor, not from id 0 (which re-hashed
         # every row: over 100 s at 100k on a loaded box).
-        env = dict(os.environ)
+        env = absolute_model_dirs(dict(os.environ))
         env.update(
             WORKBENCH_DATA_DIR=str(self.settings.data_dir),
             WORKBENCH_EMBEDDER=self.settings.embedder,
