@@ -198,3 +198,47 @@ def test_a_service_killed_during_a_switch_serves_a_whole_index_on_the_next_start
     assert "it replaced the saved fp16 index" in body["reason"], body
     svc.stop()
     assert kind_files(index_dir) == stem_files(model, "hnsw")
+
+
+def saved_meta(index_dir: Path, model: str, kind: str) -> dict[str, Any]:
+    import json
+
+    meta: dict[str, Any] = json.loads(
+        (index_dir / f"observations.{model}.{kind}.json").read_text(encoding="utf-8")
+    )
+    return meta
+
+
+def test_a_reindex_stopped_midway_leaves_the_saved_index_whole(
+    make_service: Any, data_dir: Path, installed_static_model: Path
+) -> None:
+    """A ``workbench reindex`` cut short by the service stopping swapped the part rebuilt so
+    far in and saved it: until the next start healed it, the saved set was partial."""
+    n = 6000
+    seeded(data_dir, n)
+    # ``hnsw``: the slowest kind to fill, so the stop lands inside the rebuild.
+    svc = start(make_service, installed_static_model, "hnsw")
+    model = str(wait_complete(svc, n, "hnsw")["embedder"])
+    svc.stop()
+    index_dir = data_dir / "index"
+    before = saved_meta(index_dir, model, "hnsw")
+    assert before["count"] == n
+
+    svc = start(make_service, installed_static_model, "hnsw")
+    wait_complete(svc, n, "hnsw")
+    code, body = svc.post("/api/reindex")
+    assert code == 202, body
+
+    def rebuilding() -> bool:
+        job = status(svc).get("reindex") or {}
+        return bool(job.get("phase") == "vectors" and 0 < job.get("done", 0) < n // 2)
+
+    wait_for(rebuilding, timeout=60, what="the reindex half way through its vectors")
+    svc.stop()
+    after = saved_meta(index_dir, model, "hnsw")
+    assert after["count"] == n, after  # the previous index, whole, not the part rebuilt
+
+    svc = start(make_service, installed_static_model, "hnsw")
+    body = wait_complete(svc, n, "hnsw")
+    assert body["indexed"] == n
+    svc.stop()

@@ -662,7 +662,8 @@ class Indexer(threading.Thread):
                 job.vectors = f"skipped: {self.reason}"
             else:
                 self._rebuild_vectors(job)
-            job.phase, job.state = "done", "done"
+            if job.state == "running":  # not stopped midway (``_rebuild_vectors``)
+                job.phase, job.state = "done", "done"
         except Exception as exc:
             log.exception("reindex failed")
             job.state, job.error = "failed", f"{type(exc).__name__}: {exc}"
@@ -691,6 +692,17 @@ class Indexer(threading.Thread):
         finally:
             if setter:
                 setter(background_threads())
+        if self._stopping.is_set():
+            # Cut short (the service is stopping): the part rebuilt so far is dropped. The
+            # previous index stays in memory and on disk as it was, and so do the cache rows
+            # (no prune from a partial set); swapping the part in and saving it left a
+            # partial saved set until the next start healed it.
+            job.state, job.vectors = "failed", "stopped: the previous index was kept"
+            job.error = (
+                f"the service stopped after {job.done} of {job.total} vectors; the previous "
+                "index was kept: run `workbench reindex` again"
+            )
+            return
         job.phase = "saving"
         keep = set(fresh.hashes().values())
         # Rows written since the rebuild began (the embedding worker's) are kept: their
