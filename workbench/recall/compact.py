@@ -49,6 +49,8 @@ class IndexPage(Protocol):
     @property
     def vectors_static(self) -> int | None: ...
     @property
+    def vectors_rebuilding(self) -> tuple[int, int] | None: ...
+    @property
     def observations(self) -> Sequence[SearchHit]: ...
     @property
     def sessions(self) -> Sequence[SearchHit]: ...
@@ -110,7 +112,7 @@ def search_index(result: IndexPage) -> str:
     if result.degraded:
         how += "; semantic search unavailable, full text only"
     lines = [f"workbench search {what}: {counts} ({how}; times UTC)"]
-    note = vectors_note(result.vectors_behind, result.vectors_static)
+    note = vectors_note(result.vectors_behind, result.vectors_static, result.vectors_rebuilding)
     if note:
         lines.append(note)
     if result.total == 0:

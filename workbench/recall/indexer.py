@@ -38,6 +38,7 @@ from workbench.recall import index_files, vectors
 from workbench.recall.embed import Embedder, background_threads, load_embedder
 from workbench.recall.heap_trim import trim_heap
 from workbench.recall.static_tier import StaticTier
+from workbench.recall.tier_note import rebuilding_note
 from workbench.recall.vectors import VectorIndex
 from workbench.recall.worker_process import EmbedWorkerProcess, plan_start
 from workbench.settings import Settings
@@ -128,6 +129,10 @@ class Indexer(threading.Thread):
         # A switch of ``vector_index`` under way: the saved index of another kind answers
         # searches while the configured kind is built beside it (``_switch_kind``).
         self.switching: dict[str, Any] | None = None
+        # The index being filled from the embeddings cache at start (no usable saved set):
+        # ``(done, total)`` of the first pass, None once it is through (``sync``). Memories
+        # are behind meanwhile for that reason, not the worker's (``tier_note``).
+        self.filling: tuple[int, int] | None = None
         self._loaded = ""  # what ``load`` said of the embedder (the reason's first part)
 
     # ----- control (any thread) ----------------------------------------------------------
@@ -324,8 +329,9 @@ class Indexer(threading.Thread):
                 )
                 self.switching = {"from": index.kind, "to": kind, "done": 0, "total": 0}
             else:
-                how = "index rebuilt from the embeddings cache"
+                how = "rebuilding the index from the embeddings cache"
                 index = self._fresh_index(embedder)
+                self.filling = (0, 0)  # the first pass (``sync``) knows the total
         self.embedder, self.index = embedder, index
         trim_heap()  # the loads' scratch (see heap_trim.py): ~40 MiB of RSS at 100k
         self._loaded = why
@@ -424,6 +430,8 @@ class Indexer(threading.Thread):
         full = full or now - self._last_full >= FULL_CHECK_S
         edited = self._take_edits(index)
         if not full and not edited and count == len(index) and max_id == index.max_id:
+            if self.filling is not None:  # nothing to fill (an empty store)
+                self._fill_done()
             self._prod_worker()
             return 0, 0
         live = index.ids()
@@ -453,16 +461,30 @@ class Indexer(threading.Thread):
             vectors.forget(conn, index.remove(removed))
             if self.static is not None:
                 self.static.drop(removed)
+        filling = self.filling is not None
         for start in range(0, len(added), CHUNK):
+            if filling:
+                self._filled(start, len(added))
             if self.process is None:
                 self._yield_to_ingest()  # only the in-service model competes with ingest
             if self._stopping.is_set():
                 break
             self._add(index, embedder, added[start : start + CHUNK], self.static)
+        if filling and not self._stopping.is_set():
+            self._fill_done()
         if len(added) >= CHUNK or len(removed) >= CHUNK:
             trim_heap()  # a bulk pass (the first at start: every vector from the cache)
         self._prod_worker()
         return len(added), len(removed)
+
+    def _filled(self, done: int, total: int) -> None:
+        """Progress of the start's fill from the cache, in ``filling`` and the reason."""
+        self.filling = (done, total)
+        self.reason = f"{self._loaded}; {rebuilding_note(done, total)}"
+
+    def _fill_done(self) -> None:
+        self.filling = None
+        self.reason = f"{self._loaded}; index rebuilt from the embeddings cache"
 
     def _take_edits(self, index: VectorIndex) -> set[int]:
         """Observations edited in place since the last pass (``observation_edits``, m014):
@@ -758,6 +780,10 @@ class IndexRanker:
     def behind(self) -> int | None:
         """Observations search cannot find by vector yet (``vectorsBehind``)."""
         return self._indexer.behind()
+
+    def rebuilding(self) -> tuple[int, int] | None:
+        """``(done, total)`` while the index is filled from the embeddings cache at start."""
+        return self._indexer.filling
 
     def static_held(self) -> int | None:
         """Memories the static tier holds (``vectorsStatic``); None without the tier."""

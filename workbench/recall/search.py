@@ -113,6 +113,9 @@ class SearchResult(BaseModel):
     vectors_behind: int | None = None
     # Of those, how many the static tier holds (matched by the static model meanwhile).
     vectors_static: int | None = None
+    # ``(done, total)`` while the index is filled from the embeddings cache at start (why
+    # they are behind); for the text reply's note only, not in the JSON contract.
+    vectors_rebuilding: tuple[int, int] | None = None
 
     @property
     def total(self) -> int:
@@ -289,6 +292,7 @@ class SearchEngine:
         if used != "fts" and "observations" in kinds:
             result.vectors_behind = _behind(self.ranker)
             result.vectors_static = _static(self.ranker)
+            result.vectors_rebuilding = _rebuilding(self.ranker)
         need = offset + limit
         depth = max(DATE_POOL, need) if order_by != "relevance" else need
         pages: dict[str, tuple[list[SearchHit], tuple[int, bool] | None]] = {}
@@ -805,6 +809,12 @@ def _static(ranker: Any) -> int | None:
     """How many memories the ranker's static tier holds (``vectorsStatic``), when it can tell."""
     static = getattr(ranker, "static_held", None)
     return static() if callable(static) else None
+
+
+def _rebuilding(ranker: Any) -> tuple[int, int] | None:
+    """``(done, total)`` while the ranker's index is filled from the cache, when it can tell."""
+    rebuilding = getattr(ranker, "rebuilding", None)
+    return rebuilding() if callable(rebuilding) else None
 
 
 def rankers_of(ranks: dict[str, int]) -> list[str]:

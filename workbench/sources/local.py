@@ -71,18 +71,24 @@ def with_staleness(conn: sqlite3.Connection, found: list[Observation]) -> list[O
 
 def reply_of(found: SearchResult) -> SearchReply:
     """The engine's result as the reply (the same hit objects: nothing is copied)."""
-    return hits.construct(
-        SearchReply,
-        {
-            "observations": found.observations,
-            "sessions": found.sessions,
-            "prompts": found.prompts,
-            "total_results": found.total if found.total_results is None else found.total_results,
-            "total_is_lower_bound": found.total_is_lower_bound,
-            "query": found.query,
-            "mode": found.mode,
-            "degraded": found.degraded,
-            "vectors_behind": found.vectors_behind,
-            "vectors_static": found.vectors_static,
-        },
-    ).ordered_by(found.order_by)
+    return (
+        hits.construct(
+            SearchReply,
+            {
+                "observations": found.observations,
+                "sessions": found.sessions,
+                "prompts": found.prompts,
+                "total_results": found.total
+                if found.total_results is None
+                else found.total_results,
+                "total_is_lower_bound": found.total_is_lower_bound,
+                "query": found.query,
+                "mode": found.mode,
+                "degraded": found.degraded,
+                "vectors_behind": found.vectors_behind,
+                "vectors_static": found.vectors_static,
+            },
+        )
+        .ordered_by(found.order_by)
+        .rebuilding(found.vectors_rebuilding)
+    )

@@ -145,7 +145,7 @@ def merge_search(
         team_results=sum(1 for h in page if isinstance(h, TeamHit)),
         offset=offset,
         team_stale=stale,
-    )
+    ).rebuilding(local.vectors_rebuilding)
 
 
 def authored_hit(hit: SearchHit) -> AuthoredHit:

@@ -12,7 +12,7 @@ they always were.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
 from pydantic import (
     BaseModel,
@@ -62,14 +62,26 @@ class SearchReply(BaseModel):
     vectors_static: int | None = None
     # How the page was ordered: the text index says so; not a wire field.
     _order_by: str = PrivateAttr(default="relevance")
+    # ``(done, total)`` while the local index is filled from the embeddings cache: why
+    # ``vectors_behind`` is above 0 (the text index says so); not a wire field.
+    _vectors_rebuilding: tuple[int, int] | None = PrivateAttr(default=None)
 
     @property
     def order_by(self) -> str:
         return self._order_by
 
+    @property
+    def vectors_rebuilding(self) -> tuple[int, int] | None:
+        return self._vectors_rebuilding
+
     def ordered_by(self, order_by: str) -> SearchReply:
         """This reply, saying its page was ordered by ``order_by`` (the text index shows it)."""
         self._order_by = order_by
+        return self
+
+    def rebuilding(self, progress: tuple[int, int] | None) -> Self:
+        """This reply, saying the local index is being filled from the cache (``progress``)."""
+        self._vectors_rebuilding = progress
         return self
 
     @property
