@@ -225,20 +225,56 @@ def test_a_reindex_stopped_midway_leaves_the_saved_index_whole(
     assert before["count"] == n
 
     svc = start(make_service, installed_static_model, "hnsw")
-    wait_complete(svc, n, "hnsw")
+    whole_bytes = wait_complete(svc, n, "hnsw")["memoryBytes"]
     code, body = svc.post("/api/reindex")
     assert code == 202, body
+    seen: list[dict[str, Any]] = []
 
     def rebuilding() -> bool:
-        job = status(svc).get("reindex") or {}
-        return bool(job.get("phase") == "vectors" and 0 < job.get("done", 0) < n // 2)
+        body = status(svc)
+        job = body.get("reindex") or {}
+        if job.get("phase") == "vectors" and 0 < job.get("done", 0) < n // 2:
+            seen.append(body)
+        return bool(seen)
 
     wait_for(rebuilding, timeout=60, what="the reindex half way through its vectors")
     svc.stop()
+    # Both indexes are held meanwhile (the one answering, the one rebuilt): both counted.
+    assert seen[0]["memoryBytes"] > whole_bytes, seen[0]
     after = saved_meta(index_dir, model, "hnsw")
     assert after["count"] == n, after  # the previous index, whole, not the part rebuilt
 
     svc = start(make_service, installed_static_model, "hnsw")
     body = wait_complete(svc, n, "hnsw")
     assert body["indexed"] == n
+    svc.stop()
+
+
+def test_memory_bytes_counts_both_indexes_while_a_switch_holds_both(
+    make_service: Any, data_dir: Path, installed_static_model: Path
+) -> None:
+    """During a switch the old kind answers while the new one fills beside it: both are in
+    memory, but ``memoryBytes`` counted the old one alone."""
+    n = 6000
+    saved_fp16(make_service, data_dir, installed_static_model, n)
+    svc = start(make_service, installed_static_model, "fp16")
+    old_bytes = wait_complete(svc, n, "fp16")["memoryBytes"]
+    assert old_bytes > 0
+    svc.stop()
+
+    svc = start(make_service, installed_static_model, "hnsw")
+    seen: list[dict[str, Any]] = []
+
+    def building() -> bool:
+        body = status(svc)
+        switching = body.get("switching")
+        if switching and 0 < switching["done"] < n:
+            seen.append(body)
+        return bool(seen)
+
+    wait_for(building, timeout=60, what="the hnsw index being built")
+    during = seen[0]["memoryBytes"]
+    assert during > old_bytes, seen[0]  # the fp16 index and the part of the hnsw one built
+    after = wait_complete(svc, n, "hnsw")["memoryBytes"]
+    assert during < old_bytes + after  # never more than both whole
     svc.stop()

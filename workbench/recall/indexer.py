@@ -133,6 +133,9 @@ class Indexer(threading.Thread):
         # ``(done, total)`` of the first pass, None once it is through (``sync``). Memories
         # are behind meanwhile for that reason, not the worker's (``tier_note``).
         self.filling: tuple[int, int] | None = None
+        # The index a switch or a reindex fills beside the one answering: both are held
+        # until the swap, so ``memoryBytes`` counts both.
+        self._building: VectorIndex | None = None
         self._loaded = ""  # what ``load`` said of the embedder (the reason's first part)
 
     # ----- control (any thread) ----------------------------------------------------------
@@ -179,13 +182,20 @@ class Indexer(threading.Thread):
             "torchImported": "torch" in sys.modules,
             "embeddedTotal": self.embedded_total,
             "reusedTotal": self.reused_total,
-            "memoryBytes": index.memory_bytes() if index is not None else 0,
+            "memoryBytes": self.memory_bytes(),
             "reindex": self.job.to_json() if self.job else None,
             "switching": dict(self.switching) if self.switching is not None else None,
             "static": self.static.status() if self.static is not None else None,
             "unsearchable": self.unsearchable(),
             "tiers": self.tiers(),
         }
+
+    def memory_bytes(self) -> int:
+        """RAM of the vector indexes held: the one answering, and the one a switch or a
+        reindex is filling beside it (it counted the first alone)."""
+        index, building = self.index, self._building
+        held = [index] if building is None or building is index else [index, building]
+        return sum(each.memory_bytes() for each in held if each is not None)
 
     def tiers(self) -> dict[str, int] | None:
         """Which tier finds each observation by meaning: MiniLM's index, the static tier
@@ -383,12 +393,16 @@ class Indexer(threading.Thread):
         switching["done"] = 0  # a failed attempt (the loop retries) starts over
         fresh = self._fresh_index(embedder)
         fresh_static = self.static.empty_copy() if self.static is not None else None
-        for ids in self._id_chunks():
-            self._add(fresh, embedder, ids, fresh_static)
-            switching["done"] += len(ids)
-        if self._stopping.is_set():
-            return
-        self.index, self.static, self.switching = fresh, fresh_static, None
+        self._building = fresh
+        try:
+            for ids in self._id_chunks():
+                self._add(fresh, embedder, ids, fresh_static)
+                switching["done"] += len(ids)
+            if self._stopping.is_set():
+                return
+            self.index, self.static, self.switching = fresh, fresh_static, None
+        finally:
+            self._building = None
         self.reason = (
             f"{self._loaded}; the {fresh.kind} index built from the embeddings cache"
             f" (it replaced the saved {switching['from']} index)"
@@ -689,6 +703,8 @@ class Indexer(threading.Thread):
         except Exception as exc:
             log.exception("reindex failed")
             job.state, job.error = "failed", f"{type(exc).__name__}: {exc}"
+        finally:
+            self._building = None  # stopped or failed: the part built is dropped
         job.seconds = round(time.monotonic() - started, 3)
         return job
 
@@ -705,6 +721,7 @@ class Indexer(threading.Thread):
         setter = None if self.process is not None else getattr(embedder, "set_threads", None)
         if setter:  # a reindex is asked for: use every core, then give one back
             setter(max(background_threads() + 1, 1))
+        self._building = fresh
         try:
             for ids in self._id_chunks():
                 embedded, reused = self._add(fresh, embedder, ids, fresh_static)
@@ -732,6 +749,7 @@ class Indexer(threading.Thread):
         before = int(job.started_at) if self.process is not None else None
         job.pruned = _prune(conn, embedder.name, keep, before=before)
         self.index, self.static, self.switching = fresh, fresh_static, None
+        self._building = None
         trim_heap()  # the old index's pages
         self.sync(full=True)  # rows added or deleted while the rebuild ran
         self._save(force=True)
