@@ -7,8 +7,10 @@ see ENVIRONMENT.md).
 from __future__ import annotations
 
 import json
+import os
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -175,6 +177,46 @@ def test_save_and_load_give_the_same_results(tmp_path: Path, kind: str) -> None:
     assert loaded.hashes() == index.hashes()
     for q in matrix[:20]:
         assert loaded.search(q, 10) == index.search(q, 10)
+
+
+def test_save_makes_the_data_durable_before_the_meta_that_declares_it_complete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The meta is the commit mark of a saved set: it must not reach the disk before the
+    FAISS file and the slot arrays it declares, and the folder holding the renames is synced
+    last (a power cut otherwise leaves a meta over a torn ``.faiss``). The real ``os.fsync``
+    and ``os.replace`` run; each call is recorded on the way through."""
+    events: list[tuple[str, str]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        events.append(("fsync", os.path.basename(os.readlink(f"/proc/self/fd/{fd}"))))
+        real_fsync(fd)
+
+    def replace(src: Any, dst: Any) -> None:
+        events.append(("replace", os.path.basename(str(dst))))
+        real_replace(src, dst)
+
+    index = build("flat", clustered(200), list(range(1, 201)))
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    index.save(tmp_path)
+    monkeypatch.undo()
+
+    where = vectors.paths(tmp_path, "test-model", "flat")
+    faiss, ids, meta = (where[part].name for part in ("faiss", "ids", "meta"))
+    folder = tmp_path.name
+    meta_in_place = events.index(("replace", meta))
+    synced = [name for verb, name in events[:meta_in_place] if verb == "fsync"]
+    assert f"{faiss}.tmp" in synced, events  # the FAISS file's bytes
+    assert f"{ids}.tmp" in synced, events
+    assert f"{meta}.tmp" in synced, events
+    # The data files' renames are on disk (their folder synced) before the meta's rename.
+    renamed_data = max(events.index(("replace", faiss)), events.index(("replace", ids)))
+    assert ("fsync", folder) in events[renamed_data:meta_in_place], events
+    assert ("fsync", folder) in events[meta_in_place:], events  # and the meta's, last
+    loaded, how = VectorIndex.load(tmp_path, "test-model", 64, "flat")
+    assert loaded is not None, how
 
 
 def test_load_refuses_a_torn_or_foreign_index(tmp_path: Path) -> None:

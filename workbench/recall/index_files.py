@@ -93,8 +93,9 @@ def _kinds() -> list[IndexKind]:
 def _durable(files: list[Path]) -> None:
     """fsync ``files`` and their folder: the set in use is on disk before another goes.
 
-    ``save`` fsyncs its JSON files but not the FAISS file (a periodic save need not wait on
-    ~100 MB of writes); before the only other copy is removed, it must.
+    ``save`` makes its own set durable, but the set in use may have been loaded from disk as
+    an older version saved it (without fsyncing the FAISS file); before the only other copy
+    is removed, it must be on disk.
     """
     for path in files:
         with path.open("rb") as handle:

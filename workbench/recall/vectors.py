@@ -611,7 +611,16 @@ class VectorIndex:
 
     # ----- persistence -------------------------------------------------------------------
     def save(self, index_dir: Path) -> None:
-        """Write the index, its slot arrays and its meta atomically (temp + rename, meta last)."""
+        """Write the index, its slot arrays and its meta atomically and durably.
+
+        Order: the FAISS file and the slot arrays are written to temp files and fsynced,
+        renamed into place and their folder fsynced; only then is the meta (the commit mark
+        that declares the set complete: ``load`` and ``index_files.remove_replaced`` go by it)
+        written, fsynced, renamed and the folder fsynced again. The FAISS file was not
+        fsynced, so a power cut could leave a meta on disk over a torn ``.faiss``, and the
+        replaced kind's files could go on the meta's word. The fsync runs outside the lock:
+        searches are not held while the bytes reach the disk.
+        """
         faiss = _faiss()
         index_dir.mkdir(parents=True, exist_ok=True)
         where = paths(index_dir, self.model, self.kind)
@@ -640,10 +649,13 @@ class VectorIndex:
             faiss.write_index(self._index, str(where["faiss"]) + ".tmp")
             _write_json(Path(str(where["ids"]) + ".tmp"), id_doc)
             self.dirty = False
+        _fsync_file(Path(str(where["faiss"]) + ".tmp"))  # the ids file: in _write_json
         os.replace(str(where["faiss"]) + ".tmp", where["faiss"])
         os.replace(str(where["ids"]) + ".tmp", where["ids"])
+        _fsync_folder(index_dir)  # the data's renames reach the disk before the meta's
         _write_json(Path(str(where["meta"]) + ".tmp"), meta)
         os.replace(str(where["meta"]) + ".tmp", where["meta"])
+        _fsync_folder(index_dir)
 
     @classmethod
     def load(
@@ -745,6 +757,20 @@ def _ranked(ids: Any, scores: Any, k: int) -> list[tuple[int, float]]:
         ids, scores = ids[keep], scores[keep]
     order = np.lexsort((ids, -scores))[:k]
     return [(int(ids[i]), float(scores[i])) for i in order]
+
+
+def _fsync_file(path: Path) -> None:
+    with path.open("rb") as handle:
+        os.fsync(handle.fileno())
+
+
+def _fsync_folder(folder: Path) -> None:
+    """fsync a folder: the renames in it are on disk (POSIX leaves that to this call)."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _write_json(path: Path, data: Any) -> None:
