@@ -63,13 +63,16 @@ Rocchio source (``q'`` and one unfiltered flat search 50 deep) 0.16-0.72 / 0.19-
 at 100k (flat, random unit vectors): 10.4 / 11.9 ms, which the source would add to every
 search. The session source is one indexed ``SELECT``.
 
-What would be tried next (not here): the session source with its additions kept off the
-first places (a floor on the place an added candidate may reach, chosen held out), since its
-losses are R@5 on sets whose evidence is one memory, and its wins R@10 / hit@10 on the
-conversation sets.
+A floor (``VARIANT@floor``: no added candidate among the first ``FLOORS`` places, the floor
+chosen per fold on the training sets' inner held-out orders) does not remove the losses
+(same run, load average 2.5-4.5): ``session:n2+prf@floor`` 0.6609 / 0.9111 (friends hit@10
+15 won / 4 lost) still puts conversations' R@5 below vector alone (0.925 -> 0.887) with
+floor 10 chosen there, i.e. with no added candidate on the page: the loss is the refitted
+weights reordering the head, not the additions. ``rocchio:k3:a0.85:+10+prf@floor`` 0.6623 /
+0.9049 still loses coding's R@5 (0.792 -> 0.778).
 
 Usage: nice -n 5 python bench/relevance_prf_pool.py [--cache DIR] [--json]
-       [--fit --variant rocchio:k5:a0.7:+10 ...]
+       [--fit --variant rocchio:k5:a0.7:+10 --variant session:n2+prf@floor ...]
 """
 
 from __future__ import annotations
@@ -280,6 +283,60 @@ def items(raw: Sequence[Mapping[str, Any]], variant: str) -> list[ltr.Item]:
     return out
 
 
+FLOORS: tuple[int | None, ...] = (None, 3, 5, 10)  # the first place an added one may take
+FLOOR = "@floor"
+
+
+def floored(order: Sequence[int], new: set[int], floor: int | None) -> list[int]:
+    """``order`` with no id of ``new`` among its first ``floor`` places (None: as it is): those
+    places go to the first ids of ``order`` not in ``new``, then the rest in order."""
+    if floor is None or not new:
+        return list(order)
+    top = [i for i in order if i not in new][:floor]
+    taken = set(top)
+    return top + [i for i in order if i not in taken]
+
+
+def held_out_floor(
+    its: Sequence[ltr.Item], fit_sets: Sequence[str], new_of: Sequence[set[int]]
+) -> tuple[list[list[int]], dict[str, Any]]:
+    """``relevance_stage_lists.held_out``, and per fold the floor of ``FLOORS`` with the least
+    shortfall below the better single part, ties to the best balanced mean, then to no
+    floor: chosen on the training sets' inner held-out orders (each left out in turn, the
+    fold's own grid point), never on the fold's set."""
+    pairs = ltr.Pairs(its)
+    orders: list[list[int]] = [[] for _ in its]
+    chosen: dict[str, Any] = {}
+    fitted = [n for n, it in enumerate(its) if it.set in fit_sets]
+    for left in [*fit_sets, None]:
+        if left is None:
+            train, test = fitted, [n for n, it in enumerate(its) if it.set not in fit_sets]
+        else:
+            train = [n for n in fitted if its[n].set != left]
+            test = [n for n in fitted if its[n].set == left]
+        if not test:
+            continue
+        depth, l2, below, demotion, pin = ltr.choose(its, pairs, train, True)
+        inner: dict[int, list[int]] = {}
+        for s in sorted({its[n].set for n in train}):
+            w = ltr.fit(its, pairs, [n for n in train if its[n].set != s], depth, l2, True, below)
+            for n in train:
+                if its[n].set == s:
+                    inner[n] = ltr.reorder(its[n], depth, w, demotion, pin)
+        idx = list(inner)
+        sub = [its[n] for n in idx]
+        ranked = []
+        for k, f in enumerate(FLOORS):
+            tried = [floored(inner[n], new_of[n], f) for n in idx]
+            ranked.append((round(ltr.shortfall(sub, tried), 4), -ltr.balanced(sub, tried), k))
+        floor = FLOORS[min(ranked)[2]]
+        w = ltr.fit(its, pairs, train, depth, l2, True, below)
+        chosen[left or "unseen"] = (l2, below, demotion, pin, floor)
+        for n in test:
+            orders[n] = floored(ltr.reorder(its[n], depth, w, demotion, pin), new_of[n], floor)
+    return orders, chosen
+
+
 def scan_at(size: int, dim: int = 384, count: int = 200) -> tuple[float, float]:
     """p50 / p95 ms of one flat-index search (k ``PRF_DEPTH``) over ``size`` random unit
     vectors: what the extra source's vector search costs at that size."""
@@ -407,8 +464,14 @@ def main() -> None:
         doc["chosen"], doc["duel"] = {}, {}
         for variant in variants:
             started = time.perf_counter()
-            its = items(raw, variant)
-            orders[variant], doc["chosen"][variant] = stage_lists.held_out(its, fit_sets)
+            its = items(raw, variant.removesuffix(FLOOR))
+            if variant.endswith(FLOOR):
+                source = variant.removesuffix(FLOOR).removesuffix("+prf")
+                new_of = [set(g["adds"].get(source, ())) for g in raw]
+                got = held_out_floor(its, fit_sets, new_of)
+            else:
+                got = stage_lists.held_out(its, fit_sets)
+            orders[variant], doc["chosen"][variant] = got
             took = time.perf_counter() - started
             print(f"{variant}: fitted in {took:.0f} s", file=sys.stderr, flush=True)
         for variant in variants:

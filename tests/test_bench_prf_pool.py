@@ -2,7 +2,8 @@
 
 The bench's verdict is only as good as these: a source may add only ids the fused head lacks,
 each once and at most ``m``; the ceiling must count a question whose gold any candidate holds;
-the refit's rows must carry the moved query's cosine and flag exactly the added candidates;
+the refit's rows must carry the moved query's cosine and flag exactly the added candidates,
+and a floor must keep those off the first places and nothing else;
 and, through the real engine on a real store with a real FAISS index and the installed static
 model, the Rocchio source must stay within the question's project and the stage's rows must
 cover the head plus what the source added.
@@ -83,6 +84,14 @@ def test_the_refits_rows_carry_the_moved_querys_cosine_and_flag_the_added_candid
     order = relevance_ltr.reorder(wide, relevance_prf_pool.KEY, weights)
     assert order[:2] == [50, 51]
     assert sorted(order) == list(range(1, 61))
+
+
+def test_a_floor_keeps_the_added_candidates_off_the_first_places_and_the_rest_in_order() -> None:
+    order = [50, 1, 51, 2, 3]
+    assert relevance_prf_pool.floored(order, {50, 51}, 2) == [1, 2, 50, 51, 3]
+    assert relevance_prf_pool.floored(order, {50, 51}, None) == order
+    assert relevance_prf_pool.floored(order, {50, 51}, 9) == [1, 2, 3, 50, 51]
+    assert relevance_prf_pool.floored(order, set(), 3) == order
 
 
 @pytest.fixture
