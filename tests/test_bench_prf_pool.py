@@ -3,7 +3,8 @@
 The bench's verdict is only as good as these: a source may add only ids the fused head lacks,
 each once and at most ``m``; the ceiling must count a question whose gold any candidate holds;
 the refit's rows must carry the moved query's cosine and flag exactly the added candidates,
-and a floor must keep those off the first places and nothing else;
+a floor must keep those off the first places and nothing else, and the frozen fit's rows
+must leave the head in today's order;
 and, through the real engine on a real store with a real FAISS index and the installed static
 model, the Rocchio source must stay within the question's project and the stage's rows must
 cover the head plus what the source added.
@@ -92,6 +93,25 @@ def test_a_floor_keeps_the_added_candidates_off_the_first_places_and_the_rest_in
     assert relevance_prf_pool.floored(order, {50, 51}, None) == order
     assert relevance_prf_pool.floored(order, {50, 51}, 9) == [1, 2, 3, 50, 51]
     assert relevance_prf_pool.floored(order, set(), 3) == order
+
+
+def test_frozen_rows_flag_only_the_additions_so_the_head_keeps_todays_order() -> None:
+    raw = _raw()
+    head_ids = raw["rows"]["d30"][0]  # type: ignore[index]
+    for label in ("d30", "src"):  # the same head rows in both lists
+        for n, row in enumerate(raw["rows"][label][1][:30]):  # type: ignore[index]
+            row[FEATURES.index("cover")] = (n * 7 % 30) / 30  # a head order unlike the fused
+    (frozen,) = relevance_prf_pool.frozen_items([raw], "src")
+    ids, rows = frozen.rows[relevance_prf_pool.KEY]
+    extra = [r[len(FEATURES) :] for r in rows]
+    assert extra[0] == [0.0, 0.0]  # head: neither column, whatever its cosine with q'
+    assert extra[-2:] == [[1.0, 0.0], [1.0, 0.9]]  # 50 (no vector), 51 (cosine 0.9 with q')
+    today = [1.0 if f == "cover" else 0.0 for f in FEATURES]
+    (head_only,) = relevance_prf_pool.items([raw], "d30")
+    alone = relevance_ltr.reorder(head_only, relevance_prf_pool.KEY, today)
+    for added in ((0.0, 0.0), (-3.0, 9.0), (0.4, 0.4)):
+        got = relevance_ltr.reorder(frozen, relevance_prf_pool.KEY, [*today, *added])
+        assert [i for i in got if i in set(head_ids)] == alone[:30]
 
 
 @pytest.fixture
