@@ -115,10 +115,10 @@ The second list as a third ranker beside the first (the vector part a mix (1 −
 λ·cos(q', d)) is Rocchio with another α up to q''s norm (cos(q', d) is linear in cos(q, d)
 and cos(mean, d)), so the α grid stands for it.
 
-What would be tried next (not here): PRF only as a candidate source for the learned stage
-(q' widening the stage's 30 candidates while its features keep the original query's cosine),
-refitting the stage held out on those candidates; the stage as shipped reads q' cosines in
-``vprf`` and was fitted on q's.
+PRF only as a candidate source for the learned stage (q' widening the stage's 30 candidates
+while its features keep the original query's cosine, the stage refitted held out on them):
+``bench/relevance_prf_pool.py``, rejected there too (the ceiling it adds is the fused list's
+places 31-50, and every variant loses somewhere beyond 0.005).
 
 Usage: nice -n 10 .venv/bin/python bench/relevance_prf.py [--set NAME ...] [--cases PATH]
        [--no-stage] [--json]
