@@ -52,6 +52,11 @@ FULL_CHECK_S = 30.0  # a full id-set comparison at least this often
 QUERY_CACHE = 256
 EDITS_PER_PASS = 4096  # observation_edits rows handled per pass (a bulk edit takes a few)
 RENAME_S = 10.0  # behind ids a worker has passed are named to it again this often
+# Passes at most this often while the embedding worker embeds: each of its batches (several a
+# second) woke a pass, ~0.1 of a core at 100k taken from the worker on 2 cores (issue 21).
+# What waits is only MiniLM's index catching up on vectors already cached, and new memories
+# reaching the static tier: half a second against the minute a burst may lag.
+WORKER_PASS_GAP_S = 0.5
 
 
 @dataclass
@@ -284,7 +289,8 @@ class Indexer(threading.Thread):
             self._wake.wait(self.poll_s)
             self._wake.clear()
             # Coalesce a burst of notifications (a worker batch) into one pass.
-            self._stopping.wait(0.05)
+            embedding = self.process is not None and self.process.state == "embedding"
+            self._stopping.wait(WORKER_PASS_GAP_S if embedding else 0.05)
 
     def load(self) -> None:
         """Load the embedder and the index (the thread does this first; tests call it)."""
