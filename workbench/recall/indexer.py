@@ -289,8 +289,18 @@ class Indexer(threading.Thread):
             self._wake.wait(self.poll_s)
             self._wake.clear()
             # Coalesce a burst of notifications (a worker batch) into one pass.
-            embedding = self.process is not None and self.process.state == "embedding"
-            self._stopping.wait(WORKER_PASS_GAP_S if embedding else 0.05)
+            self._stopping.wait(0.05)
+            self._worker_pass_gap()
+
+    def _worker_pass_gap(self) -> None:
+        """While the embedding worker embeds, the next pass waits up to ``WORKER_PASS_GAP_S``;
+        it goes at once when the worker stops embedding (caught up: its last vectors are
+        indexed before it lingers and exits)."""
+        process = self.process
+        until = time.monotonic() + WORKER_PASS_GAP_S - 0.05
+        while process is not None and process.state == "embedding" and time.monotonic() < until:
+            if self._stopping.wait(0.05):
+                return
 
     def load(self) -> None:
         """Load the embedder and the index (the thread does this first; tests call it)."""
