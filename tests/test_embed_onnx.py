@@ -443,3 +443,58 @@ def test_layer_norm_runs_unfused_and_the_vectors_stay_where_they_were(
     fused_vectors = model.embed(TEXTS)
     assert not np.array_equal(fused_vectors, unfused_vectors)  # it is a different kernel
     assert (fused_vectors * unfused_vectors).sum(axis=1).min() > 0.99
+
+
+def test_groups_stream_in_order_with_each_groups_own_bytes_and_the_lanes_go_on(
+    onnx_model: Path,
+) -> None:
+    """Issue 21: the worker embedded a chunk one ``embed`` call of 64 texts at a time, and at
+    every call's end both cores waited for the slower lane's last batch, for the tokenizer and
+    for the write. ``embed_groups`` streams group after group: each comes out as soon as it is
+    done, with exactly the bytes ``embed(group)`` gives (the same batch-mates), and the lanes
+    go on with the next groups while the caller holds one (the worker stores it meanwhile)."""
+    import time
+
+    groups = [TEXTS_OF_MANY_LENGTHS[:13], [], TEXTS_OF_MANY_LENGTHS[13:14]]
+    groups += [TEXTS_OF_MANY_LENGTHS[14:], TEXTS_OF_MANY_LENGTHS[::-1], TEXTS_OF_MANY_LENGTHS]
+    alone = embed.OnnxEmbedder(onnx_model, threads=1)
+    want = [alone.embed(group) for group in groups]
+    model = embed.OnnxEmbedder(onnx_model, threads=2)
+    stream = model.embed_groups(groups)
+    first = next(stream)
+    held = model.calls
+    deadline = time.monotonic() + 30
+    while model.calls == held and time.monotonic() < deadline:
+        time.sleep(0.01)  # the caller "stores" the first group: the lanes must not wait for it
+    assert model.calls > held, "the lanes stopped while the caller held a finished group"
+    got = [first, *stream]
+    assert len(got) == len(groups)
+    for vectors, expected in zip(got, want, strict=True):
+        assert np.array_equal(vectors, expected)
+    assert model.calls == alone.calls
+
+
+def test_a_stream_stopped_early_or_failing_leaves_no_lane_running(onnx_model: Path) -> None:
+    """A caller that stops reading (the worker told to stop) ends the lanes; a lane's error
+    reaches the caller at the group it spoilt, as ``embed`` raises it."""
+
+    class Failing:
+        def __init__(self, session: Any) -> None:
+            self.session, self.n = session, 0
+
+        def run(self, outputs: Any, feed: dict[str, Any]) -> Any:
+            self.n += 1
+            if self.n == 20:
+                raise RuntimeError("lane fault")
+            return self.session.run(outputs, feed)
+
+    before = threading.active_count()
+    model = embed.OnnxEmbedder(onnx_model, threads=2)
+    stream = model.embed_groups([TEXTS_OF_MANY_LENGTHS] * 6)
+    next(stream)
+    stream.close()
+    assert threading.active_count() == before
+    model._session = Failing(model._session)
+    with pytest.raises(RuntimeError, match="lane fault"):
+        list(model.embed_groups([TEXTS_OF_MANY_LENGTHS] * 6))
+    assert threading.active_count() == before

@@ -31,6 +31,7 @@ import logging
 import os
 import sys
 import threading
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -262,8 +263,11 @@ class StaticEmbedder:
             self.calls += 1
             encoded = self._tokenizer.encode_batch(texts, add_special_tokens=False)
             table = self._loaded_table()
-        # One gather and one segmented sum per slice of texts (no Python loop per row; the
-        # slice bounds the gathered float32 block to a few MB).
+        # Per slice of texts: each distinct token's row read once, and every text's sum as one
+        # product of its token counts with those rows. Why: a gather of every token's row and
+        # a segmented sum (``np.add.reduceat``) made ~1,500 texts per CPU-second (demo texts,
+        # 107 tokens each), so building the tier at 100k took ~65 CPU-s from the embedding
+        # worker on a 2-core box (issue 21); this makes ~7,700, the tokenizer now most of it.
         for first in range(0, len(encoded), STATIC_SLICE):
             rows = [
                 np.asarray(enc.ids[:STATIC_MAX_TOKENS], dtype=np.int64)
@@ -274,16 +278,39 @@ class StaticEmbedder:
             filled = np.flatnonzero(lengths)
             if not len(filled):
                 continue
-            flat = np.concatenate([rows[i] for i in filled])
-            starts = np.concatenate([[0], np.cumsum(lengths[filled])[:-1]])
+            tokens, where = np.unique(
+                np.concatenate([rows[i] for i in filled]), return_inverse=True
+            )
+            owner = np.repeat(np.arange(len(filled)), lengths[filled])
+            counts = np.bincount(
+                owner * len(tokens) + where, minlength=len(filled) * len(tokens)
+            ).reshape(len(filled), len(tokens))
             # Rows rounded to float16 first, whatever the table's type: the vectors a float16
             # copy of the table gave (a mean of float16 rows loses nothing a cosine ranking
             # can see), so a mapped table changes no cached vector.
-            gathered = table[flat].astype(np.float16, copy=False)
-            sums = np.add.reduceat(gathered, starts, axis=0, dtype=np.float32)
+            block = np.asarray(table[tokens]).astype(np.float16).astype(np.float32)
+            with one_blas_thread():
+                sums = counts.astype(np.float32) @ block
             out[first + filled] = sums / lengths[filled, None]
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return np.ascontiguousarray(out / np.maximum(norms, 1e-12), dtype=np.float32)
+
+
+@functools.cache
+def _blas() -> Any:
+    """numpy's BLAS libraries, found once (``threadpoolctl``)."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+def one_blas_thread() -> Any:
+    """A context in which numpy's BLAS runs on the calling thread only.
+
+    Why: OpenBLAS starts a thread per core for a product of this size, and on a 2-core box
+    shared with the embedding worker those threads spin for CPU: the static tier's sums cost
+    ~9× the CPU with two BLAS threads as with one (issue 21)."""
+    return _blas().limit(limits=1, user_api="blas")
 
 
 def shared_tokenizer(path: Path) -> Any:
@@ -463,45 +490,25 @@ class OnnxEmbedder:
         Tokenised once, then batched by *token* count (issue 21): every text of a batch is
         padded to the batch's longest, and a padded position costs as much as a real one.
         Batched by characters, as before, 6.7% of the positions of demo-shaped texts were
-        padding (batch 4); by tokens, 0.6%."""
-        import numpy as np
+        padding (batch 4); by tokens, 0.6%. The calling thread is one of the lanes."""
+        lanes = _Lanes(self, [texts])
+        lanes.run(self.threads - 1, caller_works=True)
+        return lanes.out[0]
 
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        if not texts:
-            return out
-        with self._lock:
-            encoded = self._tokenizer.encode_batch(texts)
-        order = sorted(range(len(texts)), key=lambda i: len(encoded[i].ids))
-        chunks = iter(
-            [order[start : start + ONNX_BATCH] for start in range(0, len(order), ONNX_BATCH)]
-        )
-        taking = threading.Lock()
-        failed: list[BaseException] = []
+    def embed_groups(self, groups: Sequence[list[str]]) -> Iterator[Any]:
+        """The vectors of each group in turn, each yielded as soon as it is done, while the
+        lanes go on with the next groups.
 
-        def lane() -> None:
-            """Take the next batch until none is left (a lane that the box slows takes fewer)."""
-            while not failed:
-                with taking:
-                    chunk = next(chunks, None)
-                if chunk is None:
-                    return
-                with self._lock:  # embed may run on several threads at once (the service)
-                    self.calls += 1
-                try:
-                    out[chunk] = self._run([encoded[i].ids for i in chunk])
-                except BaseException as exc:  # re-raised in the caller below
-                    failed.append(exc)
-
-        lanes = min(self.threads, -(-len(order) // ONNX_BATCH))
-        helpers = [threading.Thread(target=lane, daemon=True) for _ in range(lanes - 1)]
-        for helper in helpers:
-            helper.start()
-        lane()
-        for helper in helpers:
-            helper.join()
-        if failed:
-            raise failed[0]
-        return out
+        Why: the embedding worker embeds a chunk 64 texts at a time and stores each 64 in a
+        transaction. Embedded one ``embed`` call at a time, both cores waited at every call's
+        end for the slower lane's last batch, and for the tokenizer and the write between
+        calls (issue 21: ~10% of the worker's wall time at 100k). Here every lane is a helper
+        thread that runs batches from group after group, and the caller stores each group
+        while they work. Each group is tokenised, sorted and cut into batches exactly as
+        ``embed(group)`` does, so every text has the same batch-mates and the same bytes
+        (int8 activations are scaled per batch)."""
+        lanes = _Lanes(self, groups)
+        yield from lanes.stream(self.threads)
 
     def _run(self, rows: list[list[int]]) -> Any:
         """Mean-pooled, L2-normalised vectors of token id rows (padded here with 0)."""
@@ -521,6 +528,102 @@ class OnnxEmbedder:
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+
+class _Lanes:
+    """Batches of ``OnnxEmbedder`` run side by side: one job of ``embed`` / ``embed_groups``.
+
+    The batches come from one source, taken under a lock: group by group, each group
+    tokenised when its first batch is taken, sorted by token count, cut into ``ONNX_BATCH``
+    rows. A lane takes the next batch until none is left (a lane the box slows takes fewer).
+    """
+
+    def __init__(self, embedder: OnnxEmbedder, groups: Sequence[list[str]]) -> None:
+        import numpy as np
+
+        self._embedder = embedder
+        self.out = [np.zeros((len(g), embedder.dim), dtype=np.float32) for g in groups]
+        self._left = [len(g) for g in groups]
+        self._batches = sum(-(-len(g) // ONNX_BATCH) for g in groups)
+        self._source = self._cut(groups)
+        self._taking = threading.Lock()
+        self._done = threading.Condition()
+        self._failed: list[BaseException] = []
+        self._closed = False
+
+    def _cut(self, groups: Sequence[list[str]]) -> Iterator[tuple[int, list[int], list[Any]]]:
+        embedder = self._embedder
+        for n, texts in enumerate(groups):
+            if not texts:
+                continue
+            with embedder._lock:  # the fast tokenizer is shared with the service's threads
+                encoded = embedder._tokenizer.encode_batch(texts)
+            order = sorted(range(len(texts)), key=lambda i: len(encoded[i].ids))
+            for start in range(0, len(order), ONNX_BATCH):
+                chunk = order[start : start + ONNX_BATCH]
+                yield n, chunk, [encoded[i].ids for i in chunk]
+
+    def lane(self) -> None:
+        while True:
+            with self._taking:
+                if self._failed or self._closed:
+                    return
+                try:
+                    item = next(self._source, None)
+                except BaseException as exc:  # a tokenizer failure ends every lane
+                    self._fail(exc)
+                    return
+            if item is None:
+                return
+            n, chunk, rows = item
+            with self._embedder._lock:  # embed may run on several threads at once
+                self._embedder.calls += 1
+            try:
+                self.out[n][chunk] = self._embedder._run(rows)
+            except BaseException as exc:  # re-raised in the caller
+                self._fail(exc)
+                return
+            with self._done:
+                self._left[n] -= len(chunk)
+                self._done.notify_all()
+
+    def _fail(self, exc: BaseException) -> None:
+        with self._done:
+            self._failed.append(exc)
+            self._done.notify_all()
+
+    def _start(self, count: int) -> list[threading.Thread]:
+        helpers = [threading.Thread(target=self.lane, daemon=True) for _ in range(count)]
+        for helper in helpers:
+            helper.start()
+        return helpers
+
+    def run(self, helpers: int, *, caller_works: bool) -> None:
+        """Every batch, on ``helpers`` threads and the caller's; raises a lane's error."""
+        started = self._start(max(0, min(helpers, self._batches - 1)))
+        if caller_works:
+            self.lane()
+        for helper in started:
+            helper.join()
+        if self._failed:
+            raise self._failed[0]
+
+    def stream(self, lanes: int) -> Iterator[Any]:
+        """Each group's vectors in order, as each is done; the lanes are helper threads."""
+        started = self._start(max(1, min(lanes, self._batches)))
+        try:
+            for n, out in enumerate(self.out):
+                with self._done:
+                    while self._left[n] > 0 and not self._failed:
+                        self._done.wait()
+                if self._failed:
+                    raise self._failed[0]
+                yield out
+        finally:
+            with self._taking:
+                self._closed = True  # a caller that stops early: the lanes take no more
+            for helper in started:
+                helper.join()
 
 
 class EmbedderChoice(Protocol):

@@ -48,6 +48,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -246,17 +247,31 @@ def _embed_missing(
     have = vectors.cached_hashes(conn, model, list(texts), embedder.dim)
     # Similar lengths share a batch: less padding (the embedder pads to the longest).
     missing = sorted((h for h in texts if h not in have), key=lambda h: len(texts[h]))
-    for start in range(0, len(missing), BATCH):
-        part = missing[start : start + BATCH]
-        began = time.monotonic()
-        matrix = embedder.embed([texts[h] for h in part])
+    parts = [missing[start : start + BATCH] for start in range(0, len(missing), BATCH)]
+    began = time.monotonic()
+    for n, (part, matrix) in enumerate(zip(parts, _embedded(embedder, texts, parts), strict=True)):
         vectors.store_vectors(conn, model, {h: matrix[i] for i, h in enumerate(part)})
+        now = time.monotonic()
         say(
             "batch",
-            cursor=after if start + BATCH >= len(missing) else before,
+            cursor=after if n == len(parts) - 1 else before,
             embedded=len(part),
-            seconds=round(time.monotonic() - began, 4),
+            seconds=round(now - began, 4),
         )
+        began = now
+
+
+def _embedded(embedder: Any, texts: dict[str, str], parts: list[list[str]]) -> Iterator[Any]:
+    """Each part's vectors in turn: streamed by the ONNX embedder's lanes, which go on with
+    the next parts while this thread stores one (``OnnxEmbedder.embed_groups``), else one
+    ``embed`` call per part (torch, static)."""
+    groups = [[texts[h] for h in part] for part in parts]
+    stream = getattr(embedder, "embed_groups", None)
+    if stream is not None:
+        yield from stream(groups)
+    else:
+        for group in groups:
+            yield embedder.embed(group)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -53,6 +53,11 @@ FULL_CHECK_S = 30.0  # a full id-set comparison at least this often
 QUERY_CACHE = 256
 EDITS_PER_PASS = 4096  # observation_edits rows handled per pass (a bulk edit takes a few)
 RENAME_S = 10.0  # behind ids a worker has passed are named to it again this often
+# Passes at most this often while the embedding worker embeds: each of its batches (several a
+# second) woke a pass, ~0.1 of a core at 100k taken from the worker on 2 cores (issue 21).
+# What waits is only MiniLM's index catching up on vectors already cached, and new memories
+# reaching the static tier: half a second against the minute a burst may lag.
+WORKER_PASS_GAP_S = 0.5
 
 
 @dataclass
@@ -300,6 +305,17 @@ class Indexer(threading.Thread):
             self._wake.clear()
             # Coalesce a burst of notifications (a worker batch) into one pass.
             self._stopping.wait(0.05)
+            self._worker_pass_gap()
+
+    def _worker_pass_gap(self) -> None:
+        """While the embedding worker embeds, the next pass waits up to ``WORKER_PASS_GAP_S``;
+        it goes at once when the worker stops embedding (caught up: its last vectors are
+        indexed before it lingers and exits)."""
+        process = self.process
+        until = time.monotonic() + WORKER_PASS_GAP_S - 0.05
+        while process is not None and process.state == "embedding" and time.monotonic() < until:
+            if self._stopping.wait(0.05):
+                return
 
     def load(self) -> None:
         """Load the embedder and the index (the thread does this first; tests call it)."""

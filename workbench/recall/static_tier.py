@@ -103,7 +103,7 @@ class StaticTier:
     def drop(self, ids: Sequence[int] | set[int]) -> None:
         """Upgraded (or deleted) observations leave the tier."""
         if self.index is not None and ids:
-            self.index.remove(ids)
+            self.index.remove(ids, orphans=False)
 
     def release(self) -> bool:
         """Let go of the model's token table while the tier is empty; True when it did.

@@ -415,8 +415,12 @@ class VectorIndex:
         self._selectors.clear()
         self.dirty = True
 
-    def remove(self, ids: Iterable[int]) -> list[str]:
-        """Remove ``ids`` (clear their live bits); return the text hashes no live id uses."""
+    def remove(self, ids: Iterable[int], *, orphans: bool = True) -> list[str]:
+        """Remove ``ids`` (clear their live bits); return the text hashes no live id uses.
+
+        ``orphans=False``: return nothing. Finding them builds a set of every live hash (tens
+        of ms at 100k), and the static tier, which drops the memories MiniLM upgraded after
+        every worker batch, never uses them (issue 21: CPU taken from the worker)."""
 
         with self._lock:
             slots = self._slot_of.pop(ids)
@@ -424,6 +428,8 @@ class VectorIndex:
                 return []
             self._live[slots] = False
             self._changed()
+            if not orphans:
+                return []
             hashes = set(self._keys[slots].tolist())
             still = set(self._keys[self._live].tolist()) if len(self._slot_of) else set()
             return sorted(h.decode("ascii") for h in hashes if h not in still)
