@@ -157,7 +157,7 @@ STATIC_SLICE = 256  # texts per gather
 
 
 class StaticEmbedder:
-    """A static embedding in model2vec's format (token vectors averaged): ~20k texts/s.
+    """A static embedding in model2vec's format (token vectors averaged): ~7k texts per CPU-s.
 
     Read with numpy, safetensors and the Rust ``tokenizers`` (no model2vec, no torch): the
     text's tokens without special tokens and without ``[UNK]``, their rows averaged, the

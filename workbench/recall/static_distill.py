@@ -2,7 +2,8 @@
 
 Why: MiniLM embeds ~70 texts/s on one quiet core, so a 100k history waits tens of minutes
 for its vectors (hours on a busy machine). A static model — one vector per token, a text's
-vector the mean of its tokens' — embeds ~20k texts/s with numpy alone, so every memory is
+vector the mean of its tokens' — embeds ~7k texts per CPU-second with numpy alone (most of it
+the tokenizer; ``StaticEmbedder.embed``), so every memory is
 searchable by meaning at once while the worker upgrades it to MiniLM in the background.
 
 How (model2vec's recipe, written with what the main venv has, so ``workbench models build``
