@@ -302,18 +302,7 @@ def items(raw: Sequence[Mapping[str, Any]], variant: str) -> list[ltr.Item]:
                 [*r, cos.get(i, 0.0), 1.0 if i in new else 0.0]
                 for i, r in zip(ids, rows, strict=True)
             ]
-        out.append(
-            ltr.Item(
-                g["set"],
-                g["cls"],
-                g["gold"],
-                g["fused"],
-                g["fts"],
-                g["vector"],
-                {},
-                {KEY: (ids, [list(r) for r in rows])},
-            )
-        )
+        out.append(stage_lists.listed_item(g, ids, rows))
     return out
 
 
@@ -341,15 +330,7 @@ def held_out_floor(
     pairs = ltr.Pairs(its)
     orders: list[list[int]] = [[] for _ in its]
     chosen: dict[str, Any] = {}
-    fitted = [n for n, it in enumerate(its) if it.set in fit_sets]
-    for left in [*fit_sets, None]:
-        if left is None:
-            train, test = fitted, [n for n, it in enumerate(its) if it.set not in fit_sets]
-        else:
-            train = [n for n in fitted if its[n].set != left]
-            test = [n for n in fitted if its[n].set == left]
-        if not test:
-            continue
+    for left, train, test in stage_lists.folds(its, fit_sets):
         depth, l2, below, demotion, pin = ltr.choose(its, pairs, train, True)
         inner: dict[int, list[int]] = {}
         for s in sorted({its[n].set for n in train}):
@@ -425,15 +406,7 @@ def held_out_frozen(
     head_pairs, pairs = ltr.Pairs(head_its), ltr.Pairs(its)
     orders: list[list[int]] = [[] for _ in its]
     chosen: dict[str, Any] = {}
-    fitted = [n for n, it in enumerate(its) if it.set in fit_sets]
-    for left in [*fit_sets, None]:
-        if left is None:
-            train, test = fitted, [n for n, it in enumerate(its) if it.set not in fit_sets]
-        else:
-            train = [n for n in fitted if its[n].set != left]
-            test = [n for n in fitted if its[n].set == left]
-        if not test:
-            continue
+    for left, train, test in stage_lists.folds(its, fit_sets):
         depth, l2, below, demotion, pin = ltr.choose(head_its, head_pairs, train, True)
         floor = None
         if new_of is not None:

@@ -61,7 +61,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -192,6 +192,22 @@ def collected(loaded: Loaded, table: TokenTable) -> list[dict[str, Any]]:
     return out
 
 
+def listed_item(
+    g: Mapping[str, Any], ids: Sequence[int], rows: Sequence[Sequence[float]]
+) -> ltr.Item:
+    """A collected question as a ``relevance_ltr`` item whose stage reads ``ids``' ``rows``."""
+    return ltr.Item(
+        g["set"],
+        g["cls"],
+        g["gold"],
+        g["fused"],
+        g["fts"],
+        g["vector"],
+        {},
+        {KEY: (list(ids), [list(r) for r in rows])},
+    )
+
+
 def items(raw: Sequence[Mapping[str, Any]], variant: str) -> list[ltr.Item]:
     """``relevance_ltr`` items whose stage rows are ``variant``'s list and columns."""
     listed, *extra = variant.split("+")
@@ -200,19 +216,24 @@ def items(raw: Sequence[Mapping[str, Any]], variant: str) -> list[ltr.Item]:
     for g in raw:
         ids, rows, more = g["rows"][listed]
         wide = [list(r) + [x[k] for k in cols] for r, x in zip(rows, more, strict=True)]
-        out.append(
-            ltr.Item(
-                g["set"],
-                g["cls"],
-                g["gold"],
-                g["fused"],
-                g["fts"],
-                g["vector"],
-                {},
-                {KEY: (ids, wide)},
-            )
-        )
+        out.append(listed_item(g, ids, wide))
     return out
+
+
+def folds(
+    its: Sequence[ltr.Item], fit_sets: Sequence[str]
+) -> Iterator[tuple[str | None, list[int], list[int]]]:
+    """``(left, train, test)`` item numbers per fold: each fit set left out in turn, then
+    (``left`` None) the never-fitted sets against every fit set; folds with no test skipped."""
+    fitted = [n for n, it in enumerate(its) if it.set in fit_sets]
+    for left in [*fit_sets, None]:
+        if left is None:  # the never-fitted sets: the model of every fit set
+            train, test = fitted, [n for n, it in enumerate(its) if it.set not in fit_sets]
+        else:
+            train = [n for n in fitted if its[n].set != left]
+            test = [n for n in fitted if its[n].set == left]
+        if test:
+            yield left, train, test
 
 
 def held_out(
@@ -222,15 +243,7 @@ def held_out(
     pairs = ltr.Pairs(its)
     orders: list[list[int]] = [[] for _ in its]
     chosen: dict[str, Any] = {}
-    fitted = [n for n, it in enumerate(its) if it.set in fit_sets]
-    for left in [*fit_sets, None]:
-        if left is None:  # the never-fitted sets: the model of every fit set
-            train, test = fitted, [n for n, it in enumerate(its) if it.set not in fit_sets]
-        else:
-            train = [n for n in fitted if its[n].set != left]
-            test = [n for n in fitted if its[n].set == left]
-        if not test:
-            continue
+    for left, train, test in folds(its, fit_sets):
         depth, l2, below, demotion, pin = ltr.choose(its, pairs, train, True)
         w = ltr.fit(its, pairs, train, depth, l2, True, below)
         chosen[left or "unseen"] = (l2, below, demotion, pin)

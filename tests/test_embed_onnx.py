@@ -335,22 +335,25 @@ def test_lanes_give_the_vectors_one_lane_gives(onnx_model: Path) -> None:
     )
 
 
+class FailingAt:
+    """A session whose ``at``-th run raises (a corrupt model, a runtime fault in one lane)."""
+
+    def __init__(self, session: Any, at: int) -> None:
+        self.session, self.at, self.n = session, at, 0
+
+    def run(self, outputs: Any, feed: dict[str, Any]) -> Any:
+        self.n += 1
+        if self.n == self.at:
+            raise RuntimeError("lane fault")
+        return self.session.run(outputs, feed)
+
+
 def test_a_failing_lane_raises_in_the_caller(onnx_model: Path) -> None:
     """An error in a lane (a corrupt model, a runtime fault) reaches ``embed``'s caller, as it
     would with one lane: the worker reports it instead of storing a zero vector."""
 
-    class Failing:
-        def __init__(self, session: Any) -> None:
-            self.session, self.n = session, 0
-
-        def run(self, outputs: Any, feed: dict[str, Any]) -> Any:
-            self.n += 1
-            if self.n == 3:
-                raise RuntimeError("lane fault")
-            return self.session.run(outputs, feed)
-
     model = embed.OnnxEmbedder(onnx_model, threads=2)
-    model._session = Failing(model._session)
+    model._session = FailingAt(model._session, 3)
     with pytest.raises(RuntimeError, match="lane fault"):
         model.embed(TEXTS_OF_MANY_LENGTHS)
 
@@ -478,23 +481,13 @@ def test_a_stream_stopped_early_or_failing_leaves_no_lane_running(onnx_model: Pa
     """A caller that stops reading (the worker told to stop) ends the lanes; a lane's error
     reaches the caller at the group it spoilt, as ``embed`` raises it."""
 
-    class Failing:
-        def __init__(self, session: Any) -> None:
-            self.session, self.n = session, 0
-
-        def run(self, outputs: Any, feed: dict[str, Any]) -> Any:
-            self.n += 1
-            if self.n == 20:
-                raise RuntimeError("lane fault")
-            return self.session.run(outputs, feed)
-
     before = threading.active_count()
     model = embed.OnnxEmbedder(onnx_model, threads=2)
     stream = model.embed_groups([TEXTS_OF_MANY_LENGTHS] * 6)
     next(stream)
     stream.close()
     assert threading.active_count() == before
-    model._session = Failing(model._session)
+    model._session = FailingAt(model._session, 20)
     with pytest.raises(RuntimeError, match="lane fault"):
         list(model.embed_groups([TEXTS_OF_MANY_LENGTHS] * 6))
     assert threading.active_count() == before

@@ -11,7 +11,6 @@ and its environment (``/proc/<pid>/environ``) must name the absolute folders.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -22,8 +21,10 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import HOOKS_DIR, base_env, free_port, http_json, run_workbench
+from tests.conftest import base_env, free_port, http_json, run_workbench
 from tests.test_spawn import health, process_view
+from tests.test_spawn import spawned_by_cli as by_cli
+from tests.test_spawn import spawned_by_hook as by_hook
 from workbench import spawn
 from workbench.recall.embed import STATIC_MODEL_NAME
 from workbench.recall.onnx_export import ONNX_MODEL_NAME
@@ -65,38 +66,6 @@ def env(data_dir: Path) -> dict[str, str]:
         WORKBENCH_ONNX_MODEL_DIR=ONNX_REL,
         WORKBENCH_STATIC_MODEL_DIR=STATIC_REL,
     )
-
-
-def by_cli(env: dict[str, str], project: Path) -> subprocess.Popen[bytes] | None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "workbench", "serve", "--detach"],
-        env=env,
-        cwd=project,
-        capture_output=True,
-        text=True,
-        timeout=90,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return None
-
-
-def by_hook(env: dict[str, str], project: Path) -> subprocess.Popen[bytes] | None:
-    payload = {
-        "session_id": "s-models",
-        "hook_event_name": "SessionStart",
-        "cwd": str(project),
-        "source": "startup",
-    }
-    proc = subprocess.run(
-        [sys.executable, "-S", str(HOOKS_DIR / "session_start.py")],
-        input=json.dumps(payload).encode(),
-        env=env,
-        cwd=project,
-        capture_output=True,
-        timeout=90,
-    )
-    assert proc.returncode == 0, proc.stderr
-    return None
 
 
 def in_the_foreground(env: dict[str, str], project: Path) -> subprocess.Popen[bytes] | None:
