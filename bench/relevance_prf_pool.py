@@ -114,7 +114,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import pickle
 import statistics
 import sys
 import tempfile
@@ -320,6 +319,20 @@ def floored(order: Sequence[int], new: set[int], floor: int | None) -> list[int]
     return top + [i for i in order if i not in taken]
 
 
+def best_floor(
+    its: Sequence[ltr.Item], inner: Mapping[int, list[int]], new_of: Sequence[set[int]]
+) -> int | None:
+    """The floor of ``FLOORS`` with the least shortfall below the better single part over the
+    ``inner`` held-out orders, ties to the best balanced mean, then to the first."""
+    idx = list(inner)
+    sub = [its[n] for n in idx]
+    ranked = []
+    for k, f in enumerate(FLOORS):
+        tried = [floored(inner[n], new_of[n], f) for n in idx]
+        ranked.append((round(ltr.shortfall(sub, tried), 4), -ltr.balanced(sub, tried), k))
+    return FLOORS[min(ranked)[2]]
+
+
 def held_out_floor(
     its: Sequence[ltr.Item], fit_sets: Sequence[str], new_of: Sequence[set[int]]
 ) -> tuple[list[list[int]], dict[str, Any]]:
@@ -338,13 +351,7 @@ def held_out_floor(
             for n in train:
                 if its[n].set == s:
                     inner[n] = ltr.reorder(its[n], depth, w, demotion, pin)
-        idx = list(inner)
-        sub = [its[n] for n in idx]
-        ranked = []
-        for k, f in enumerate(FLOORS):
-            tried = [floored(inner[n], new_of[n], f) for n in idx]
-            ranked.append((round(ltr.shortfall(sub, tried), 4), -ltr.balanced(sub, tried), k))
-        floor = FLOORS[min(ranked)[2]]
+        floor = best_floor(its, inner, new_of)
         w = ltr.fit(its, pairs, train, depth, l2, True, below)
         chosen[left or "unseen"] = (l2, below, demotion, pin, floor)
         for n in test:
@@ -418,13 +425,7 @@ def held_out_frozen(
                 for n in train:
                     if its[n].set == s:
                         inner[n] = ltr.reorder(its[n], depth, w, demotion, pin)
-            idx = list(inner)
-            sub = [its[n] for n in idx]
-            ranked = []
-            for k, f in enumerate(FLOORS):
-                tried = [floored(inner[n], new_of[n], f) for n in idx]
-                ranked.append((round(ltr.shortfall(sub, tried), 4), -ltr.balanced(sub, tried), k))
-            floor = FLOORS[min(ranked)[2]]
+            floor = best_floor(its, inner, new_of)
         head = ltr.fit(head_its, head_pairs, train, depth, l2, True, below)
         w = fit_added(its, pairs, train, head)
         added_w = tuple(round(v, 3) for v in w[-2:])
@@ -538,21 +539,9 @@ def main() -> None:
     doc: dict[str, Any] = {"latency": {}}
     with tempfile.TemporaryDirectory() as tmp:
         for name in available_sets():
-            cached = args.cache / f"{name}.pkl" if args.cache else None
-            loaded = None
-            if cached is not None and cached.exists():
-                got, ses = pickle.loads(cached.read_bytes())
-            else:
-                started = time.perf_counter()
-                loaded = load(name, Path(tmp), model)
-                model.save()
-                got = collected(loaded, table)
-                ses = ltr.sessions_of({name: loaded})[name]
-                took = time.perf_counter() - started
-                print(f"{name}: collected in {took:.0f} s", file=sys.stderr, flush=True)
-                if cached is not None:
-                    cached.parent.mkdir(parents=True, exist_ok=True)
-                    cached.write_bytes(pickle.dumps((got, ses)))
+            got, ses, loaded = stage_lists.cached_rows(
+                name, Path(tmp), model, args.cache, lambda one: collected(one, table)
+            )
             if args.latency:
                 loaded = loaded or load(name, Path(tmp), model)
                 doc["latency"][name] = source_latency(loaded, table)

@@ -61,7 +61,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -236,6 +236,32 @@ def folds(
             yield left, train, test
 
 
+def cached_rows(
+    name: str,
+    tmp: Path,
+    model: Any,
+    cache: Path | None,
+    collect: Callable[[Loaded], list[dict[str, Any]]],
+) -> tuple[list[dict[str, Any]], dict[int, str], Loaded | None]:
+    """A set's collected rows and sessions: from ``cache`` when kept there, else loaded,
+    ``collect``-ed and kept; the loaded set too when it was loaded (the caller closes it)."""
+    cached = cache / f"{name}.pkl" if cache else None
+    if cached is not None and cached.exists():
+        got, ses = pickle.loads(cached.read_bytes())
+        return got, ses, None
+    started = time.perf_counter()
+    loaded = load(name, tmp, model)
+    model.save()
+    got = collect(loaded)
+    ses = ltr.sessions_of({name: loaded})[name]
+    took = time.perf_counter() - started
+    print(f"{name}: collected in {took:.0f} s", file=sys.stderr, flush=True)
+    if cached is not None:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        cached.write_bytes(pickle.dumps((got, ses)))
+    return got, ses, loaded
+
+
 def held_out(
     its: Sequence[ltr.Item], fit_sets: Sequence[str]
 ) -> tuple[list[list[int]], dict[str, Any]]:
@@ -292,21 +318,11 @@ def main() -> None:
     sessions: dict[str, dict[int, str]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name in available_sets():
-            cached = args.cache / f"{name}.pkl" if args.cache else None
-            if cached is not None and cached.exists():
-                got, ses = pickle.loads(cached.read_bytes())
-            else:
-                started = time.perf_counter()
-                loaded = load(name, Path(tmp), model)
-                model.save()
-                got = collected(loaded, table)
-                ses = ltr.sessions_of({name: loaded})[name]
+            got, ses, loaded = cached_rows(
+                name, Path(tmp), model, args.cache, lambda one: collected(one, table)
+            )
+            if loaded is not None:
                 loaded.store.close()
-                took = time.perf_counter() - started
-                print(f"{name}: collected in {took:.0f} s", file=sys.stderr, flush=True)
-                if cached is not None:
-                    cached.parent.mkdir(parents=True, exist_ok=True)
-                    cached.write_bytes(pickle.dumps((got, ses)))
             raw += got
             sessions[name] = ses
     shipped = json.loads(rerank_learned.WEIGHTS_FILE.read_text(encoding="utf-8"))
