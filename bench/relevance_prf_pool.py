@@ -553,14 +553,8 @@ def main() -> None:
     if args.latency:
         doc["latency"]["scan at 100k (random unit vectors, flat)"] = {"scan": scan_at(100_000)}
     if args.fit:
-        shipped = json.loads(rerank_learned.WEIGHTS_FILE.read_text(encoding="utf-8"))
-        fit_sets = [s for s in shipped["fitted_on"] if s in sessions]
         base = items(raw, "d30")
-        orders: dict[str, Sequence[Sequence[int]]] = {
-            "fts": [it.fts for it in base],
-            "vector": [it.vector for it in base],
-            "hybrid": [it.fused for it in base],
-        }
+        fit_sets, orders = stage_lists.shipped_fit(base, sessions)
         variants = ["d30", *[v for v in args.variant if v != "d30"]]
         doc["chosen"], doc["duel"] = {}, {}
         for variant in variants:

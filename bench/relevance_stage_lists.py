@@ -262,6 +262,21 @@ def cached_rows(
     return got, ses, loaded
 
 
+def shipped_fit(
+    base: Sequence[ltr.Item], sessions: Mapping[str, Any]
+) -> tuple[list[str], dict[str, Sequence[Sequence[int]]]]:
+    """The sets the shipped stage was fitted on (of those collected), and the orders of each
+    single part and of hybrid (the rows every table compares against)."""
+    shipped = json.loads(rerank_learned.WEIGHTS_FILE.read_text(encoding="utf-8"))
+    fit_sets = [s for s in shipped["fitted_on"] if s in sessions]
+    orders: dict[str, Sequence[Sequence[int]]] = {
+        "fts": [it.fts for it in base],
+        "vector": [it.vector for it in base],
+        "hybrid": [it.fused for it in base],
+    }
+    return fit_sets, orders
+
+
 def held_out(
     its: Sequence[ltr.Item], fit_sets: Sequence[str]
 ) -> tuple[list[list[int]], dict[str, Any]]:
@@ -325,14 +340,8 @@ def main() -> None:
                 loaded.store.close()
             raw += got
             sessions[name] = ses
-    shipped = json.loads(rerank_learned.WEIGHTS_FILE.read_text(encoding="utf-8"))
-    fit_sets = [s for s in shipped["fitted_on"] if s in sessions]
     base = items(raw, "d30")
-    orders: dict[str, Sequence[Sequence[int]]] = {
-        "fts": [it.fts for it in base],
-        "vector": [it.vector for it in base],
-        "hybrid": [it.fused for it in base],
-    }
+    fit_sets, orders = shipped_fit(base, sessions)
     doc: dict[str, Any] = {"chosen": {}, "duel": {}}
     for variant in variants:
         started = time.perf_counter()
