@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import sys
 from pathlib import Path
 
 # Hook start-up is the budget (bench/hooks.py): ``typing`` costs ~4 ms, so annotations stay
@@ -34,8 +35,8 @@ def default_data_dir() -> Path:
     return Path.home() / ".workbench"
 
 
-# The model folders a user (a test, a bench) may move by env var; each loader reads its own
-# through ``model_dir_override`` and the spawner resolves them all (``absolute_model_dirs``).
+# The model folders a user (a test, a bench) may move by env var; each loader finds its own
+# through ``model_dir`` and the spawner resolves them all (``absolute_model_dirs``).
 MODEL_DIR_VARS = (
     "WORKBENCH_ONNX_MODEL_DIR",
     "WORKBENCH_STATIC_MODEL_DIR",
@@ -43,10 +44,25 @@ MODEL_DIR_VARS = (
 )
 
 
+def _absolute(value: str) -> str:
+    """A model folder's path as given (``~`` expanded), made absolute against this cwd."""
+    return os.path.abspath(os.path.expanduser(value.strip()))
+
+
 def model_dir_override(var: str) -> Path | None:
     """``$var`` as an absolute folder (against this process's cwd), or None when unset."""
     value = os.environ.get(var, "").strip()
-    return Path(os.path.abspath(Path(value).expanduser())) if value else None
+    return Path(_absolute(value)) if value else None
+
+
+def model_dir(var: str, name: str) -> Path:
+    """Where a model built at install lives: ``$var`` when set (``model_dir_override``; tests
+    and benches that must not write into a shared venv), else this venv's
+    ``share/workbench/<name>``."""
+    override = model_dir_override(var)
+    if override is not None:
+        return override
+    return Path(sys.prefix) / "share" / "workbench" / name
 
 
 def absolute_model_dirs(env: dict[str, str]) -> dict[str, str]:
@@ -62,7 +78,7 @@ def absolute_model_dirs(env: dict[str, str]) -> dict[str, str]:
     for var in MODEL_DIR_VARS:
         value = env.get(var, "").strip()
         if value:
-            env[var] = os.path.abspath(os.path.expanduser(value))
+            env[var] = _absolute(value)
     return env
 
 

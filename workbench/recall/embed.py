@@ -29,13 +29,12 @@ import hashlib
 import importlib.resources
 import logging
 import os
-import sys
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from workbench.locate import model_dir_override
+from workbench.locate import model_dir
 
 log = logging.getLogger("workbench.recall")
 
@@ -82,10 +81,7 @@ def minilm_dir() -> Path:
 def static_model_dir() -> Path:
     """Where ``workbench models build`` puts the distilled static model (an install artifact
     of this venv), or ``$WORKBENCH_STATIC_MODEL_DIR`` (tests and benches)."""
-    override = model_dir_override("WORKBENCH_STATIC_MODEL_DIR")
-    if override is not None:
-        return override
-    return Path(sys.prefix) / "share" / "workbench" / STATIC_MODEL_NAME
+    return model_dir("WORKBENCH_STATIC_MODEL_DIR", STATIC_MODEL_NAME)
 
 
 class MiniLMEmbedder:

@@ -39,7 +39,6 @@ import hashlib
 import json
 import os
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -48,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.locate import model_dir_override
+from workbench.locate import model_dir
 
 ONNX_MODEL_NAME = "minilm-l6-v2-int8"
 MANIFEST = "manifest.json"
@@ -69,10 +68,7 @@ def onnx_model_dir() -> Path:
 
     The override exists for tests and benches that must not write into a shared venv.
     """
-    override = model_dir_override("WORKBENCH_ONNX_MODEL_DIR")
-    if override is not None:
-        return override
-    return Path(sys.prefix) / "share" / "workbench" / ONNX_MODEL_NAME
+    return model_dir("WORKBENCH_ONNX_MODEL_DIR", ONNX_MODEL_NAME)
 
 
 @contextmanager

@@ -20,14 +20,13 @@ import functools
 import json
 import os
 import shutil
-import sys
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workbench.locate import model_dir_override
+from workbench.locate import model_dir
 
 TABLE_NAME = "minilm-l6-v2-tokens"
 TABLE_FILE = "tokens.npy"
@@ -40,10 +39,7 @@ CLS, SEP = 101, 102  # BERT's [CLS] and [SEP] in MiniLM's vocabulary
 
 def tokens_dir() -> Path:
     """This venv's share dir, or ``$WORKBENCH_RERANK_TOKENS_DIR`` (tests, benches)."""
-    override = model_dir_override("WORKBENCH_RERANK_TOKENS_DIR")
-    if override is not None:
-        return override
-    return Path(sys.prefix) / "share" / "workbench" / TABLE_NAME
+    return model_dir("WORKBENCH_RERANK_TOKENS_DIR", TABLE_NAME)
 
 
 def build(
