@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from pathlib import Path
 from typing import cast
 
-from workbench.recall.vectors import KINDS, IndexKind, paths
+from workbench.recall.vectors import KINDS, IndexKind, fsync_file, fsync_folder, paths
 
 log = logging.getLogger("workbench.recall")
 
@@ -98,10 +97,5 @@ def _durable(files: list[Path]) -> None:
     is removed, it must be on disk.
     """
     for path in files:
-        with path.open("rb") as handle:
-            os.fsync(handle.fileno())
-    folder = os.open(files[0].parent, os.O_RDONLY)
-    try:
-        os.fsync(folder)
-    finally:
-        os.close(folder)
+        fsync_file(path)
+    fsync_folder(files[0].parent)

@@ -655,13 +655,13 @@ class VectorIndex:
             faiss.write_index(self._index, str(where["faiss"]) + ".tmp")
             _write_json(Path(str(where["ids"]) + ".tmp"), id_doc)
             self.dirty = False
-        _fsync_file(Path(str(where["faiss"]) + ".tmp"))  # the ids file: in _write_json
+        fsync_file(Path(str(where["faiss"]) + ".tmp"))  # the ids file: in _write_json
         os.replace(str(where["faiss"]) + ".tmp", where["faiss"])
         os.replace(str(where["ids"]) + ".tmp", where["ids"])
-        _fsync_folder(index_dir)  # the data's renames reach the disk before the meta's
+        fsync_folder(index_dir)  # the data's renames reach the disk before the meta's
         _write_json(Path(str(where["meta"]) + ".tmp"), meta)
         os.replace(str(where["meta"]) + ".tmp", where["meta"])
-        _fsync_folder(index_dir)
+        fsync_folder(index_dir)
 
     @classmethod
     def load(
@@ -765,12 +765,13 @@ def _ranked(ids: Any, scores: Any, k: int) -> list[tuple[int, float]]:
     return [(int(ids[i]), float(scores[i])) for i in order]
 
 
-def _fsync_file(path: Path) -> None:
+def fsync_file(path: Path) -> None:
+    """fsync a file already written and closed (its bytes on disk before a rename names it)."""
     with path.open("rb") as handle:
         os.fsync(handle.fileno())
 
 
-def _fsync_folder(folder: Path) -> None:
+def fsync_folder(folder: Path) -> None:
     """fsync a folder: the renames in it are on disk (POSIX leaves that to this call)."""
     fd = os.open(folder, os.O_RDONLY)
     try:
