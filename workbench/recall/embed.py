@@ -263,7 +263,7 @@ class StaticEmbedder:
         # product of its token counts with those rows. Why: a gather of every token's row and
         # a segmented sum (``np.add.reduceat``) made ~1,500 texts per CPU-second (demo texts,
         # 107 tokens each), so building the tier at 100k took ~65 CPU-s from the embedding
-        # worker on a 2-core box (issue 21); this makes ~7,700, the tokenizer now most of it.
+        # worker on a 2-core box (issue 21); this makes ~6,700, the tokenizer now most of it.
         for first in range(0, len(encoded), STATIC_SLICE):
             rows = [
                 np.asarray(enc.ids[:STATIC_MAX_TOKENS], dtype=np.int64)
@@ -488,7 +488,7 @@ class OnnxEmbedder:
         Batched by characters, as before, 6.7% of the positions of demo-shaped texts were
         padding (batch 4); by tokens, 0.6%. The calling thread is one of the lanes."""
         lanes = _Lanes(self, [texts])
-        lanes.run(self.threads - 1, caller_works=True)
+        lanes.run(self.threads - 1)
         return lanes.out[0]
 
     def embed_groups(self, groups: Sequence[list[str]]) -> Iterator[Any]:
@@ -594,11 +594,10 @@ class _Lanes:
             helper.start()
         return helpers
 
-    def run(self, helpers: int, *, caller_works: bool) -> None:
+    def run(self, helpers: int) -> None:
         """Every batch, on ``helpers`` threads and the caller's; raises a lane's error."""
         started = self._start(max(0, min(helpers, self._batches - 1)))
-        if caller_works:
-            self.lane()
+        self.lane()
         for helper in started:
             helper.join()
         if self._failed:
