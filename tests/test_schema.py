@@ -160,6 +160,7 @@ EXPECTED_COLUMNS = {
         "checked_at_epoch": "INTEGER",
     },
     "observation_edits": {"seq": "INTEGER", "observation_id": "INTEGER"},
+    "observation_generation": {"id": "INTEGER", "n": "INTEGER"},
 }
 
 # (from column, to table, to column, on delete)
@@ -192,6 +193,7 @@ PROJECT_KEY_TRIGGERS = {
     for table in ("sessions", "user_prompts", "observations", "session_summaries")
 }
 VECTOR_EDIT_TRIGGERS = {"observation_edits_au"}
+GENERATION_TRIGGERS = {f"observation_generation_{suffix}" for suffix in ("ai", "au", "ad")}
 
 
 # ----- helpers --------------------------------------------------------------------------------
@@ -300,6 +302,7 @@ def test_blank_database_gets_exact_triggers(migrated: sqlite3.Connection) -> Non
         | PROJECT_KEY_TRIGGERS
         | STALENESS_TRIGGERS
         | VECTOR_EDIT_TRIGGERS
+        | GENERATION_TRIGGERS
     )
 
 
@@ -316,6 +319,30 @@ def test_an_edit_of_embedded_text_or_project_is_logged_for_the_indexer(
     migrated.execute("UPDATE observations SET project = 'moved' WHERE id = ?", (obs_id,))
     logged = [r[0] for r in migrated.execute("SELECT observation_id FROM observation_edits")]
     assert logged == [obs_id, obs_id]
+
+
+def test_every_write_to_an_observation_changes_the_generation(
+    migrated: sqlite3.Connection,
+) -> None:
+    """m016: an insert, an update of any column and a delete each change
+    ``observation_generation`` (the timeline's anchor memo is valid only while it holds);
+    a write to another table does not."""
+
+    def generation() -> int:
+        return int(migrated.execute("SELECT n FROM observation_generation").fetchone()[0])
+
+    seen = [generation()]
+    obs_id = add_observation(migrated, "Flaky DNS in CI")
+    seen.append(generation())
+    migrated.execute("UPDATE observations SET platform_source = 'codex' WHERE id = ?", (obs_id,))
+    seen.append(generation())
+    migrated.execute("UPDATE observations SET title = 'Flaky DNS' WHERE id = ?", (obs_id,))
+    seen.append(generation())
+    migrated.execute("DELETE FROM observation_edits")
+    assert generation() == seen[-1]
+    migrated.execute("DELETE FROM observations WHERE id = ?", (obs_id,))
+    seen.append(generation())
+    assert seen == sorted(set(seen)), seen  # each write moved it on
 
 
 # The FTS tables as m008 leaves them: contentless, porter-stemmed, fed through the splitter.

@@ -894,3 +894,33 @@ def m015_observation_edits(conn: sqlite3.Connection) -> None:
         END;
         """,
     )
+
+
+@migration
+def m016_observation_generation(conn: sqlite3.Connection) -> None:
+    """``observation_generation``: one number that changes with every write to ``observations``.
+
+    Why: the timeline by query reuses the anchor a search of the same query ranked a moment
+    before (``recall.anchor_memo``), and may do so only while no observation changed: a new,
+    edited, forgotten, imported or team-synced memory can change which hit is first. A trigger
+    counts every insert, update and delete, whoever writes (the service, a migration, a user's
+    own ``sqlite3``), so no write path can forget to; reading it is one primary-key lookup.
+    Derived bookkeeping: its value means nothing across processes, only that it changed.
+    """
+    bump = "UPDATE observation_generation SET n = n + 1 WHERE id = 1;"
+    run_script(
+        conn,
+        f"""
+        CREATE TABLE IF NOT EXISTS observation_generation (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            n INTEGER NOT NULL
+        );
+        INSERT OR IGNORE INTO observation_generation (id, n) VALUES (1, 0);
+        CREATE TRIGGER IF NOT EXISTS observation_generation_ai AFTER INSERT ON observations
+        BEGIN {bump} END;
+        CREATE TRIGGER IF NOT EXISTS observation_generation_au AFTER UPDATE ON observations
+        BEGIN {bump} END;
+        CREATE TRIGGER IF NOT EXISTS observation_generation_ad AFTER DELETE ON observations
+        BEGIN {bump} END;
+        """,
+    )
