@@ -28,6 +28,7 @@ from workbench.knowledge import forget_copies
 from workbench.knowledge.agent import KnowledgeAgent
 from workbench.knowledge.report_process import ReportProcess
 from workbench.pidfile import PidFile
+from workbench.recall.anchor_memo import AnchorMemo
 from workbench.recall.embed import load_embedder
 from workbench.recall.indexer import Indexer, IndexRanker
 from workbench.settings import Settings
@@ -61,6 +62,9 @@ class Runtime:
     _last_status: float = 0.0
     # The background embedding pipeline (workbench/recall/indexer.py); it owns the model.
     indexer: Indexer | None = None
+    # Recent rankings' first observation: the timeline by query after its search reuses it
+    # (workbench/recall/anchor_memo.py); GET /api/index/status shows its counts.
+    anchors: AnchorMemo = field(default_factory=AnchorMemo)
     # Publishes to the team lake when a session ends (``team_publish_on_stop``).
     team_publisher: AutoPublisher | None = None
     # Refreshes folder memory files after each summary (``folder_memory_files``, issue 22).

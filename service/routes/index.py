@@ -5,7 +5,9 @@ minutes when the model has to embed (100k texts ≈ 8 min with MiniLM on 2 cores
 every text is in the embeddings cache), far past any sensible HTTP timeout, and ingest must
 keep flowing meanwhile. The indexer thread runs it; ``GET /api/index/status`` reports its
 progress (``reindex.done`` / ``reindex.total``) and outcome, which ``workbench reindex`` polls
-for its progress bar. A second POST while one runs returns that same job.
+for its progress bar. A second POST while one runs returns that same job. The status also
+carries ``timelineAnchors`` (``recall.anchor_memo``): the timeline anchors reused from a search
+of the same query (``reused``) and those ranked (``ranked``), and the entries ``held``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
-from service.deps import IndexerDep
+from service.deps import IndexerDep, RuntimeDep
 from workbench.api_models.index import IndexStatus, ReindexQueued
 
 router = APIRouter(prefix="/api", tags=["index"])
@@ -28,6 +30,9 @@ def reindex(indexer: IndexerDep) -> JSONResponse:
 
 
 @router.get("/index/status", response_model=IndexStatus)
-def index_status(indexer: IndexerDep) -> dict[str, Any]:
+def index_status(indexer: IndexerDep, runtime: RuntimeDep) -> dict[str, Any]:
+    """The indexer's state, and ``timelineAnchors``: the memo of recent rankings' first
+    observation (how many it holds, how many timeline anchors it gave, how many were ranked)."""
     status: dict[str, Any] = indexer.status()
+    status["timelineAnchors"] = runtime.anchors.status()
     return status

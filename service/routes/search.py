@@ -71,8 +71,11 @@ class SearchRequest(SearchQuery):
 
 
 def engine_for(runtime: Runtime) -> SearchEngine:
-    """The engine over the service's store, with the vector ranker when the runtime has one."""
-    return SearchEngine(runtime.store, runtime.settings, ranker=runtime.vector_ranker)
+    """The engine over the service's store, with the vector ranker when the runtime has one,
+    and the service's memo of recent rankings' first observation (the timeline's anchor)."""
+    return SearchEngine(
+        runtime.store, runtime.settings, ranker=runtime.vector_ranker, anchors=runtime.anchors
+    )
 
 
 def source_for(runtime: Runtime, team: bool) -> MemorySource:

@@ -51,6 +51,9 @@ class IndexStatus(CamelModel):
     # Which tier finds each observation by meaning: ``minilm`` (its index), ``static`` (MiniLM
     # has not reached it yet), ``fullTextOnly`` (neither); None without an index.
     tiers: dict[str, int] | None = None
+    # The memo of recent rankings' first observation (recall/anchor_memo.py): ``held``,
+    # ``capacity``, ``reused`` (timeline anchors it gave) and ``ranked`` (anchors ranked).
+    timeline_anchors: dict[str, int] | None = None
 
 
 class ReindexQueued(CamelModel):

@@ -19,6 +19,7 @@ Modules:
 - ``totals``    ``totalResults``: every match of a search counted (bounded), not the page
 - ``hits``      search hits and timeline items, loaded by id for the returned page only
 - ``timeline``  records around an anchor (observation id, S<summary id>, time, or a query)
+- ``anchor_memo``    recent rankings' first observation: the timeline by query after its search
 - ``compact``   the compact text index of a search, and the text timeline
 - ``context``   the SessionStart block: progressive disclosure, bounded, token economics
 - ``resume``    what a start needs by its ``source`` (a resumed session: only what is new)

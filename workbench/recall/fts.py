@@ -32,6 +32,7 @@ a hit in the title counts more than one in the narrative or facts.
 
 from __future__ import annotations
 
+import math
 import re
 import sqlite3
 import threading
@@ -198,6 +199,7 @@ UBIQUITOUS = 0.25
 DF_TTL_S = 300.0
 _DF_CACHE_MAX = 50_000
 _df_cache: dict[tuple[str, str, str], tuple[float, int]] = {}
+_df_changes = 0  # ``df_generation``
 
 
 _search_local = threading.local()
@@ -299,17 +301,44 @@ def _unchanged(conn: sqlite3.Connection) -> dict[tuple[str, str, str], int]:
 def _cached_for_ttl(
     key: tuple[str, str, str], compute: Callable[[], int], *, floor: int = -1
 ) -> int:
+    global _df_changes
     now = time.monotonic()
     hit = _df_cache.get(key)
     if hit is not None and now - hit[0] < DF_TTL_S:
         return hit[1]
     value = compute()
+    if hit is not None and hit[1] != value:
+        _df_changes += 1  # a count searches used until now was stale: rankings may move
     if value <= floor:
         return value
     if len(_df_cache) >= _DF_CACHE_MAX:
         _df_cache.clear()  # crude but bounded; a refill costs one probe per piece
+        _df_changes += 1  # the counts dropped may have been stale
     _df_cache[key] = (now, value)
     return value
+
+
+def df_horizon() -> float:
+    """When (``time.monotonic``) the first cached document frequency this ``one_search`` block
+    used expires (``inf``: it used none): until then the same search would use the same
+    counts, after it may recount one (its value moved since: a ranking may move too).
+    """
+    memo = _memo()
+    if not memo:
+        return math.inf
+    taken = [_df_cache.get(key) for key in memo if key[0]]
+    return min((hit[0] + DF_TTL_S for hit in taken if hit is not None), default=math.inf)
+
+
+def df_generation() -> int:
+    """Changes whenever a cached document frequency that searches used is replaced by another
+    value (it expired after DF_TTL_S, or the cache was emptied).
+
+    Why: while an observation write changes ``observation_generation`` at once, a large
+    count cached before that write is still used for up to DF_TTL_S, and its refresh may move
+    a ranking with no write at that moment. ``recall.anchor_memo`` keys on both.
+    """
+    return _df_changes
 
 
 def _table_rows(conn: sqlite3.Connection, db: str, kind: Kind) -> int:

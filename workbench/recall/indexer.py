@@ -828,6 +828,24 @@ class IndexRanker:
     def unavailable_reason(self) -> str | None:
         return None if self.available() else self._indexer.reason
 
+    def generation(self) -> tuple[object, ...]:
+        """What this ranker's lists depend on besides the query: equal tuples, equal lists.
+
+        The indexer's state (a ranker that is not ready ranks nothing), the model, and the
+        versions of MiniLM's index and the static tier's (``VectorIndex.version``: vectors
+        added as the embedding worker catches up, dropped, compacted; a reindex's or a
+        switch's new index). Read before a ranking, for ``recall.anchor_memo``.
+        """
+        indexer = self._indexer
+        index, static = indexer.index, indexer.static
+        tier = static.index if static is not None else None
+        return (
+            indexer.state,
+            self.name_of_model,
+            index.version if index is not None else None,
+            tier.version if tier is not None else None,
+        )
+
     def embed_query(self, query: str) -> Any:
         with self._lock:
             hit = self._cache.get(query)

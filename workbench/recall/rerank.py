@@ -149,6 +149,38 @@ def problem(settings: Any) -> str | None:
     return None if reason is None else f"rerank skipped, results in fused order: {reason}"
 
 
+def inputs(settings: Any) -> tuple[object, ...] | None:
+    """What the configured stage reads besides the store, the candidates and the settings:
+    its files' stamps (a retrained ``rerank.json``, a rebuilt token table or static model
+    reorders). None when no stage runs. For ``recall.anchor_memo``: equal tuples, equal order.
+    """
+    if not enabled(settings):
+        return None
+    from workbench.recall import rerank_tokens
+
+    chosen = method(settings)
+    if chosen == "maxsim":
+        where = rerank_tokens.tokens_dir()
+        files = [where / rerank_tokens.MANIFEST, where / rerank_tokens.TABLE_FILE]
+    elif chosen == "learned":
+        from workbench.recall.embed import static_model_dir
+
+        where = static_model_dir()
+        files = [where / "model.safetensors", where / rerank_tokens.TOKENIZER_FILE]
+    else:
+        files = [path] if (path := model_path(settings)) is not None else []
+    return (chosen, *(_stamp(f) for f in files))
+
+
+def _stamp(path: Path) -> tuple[str, int, int, int] | None:
+    """``(path, inode, size, mtime)`` of a file, or None when there is none."""
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    return str(path), found.st_ino, found.st_size, found.st_mtime_ns
+
+
 def _first_stage(
     conn: sqlite3.Connection,
     query: str,

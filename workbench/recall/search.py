@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field
 
 from workbench.errors import InvalidInput
 from workbench.recall import (
+    anchor_memo,
     feedback,
     fts,
     fusion,
@@ -47,6 +48,7 @@ from workbench.recall.fusion import RRF_K, rrf  # noqa: F401  (re-exported: test
 from workbench.recall.hits import SearchHit
 
 if TYPE_CHECKING:
+    from workbench.recall.anchor_memo import AnchorMemo
     from workbench.recall.search_query import SearchQuery
 
 log = logging.getLogger("workbench.recall")
@@ -166,6 +168,8 @@ class SearchEngine:
 
     ``store_or_conn`` is a ``Store`` (its thread's connection is used at call time) or a
     ``sqlite3.Connection``. ``ranker`` is the optional vector ranker (``VectorRanker``).
+    ``anchors``: the service's memo of recent rankings' first observation
+    (``recall.anchor_memo``), which searches fill and the timeline by query reads.
     """
 
     def __init__(
@@ -173,11 +177,17 @@ class SearchEngine:
         store_or_conn: Any,
         settings: Any = None,
         ranker: VectorRanker | None = None,
+        *,
+        anchors: AnchorMemo | None = None,
     ) -> None:
         self._source = store_or_conn
         self.settings = settings
         self.ranker = ranker
+        self.anchors = anchors
         self.reranked: dict[int, str] = {}  # observation id -> the reranker that placed it
+        # The last ranking gave up a part and went on without it (a vector ranker or a
+        # second stage raised): its order is not remembered (``anchor_memo``).
+        self.failed_open = False
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -268,6 +278,7 @@ class SearchEngine:
     ) -> SearchResult:
         query = (query or "").strip() or None
         self.reranked = {}  # this search's second stage only (an engine may be reused)
+        self.failed_open = False
         if query is None and filters.is_empty():
             raise InvalidInput(
                 "give a query or at least one filter, e.g. query=refund charged twice, or "
@@ -287,6 +298,12 @@ class SearchEngine:
                     result.add_total(totals.count(self.conn, kind, None, filters, at_least=found))
             return result
 
+        # Read before the ranking: a write meanwhile leaves what it ranks under the older one.
+        remember = (
+            self._anchor_slot(query, filters, mode, order_by, offset + limit, offset)
+            if "observations" in kinds
+            else None
+        )
         used, degraded = self._resolve_mode(mode)
         result = SearchResult(query=query, mode=used, degraded=degraded, order_by=order_by)
         if used != "fts" and "observations" in kinds:
@@ -336,6 +353,8 @@ class SearchEngine:
                 scored, ranks = self._rank_observations(
                     query, filters, used, depth, result, meanwhile=the_others
                 )
+                if remember is not None and not self.failed_open:
+                    self._remember(remember, scored)
                 pages[kind] = page_of(kind, scored, ranks)
             elif kind not in pages:
                 pages[kind] = text_only(kind)
@@ -358,12 +377,87 @@ class SearchEngine:
         query = query.strip()
         if not query:
             return None
-        self.reranked = {}
-        used, degraded = self._resolve_mode("hybrid")
-        scratch = SearchResult(query=query, mode=used, degraded=degraded)
-        scored, ranks = self._rank_observations(query, filters, used, 1, scratch, first_only=True)
+        scored, ranks = self._first_ranked(query, filters)
         found = self._hydrate("observations", scored[:1], ranks)
         return found[0] if found else None
+
+    @fts.one_search()
+    def anchor_of(self, query: str, filters: SearchFilters) -> dict[str, Any] | None:
+        """The timeline's anchor by query: the row (``hits.load``: id, time, project, title)
+        of ``top_observation``'s hit, None when nothing matches.
+
+        Taken from ``anchors`` when a search or a timeline ranked this query under this
+        filter and nothing a ranking reads has changed since (``recall.anchor_memo``); else
+        ranked, and remembered.
+        """
+        query = query.strip()
+        if not query:
+            return None
+        remember = self._anchor_slot(query, filters, "hybrid", "relevance", 1, 0)
+        if remember is not None and self.anchors is not None:
+            known, first = self.anchors.get(*remember)
+            if known:
+                return None if first is None else self._row(first)
+        scored, _ = self._first_ranked(query, filters)
+        if remember is not None and not self.failed_open:
+            self._remember(remember, scored)
+        return self._row(scored[0][0]) if scored else None
+
+    def _first_ranked(
+        self, query: str, filters: SearchFilters
+    ) -> tuple[list[tuple[int, float]], dict[int, dict[str, int]]]:
+        """``top_observation``'s ranking: its first hit (and ranks) by the search's order."""
+        self.reranked = {}
+        self.failed_open = False
+        used, degraded = self._resolve_mode("hybrid")
+        scratch = SearchResult(query=query, mode=used, degraded=degraded)
+        return self._rank_observations(query, filters, used, 1, scratch, first_only=True)
+
+    def _row(self, observation_id: int) -> dict[str, Any] | None:
+        """The observation's index fields (None: gone, as ``_hydrate`` skips it)."""
+        return hits.load(self.conn, "observations", [observation_id]).get(observation_id)
+
+    def _anchor_slot(
+        self,
+        query: str,
+        filters: SearchFilters,
+        mode: str,
+        order_by: str,
+        need: int,
+        offset: int,
+    ) -> tuple[anchor_memo.Generation, anchor_memo.Key] | None:
+        """``(generation, key)`` under which this ranking's first observation is the timeline
+        anchor of ``key``, or None when it is not one (or there is no memo).
+
+        Trigger: hybrid asked, relevance order, the first page, and a page that fuses lists
+        as deep as the anchor's (``FUSION_DEPTH``: a deeper page fuses longer lists). Why:
+        then the first hit is ``top_observation``'s (tests/test_search_same_ranking.py).
+        Claude's rerank is a call out each time that may fail open differently: never.
+        """
+        if self.anchors is None or mode != "hybrid" or order_by != "relevance" or offset:
+            return None
+        if min(max(FUSION_DEPTH, 2 * need), 500) != FUSION_DEPTH:
+            return None
+        key = anchor_memo.key_of(query, filters)
+        if key is None:
+            return None
+        from workbench.recall import rerank_llm
+
+        if rerank_llm.enabled(self.settings):
+            return None
+        generation = anchor_memo.generation_of(self.conn, self.ranker, self.settings)
+        return None if generation is None else (generation, key)
+
+    def _remember(
+        self,
+        slot: tuple[anchor_memo.Generation, anchor_memo.Key],
+        scored: Sequence[tuple[int, float]],
+    ) -> None:
+        """Store the ranking's first id under ``slot``, valid until a cached count it used
+        expires (``fts.df_horizon``; inside the search's ``one_search`` block)."""
+        assert self.anchors is not None
+        first = scored[0][0] if scored else None
+        self.anchors.put(slot[0], slot[1], first, fts.df_horizon())
 
     def _resolve_mode(self, mode: str) -> tuple[str, str | None]:
         if mode == "fts":
@@ -398,7 +492,7 @@ class SearchEngine:
             return scored, {i: {"fts": n} for n, (i, _) in enumerate(scored, start=1)}
         assert self.ranker is not None
         name = self.ranker.name
-        fusion_depth = min(max(FUSION_DEPTH, 2 * depth), 500)
+        fusion_depth = min(max(FUSION_DEPTH, 2 * depth), 500)  # as in ``_anchor_slot``
         params = fusion.FusionParams.from_settings(self.settings)
         talk = session_term.ConversationParams.from_settings(self.settings)
         text: list[tuple[int, float]] = []
@@ -428,6 +522,7 @@ class SearchEngine:
         if vector is None:
             # Trigger: the ranker raised mid-query. Why: search must never fail because an
             # optional ranker did. Outcome: full text, and the result says so.
+            self.failed_open = True
             if mode == "vector":
                 raise InvalidInput(
                     f"semantic search failed ({name}); use mode=fts or mode=hybrid instead"
@@ -583,6 +678,10 @@ class SearchEngine:
         fused, self.reranked, skipped = rerank.rerank_or_fused(
             self.conn, query, candidates, self.settings, first_only=first_only
         )
+        if rerank.enabled(self.settings) and skipped is None and len(candidates.fused) > 1:
+            # The configured stage ran on two or more candidates: it placed some, or it
+            # raised and the fused order stood in (``rerank_or_fused`` fails open).
+            self.failed_open = self.failed_open or not self.reranked
         return fused, skipped
 
     def _cosines_of(self, query: str, ids: list[int]) -> dict[int, float] | None:
@@ -598,6 +697,7 @@ class SearchEngine:
             ranked = self.ranker.rank(query, len(ids), ids)
         except Exception:
             log.exception("vector ranker %s failed to score full-text hits", self.ranker.name)
+            self.failed_open = True
             return None
         wanted = set(ids)
         return {int(i): float(c) for i, c in ranked if int(i) in wanted}

@@ -1,7 +1,9 @@
 """The timeline around an anchor (layer 2 of search → timeline → fetch).
 
 The anchor is an observation id (``123``, ``"123"``, ``"#123"``), a summary id (``"S12"``), an
-ISO timestamp, or — with ``query`` instead — the best hybrid hit for that query.
+ISO timestamp, or — with ``query`` instead — the best hybrid hit for that query (the search's
+first observation hit; reused from a search of the same query a moment before when nothing it
+depends on changed since: ``recall.anchor_memo``).
 
 ``depth_before``/``depth_after`` count *observations* on each side of the anchor; the session
 summaries and prompts that fall inside that window of time are interleaved (at most as many
@@ -81,8 +83,9 @@ def _resolve_anchor(
             "id), anchor=2026-12-01T14:30:00Z, or query=words to anchor on the best match"
         )
     if query is not None:
-        # The best hybrid hit, ranked as a search ranks it, without a page's total count.
-        hit = engine.top_observation(query, SearchFilters(project=project))
+        # The best hybrid hit, ranked as a search ranks it, without a page's total count (or
+        # remembered from the search of this query a moment ago: ``recall.anchor_memo``).
+        hit = engine.anchor_of(query, SearchFilters(project=project))
         if hit is None:
             where = f" in project {project!r}" if project else ""
             raise NotFound(
@@ -91,11 +94,11 @@ def _resolve_anchor(
             )
         return TimelineAnchor(
             kind="observation",
-            id=hit.id,
-            created_at=hit.created_at,
-            created_at_epoch=hit.created_at_epoch,
-            project=hit.project,
-            title=hit.title,
+            id=hit["id"],
+            created_at=hit["created_at"],
+            created_at_epoch=hit["created_at_epoch"],
+            project=hit["project"],
+            title=hit["title"],
             query=query,
         )
     if isinstance(anchor, bool):

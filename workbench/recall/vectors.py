@@ -49,6 +49,7 @@ stored vectors, which stays exact under any selectivity; a larger one is passed 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import sqlite3
@@ -87,6 +88,7 @@ GRAPH_KINDS: tuple[str, ...] = ("hnsw", "hnsw_fp16")
 RESCORE_FACTOR = 2
 RESCORE_MIN = 20
 COMPACT_MIN = 1024  # dead slots tolerated before ``compact`` runs, whatever the live count
+_VERSIONS = itertools.count(1)  # every index's versions (``VectorIndex.version``)
 _ALL_LIVE = ("\0all live slots",)  # a cache key no project name can equal
 FORMAT = 2  # 2: slot arrays + live bits (1: IndexIDMap2 + tombstones; rebuilt on load)
 KEY_WIDTH = 64  # a text hash is sha256 in hex: 64 ASCII characters
@@ -318,7 +320,9 @@ class VectorIndex:
         self._codes = np.zeros(0, dtype=np.int32)  # slot → project code (-1: not given)
         self._live = np.zeros(0, dtype=bool)  # slot → live
         self._projects: dict[str, int] = {}  # project name → code
-        self._version = 0  # bumped by every change; keys the cached selectors
+        # Changed by every change; keys the cached selectors. Drawn from one count for the
+        # process, so two indexes (a reindex's, a switch's) never share a version.
+        self._version = next(_VERSIONS)
         self._selectors: dict[tuple[str, ...], tuple[int, tuple[Any, Any, Any]]] = {}
         self._lock = threading.RLock()
         self.built_at = time.time()
@@ -326,6 +330,12 @@ class VectorIndex:
 
     def __len__(self) -> int:
         return len(self._slot_of)
+
+    @property
+    def version(self) -> int:
+        """Changes with every add, removal or compaction, and differs between any two indexes
+        of this process: equal versions mean the same vectors (``recall.anchor_memo``)."""
+        return self._version
 
     def _key(self, slot: int) -> str:
         return bytes(self._keys[slot]).decode("ascii")
@@ -411,7 +421,7 @@ class VectorIndex:
         return self._projects.setdefault(project, len(self._projects))
 
     def _changed(self) -> None:
-        self._version += 1
+        self._version = next(_VERSIONS)
         self._selectors.clear()
         self.dirty = True
 
