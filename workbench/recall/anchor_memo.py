@@ -55,11 +55,17 @@ Key = tuple[str, str | None]  # (query as ranked, project filter or None)
 Generation = tuple[object, ...]
 
 
+# Every filter field but ``project``, with its empty value: a timeline asks no other filter.
+_UNFILTERED = {
+    name: info.default for name, info in SearchFilters.model_fields.items() if name != "project"
+}
+
+
 def key_of(query: str | None, filters: SearchFilters) -> Key | None:
     """The memo's key for a ranking of ``query`` under ``filters``, or None when a timeline
     cannot ask it (no words, or a filter beyond one project)."""
     text = (query or "").strip()
-    if not text or filters != SearchFilters(project=filters.project):
+    if not text or any(getattr(filters, k) != v for k, v in _UNFILTERED.items()):
         return None
     return (text, filters.project)
 
@@ -88,17 +94,16 @@ def generation_of(
 
 
 def _settings_of(settings: object | None) -> tuple[object, ...] | None:
-    """Every setting's value (a live change of any of them is a new generation)."""
+    """Every setting's value (a live change of any of them is a new generation); a list's
+    as a tuple, so a later change in place cannot alter the copy."""
     if settings is None:
         return None
-    fields = getattr(type(settings), "model_fields", None)
-    if fields is None:
+    if getattr(type(settings), "model_fields", None) is None:
         return (id(settings),)  # not a Settings model: only this very object
-    return tuple(_frozen(getattr(settings, name, None)) for name in fields)
+    return tuple(_frozen(v) for v in vars(settings).values())
 
 
 def _frozen(value: Any) -> object:
-    """A copy that a later in-place change of a list setting cannot alter."""
     if isinstance(value, list):
         return tuple(_frozen(v) for v in value)
     if isinstance(value, dict):

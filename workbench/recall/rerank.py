@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,25 +161,25 @@ def inputs(settings: Any) -> tuple[object, ...] | None:
 
     chosen = method(settings)
     if chosen == "maxsim":
-        where = rerank_tokens.tokens_dir()
-        files = [where / rerank_tokens.MANIFEST, where / rerank_tokens.TABLE_FILE]
+        where = str(rerank_tokens.tokens_dir())
+        files = [f"{where}/{rerank_tokens.MANIFEST}", f"{where}/{rerank_tokens.TABLE_FILE}"]
     elif chosen == "learned":
         from workbench.recall.embed import static_model_dir
 
-        where = static_model_dir()
-        files = [where / "model.safetensors", where / rerank_tokens.TOKENIZER_FILE]
+        where = str(static_model_dir())
+        files = [f"{where}/model.safetensors", f"{where}/{rerank_tokens.TOKENIZER_FILE}"]
     else:
-        files = [path] if (path := model_path(settings)) is not None else []
+        files = [str(path)] if (path := model_path(settings)) is not None else []
     return (chosen, *(_stamp(f) for f in files))
 
 
-def _stamp(path: Path) -> tuple[str, int, int, int] | None:
+def _stamp(path: str) -> tuple[str, int, int, int] | None:
     """``(path, inode, size, mtime)`` of a file, or None when there is none."""
     try:
-        found = path.stat()
+        found = os.stat(path)
     except OSError:
         return None
-    return str(path), found.st_ino, found.st_size, found.st_mtime_ns
+    return path, found.st_ino, found.st_size, found.st_mtime_ns
 
 
 def _first_stage(
