@@ -194,3 +194,17 @@ def test_an_empty_store_rebuilds_to_empty_indexes(tmp_path: Path) -> None:
         assert _scraps(store) == []
         assert all(rows == [] for rows in _vocab(store).values())
         _integrity(store)
+
+
+def test_a_rebuild_is_a_new_observation_generation(tmp_path: Path) -> None:
+    """A rebuilt index may rank differently (one that had drifted from its rows): the swap
+    moves ``observation_generation`` on, so no anchor ranked on the old one is reused."""
+
+    def generation(store: Store) -> int:
+        return int(store.conn.execute("SELECT n FROM observation_generation").fetchone()[0])
+
+    with Store(tmp_path / "workbench.db") as store:
+        _add(store, 0, ROWS)
+        before = generation(store)
+        fts_rebuild.rebuild(store.conn, chunk=CHUNK)
+        assert generation(store) > before

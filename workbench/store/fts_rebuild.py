@@ -152,3 +152,6 @@ def _swap(conn: sqlite3.Connection, fts: str, table: str, columns: list[str]) ->
     conn.execute(f"DELETE FROM {FRONTIER} WHERE fts = ?", (fts,))
     if conn.execute(f"SELECT count(*) FROM {FRONTIER}").fetchone()[0] == 0:
         conn.execute(f"DROP TABLE {FRONTIER}")
+    # A rebuilt index may rank differently (one that had drifted from its rows): a timeline
+    # anchor ranked on the old one must not be reused (``recall.anchor_memo``, m016).
+    conn.execute("UPDATE observation_generation SET n = n + 1 WHERE id = 1")
