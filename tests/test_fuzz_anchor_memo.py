@@ -83,8 +83,8 @@ def test_every_key_reads_back_its_own_anchor(
 
 
 @pytest.fixture(scope="module")
-def store_dir() -> Path:
-    return Path(tempfile.mkdtemp(prefix="wb-fuzz-anchor-"))
+def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("anchor")
 
 
 # Mostly a few words and projects, so searches, saves and timelines meet on one key often.
