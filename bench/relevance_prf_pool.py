@@ -114,8 +114,8 @@ balanced mean), on orders by stage models that never saw T (``nested_orders``); 
 chooses the kind too. ``@keep``: the head's rows are today's list's, so the head keeps
 today's order exactly and only the additions move. The acceptance table (``print_rule``)
 gives per set R@5, R@10, MRR, hit@10, session hit@10 (the readings) and balanced, ``!`` below
-the better single part, ``-`` beyond 0.005 below d30. Same caches rebuilt on 318be47, one run,
-a shared 2-core box, load average 1.4-3.3:
+the better single part, ``-`` beyond 0.005 below d30. Caches rebuilt on 318be47, a shared
+2-core box, load average 1.4-3.8 (two runs, the same figures to the last digit):
 
     balanced / hit@10, mean of 8 sets      breaks the rule (besides the shared one below)
     d30 (today)            0.6613 / 0.9034
@@ -796,7 +796,7 @@ def print_rule(
     beyond ``ltr.TOLERANCE`` below d30), the mean over sets, and each label's verdict."""
     head = "".join(f"{f:>11}" for f in (*FIGURES, "balanced"))
     print("acceptance table (held out; ! below the better single part, - below d30 - 0.005)")
-    print(f"{'set / variant':<40}{head}")
+    print(f"{'set / variant':<46}{head}")
     for s, by in rows.items():
         print(f"-- {s}")
         for label in ["fts", "vector", "hybrid", *labels]:
@@ -808,14 +808,14 @@ def print_rule(
                     flag += "!" if v < max(by["fts"][f], by["vector"][f]) - 1e-9 else ""
                     flag += "-" if v < by["d30"][f] - ltr.TOLERANCE - 1e-9 else ""
                 cells.append(f"{v:.3f}{flag:<2}".rjust(11))
-            print(f"  {label:<38}" + "".join(cells))
+            print(f"  {label:<44}" + "".join(cells))
     print("-- mean over sets")
     for label in ["fts", "vector", "hybrid", *labels]:
         cells = [
             f"{statistics.fmean(by[label][f] for by in rows.values()):.4f}".rjust(11)
             for f in (*FIGURES, "balanced")
         ]
-        print(f"  {label:<38}" + "".join(cells))
+        print(f"  {label:<44}" + "".join(cells))
     mean_d30 = statistics.fmean(by["d30"]["balanced"] for by in rows.values())
     for label in labels:
         if label == "d30":
