@@ -7,7 +7,9 @@ gives, a hybrid search with the stage on returns exactly the ids the fused order
 each labelled by the stage that placed it, and never raises (a blank query gets the same
 clear refusal as without the stage). For any JSON document as the
 weights file, ``rerank_learned.parse`` returns finite weights or raises ValueError, KeyError
-or TypeError, which the search turns into the fused order.
+or TypeError, which the search turns into the fused order. For any candidate rows, sessions
+and page rules together (pin, session cap, demotion cap, ``session_keep``), the sessions of
+the fused head keep their places on the page and nothing moves beyond what that needs.
 """
 
 from __future__ import annotations
@@ -85,7 +87,16 @@ def near_valid(draw: Any) -> dict[str, Any]:
     doc: dict[str, Any] = json.loads(rerank_learned.WEIGHTS_FILE.read_text(encoding="utf-8"))
     where = draw(
         st.sampled_from(
-            ["features", "weights", "depth", "demotion", "pin_gap", "session_cap", "weight"]
+            [
+                "features",
+                "weights",
+                "depth",
+                "demotion",
+                "pin_gap",
+                "session_cap",
+                "session_keep",
+                "weight",
+            ]
         )
     )
     value = draw(json_value)
@@ -107,6 +118,7 @@ def test_any_weights_file_is_read_or_refused(doc: dict[str, Any]) -> None:
     assert 2 <= parsed.depth <= 200
     assert parsed.pin_gap is None or 0.0 <= parsed.pin_gap <= 1.0
     assert parsed.session_cap is None or 1 <= parsed.session_cap <= rerank_learned.PAGE
+    assert parsed.session_keep is None or 1 <= parsed.session_keep <= rerank_learned.PAGE
 
 
 unit = st.floats(0.0, 1.0, allow_nan=False)
@@ -156,5 +168,68 @@ def test_any_rows_are_only_reordered_and_a_pinned_first_stays(
             over = sum(session_of.get(i) == key for i in page) > session_cap
             waiting = any(session_of.get(i) != key for i in rest)
             assert not (over and waiting)
+    if rerank_learned.pinned(rows, pin_gap):
+        assert out[0] == ids[0]
+
+
+@settings(max_examples=budget(300), deadline=None)
+@given(
+    rows=st.lists(
+        st.lists(
+            unit, min_size=len(rerank_learned.FEATURES), max_size=len(rerank_learned.FEATURES)
+        ),
+        min_size=1,
+        max_size=30,
+    ),
+    weights=st.lists(
+        st.floats(-5.0, 5.0, allow_nan=False),
+        min_size=len(rerank_learned.FEATURES),
+        max_size=len(rerank_learned.FEATURES),
+    ),
+    demotion=st.none() | st.integers(0, 12),
+    pin_gap=st.none() | unit,
+    session_cap=st.none() | st.integers(1, 10),
+    session_keep=st.integers(1, 10),
+    sessions=st.lists(st.none() | st.sampled_from("abcdefghijkl"), min_size=30, max_size=30),
+)
+def test_the_fused_heads_sessions_keep_a_place_and_nothing_else_moves(
+    rows: list[list[float]],
+    weights: list[float],
+    demotion: int | None,
+    pin_gap: float | None,
+    session_cap: int | None,
+    session_keep: int,
+    sessions: list[str | None],
+) -> None:
+    """``session_keep`` (``rerank_learned.kept``) after the other page rules, for any rows and
+    sessions: the same ids; every session of the fused top ``session_keep`` on the first
+    ``PAGE`` places; against the order without it, only turns of sessions it was missing come
+    onto the page (one per session, its best-placed turn), every other id keeps its order and
+    falls at most one place per lifted turn, the ones pushed off the page are the page's last,
+    and nothing changes when none was missing; a pinned first stays."""
+    page = rerank_learned.PAGE
+    ids = list(range(100, 100 + len(rows)))
+    session_of = {i: s for i, s in zip(ids, sessions, strict=False) if s is not None}
+    without = rerank_learned.Weights(tuple(weights), 30, demotion, pin_gap, session_cap)
+    model = rerank_learned.Weights(tuple(weights), 30, demotion, pin_gap, session_cap, session_keep)
+    before = rerank_learned.ranked(without, ids, rows, session_of)
+    out = rerank_learned.ranked(model, ids, rows, session_of)
+    assert sorted(out) == ids
+    needed = {session_of[i] for i in ids[:session_keep] if i in session_of}
+    assert needed <= {session_of.get(i) for i in out[:page]}
+    missing = needed - {session_of.get(i) for i in before[:page]}
+    if not missing:
+        assert out == before
+    lifted = [i for i in out[:page] if i not in before[:page]]
+    assert len(lifted) == len(missing)
+    assert {session_of[i] for i in lifted} == missing
+    for i in lifted:  # each its session's best-placed turn in the order without the rule
+        assert i == next(j for j in before if session_of.get(j) == session_of[i])
+    assert [i for i in out if i not in lifted] == [i for i in before if i not in lifted]
+    dropped = [i for i in before[:page] if i not in out[:page]]
+    assert dropped == before[page - len(dropped) : page]
+    # Each lifted turn pushes the ones it passes one place down, no further (it wins over
+    # the demotion cap, as chosen: bench/relevance_session_keep.py measured it so).
+    assert all(out.index(i) <= before.index(i) + len(lifted) for i in ids if i not in lifted)
     if rerank_learned.pinned(rows, pin_gap):
         assert out[0] == ids[0]

@@ -595,3 +595,80 @@ def test_the_session_cap_never_holds_back_memories_without_a_session(
     # The page: three of session s, then the sessionless in their fused order; below it the
     # session's held-back turns, then the rest.
     assert [i for i, _ in got] == [1, 2, 3, *range(7, 14), 4, 5, 6, *range(14, 19)]
+
+
+# Session "a" holds the fused places 1-5 and 11-20, "e" (the evidence) 6-10, no turn holds
+# the query's word (full text finds nothing: the fused order is the vector ranker's).
+KEEP_TURNS = [("a", f"alpha turn {n}") for n in range(5)]
+KEEP_TURNS += [("e", f"echo turn {n}") for n in range(5)]
+KEEP_TURNS += [("a", f"alpha later turn {n}") for n in range(10)]
+KEEP_SIMILARITY = {i: 0.9 - i / 100 for i in range(1, len(KEEP_TURNS) + 1)}
+
+
+def crowding_weights(where: Path, session_keep: int | None) -> Path:
+    """A weights file whose model keeps the fused order but lifts the turns of the session
+    with the most candidates (``session_share``) over everything: what friends' lost
+    questions showed (issue 21, ``bench/relevance_session_keep.py``), turns lifted from below
+    the page, of a session the page already holds. The shipped demotion cap (5), no pin."""
+    doc = shipped()
+    doc["weights"] = dict.fromkeys(rerank_learned.FEATURES, 0.0) | {
+        "fused_rr": 1.0,
+        "session_share": 10.0,
+    }
+    doc.update(demotion=5, pin_gap=None, session_cap=None, session_keep=session_keep)
+    where.write_text(json.dumps(doc), encoding="utf-8")
+    return where
+
+
+def test_the_evidence_session_of_the_fused_head_keeps_a_place_on_the_page(
+    pieces: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Friends' loss (issue 21): the evidence session's turns sit at fused places 6-10, the
+    stage lifts ten turns of another session (already on the page) from below it, and the
+    demotion cap of 5 lets the evidence fall to 11-15: session hit@10 below full text alone.
+    With ``session_keep`` 7 every session of the fused top 7 keeps a place on the first 10:
+    the evidence session's best-placed turn takes the last place, the rest is the stage's."""
+    from tests.conftest import store_of_turns
+
+    settings = load_settings(
+        tmp_path / "on",
+        search_rerank=True,
+        search_rerank_method="learned",
+        **(VECTOR_LED | {"search_neighbour_weight": 0.0}),
+    )
+    off = load_settings(tmp_path / "off", search_rerank=False, **VECTOR_LED)
+    evidence = set(range(6, 11))
+    question = "zygote"
+    with store_of_turns(tmp_path / "workbench.db", KEEP_TURNS) as store:
+        ranker = SimilarityRanker(KEEP_SIMILARITY)
+
+        def page(chosen: Settings) -> list[int]:
+            found = SearchEngine(store, chosen, ranker).search(
+                question, types="observations", limit=10
+            )
+            return ids(found)
+
+        assert page(off) == list(range(1, 11))  # fused: "a" 1-5, then "e" 6-10
+        got: dict[int | None, list[int]] = {}
+        for keep in (None, 7):
+            monkeypatch.setattr(
+                rerank_learned, "WEIGHTS_FILE", crowding_weights(tmp_path / f"w{keep}.json", keep)
+            )
+            rerank_learned.weights.cache_clear()
+            try:
+                got[keep] = page(settings)
+            finally:
+                rerank_learned.weights.cache_clear()
+    assert not evidence & set(got[None])  # without the rule: the evidence session is gone
+    assert got[None] == [*range(1, 6), *range(11, 16)]
+    assert got[7] == [*range(1, 6), *range(11, 15), 6]  # with it: its best turn, last place
+
+
+def test_the_weights_file_reads_a_session_keep_and_refuses_a_bad_one() -> None:
+    doc = shipped()
+    assert rerank_learned.parse({**doc, "session_keep": 4}).session_keep == 4
+    assert rerank_learned.parse({**doc, "session_keep": None}).session_keep is None
+    for bad in (0, -1, 11, 2.5, True, "3"):
+        with pytest.raises(ValueError, match="session_keep must be null or a whole number"):
+            rerank_learned.parse({**doc, "session_keep": bad})
+    assert rerank_learned.weights().session_keep is not None  # the shipped stage keeps them
