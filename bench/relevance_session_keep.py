@@ -13,10 +13,11 @@ only, so it never saw it. This bench:
   many of the stage's page came from below the fused page ("lifted") and how many of those
   belong to a session the fused page already held ("crowding": they add no session), whether
   the demotion cap allowed the fall (fused place + demotion ≥ 10) and whether the pin fired;
-- a candidate rule, ``kept(order, fused, session_of, top)``: every session of the fused top
-  ``top`` keeps a place on the stage's first page (placed in the stage's order; only when the
-  page would otherwise run out of places for the sessions still missing does the best-placed
-  turn of one of them take the next place); ``KEEPS`` (None: today) together with the
+- a candidate rule, ``kept(order, fused, session_of, top)`` (now ``rerank_learned.kept``,
+  the weights file's ``session_keep``): every session of the fused top ``top`` keeps a
+  place on the stage's first page (placed in the stage's order; only when the page would
+  otherwise run out of places for the sessions still missing does the best-placed turn of
+  one of them take the next place); ``KEEPS`` (None: today) together with the
   demotion cap (``DEMOTIONS``) chosen per fold;
 - held out, the scheme of ``relevance_prf_pool.nested_orders``: the stage's weights fitted
   as ``relevance_ltr`` fits them (``choose`` / ``fit`` on the training sets), each fit set of
@@ -32,7 +33,8 @@ only, so it never saw it. This bench:
   0.001 below today's.
 
 Result (i21-sess, on 318be47's search code, 8 sets, 984 questions, one run, a 2-core box
-shared with other helpers, load average 1.8-6.7): **nothing is shipped**.
+shared with other helpers, load average 1.8-6.7): nothing was shipped then (see the last
+step below).
 
 Why friends loses sessions: 16 questions (of 300) have their evidence session on hybrid's or
 full text's first page but not on the stage's (10 on hybrid's, 13 on full text's); one on
@@ -54,7 +56,16 @@ tighter caps cost coding R@5 (0.792 -> 0.778 at 4 and 3) and committee R@10 (0.4
 0.434 at 3); ``keep`` 10 costs friends R@10 (0.605 -> 0.595) and musique R@10 (0.593 ->
 0.585). Only friends argues for keeping sessions, so no choice made without it keeps them.
 
-Usage: python bench/relevance_session_keep.py --cache DIR [--diagnose] [--curve] [--json]
+The procedure's last step (``--final``, i21-keep, on 0fe1ae8's search code, the same cache,
+load average 0.7-3.1): the same selection on all eight sets together, each question read
+by its held-out model, chose demotion 5 and keep 7. It is a keep rule, the issue's own
+constraint rather than a choice made on friends' figures, so it is **shipped**:
+``session_keep`` 7 in ``rerank_learned.json`` (``rerank_learned.kept``, the function this
+bench runs, applied by the stage after its order and the demotion cap). Held out, friends
+stays 0.910 (its fold chose no rule); with the shipped point fixed, 0.930.
+
+Usage: python bench/relevance_session_keep.py --cache DIR [--diagnose] [--curve] [--final]
+       [--json]
 """
 
 from __future__ import annotations
@@ -80,36 +91,12 @@ from bench import relevance_readings  # noqa: E402
 from bench import relevance_stage_lists as stage_lists  # noqa: E402
 from bench.relevance_sets import available_sets, minilm  # noqa: E402
 from workbench.recall import rerank_learned, rerank_tokens  # noqa: E402
+from workbench.recall.rerank_learned import kept  # noqa: E402,F401  (the product's rule, one copy)
 
 PAGE = rerank_learned.PAGE
 KEEPS: tuple[int | None, ...] = (None, 3, 5, 7, 10)
 DEMOTIONS: tuple[int, ...] = (5, 4, 3)  # today's first: ties go to it
 ALLOWANCE = 0.001  # the mean balanced may fall this much below today's
-
-
-def kept(
-    order: Sequence[int], fused: Sequence[int], session_of: Mapping[int, str], top: int | None
-) -> list[int]:
-    """``order`` with every session of ``fused[:top]`` on its first ``PAGE`` places: the page
-    is filled in ``order``, except that when the places left are no more than the sessions
-    still missing, the next place goes to the best-placed turn of a missing session. None:
-    ``order`` as it is."""
-    if top is None:
-        return list(order)
-    needed = {session_of[i] for i in fused[:top] if i in session_of}
-    pending = list(order)
-    out: list[int] = []
-    have: set[str] = set()
-    for place in range(min(PAGE, len(pending))):
-        missing = needed - have
-        pick = pending[0]
-        if len(missing) >= PAGE - place:
-            pick = next((i for i in pending if session_of.get(i) in missing), pick)
-        pending.remove(pick)
-        out.append(pick)
-        if pick in session_of:
-            have.add(session_of[pick])
-    return out + pending
 
 
 @dataclass(frozen=True)
@@ -133,8 +120,8 @@ def stage_order(
     ``kept`` (the page keeps the fused top ``keep``'s sessions), then the rest of the fused
     list."""
     ids, rows = it.rows[model.depth]
-    weights = rerank_learned.Weights(model.w, model.depth, demotion, model.pin)
-    head = kept(rerank_learned.ranked(weights, ids, rows), it.fused, session_of, keep)
+    weights = rerank_learned.Weights(model.w, model.depth, demotion, model.pin, None, keep)
+    head = rerank_learned.ranked(weights, ids, rows, session_of)  # ``kept`` last, as searched
     taken = set(head)
     return head + [i for i in it.fused if i not in taken]
 
@@ -262,6 +249,17 @@ def held_out(
     return today, rule, chosen
 
 
+def final_point(
+    its: Sequence[ltr.Item],
+    outer: Sequence[Model],
+    sessions: Mapping[str, Mapping[int, str]],
+) -> tuple[int | None, int | None]:
+    """The procedure's last step (``--final``): ``choose_point`` on every set together, each
+    item read by its held-out model (``outer``: a model that never saw its set), as the
+    shipped file's limits are chosen on every set once the held-out figures are read."""
+    return choose_point(its, dict(enumerate(outer)), sessions)
+
+
 def diagnose(
     its: Sequence[ltr.Item],
     outer: Sequence[Model],
@@ -345,6 +343,11 @@ def main() -> None:
     parser.add_argument(
         "--curve", action="store_true", help="also each (demotion, keep) point fixed, every set"
     )
+    parser.add_argument(
+        "--final",
+        action="store_true",
+        help="also the point chosen on every set together (what the weights file ships)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     reason = rerank_tokens.static_problem()
@@ -368,6 +371,7 @@ def main() -> None:
     started = time.perf_counter()
     outer, inner = nested_models(its, fit_sets)
     today, rule, chosen = held_out(its, outer, inner, sessions)
+    final = final_point(its, outer, sessions) if args.final else None
     print(f"fitted in {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
     orders = {**orders, "d30": today, "d30@kept": rule}
     curve = []
@@ -384,11 +388,15 @@ def main() -> None:
     lost = diagnose(its, outer, today, sessions)
     if args.json:
         doc = {"rule": rows, "chosen": chosen, "lost": lost, "verdict": verdict(rows, "d30@kept")}
+        if final is not None:
+            doc["final"] = final
         print(json.dumps(doc, indent=2, default=list))
         return
     if args.diagnose:
         print_diagnosis(lost)
     print("chosen per set held out (demotion, keep): " + json.dumps(chosen))
+    if final is not None:
+        print("chosen on every set together (demotion, keep): " + json.dumps(final))
     pool.print_rule(rows, ["d30", "d30@kept", *curve])
     print("this bench's rule (no new breach, none kept, mean balanced within 0.001 of d30;")
     print("only d30@kept is a held-out choice, the other rows are points fixed by hand)")

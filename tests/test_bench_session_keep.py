@@ -99,3 +99,16 @@ def test_the_verdict_names_a_kept_breach_a_new_one_and_a_lower_balanced_mean() -
         "mean balanced 0.4980 < d30 0.5000 - 0.001",
     ]
     assert keep.verdict(rows, "fixed") == []
+
+
+def test_the_final_point_is_the_same_selection_over_every_set_at_once() -> None:
+    """The procedure's last step (``--final``): the same choice, on every set together, each
+    question read by its held-out model. A set that loses its evidence session to the stage
+    and one where keeping costs nothing: the penalty of the first decides (keep 10); with only
+    a question that keeping would cost, today's point stays."""
+    lost = _item(10, [10], LIFTED)
+    other = relevance_ltr.Item("t", "c", frozenset({1}), list(range(1, 13)), [1], [], {}, lost.rows)
+    sessions = {"s": SESSION, "t": SESSION}
+    assert keep.final_point([lost, other], [_model(), _model()], sessions) == (5, 10)
+    costly = _item(8, [], LIFTED)
+    assert keep.final_point([costly, other], [_model(), _model()], sessions) == (5, None)
