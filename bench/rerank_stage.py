@@ -7,8 +7,9 @@ candidate lists of a real store (``--db``, e.g. a data dir ``bench/search.py --k
 full text's top 50 of each query, fused with a vector list made up per query (fixed seeds),
 the static tier's embedder loaded first as the service holds it. It prints per checkout the
 stage's CPU per search (``time.process_time``, immune to waiting for a CPU, not to a busy
-box's cache contention), its RSS growth from loading the stage to the last search, and
-whether every checkout's orders are those of the first (same ids, same order).
+box's cache contention; the mean, and p50/p95 of each search's CPU and wall time), its RSS
+growth from loading the stage to the last search, and whether every checkout's orders are
+those of the first (same ids, same order).
 
 Usage: .venv/bin/python bench/rerank_stage.py --db DIR/workbench.db --root /work/wt/base
        --root . [--queries 700]
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -61,13 +63,17 @@ for q in queries(count, random.Random(11)):
 StaticEmbedder()  # the service's static tier holds one (and its tokenizer)
 before = rss()
 table = rerank_tokens.load_static()
-orders = []
+orders, each_cpu, each_wall = [], [], []
 started = time.process_time()
 for q, candidates in lists:
+    cpu0, wall0 = time.process_time(), time.perf_counter()
     orders.append([i for i, _ in rerank_learned.order(conn, q, candidates, 50, table)])
+    each_cpu.append((time.process_time() - cpu0) * 1e3)
+    each_wall.append((time.perf_counter() - wall0) * 1e3)
 cpu = (time.process_time() - started) / len(lists) * 1e3
 with open(out, "w", encoding="utf-8") as stream:
-    json.dump({"cpu_ms": cpu, "rss_before": before, "rss_after": rss(), "orders": orders}, stream)
+    json.dump({"cpu_ms": cpu, "rss_before": before, "rss_after": rss(), "orders": orders,
+               "each_cpu": each_cpu, "each_wall": each_wall}, stream)
 """
 
 
@@ -102,6 +108,11 @@ def main() -> int:
             f"  {root:32} {len(orders)} searches  CPU {float(str(r['cpu_ms'])):.2f} ms/search"
             f"  RSS +{grew:.1f} MiB  orders as the first checkout's: {same} of {len(orders)}"
         )
+        for kind in ("cpu", "wall"):
+            each = r.get(f"each_{kind}")
+            if isinstance(each, list) and each:
+                got = statistics.quantiles([float(x) for x in each], n=100, method="inclusive")
+                print(f"    {kind:4} per search p50 {got[49]:.2f} ms  p95 {got[94]:.2f} ms")
     return 0
 
 
