@@ -83,14 +83,13 @@ def clear_cache() -> None:
     """Forget the cached words (benches time a cold stage)."""
     _words.cache_clear()
     _identifiers.cache_clear()
-    _positions.cache_clear()
 
 
 @functools.lru_cache(maxsize=512)
 def _words(text: str) -> tuple[str, ...]:
     """``words``, cached: a search's stages read the same candidates' title and body twice."""
     expanded = split_identifiers(text)
-    return tuple(stem(w) for w in _WORD.findall(str(expanded).lower()))
+    return tuple(map(stem, _WORD.findall(str(expanded).lower())))
 
 
 def query_words(query: str) -> list[str]:
@@ -110,24 +109,23 @@ def _identifiers(text: str) -> frozenset[str]:
     return frozenset(m.group(0).lower() for m in _IDENT.finditer(text))
 
 
-@functools.lru_cache(maxsize=512)
-def _positions(text: tuple[str, ...]) -> dict[str, tuple[int, ...]]:
-    """Where each word of ``text`` stands, cached like ``_words`` (the same candidates' words
-    come back search after search)."""
-    positions: dict[str, list[int]] = {}
-    for n, w in enumerate(text):
-        positions.setdefault(w, []).append(n)
-    return {w: tuple(at) for w, at in positions.items()}
-
-
 def longest_run(query: Sequence[str], text: Sequence[str]) -> int:
-    """The longest run of consecutive query words found consecutively in ``text``."""
+    """The longest run of consecutive query words found consecutively in ``text``.
+
+    Only the places of ``text`` that hold a query word can start or continue a run, so the
+    walk starts from those alone (found in one pass); a run of two needs two of them.
+    """
     if not query or not text:
         return 0
-    positions = _positions(tuple(text))
-    best = 0
-    for start in range(len(query)):
-        for pos in positions.get(query[start], ()):
+    starts: dict[str, list[int]] = {}  # a query word -> where it stands in ``query``
+    for n, w in enumerate(query):
+        starts.setdefault(w, []).append(n)
+    held = [n for n, w in enumerate(text) if w in starts]
+    if len(held) < 2:
+        return len(held)
+    best = 1
+    for pos in held:
+        for start in starts[text[pos]]:
             length = 1
             while (
                 start + length < len(query)

@@ -71,6 +71,7 @@ import functools
 import json
 import math
 import sqlite3
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -252,7 +253,9 @@ def compute(
     in_list = set(ids)
     fused_top = max((s for _, s in candidates.fused), default=0.0)
     fused_of = dict(candidates.fused)
-    share = {s: sum(session.get(i) == s for i in ids) / len(ids) for s in set(session.values())}
+    # Each session's candidates, counted in one pass (a sum per session was quadratic).
+    count = Counter(session.get(i) for i in ids)
+    share = {s: count[s] / len(ids) for s in set(session.values())}
     if maxsim is not None and len(maxsim) == len(ids):
         low, high = min(maxsim), max(maxsim)
         scaled = [(m - low) / (high - low) if high > low else 0.0 for m in maxsim]

@@ -201,8 +201,11 @@ def scores(table: TokenTable, query: str, texts: Sequence[str]) -> list[float]:
     # runs over the few hundred distinct ones and is spread back (same values, a fraction
     # of the cost on long turns).
     distinct, spread = np.unique(np.asarray([i for d in docs for i in d]), return_inverse=True)
-    q = _rows(table, np.asarray(query_ids))
-    d = _rows(table, distinct)
+    # The query's rows and the candidates' in one read of the table (each read of a mapped
+    # table lets its pages go and faults them back: ``rerank_tokens.RowFile``); each part is
+    # then its own array, as two reads gave.
+    both = _rows(table, np.concatenate((np.asarray(query_ids, dtype=distinct.dtype), distinct)))
+    q, d = both[: len(query_ids)].copy(), both[len(query_ids) :].copy()
     # Query pieces × every distinct piece. By numpy's own loop, not BLAS: OpenBLAS runs even
     # this small a product on all its threads, and on a busy 2-core machine that cost 8–30 ms
     # against ~1 ms single-threaded (measured in bench/).
