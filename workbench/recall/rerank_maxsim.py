@@ -24,7 +24,6 @@ import re
 import sqlite3
 import threading
 from array import array
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -191,16 +190,17 @@ def scores(table: TokenTable, query: str, texts: Sequence[str]) -> list[float]:
     query_ids, *docs = content_pieces(table, [query, *texts])
     if not query_ids or not any(docs):
         return [0.0] * len(texts)
-    holding: Counter[int] = Counter()  # candidates holding each piece
-    for doc in docs:
-        holding.update(set(doc))
-    present = np.asarray([holding[t] for t in query_ids], dtype=np.float32)
+    # Candidates holding each query piece (only the query's pieces are ever looked up).
+    held = [set(doc) for doc in docs]
+    present = np.asarray([sum(t in h for h in held) for t in query_ids], dtype=np.float32)
     weights = np.log((len(docs) + 1) / (1 + present)) + 1.0
     lengths = np.asarray([len(d) for d in docs])
     # Each distinct piece once: 30 candidates share most of their pieces, so the product
     # runs over the few hundred distinct ones and is spread back (same values, a fraction
     # of the cost on long turns).
-    distinct, spread = np.unique(np.asarray([i for d in docs for i in d]), return_inverse=True)
+    every = itertools.chain.from_iterable(docs)
+    pieces = np.fromiter(every, dtype=np.int64, count=int(lengths.sum()))
+    distinct, spread = np.unique(pieces, return_inverse=True)
     # The query's rows and the candidates' in one read of the table (each read of a mapped
     # table lets its pages go and faults them back: ``rerank_tokens.RowFile``); each part is
     # then its own array, as two reads gave.
