@@ -566,6 +566,35 @@ def latency(every: Mapping[str, Loaded]) -> dict[str, dict[str, tuple[float, flo
     return out
 
 
+# Page rules applied after the stage's order, each chosen on top of the fitted weights by its
+# own bench; ``--write`` refits the weights only, so it carries them over from the file.
+PAGE_RULES = ("session_cap", "session_keep")
+
+
+def shipped_weights(fitted: dict[str, Any], previous: Path) -> dict[str, Any]:
+    """``fitted`` plus the page rules of the weights file it replaces (``PAGE_RULES``).
+
+    Why: the file was rebuilt from the fit alone, so a refit silently dropped
+    ``session_keep`` (bench/relevance_session_keep.py), the rule that keeps the stage from
+    falling below full text on friends' session hit@10 (issue 21). A rule chosen for the old
+    weights may not suit the new ones, so the carry-over is said on stderr with the command
+    that chooses it again.
+    """
+    try:
+        old = json.loads(previous.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return dict(fitted)
+    rules = {k: old[k] for k in PAGE_RULES if isinstance(old, dict) and k in old}
+    for name, value in rules.items():
+        print(
+            f"kept {name}={value} from {previous.name}; it was chosen for the previous weights: "
+            f"check it with bench/relevance_session_keep.py --final (session_keep) or "
+            f"bench/relevance_session_cap.py (session_cap)",
+            file=sys.stderr,
+        )
+    return {**fitted, **rules}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--write", action="store_true", help="write the shipped weights file")
@@ -615,7 +644,7 @@ def main() -> None:
             everything = list(range(len(items)))
             depth, l2, below, demotion, pin = choose(items, pairs, everything, True)
             w = fit(items, pairs, everything, depth, l2, True, below)
-            shipped: dict[str, Any] = {
+            fitted: dict[str, Any] = {
                 "features": list(FEATURES),
                 "weights": dict(zip(FEATURES, (round(v, 4) for v in w), strict=True)),
                 "depth": depth,
@@ -625,6 +654,7 @@ def main() -> None:
                 "below_page": below,
                 "fitted_on": sorted({it.set for it in items}),
             }
+            shipped = shipped_weights(fitted, rerank_learned.WEIGHTS_FILE)
             text = json.dumps(shipped, indent=2) + "\n"
             rerank_learned.WEIGHTS_FILE.write_text(text, encoding="utf-8")
             doc["shipped"] = shipped
