@@ -180,8 +180,8 @@ from bench import relevance_readings  # noqa: E402
 from bench import relevance_stage_lists as stage_lists  # noqa: E402
 from bench.relevance_prf import rocchio, session_turns, stored_vectors  # noqa: E402
 from bench.relevance_rerank import collect  # noqa: E402
-from bench.relevance_sets import Loaded, available_sets, load, minilm  # noqa: E402
-from workbench.recall import rerank_features, rerank_learned, rerank_maxsim, rerank_tokens  # noqa: E402
+from bench.relevance_sets import Loaded, available_sets, load  # noqa: E402
+from workbench.recall import rerank_features, rerank_learned, rerank_maxsim  # noqa: E402
 from workbench.recall.rerank_features import Candidates  # noqa: E402
 from workbench.recall.rerank_tokens import TokenTable  # noqa: E402
 
@@ -907,11 +907,7 @@ def main() -> None:
     parser.add_argument("--latency", action="store_true", help="time the source and the stage")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    reason = rerank_tokens.static_problem()
-    if reason is not None:
-        raise SystemExit(f"no static model for the learned stage's MaxSim: {reason}")
-    table = rerank_tokens.load_static()
-    model = minilm()
+    table, model = stage_lists.stage_models()
     raw: list[dict[str, Any]] = []
     sessions: dict[str, dict[int, str]] = {}
     doc: dict[str, Any] = {"latency": {}}

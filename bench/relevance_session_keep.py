@@ -89,8 +89,8 @@ from bench import relevance_ltr as ltr  # noqa: E402
 from bench import relevance_prf_pool as pool  # noqa: E402
 from bench import relevance_readings  # noqa: E402
 from bench import relevance_stage_lists as stage_lists  # noqa: E402
-from bench.relevance_sets import available_sets, minilm  # noqa: E402
-from workbench.recall import rerank_learned, rerank_tokens  # noqa: E402
+from bench.relevance_sets import available_sets  # noqa: E402
+from workbench.recall import rerank_learned  # noqa: E402
 from workbench.recall.rerank_learned import kept  # noqa: E402,F401  (the product's rule, one copy)
 
 PAGE = rerank_learned.PAGE
@@ -350,11 +350,7 @@ def main() -> None:
     )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    reason = rerank_tokens.static_problem()
-    if reason is not None:
-        raise SystemExit(f"no static model for the learned stage's MaxSim: {reason}")
-    table = rerank_tokens.load_static()
-    model = minilm()
+    table, model = stage_lists.stage_models()
     raw: list[dict[str, Any]] = []
     sessions: dict[str, dict[int, str]] = {}
     with tempfile.TemporaryDirectory() as tmp:

@@ -236,6 +236,16 @@ def folds(
             yield left, train, test
 
 
+def stage_models() -> tuple[TokenTable, Any]:
+    """The static word-piece table the stage's MaxSim reads and the MiniLM the sets are
+    embedded with, for every bench that collects the stage's rows; exits saying why when the
+    static model is missing (``make install`` builds it)."""
+    reason = rerank_tokens.static_problem()
+    if reason is not None:
+        raise SystemExit(f"no static model for the learned stage's MaxSim: {reason}")
+    return rerank_tokens.load_static(), minilm()
+
+
 def cached_rows(
     name: str,
     tmp: Path,
@@ -321,14 +331,10 @@ def main() -> None:
         for depth, (p50, p95) in latency(args.latency, args.queries).items():
             print(f"stage depth {depth}: CPU p50 {p50:.2f} ms, p95 {p95:.2f} ms (cold)")
         return
-    reason = rerank_tokens.static_problem()
-    if reason is not None:
-        raise SystemExit(f"no static model for the learned stage's MaxSim: {reason}")
+    table, model = stage_models()
     variants = args.variant or list(VARIANTS)
     if "d30" not in variants:
         variants.insert(0, "d30")
-    table = rerank_tokens.load_static()
-    model = minilm()
     raw: list[dict[str, Any]] = []
     sessions: dict[str, dict[int, str]] = {}
     with tempfile.TemporaryDirectory() as tmp:

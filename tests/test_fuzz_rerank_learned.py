@@ -122,22 +122,20 @@ def test_any_weights_file_is_read_or_refused(doc: dict[str, Any]) -> None:
 
 
 unit = st.floats(0.0, 1.0, allow_nan=False)
+WIDTH = len(rerank_learned.FEATURES)
+# A weight per feature, any sign: the model may order the candidates any way at all.
+model_weights = st.lists(st.floats(-5.0, 5.0, allow_nan=False), min_size=WIDTH, max_size=WIDTH)
+
+
+def feature_rows(most: int) -> st.SearchStrategy[list[list[float]]]:
+    """1 to ``most`` candidates' feature rows, each value in [0, 1] as the features are."""
+    return st.lists(st.lists(unit, min_size=WIDTH, max_size=WIDTH), min_size=1, max_size=most)
 
 
 @settings(max_examples=budget(200), deadline=None)
 @given(
-    rows=st.lists(
-        st.lists(
-            unit, min_size=len(rerank_learned.FEATURES), max_size=len(rerank_learned.FEATURES)
-        ),
-        min_size=1,
-        max_size=12,
-    ),
-    weights=st.lists(
-        st.floats(-5.0, 5.0, allow_nan=False),
-        min_size=len(rerank_learned.FEATURES),
-        max_size=len(rerank_learned.FEATURES),
-    ),
+    rows=feature_rows(12),
+    weights=model_weights,
     demotion=st.none() | st.integers(0, 12),
     pin_gap=st.none() | unit,
     session_cap=st.none() | st.integers(1, 10),
@@ -174,18 +172,8 @@ def test_any_rows_are_only_reordered_and_a_pinned_first_stays(
 
 @settings(max_examples=budget(300), deadline=None)
 @given(
-    rows=st.lists(
-        st.lists(
-            unit, min_size=len(rerank_learned.FEATURES), max_size=len(rerank_learned.FEATURES)
-        ),
-        min_size=1,
-        max_size=30,
-    ),
-    weights=st.lists(
-        st.floats(-5.0, 5.0, allow_nan=False),
-        min_size=len(rerank_learned.FEATURES),
-        max_size=len(rerank_learned.FEATURES),
-    ),
+    rows=feature_rows(30),
+    weights=model_weights,
     demotion=st.none() | st.integers(0, 12),
     pin_gap=st.none() | unit,
     session_cap=st.none() | st.integers(1, 10),

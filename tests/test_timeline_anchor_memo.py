@@ -22,25 +22,10 @@ from urllib.parse import urlencode
 import pytest
 
 from tests.conftest import Service
+from tests.test_search_rankers_http import MEMORIES, PROJECT
 
 pytestmark = pytest.mark.slow  # real MiniLM services, one or two per test
 
-PROJECT = "acme-api"
-MEMORIES = [
-    (
-        "Expired tokens passed the login check",
-        "test_expired_token_rejected failed after the token refactor: check_token compared "
-        "the expiry in local time. It now compares UTC timestamps.",
-    ),
-    (
-        "Refunds issued twice on webhook retries",
-        "The payment provider re-sent refund webhooks after a timeout; idempotency keys stop "
-        "the duplicate refunds.",
-    ),
-    ("Dark palette follows the operating system", "The UI switches colours with the OS theme."),
-    ("Docker image shrunk with a multi-stage build", "The image went from 1.2 GB to 180 MB."),
-    ("Nightly backup job moved to 02:00", "Backups overlapped the report export at midnight."),
-]
 MINILM = {"WORKBENCH_EMBEDDER": "minilm"}
 
 
@@ -48,6 +33,14 @@ def save(svc: Service, title: str, text: str) -> int:
     status, body = svc.post("/api/memory/save", {"title": title, "text": text, "project": PROJECT})
     assert status == 200, body
     return int(body["id"])
+
+
+def with_memories(make_service: Any, **env: str) -> tuple[Service, list[int]]:
+    """A real MiniLM service (``env`` added) holding ``MEMORIES``, every one indexed."""
+    svc = make_service(**MINILM, **env)
+    ids = [save(svc, title, text) for title, text in MEMORIES]
+    wait_indexed(svc, len(MEMORIES))
+    return svc, ids
 
 
 def index_status(svc: Service) -> dict[str, Any]:
@@ -93,10 +86,7 @@ def shown(line: Any) -> set[int]:
 
 
 def test_the_timeline_after_its_search_is_not_ranked_again(make_service: Any) -> None:
-    svc = make_service(**MINILM)
-    for title, text in MEMORIES:
-        save(svc, title, text)
-    wait_indexed(svc, len(MEMORIES))
+    svc, _ = with_memories(make_service)
     query = "expired login token"
     search(svc, query)  # the text index: what the MCP search tool asks
     before = anchors(svc)
@@ -119,10 +109,7 @@ def test_the_timeline_after_its_search_is_not_ranked_again(make_service: Any) ->
 
 
 def test_a_new_memory_that_outranks_the_anchor_moves_it(make_service: Any) -> None:
-    svc = make_service(**MINILM)
-    for title, text in MEMORIES:
-        save(svc, title, text)
-    wait_indexed(svc, len(MEMORIES))
+    svc, _ = with_memories(make_service)
     query = "nightly backup schedule"
     old = first_hit(svc, query)
     assert timeline(svc, query)[1]["anchor"]["id"] == old
@@ -149,9 +136,7 @@ def test_a_new_memory_that_outranks_the_anchor_moves_it(make_service: Any) -> No
 
 
 def test_a_forgotten_anchor_is_never_shown(make_service: Any) -> None:
-    svc = make_service(**MINILM)
-    ids = [save(svc, title, text) for title, text in MEMORIES]
-    wait_indexed(svc, len(MEMORIES))
+    svc, ids = with_memories(make_service)
     query = "refunds issued twice"
     gone = first_hit(svc, query)
     assert gone == ids[1]
@@ -179,10 +164,9 @@ def test_a_forgotten_anchor_is_never_shown(make_service: Any) -> None:
 def test_vectors_catching_up_re_rank_the_anchor(make_service: Any) -> None:
     # No static tier: a new memory has no vector at all until the embedding worker (which
     # leaves when idle, so it must start again) embeds it.
-    svc = make_service(**MINILM, WORKBENCH_STATIC_TIER="false", WORKBENCH_EMBED_WORKER_LINGER_S="0")
-    for title, text in MEMORIES:
-        save(svc, title, text)
-    wait_indexed(svc, len(MEMORIES))
+    svc, _ = with_memories(
+        make_service, WORKBENCH_STATIC_TIER="false", WORKBENCH_EMBED_WORKER_LINGER_S="0"
+    )
     # The new memory shares no word with the query: before its vector it is not found at all.
     query = "puppy adoption paperwork"
     late = save(
