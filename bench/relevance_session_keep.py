@@ -127,17 +127,21 @@ def stage_order(
 
 
 def nested_models(
-    its: Sequence[ltr.Item], fit_sets: Sequence[str]
+    its: Sequence[ltr.Item],
+    fit_sets: Sequence[str],
+    sessions: Mapping[str, Mapping[int, str]] | None = None,
 ) -> tuple[list[Model], dict[str, dict[int, Model]]]:
     """Per item, its held-out model (``stage_lists.folds``: each fit set left out in turn,
-    the never-fitted sets by the model of every fit set); and per set T, a model for every
-    item of the other sets that never saw T (as ``relevance_prf_pool.nested_orders``)."""
+    the never-fitted sets by the model of every fit set; its limits by ``ltr.choose``, session
+    hit@10 counted for the sets ``sessions`` covers, as ``relevance_ltr --write`` chooses
+    them); and per set T, a model for every item of the other sets that never saw T (as
+    ``relevance_prf_pool.nested_orders``)."""
     pairs = ltr.Pairs(its)
     outer: list[Model | None] = [None] * len(its)
     inner: dict[str, dict[int, Model]] = {}
     unfitted = [n for n, it in enumerate(its) if it.set not in fit_sets]
     for left, train, test in stage_lists.folds(its, fit_sets):
-        depth, l2, below, demotion, pin = ltr.choose(its, pairs, train, True)
+        depth, l2, below, demotion, pin = ltr.choose(its, pairs, train, True, sessions)
         fold = Model(depth, ltr.fit(its, pairs, train, depth, l2, True, below), demotion, pin)
         for n in test:
             outer[n] = fold
@@ -365,7 +369,7 @@ def main() -> None:
     its = pool.items(raw, "d30")
     fit_sets, orders = stage_lists.shipped_fit(its, sessions)
     started = time.perf_counter()
-    outer, inner = nested_models(its, fit_sets)
+    outer, inner = nested_models(its, fit_sets, sessions)
     today, rule, chosen = held_out(its, outer, inner, sessions)
     final = final_point(its, outer, sessions) if args.final else None
     print(f"fitted in {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
