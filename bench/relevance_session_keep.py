@@ -64,6 +64,13 @@ constraint rather than a choice made on friends' figures, so it is **shipped**:
 bench runs, applied by the stage after its order and the demotion cap). Held out, friends
 stays 0.910 (its fold chose no rule); with the shipped point fixed, 0.930.
 
+Since i21-refit the held-out models' limits are chosen as ``relevance_ltr.choose`` now
+chooses them, session hit@10 counted (``nested_models`` passes the sessions). Re-run on
+1fda1e7's search code with that choice (the same cache, load average 2.2-2.9): ``d30``'s mean
+balanced 0.6608 (0.6613 before: hotpot R@10 0.768 -> 0.764, meetings R@10 0.179 -> 0.175,
+musique hit@10 0.960 -> 0.970 and session hit@10 0.980 -> 0.990); the meetings and
+memorybank folds chose demotion 4 with keep 7; the final point is still demotion 5, keep 7.
+
 Usage: python bench/relevance_session_keep.py --cache DIR [--diagnose] [--curve] [--final]
        [--json]
 """
