@@ -64,6 +64,16 @@ MAX_LIMIT = 100
 MAX_OFFSET = 10_000
 FUSION_DEPTH = 50  # each ranker contributes at least this many candidates to the fusion
 DATE_POOL = 200
+
+
+def fusion_depth(depth: int) -> int:
+    """How many candidates each ranker gives the fusion of a ranking ``depth`` deep: at
+    least ``FUSION_DEPTH``, twice the depth past it, at most 500. One rule for the ranking
+    and for ``SearchEngine._anchor_slot``, which reuses a page's first hit as the timeline's
+    anchor only when the page fused lists as deep as the anchor's own (depth 1)."""
+    return min(max(FUSION_DEPTH, 2 * depth), 500)
+
+
 _KIND_ALIASES = {
     "observation": "observations",
     "observations": "observations",
@@ -436,7 +446,7 @@ class SearchEngine:
         """
         if self.anchors is None or mode != "hybrid" or order_by != "relevance" or offset:
             return None
-        if min(max(FUSION_DEPTH, 2 * need), 500) != FUSION_DEPTH:
+        if fusion_depth(need) != fusion_depth(1):
             return None
         key = anchor_memo.key_of(query, filters)
         if key is None:
@@ -492,7 +502,7 @@ class SearchEngine:
             return scored, {i: {"fts": n} for n, (i, _) in enumerate(scored, start=1)}
         assert self.ranker is not None
         name = self.ranker.name
-        fusion_depth = min(max(FUSION_DEPTH, 2 * depth), 500)  # as in ``_anchor_slot``
+        fused_depth = fusion_depth(depth)
         params = fusion.FusionParams.from_settings(self.settings)
         talk = session_term.ConversationParams.from_settings(self.settings)
         text: list[tuple[int, float]] = []
@@ -503,13 +513,13 @@ class SearchEngine:
             # FAISS, both without the GIL) cost as much as the full-text side (SQLite, also
             # without it), and neither needs the other. Outcome: the vector side runs on the
             # vector pool while this thread ranks the full text; same lists, same fusion.
-            pending = self._start_vector_rank(query, filters, fusion_depth, background=True)
-            text = fts.rank(self.conn, "observations", query, filters, limit=fusion_depth)
+            pending = self._start_vector_rank(query, filters, fused_depth, background=True)
+            text = fts.rank(self.conn, "observations", query, filters, limit=fused_depth)
             text = feedback.rank(
-                self.conn, query, text, filters, params.feedback_weight, fusion_depth
+                self.conn, query, text, filters, params.feedback_weight, fused_depth
             )
             lexical, previous = self._with_context(
-                text, filters, params.context_weight, fusion_depth, talk.context_gate
+                text, filters, params.context_weight, fused_depth, talk.context_gate
             )
             cover = fusion.coverage(
                 self.conn, "observations", query, [i for i, _ in lexical], previous
