@@ -198,6 +198,14 @@ class Settings(BaseSettings):
     # 1024: at 100k near-duplicate clusters 256/512 stranded 2-7% of queries in the wrong
     # cluster (their hybrid list changed whole); 1024 ~1%, for ~1.5 ms instead of ~4.
     vector_graph_ef: int = Field(default=1024, ge=16, le=65_536)
+    # An exact-scan index (``fp16``, ``flat``) with at least ``vector_prefilter_from`` live
+    # vectors first scans 4-bit codes of every vector (96 bytes each for MiniLM: 9.6 MB at
+    # 100k) for 20 candidates per wanted hit, then scores only those exactly: the same scores,
+    # bit for bit, and at 100k the same top 50 for every measured query, for ~1 ms instead of
+    # 5-8.5 (recall/vector_prefilter.py, bench/search_prefilter.py, issue 21). Below 20k the
+    # full scan costs ~1 ms: nothing to save. Off: every search scans every vector.
+    vector_prefilter: bool = True
+    vector_prefilter_from: int = Field(default=20_000, ge=0)
     # How ``minilm`` runs: ``onnx`` = the int8 ONNX copy of the same weights (no torch in the
     # service; built by ``workbench models build`` / ``make install``), falling back to
     # ``torch`` (sentence-transformers) with the reason in /api/health when it is not built.

@@ -31,6 +31,9 @@ class IndexStatus(CamelModel):
     embedder: str | None
     dim: int | None
     index: str
+    # Searches scan the prefilter's coarse codes first (recall/vector_prefilter.py): built by
+    # the indexer thread once ``vector_prefilter_from`` vectors are live.
+    prefiltered: bool = False
     indexed: int
     observations: int
     pending: int | None

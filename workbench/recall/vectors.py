@@ -62,6 +62,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from workbench.recall.slot_map import SlotMap
+from workbench.recall.vector_prefilter import Prefilter
+from workbench.recall.vector_prefilter import supported as prefilter_supported
 from workbench.store.connection import atomic
 
 IndexKind = Literal["flat", "hnsw", "fp16", "hnsw_fp16", "sq8"]
@@ -87,6 +89,8 @@ GRAPH_KINDS: tuple[str, ...] = ("hnsw", "hnsw_fp16")
 # (bench/search_vectors.py).
 RESCORE_FACTOR = 2
 RESCORE_MIN = 20
+# Exact-scan kinds whose scan a prefilter may shorten (graphs walk; ``sq8`` rescores).
+PREFILTER_KINDS = ("flat", "fp16")
 COMPACT_MIN = 1024  # dead slots tolerated before ``compact`` runs, whatever the live count
 _VERSIONS = itertools.count(1)  # every index's versions (``VectorIndex.version``)
 _ALL_LIVE = ("\0all live slots",)  # a cache key no project name can equal
@@ -298,9 +302,12 @@ class VectorIndex:
         *,
         graph_from: int = GRAPH_FROM,
         graph_ef: int = HNSW_EF_SEARCH,
+        prefilter_from: int | None = None,
     ) -> None:
         """``graph_from``/``graph_ef``: when a graph kind walks its graph, and how widely
-        (``settings.vector_graph_from`` / ``vector_graph_ef``); other kinds ignore them."""
+        (``settings.vector_graph_from`` / ``vector_graph_ef``); other kinds ignore them.
+        ``prefilter_from``: from how many live vectors an exact-scan kind (``flat``,
+        ``fp16``) scans coarse codes first (``vector_prefilter``; None: never)."""
         import numpy as np
 
         if kind not in KINDS:
@@ -310,7 +317,13 @@ class VectorIndex:
         self.kind: IndexKind = kind
         self.graph_from = max(int(graph_from), 0)
         self.graph_ef = max(int(graph_ef), 1)
+        self.prefilter_from = (
+            max(int(prefilter_from), 0)
+            if prefilter_from is not None and kind in PREFILTER_KINDS and prefilter_supported(dim)
+            else None
+        )
         self._index = _make(kind, dim)
+        self._prefilter: Prefilter | None = None  # codes of every slot, in slot order
         # slot → the text hash its vector was embedded from (ASCII, fixed width): a dict of
         # 100k ids to 64-char strings held ~18 MB of the service's RSS, this array 6.4 MB
         # (issue 21: service + worker ≤ 300 MiB at 100k).
@@ -399,6 +412,8 @@ class VectorIndex:
             codes = [self._code(p) for p in projects] if projects is not None else [-1] * len(keys)
             first = int(self._index.ntotal)
             self._index.add(matrix)
+            if self._prefilter is not None:
+                self._prefilter.add(matrix)
             self._ids = _appended(self._ids, np.asarray(keys, dtype=np.int64))
             self._codes = _appended(self._codes, np.asarray(codes, dtype=np.int32))
             self._live = _appended(self._live, np.ones(len(keys), dtype=bool))
@@ -470,6 +485,7 @@ class VectorIndex:
             if version != self._version:  # changed meanwhile (a second mutator): try later
                 return
             self._index, self._ids, self._codes, self._keys = fresh, ids, codes, keys
+            self._prefilter = None  # slots renumbered: ``prepare_prefilter`` builds anew
             self._live = np.ones(len(ids), dtype=bool)
             self._slot_of = SlotMap.of(ids, np.arange(len(ids)))
             self._changed()
@@ -508,13 +524,83 @@ class VectorIndex:
                     return []
                 if len(slots) <= SUBSET_EXACT:
                     return self._score_slots(q, slots, k, exact)
+                k = min(k, len(slots))
+                if (found := self._prefiltered(q, k, mask, len(slots), exact)) is not None:
+                    return found
                 if selector is None:
                     selector = self._bitmap(mask)
                 graph = self._graph_for(len(slots))
-                return self._faiss_search(q, min(k, len(slots)), selector, exact, graph=graph)
+                return self._faiss_search(q, k, selector, exact, graph=graph)
+            k = min(k, len(self._slot_of))
+            mask = self._live if self.dead else None
+            if (found := self._prefiltered(q, k, mask, len(self._slot_of), exact)) is not None:
+                return found
             selector = self._filter(_ALL_LIVE)[2] if self.dead else None
             graph = self._graph_for(len(self._slot_of))
-            return self._faiss_search(q, min(k, len(self._slot_of)), selector, exact, graph=graph)
+            return self._faiss_search(q, k, selector, exact, graph=graph)
+
+    def _prefiltered(
+        self, q: Any, k: int, mask: Any, allowed: int, exact: Exact | None
+    ) -> list[tuple[int, float]] | None:
+        """The top ``k`` of the ``allowed`` slots in ``mask`` (None: every live slot) scored
+        exactly among the prefilter's candidates (``vector_prefilter.py``); None when there is
+        no prefilter, the search is better served by the full scan, or too few candidates
+        pass ``mask`` (then the caller scans)."""
+        import numpy as np
+
+        prefilter = self._prefilter
+        total = int(self._index.ntotal)
+        if prefilter is None or prefilter.ntotal != total or (self.quantised and exact):
+            return None
+        want = prefilter.wanted(k, allowed / total, total)
+        if want is None:
+            return None
+        slots = prefilter.candidates(q, want)
+        if mask is not None:
+            slots = slots[mask[slots]]
+        if len(slots) < k:
+            return None
+        chosen = np.zeros(total, dtype=bool)
+        chosen[slots] = True
+        return self._faiss_search(q, k, self._bitmap(chosen), None, graph=False)
+
+    def prepare_prefilter(self) -> bool:
+        """Build (or drop) the prefilter as the live count asks; True when it was rebuilt.
+
+        Called by the indexer thread, the index's one mutator, between passes: the codes are
+        built outside the lock (~2 s of CPU at 100k; searches meanwhile scan exactly) from
+        the index as it stands, which only this thread changes. Installing them changes the
+        version: a remembered ranking (``recall.anchor_memo``) is not reused across it.
+        """
+        if self.prefilter_from is None:
+            return False
+        with self._lock:
+            index, total, live = self._index, int(self._index.ntotal), self._live.copy()
+            current = self._prefilter
+        if len(self._slot_of) < max(self.prefilter_from, 1):
+            if current is not None:
+                with self._lock:
+                    self._prefilter = None
+                    self._version = next(_VERSIONS)
+            return False
+        if current is not None and current.ntotal == total and not current.stale(total):
+            return False
+        built = Prefilter.build(index, total, live)
+        with self._lock:
+            if self._index is not index:  # compacted meanwhile: the next pass builds again
+                return False
+            if int(index.ntotal) > total:
+                built.add(index.reconstruct_n(total, int(index.ntotal) - total))
+            self._prefilter = built
+            self._version = next(_VERSIONS)
+        return True
+
+    @property
+    def prefiltered(self) -> bool:
+        """Whether searches scan the prefilter's codes first (``prepare_prefilter`` built
+        them for every slot)."""
+        prefilter = self._prefilter
+        return prefilter is not None and prefilter.ntotal == int(self._index.ntotal)
 
     def _graph_for(self, allowed: int) -> bool:
         """Whether a search over ``allowed`` live slots walks the graph (else: exact scan).
@@ -683,6 +769,7 @@ class VectorIndex:
         *,
         graph_from: int = GRAPH_FROM,
         graph_ef: int = HNSW_EF_SEARCH,
+        prefilter_from: int | None = None,
     ) -> tuple[VectorIndex | None, str]:
         """The saved index, or ``(None, why)`` when absent, old or not self-consistent.
 
@@ -718,7 +805,14 @@ class VectorIndex:
             or any(not 0 <= s < len(slots) for s in live)
         ):
             return None, f"saved index under {index_dir} is incomplete (interrupted save)"
-        index = cls(model, dim, kind, graph_from=graph_from, graph_ef=graph_ef)
+        index = cls(
+            model,
+            dim,
+            kind,
+            graph_from=graph_from,
+            graph_ef=graph_ef,
+            prefilter_from=prefilter_from,
+        )
         index._index = raw
         index._ids = np.asarray(slots, dtype=np.int64)
         index._codes = np.asarray(codes, dtype=np.int32)
@@ -742,7 +836,8 @@ class VectorIndex:
         """Approximate RAM of the index: codes, HNSW links and the slot arrays."""
         code = {"flat": 4, "hnsw": 4, "fp16": 2, "hnsw_fp16": 2, "sq8": 1}[self.kind] * self.dim
         links = HNSW_M * 2 * 4 + 16 if self.kind in ("hnsw", "hnsw_fp16") else 0
-        return int(self._index.ntotal) * (code + links + 8 + 4 + 1)
+        coarse = self._prefilter.memory_bytes() if self._prefilter is not None else 0
+        return int(self._index.ntotal) * (code + links + 8 + 4 + 1) + coarse
 
 
 def _appended(array: Any, values: Any) -> Any:
