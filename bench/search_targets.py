@@ -176,7 +176,20 @@ def start(side: Side, n: int) -> float:
         WORKBENCH_EMBEDDER="minilm",
     )
     side.conn = http.client.HTTPConnection("127.0.0.1", side.port, timeout=120)
-    return wait_indexed(side, n)
+    took = wait_indexed(side, n)
+    wait_prefiltered(side)
+    return took
+
+
+def wait_prefiltered(side: Side, most_s: float = 30.0) -> None:
+    """Until the side's indexer has built its vector prefilter (``prefiltered``: ~2 s of its
+    thread after the index fills at 100k), so no side is timed half-built. A checkout without
+    one (no such field) is done at once; a side with it off gives up after ``most_s``."""
+    until = time.perf_counter() + most_s
+    while time.perf_counter() < until:
+        if json.loads(side.get("/api/index/status", {})).get("prefiltered", True):
+            return
+        time.sleep(0.5)
 
 
 def routes(q: str, project: str) -> dict[str, tuple[str, dict[str, Any]]]:
