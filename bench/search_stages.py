@@ -132,6 +132,9 @@ def run(args: argparse.Namespace) -> list[str]:
         indexer = Indexer(store, settings)
         indexer.load()
         indexer.sync(full=True)
+        prepare = getattr(indexer.index, "prepare_prefilter", None)
+        if prepare is not None:  # as the service's indexer thread does after its pass
+            prepare()
         engine = SearchEngine(store, settings, ranker=indexer.ranker)
         spent: dict[str, float] = {}
         for label, module, attribute in STAGES:

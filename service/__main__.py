@@ -16,6 +16,7 @@ import uvicorn
 from service.app import create_app
 from workbench.errors import WorkbenchError
 from workbench.pidfile import AlreadyRunning, PidFile
+from workbench.recall.heap_trim import cap_arenas
 from workbench.settings import load_settings
 
 
@@ -24,6 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--port", type=int, default=None)
     args = parser.parse_args(argv)
+    cap_arenas()  # before any of the service's threads allocates (heap_trim.py)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     overrides = {"port": args.port} if args.port else {}

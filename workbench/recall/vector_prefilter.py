@@ -43,7 +43,7 @@ MOST_SHARE = 0.125
 MIN_SHARE = 0.2
 TRAIN_SAMPLE = 10_000  # 5k, 10k and 20k lost nothing at 100k; 10k trains in ~1 s
 RETRAIN_GROWTH = 2.0
-CHUNK = 8192  # vectors decoded at a time while the codes are built (~12 MB of scratch)
+CHUNK = 2048  # vectors decoded at a time while the codes are built (~3 MB of scratch)
 SEED = 21
 
 
