@@ -6,7 +6,8 @@ For any ``prefilter_from``, project filter, ``k``, query and set of removed ids:
 - no hit is removed or outside the filter, the list is best first and never longer than ``k``;
 - every score is the one the full scan gives that id, bit for bit (the prefilter may miss an
   id, never misscore one);
-- when the prefilter is not built (too few live vectors) the list is the full scan's;
+- when the prefilter is not built (fewer live vectors than the setting or ``MIN_VECTORS``)
+  the list is the full scan's;
 - the codes always cover every slot once built (``prefiltered``), whatever was removed.
 
 Real FAISS; one pair of indexes per module, a removal applied to both and undone by re-adding.
@@ -23,6 +24,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import clustered_vectors
 from tests.fuzz_harness import budget
+from workbench.recall.vector_prefilter import MIN_VECTORS
 from workbench.recall.vectors import VectorIndex
 
 pytestmark = pytest.mark.slow
@@ -70,7 +72,7 @@ def test_a_prefiltered_index_never_leaks_never_misscores(
         index.remove(removed)
     try:
         fast.prepare_prefilter()
-        built = len(fast) >= max(prefilter_from, 1)
+        built = len(fast) >= max(prefilter_from, MIN_VECTORS)
         assert fast.prefiltered == built
         rng = np.random.default_rng(row)
         q = matrix[row] + noise * rng.normal(size=DIM) / np.sqrt(DIM)

@@ -63,6 +63,15 @@ def test_codes_are_built_from_the_threshold_and_searches_use_them() -> None:
     assert fast.memory_bytes() > VectorIndex("m", DIM, "fp16").memory_bytes()
 
 
+def test_a_tiny_index_never_trains_codes_whatever_the_setting() -> None:
+    """``vector_prefilter_from`` 0 on a new memory: ten vectors cannot train 16 centroids per
+    sub-quantiser (FAISS raises), and the indexer's pass must not fail for it."""
+    tiny, exact, matrix = twins(n=10, prefilter_from=0)
+    assert not tiny.prepare_prefilter()
+    assert not tiny.prefiltered
+    assert tiny.search(matrix[3], 5) == exact.search(matrix[3], 5)
+
+
 def test_a_prefiltered_search_scores_exactly_and_keeps_the_full_scans_list() -> None:
     fast, exact, matrix = twins()
     fast.prepare_prefilter()
@@ -215,3 +224,36 @@ def test_a_service_builds_the_codes_and_answers_with_the_full_scans_scores(
         assert len(coarse) == len(full) == 20
         assert all(scores.get(i, s) == s for i, s in coarse)  # a shared hit: the same score
     assert sum(a == b for a, b in zip(plain, fast, strict=True)) >= len(asked) - 1
+
+
+@pytest.mark.slow
+def test_codes_wait_for_the_embedding_worker_to_finish_its_catch_up(
+    make_service: Any, data_dir: Path, onnx_model: Path
+) -> None:
+    """A history imported at once: the MiniLM index passes the threshold while the worker is
+    still embedding, and a build then would take CPU from the catch-up (100k quiet: 283 →
+    295 s). The codes come once the worker is idle, and searches use them from then on."""
+    from tests.conftest import store_of_titles
+    from tests.test_crash import wait_for
+    from tests.test_vectors_switch import titles
+
+    n = 3000
+    with store_of_titles(data_dir / "workbench.db", titles(n)):
+        pass
+    svc = make_service(
+        WORKBENCH_EMBEDDER="minilm",
+        WORKBENCH_ONNX_MODEL_DIR=str(onnx_model),
+        WORKBENCH_VECTOR_PREFILTER_FROM="1024",
+    )
+    seen: list[tuple[int, str, bool]] = []  # (indexed, worker state, prefiltered)
+
+    def caught_up() -> bool:
+        _, body = svc.get("/api/index/status")
+        state = str((body.get("worker") or {}).get("state", ""))
+        seen.append((int(body["indexed"]), state, bool(body["prefiltered"])))
+        return bool(body["indexed"] == n and body["prefiltered"])
+
+    wait_for(caught_up, timeout=180, what=f"{n} vectors and the prefilter")
+    during = [s for s in seen if s[1] == "embedding" and 1024 <= s[0] < n]
+    assert during, f"never saw the worker embed past the threshold: {seen[:5]}…"
+    assert not any(prefiltered for _, _, prefiltered in during), during

@@ -312,7 +312,15 @@ class Indexer(threading.Thread):
 
     def _prepare_prefilter(self) -> None:
         """Build the index's prefilter when its live count asks (``vector_prefilter.py``),
-        after the pass's save: ~2 s of this thread's CPU at 100k, once per doubling."""
+        after the pass's save: ~2 s of this thread's CPU at 100k, once per doubling.
+
+        Not while the embedding worker embeds: a catch-up's index doubles several times, and
+        each build took CPU from the worker (a 100k import's full MiniLM vectors 283 → 295 s,
+        quiet, ``bench/vectors_catch_up.py``); searches scan exactly until it is idle.
+        """
+        process = self.process
+        if process is not None and process.state == "embedding":
+            return
         index = self.index
         if index is not None and index.prepare_prefilter():
             trim_heap()  # the build's scratch: the codebooks' sample and decoded chunks

@@ -41,6 +41,9 @@ MOST_SHARE = 0.125
 # A filter keeping less than this share of the slots: the candidates would be mostly
 # filtered out (and the filtered scan is cheaper anyway): scan exactly.
 MIN_SHARE = 0.2
+# Never built for fewer live vectors, whatever the setting: k-means wants ~40 points per
+# centroid (16 per sub-quantiser), and below this the full scan costs microseconds.
+MIN_VECTORS = 1024
 TRAIN_SAMPLE = 10_000  # 5k, 10k and 20k lost nothing at 100k; 10k trains in ~1 s
 RETRAIN_GROWTH = 2.0
 CHUNK = 2048  # vectors decoded at a time while the codes are built (~3 MB of scratch)

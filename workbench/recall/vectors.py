@@ -36,6 +36,12 @@ Index kinds (``settings.vector_index``; figures at 100k × 384 clustered, one th
 - ``sq8``: 8-bit codes (fixed [-1, 1] range: no training), 0.4 KB per vector; its top
   candidates are rescored exactly from the embeddings cache (``exact=``).
 
+The prefilter (``vector_prefilter.py``, ``settings.vector_prefilter``): from
+``vector_prefilter_from`` live vectors a ``flat``/``fp16`` search first scans 4-bit fast-scan
+codes of every slot for ``FACTOR`` candidates per wanted hit, then runs its own exact scan
+restricted to them by a bitmap: the same scores bit for bit, the same list for every measured
+query at 100k but a few in a thousand (a hit lost at rank 40-49 of 50), ~1 ms instead of 5-8.
+
 Slots, not ids: FAISS labels are slots, and arrays over slots give the observation id, its
 project code and a live bit. A project filter is a bitmap over slots cached per project until
 the next add/remove (no SQL collecting ids); a removal clears a live bit (no kind rebuilds);
@@ -62,6 +68,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from workbench.recall.slot_map import SlotMap
+from workbench.recall.vector_prefilter import MIN_VECTORS as PREFILTER_MIN_VECTORS
 from workbench.recall.vector_prefilter import Prefilter
 from workbench.recall.vector_prefilter import supported as prefilter_supported
 from workbench.store.connection import atomic
@@ -575,16 +582,16 @@ class VectorIndex:
         if self.prefilter_from is None:
             return False
         with self._lock:
-            index, total, live = self._index, int(self._index.ntotal), self._live.copy()
-            current = self._prefilter
-        if len(self._slot_of) < max(self.prefilter_from, 1):
-            if current is not None:
-                with self._lock:
+            index, total, current = self._index, int(self._index.ntotal), self._prefilter
+            wanted = len(self._slot_of) >= max(self.prefilter_from, PREFILTER_MIN_VECTORS)
+            if not wanted:
+                if current is not None:  # removals took the index below the threshold
                     self._prefilter = None
                     self._version = next(_VERSIONS)
-            return False
-        if current is not None and current.ntotal == total and not current.stale(total):
-            return False
+                return False
+            if current is not None and current.ntotal == total and not current.stale(total):
+                return False
+            live = self._live.copy()
         built = Prefilter.build(index, total, live)
         with self._lock:
             if self._index is not index:  # compacted meanwhile: the next pass builds again
