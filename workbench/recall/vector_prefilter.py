@@ -23,8 +23,13 @@ Codebooks come from the vectors themselves (FAISS k-means, seeded: the same vect
 same codes), trained on a sample of at most ``TRAIN_SAMPLE`` live vectors as the scan sees
 them (fp16-decoded): ~1 s of CPU, plus ~8 µs per vector to encode. They are built by the
 indexer thread (``VectorIndex.prepare_prefilter``) from ``settings.vector_prefilter_from``
-live vectors, again when the index has grown ``RETRAIN_GROWTH``-fold since (new topics), and
-dropped by a compaction (slots renumbered). Not saved: derived from the saved index in ~2 s.
+live vectors (never below ``MIN_VECTORS``), again when the index has grown
+``RETRAIN_GROWTH``-fold since (new topics), and dropped by a compaction (slots renumbered);
+never while the embedding worker embeds (``Indexer._prepare_prefilter``: a catch-up needs the
+CPU more). Not saved: derived from the saved index in ~2 s.
+
+Costs, at 100k (``bench/search.py``, ``bench/vectors_catch_up.py``): ~10 MiB of the service's
+RSS (the codes, and FAISS's fast-scan kernels paged in), ~2 s of CPU per build.
 """
 
 from __future__ import annotations
