@@ -177,12 +177,18 @@ def run(args: argparse.Namespace) -> list[str]:
     return lines
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def seeded_parser(doc: str, seed: int) -> argparse.ArgumentParser:
+    """The options of a bench that reads a seeded 100k store: ``--seeded``, ``--queries``,
+    ``--seed`` (this one's and ``search_prefilter``'s)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
     parser.add_argument("--seeded", required=True, help="a data dir with full vectors (read only)")
     parser.add_argument("--queries", type=int, default=300)
-    parser.add_argument("--seed", type=int, default=21)
-    args = parser.parse_args(argv)
+    parser.add_argument("--seed", type=int, default=seed)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = seeded_parser(__doc__ or "", 21).parse_args(argv)
     print("\n".join(run(args)))
     return 0
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import statistics
 import sys
 import tempfile
 import time
@@ -36,16 +35,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.search_index8 import cpu_p50, seeded_parser  # noqa: E402
+
 DEPTH = 50  # the search's fusion depth (search.FUSION_DEPTH): the vector list fusion reads
-
-
-def cpu_p50(calls: list[Any]) -> float:
-    spent = []
-    for call in calls:
-        started = time.thread_time()
-        call()
-        spent.append(time.thread_time() - started)
-    return statistics.median(spent) * 1000
 
 
 def asked_vectors(args: argparse.Namespace, stored: Any) -> Any:
@@ -145,10 +137,7 @@ def run(args: argparse.Namespace) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seeded", required=True, help="a data dir with full vectors (read only)")
-    parser.add_argument("--queries", type=int, default=300)
-    parser.add_argument("--seed", type=int, default=37)
+    parser = seeded_parser(__doc__ or "", 37)
     parser.add_argument("--factor", type=int, action="append", help="candidates per hit")
     args = parser.parse_args(argv)
     args.factor = args.factor or [10, 20, 40]
