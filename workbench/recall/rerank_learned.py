@@ -148,11 +148,7 @@ def parse(doc: Mapping[str, Any]) -> Weights:
     depth = doc["depth"]
     if not isinstance(depth, int) or isinstance(depth, bool) or not 2 <= depth <= 200:
         raise ValueError("the depth must be a whole number from 2 to 200")
-    demotion = doc.get("demotion")
-    if demotion is not None and (
-        not isinstance(demotion, int) or isinstance(demotion, bool) or not 0 <= demotion <= 200
-    ):
-        raise ValueError("the demotion must be null or a whole number from 0 to 200")
+    demotion = _optional_whole(doc, "demotion", 0, 200)
     pin_gap = doc.get("pin_gap")
     if pin_gap is not None and (
         not isinstance(pin_gap, (int, float))
@@ -160,25 +156,28 @@ def parse(doc: Mapping[str, Any]) -> Weights:
         or not 0.0 <= pin_gap <= 1.0  # NaN fails this too
     ):
         raise ValueError("the pin_gap must be null or a number from 0 to 1")
-    session_cap = doc.get("session_cap")
-    if session_cap is not None and (
-        not isinstance(session_cap, int)
-        or isinstance(session_cap, bool)
-        or not 1 <= session_cap <= PAGE
-    ):
-        raise ValueError(f"the session_cap must be null or a whole number from 1 to {PAGE}")
-    session_keep = doc.get("session_keep")
-    if session_keep is not None and (
-        not isinstance(session_keep, int)
-        or isinstance(session_keep, bool)
-        or not 1 <= session_keep <= PAGE
-    ):
-        raise ValueError(
-            f"the session_keep must be null or a whole number from 1 to {PAGE}"
-            " (how many of the fused first hits keep their session on the first page)"
-        )
+    session_cap = _optional_whole(doc, "session_cap", 1, PAGE)
+    session_keep = _optional_whole(
+        doc,
+        "session_keep",
+        1,
+        PAGE,
+        " (how many of the fused first hits keep their session on the first page)",
+    )
     gap = None if pin_gap is None else float(pin_gap)
     return Weights(values, depth, demotion, gap, session_cap, session_keep)
+
+
+def _optional_whole(
+    doc: Mapping[str, Any], name: str, low: int, high: int, why: str = ""
+) -> int | None:
+    """``doc[name]``: null, or a whole number from ``low`` to ``high`` (a bool is not one)."""
+    value = doc.get(name)
+    if value is not None and (
+        not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high
+    ):
+        raise ValueError(f"the {name} must be null or a whole number from {low} to {high}{why}")
+    return value
 
 
 @functools.lru_cache(maxsize=1)
