@@ -39,12 +39,8 @@ _M_ARENA_MAX = -8  # glibc's malloc.h
 def cap_arenas(count: int = ARENAS) -> bool:
     """At most ``count`` malloc arenas for this process (glibc); True when it was set.
     Called first thing by the service, before any thread allocates."""
-    libc = _libc()
-    if libc is None:
-        return False
-    try:
-        mallopt = libc.mallopt
-    except AttributeError:
+    mallopt = _function("mallopt")
+    if mallopt is None:
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
@@ -62,15 +58,17 @@ def _libc() -> Any:
         return None
 
 
+def _function(name: str) -> Any:
+    """glibc's function ``name`` (None off glibc, or when this libc lacks it)."""
+    libc = _libc()
+    return None if libc is None else getattr(libc, name, None)
+
+
 @functools.cache
 def _malloc_trim() -> Any:
     """glibc's ``malloc_trim``, looked up once: ``find_library`` runs ``ldconfig -p`` in a
     child process, and the indexer trims after every bulk pass. None off glibc."""
-    libc = _libc()
-    try:
-        trim = libc.malloc_trim if libc is not None else None
-    except AttributeError:
-        return None
+    trim = _function("malloc_trim")
     if trim is None:
         return None
     trim.argtypes = [ctypes.c_size_t]
