@@ -136,8 +136,8 @@ def test_narrow_filters_and_long_lists_scan_exactly() -> None:
     fast, exact, matrix = twins()
     fast.prepare_prefilter()
     share = 1 / 6000
-    assert vector_prefilter.Prefilter(DIM).wanted(50, share, N) is None  # too narrow
-    assert vector_prefilter.Prefilter(DIM).wanted(500, 1.0, N) is None  # 10,000 > 1/8 of N
+    assert vector_prefilter.wanted(50, share, N) is None  # too narrow
+    assert vector_prefilter.wanted(500, 1.0, N) is None  # 10,000 > 1/8 of N
     for q in queries(matrix, count=50):
         assert fast.search(q, 500) == exact.search(q, 500)  # the full scan, so equal
         for names in (["a"], ["b", "c"]):

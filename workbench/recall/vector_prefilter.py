@@ -60,6 +60,17 @@ def supported(dim: int) -> bool:
     return dim >= 2 and dim % 2 == 0
 
 
+def wanted(k: int, share: float, total: int) -> int | None:
+    """How many candidates a top ``k`` over ``share`` of ``total`` slots needs; None when the
+    exact scan of them all is the better choice."""
+    if share < MIN_SHARE or k <= 0:
+        return None
+    # Once for the depth: a filter's top k sits ~k / share deep in the whole ranking, where
+    # the codes' order errs more; once for the candidates the filter drops.
+    want = math.ceil(FACTOR * k / share**2)
+    return want if want <= MOST_SHARE * total else None
+
+
 class Prefilter:
     """4-bit fast-scan codes over the slots of one FAISS index, in slot order."""
 
@@ -101,16 +112,6 @@ class Prefilter:
     def add(self, vectors: Any) -> None:
         """Codes for the slots just added to the index (same order)."""
         self._codes.add(vectors)
-
-    def wanted(self, k: int, share: float, total: int) -> int | None:
-        """How many candidates a top ``k`` over ``share`` of ``total`` slots needs; None when
-        the exact scan of them all is the better choice."""
-        if share < MIN_SHARE or k <= 0:
-            return None
-        # Once for the depth: a filter's top k sits ~k / share deep in the whole ranking,
-        # where the codes' order errs more; once for the candidates the filter drops.
-        want = math.ceil(FACTOR * k / share**2)
-        return want if want <= MOST_SHARE * total else None
 
     def candidates(self, query: Any, want: int) -> Any:
         """The ``want`` slots whose codes score best against ``query`` (1 × dim float32)."""

@@ -67,10 +67,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from workbench.recall import vector_prefilter
 from workbench.recall.slot_map import SlotMap
-from workbench.recall.vector_prefilter import MIN_VECTORS as PREFILTER_MIN_VECTORS
-from workbench.recall.vector_prefilter import Prefilter
-from workbench.recall.vector_prefilter import supported as prefilter_supported
 from workbench.store.connection import atomic
 
 IndexKind = Literal["flat", "hnsw", "fp16", "hnsw_fp16", "sq8"]
@@ -326,11 +324,15 @@ class VectorIndex:
         self.graph_ef = max(int(graph_ef), 1)
         self.prefilter_from = (
             max(int(prefilter_from), 0)
-            if prefilter_from is not None and kind in PREFILTER_KINDS and prefilter_supported(dim)
+            if prefilter_from is not None
+            and kind in PREFILTER_KINDS
+            and vector_prefilter.supported(dim)
             else None
         )
         self._index = _make(kind, dim)
-        self._prefilter: Prefilter | None = None  # codes of every slot, in slot order
+        self._prefilter: vector_prefilter.Prefilter | None = (
+            None  # codes of every slot, in slot order
+        )
         # slot → the text hash its vector was embedded from (ASCII, fixed width): a dict of
         # 100k ids to 64-char strings held ~18 MB of the service's RSS, this array 6.4 MB
         # (issue 21: service + worker ≤ 300 MiB at 100k).
@@ -532,7 +534,7 @@ class VectorIndex:
                 if len(slots) <= SUBSET_EXACT:
                     return self._score_slots(q, slots, k, exact)
                 k = min(k, len(slots))
-                if (found := self._prefiltered(q, k, mask, len(slots), exact)) is not None:
+                if (found := self._prefiltered(q, k, mask, len(slots))) is not None:
                     return found
                 if selector is None:
                     selector = self._bitmap(mask)
@@ -540,26 +542,27 @@ class VectorIndex:
                 return self._faiss_search(q, k, selector, exact, graph=graph)
             k = min(k, len(self._slot_of))
             mask = self._live if self.dead else None
-            if (found := self._prefiltered(q, k, mask, len(self._slot_of), exact)) is not None:
+            if (found := self._prefiltered(q, k, mask, len(self._slot_of))) is not None:
                 return found
             selector = self._filter(_ALL_LIVE)[2] if self.dead else None
             graph = self._graph_for(len(self._slot_of))
             return self._faiss_search(q, k, selector, exact, graph=graph)
 
     def _prefiltered(
-        self, q: Any, k: int, mask: Any, allowed: int, exact: Exact | None
+        self, q: Any, k: int, mask: Any, allowed: int
     ) -> list[tuple[int, float]] | None:
         """The top ``k`` of the ``allowed`` slots in ``mask`` (None: every live slot) scored
         exactly among the prefilter's candidates (``vector_prefilter.py``); None when there is
         no prefilter, the search is better served by the full scan, or too few candidates
-        pass ``mask`` (then the caller scans)."""
+        pass ``mask`` (then the caller scans). Only ``PREFILTER_KINDS`` build one: their
+        scores need no rescoring."""
         import numpy as np
 
         prefilter = self._prefilter
-        total = int(self._index.ntotal)
-        if prefilter is None or prefilter.ntotal != total or (self.quantised and exact):
+        if prefilter is None or not self.prefiltered:
             return None
-        want = prefilter.wanted(k, allowed / total, total)
+        total = int(self._index.ntotal)
+        want = vector_prefilter.wanted(k, allowed / total, total)
         if want is None:
             return None
         slots = prefilter.candidates(q, want)
@@ -583,7 +586,7 @@ class VectorIndex:
             return False
         with self._lock:
             index, total, current = self._index, int(self._index.ntotal), self._prefilter
-            wanted = len(self._slot_of) >= max(self.prefilter_from, PREFILTER_MIN_VECTORS)
+            wanted = len(self._slot_of) >= max(self.prefilter_from, vector_prefilter.MIN_VECTORS)
             if not wanted:
                 if current is not None:  # removals took the index below the threshold
                     self._prefilter = None
@@ -592,7 +595,7 @@ class VectorIndex:
             if current is not None and current.ntotal == total and not current.stale(total):
                 return False
             live = self._live.copy()
-        built = Prefilter.build(index, total, live)
+        built = vector_prefilter.Prefilter.build(index, total, live)
         with self._lock:
             if self._index is not index:  # compacted meanwhile: the next pass builds again
                 return False
