@@ -15,12 +15,13 @@ the fused head keep their places on the page and nothing moves beyond what that 
 from __future__ import annotations
 
 import tempfile
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import SimilarityRanker, store_of_titles
@@ -127,6 +128,11 @@ WIDTH = len(rerank_learned.FEATURES)
 model_weights = st.lists(st.floats(-5.0, 5.0, allow_nan=False), min_size=WIDTH, max_size=WIDTH)
 
 
+def dense(values: dict[int, float]) -> list[float]:
+    """A feature row (or weights) from its non-zero values, by feature index."""
+    return [values.get(n, 0.0) for n in range(WIDTH)]
+
+
 def feature_rows(most: int) -> st.SearchStrategy[list[list[float]]]:
     """1 to ``most`` candidates' feature rows, each value in [0, 1] as the features are."""
     return st.lists(st.lists(unit, min_size=WIDTH, max_size=WIDTH), min_size=1, max_size=most)
@@ -141,6 +147,18 @@ def feature_rows(most: int) -> st.SearchStrategy[list[list[float]]]:
     session_cap=st.none() | st.integers(1, 10),
     sessions=st.lists(st.none() | st.sampled_from("abc"), min_size=12, max_size=12),
 )
+# Found by the long profile (`make fuzz`): every candidate equal, a cap of 1, two sessions
+# each at its cap when the page still has a place. The page is then filled in order (as
+# ``spread`` says), so session "a" goes over its cap while "b"'s next turn waits below; "b"
+# was at its cap too, which the property had not allowed for.
+@example(
+    rows=[dense({})] * 12,
+    weights=dense({}),
+    demotion=None,
+    pin_gap=None,
+    session_cap=1,
+    sessions=[None] * 7 + ["a", "a", "a", "b", "b"],
+)
 def test_any_rows_are_only_reordered_and_a_pinned_first_stays(
     rows: list[list[float]],
     weights: list[float],
@@ -152,7 +170,9 @@ def test_any_rows_are_only_reordered_and_a_pinned_first_stays(
     """The pin (``rerank_learned.pinned``), the session cap and the demotion cap together,
     for any candidate rows and sessions: the same ids, none below its demotion cap (it wins),
     a pinned fused first in first place, and without a demotion cap no session over its
-    share of the page while another candidate waits below it."""
+    share of the page while a candidate the cap did not hold back waits below it (one without
+    a session, or of a session under its cap: when only capped sessions are left, ``spread``
+    fills the page in order, past the cap)."""
     ids = list(range(100, 100 + len(rows)))
     session_of = {i: s for i, s in zip(ids, sessions, strict=False) if s is not None}
     model = rerank_learned.Weights(tuple(weights), 30, demotion, pin_gap, session_cap)
@@ -162,10 +182,10 @@ def test_any_rows_are_only_reordered_and_a_pinned_first_stays(
         assert all(out.index(i) <= n + demotion for n, i in enumerate(ids))
     elif session_cap is not None and not rerank_learned.pinned(rows, pin_gap):
         page, rest = out[: rerank_learned.PAGE], out[rerank_learned.PAGE :]
-        for key in set(session_of.values()):
-            over = sum(session_of.get(i) == key for i in page) > session_cap
-            waiting = any(session_of.get(i) != key for i in rest)
-            assert not (over and waiting)
+        held = Counter(session_of[i] for i in page if i in session_of)
+        if any(count > session_cap for count in held.values()):
+            # Then only turns of sessions at their cap wait below.
+            assert all(i in session_of and held[session_of[i]] >= session_cap for i in rest)
     if rerank_learned.pinned(rows, pin_gap):
         assert out[0] == ids[0]
 
@@ -180,6 +200,33 @@ def test_any_rows_are_only_reordered_and_a_pinned_first_stays(
     session_keep=st.integers(1, 10),
     sessions=st.lists(st.none() | st.sampled_from("abcdefghijkl"), min_size=30, max_size=30),
 )
+# Found by the long profile (`make fuzz`): session "b"'s only turn sits at the page's last
+# place and session "a" is missing. "a"'s turn must come on and "b"'s must stay, so the
+# turn at place 9 (no session) leaves the page and "b"'s turn passes it: no order keeps
+# every other id in its place here, which the property had claimed.
+@example(
+    rows=[
+        dense({}),
+        dense({1: 1.0}),
+        dense({}),
+        dense({1: 1.0}),
+        dense({0: 1.0}),
+        dense({}),
+        dense({11: 1.0}),
+        dense({1: 1.0}),
+        dense({1: 1.0}),
+        dense({1: 1.0}),
+        dense({1: 1.0}),
+        dense({1: 1.0}),
+        dense({1: 1.0}),
+    ],
+    weights=dense({0: 1.0, 1: 2.0, 11: 2.0}),
+    demotion=None,
+    pin_gap=None,
+    session_cap=None,
+    session_keep=5,
+    sessions=[None, None, "a", None, "b"] + [None] * 25,
+)
 def test_the_fused_heads_sessions_keep_a_place_and_nothing_else_moves(
     rows: list[list[float]],
     weights: list[float],
@@ -192,9 +239,11 @@ def test_the_fused_heads_sessions_keep_a_place_and_nothing_else_moves(
     """``session_keep`` (``rerank_learned.kept``) after the other page rules, for any rows and
     sessions: the same ids; every session of the fused top ``session_keep`` on the first
     ``PAGE`` places; against the order without it, only turns of sessions it was missing come
-    onto the page (one per session, its best-placed turn), every other id keeps its order and
-    falls at most one place per lifted turn, the ones pushed off the page are the page's last,
-    and nothing changes when none was missing; a pinned first stays."""
+    onto the page (one per session, its best-placed turn); an id passes another only if it is
+    the best-placed turn of a session the rule keeps on the page (so every other id keeps its
+    order, and none is passed by more turns than there are such sessions); the ones pushed off
+    the page are its last, past only such turns; nothing changes when none was missing; a
+    pinned first stays."""
     page = rerank_learned.PAGE
     ids = list(range(100, 100 + len(rows)))
     session_of = {i: s for i, s in zip(ids, sessions, strict=False) if s is not None}
@@ -213,11 +262,17 @@ def test_the_fused_heads_sessions_keep_a_place_and_nothing_else_moves(
     assert {session_of[i] for i in lifted} == missing
     for i in lifted:  # each its session's best-placed turn in the order without the rule
         assert i == next(j for j in before if session_of.get(j) == session_of[i])
-    assert [i for i in out if i not in lifted] == [i for i in before if i not in lifted]
+    best = {s: next(j for j in before if session_of.get(j) == s) for s in needed}
+    keepers = {best[s] for s in needed}  # the turns that may pass others
+    was, now = {i: n for n, i in enumerate(before)}, {i: n for n, i in enumerate(out)}
+    for i in ids:
+        passers = [j for j in out[: now[i]] if was[j] > was[i]]
+        assert set(passers) <= keepers, (i, passers)
     dropped = [i for i in before[:page] if i not in out[:page]]
-    assert dropped == before[page - len(dropped) : page]
-    # Each lifted turn pushes the ones it passes one place down, no further (it wins over
+    for i in dropped:  # below a dropped one on the old page: dropped too, or a keeper
+        assert all(j in dropped or j in keepers for j in before[was[i] + 1 : page])
+    # Each turn that passes another pushes it one place down, no further (the rule wins over
     # the demotion cap, as chosen: bench/relevance_session_keep.py measured it so).
-    assert all(out.index(i) <= before.index(i) + len(lifted) for i in ids if i not in lifted)
+    assert all(now[i] <= was[i] + len(keepers) for i in ids)
     if rerank_learned.pinned(rows, pin_gap):
         assert out[0] == ids[0]

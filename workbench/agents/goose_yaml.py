@@ -28,6 +28,7 @@ KEY = "extensions"
 NAME = mcp_json.SERVER_NAME
 TOP = re.compile(r"^extensions:[ \t]*(#.*)?$")
 EMPTY = re.compile(r"^extensions:[ \t]*(\{\}|null|~)?[ \t]*(#.*)?$")
+_ITEM = re.compile(r"-(\s|$)")  # a block sequence's entry indicator
 
 
 class GooseConfigError(WorkbenchError):
@@ -148,7 +149,11 @@ def without_ours(text: str) -> str:
         if start is None and line.rstrip() == f"{indent}{NAME}:":
             start, end = i, i + 1
         elif start is not None:
-            deeper = line.startswith(indent + " ") or line.startswith(indent + "-")
+            # Ours, deeper down, or a sequence item at its key's indent ("- x" or "-"). A
+            # line at that indent that merely starts with a dash is a sibling key ("-foo:").
+            deeper = line.startswith(indent + " ") or (
+                line.startswith(indent) and bool(_ITEM.match(line, len(indent)))
+            )
             if line.strip() and not deeper:
                 break
             if line.strip():
