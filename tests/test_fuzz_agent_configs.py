@@ -81,7 +81,21 @@ def toml_documents(draw: st.DrawFn) -> str:
     lines = tomlkit.dumps(data).splitlines()
     for n in sorted(draw(st.lists(st.integers(0, len(lines)), max_size=4)), reverse=True):
         lines.insert(n, f"# user comment {n}")
-    return "\n".join(lines) + "\n"
+    return line_breaks(draw, "\n".join(lines) + "\n")
+
+
+def line_breaks(draw: st.DrawFn, text: str) -> str:
+    """``text`` as written on Linux and macOS (LF) or, as often, on Windows (CRLF)."""
+    return text.replace("\n", "\r\n") if draw(st.booleans()) else text
+
+
+def keeps_line_endings(before: str, after: str) -> None:
+    """A file whose every line ended in CRLF still does after install or uninstall
+    (``config_file.write_text``); an LF one gets no CR."""
+    if "\n" in before and before.count("\n") == before.count("\r\n"):
+        assert after.count("\n") == after.count("\r\n"), "a bare LF in a CRLF file"
+    elif "\r" not in before:
+        assert "\r" not in after, "a CR in an LF file"
 
 
 raw_texts = st.one_of(
@@ -122,6 +136,7 @@ def codex_round_trip(path: Path, text: str) -> None:
     if not installs(codex.install):
         assert path.read_bytes() == text.encode()  # refused: untouched
         return
+    keeps_line_endings(text, path.read_bytes().decode())
     installed = tomllib.loads(path.read_bytes().decode())
     assert installed["mcp_servers"]["workbench"]["args"] == [
         "-P",
@@ -133,6 +148,7 @@ def codex_round_trip(path: Path, text: str) -> None:
     assert row.ok is not None, row  # installed: ok or a problem, never "not installed"
     codex.uninstall()
     after = path.read_bytes().decode()
+    keeps_line_endings(text, after)
     assert tomllib.loads(after) == tomllib.loads(text)
     assert comment_lines(after) == comment_lines(text)
 
@@ -181,17 +197,18 @@ def gemini_settings() -> st.SearchStrategy[dict[str, Any]]:
 
 
 @FUZZ
-@given(user=gemini_settings())
+@given(user=gemini_settings(), crlf=st.booleans())
 def test_gemini_settings_json_of_any_shape(
-    user: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+    user: dict[str, Any], crlf: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with agent_home(monkeypatch) as home:
         path = home / ".gemini" / "settings.json"
-        text = render(user)
+        text = render(user).replace("\n", "\r\n" if crlf else "\n")
         path.write_text(text, encoding="utf-8")
         if not installs(gemini.install):
             assert path.read_bytes() == text.encode()  # refused: untouched
             return
+        keeps_line_endings(text, path.read_bytes().decode())
         installed = json.loads(path.read_text("utf-8"))
         assert mcp_json.is_ours(installed["mcpServers"]["workbench"])
         (row,) = gemini.checks()

@@ -26,7 +26,12 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.fuzz_strategies import json_objects, json_values, render
-from tests.test_fuzz_agent_configs import comment_lines, installs  # the other agents' checks
+from tests.test_fuzz_agent_configs import (  # the other agents' checks
+    comment_lines,
+    installs,
+    keeps_line_endings,
+    line_breaks,
+)
 from workbench.agents import claude_auto_memory, copilot, goose, goose_yaml, mcp_json
 from workbench.errors import WorkbenchError
 
@@ -79,7 +84,7 @@ def yaml_documents(draw: st.DrawFn) -> str:
     out = lines.splitlines()
     for n in sorted(draw(st.lists(st.integers(0, len(out)), max_size=3)), reverse=True):
         out.insert(n, f"# user comment {n}")
-    return "\n".join(out) + "\n"
+    return line_breaks(draw, "\n".join(out) + "\n")
 
 
 raw_texts = st.one_of(
@@ -117,12 +122,14 @@ def goose_round_trip(text: str) -> None:
     if not installs(goose.install):
         assert path.read_bytes() == text.encode()  # refused: untouched
         return
+    keeps_line_endings(text, path.read_bytes().decode())
     installed = yaml.safe_load(path.read_text("utf-8"))
     assert goose_yaml.is_ours(installed["extensions"]["workbench"])
     (row,) = goose.checks()
     assert row.ok is not None, row
     goose.uninstall()
-    after = path.read_text("utf-8")
+    after = path.read_bytes().decode()  # read_text would turn CRLF into LF
+    keeps_line_endings(text, after)
     before = yaml.safe_load(text) or {}
     expected = goose_yaml.expected_without(
         {**before, "extensions": {**(before.get("extensions") or {}), "workbench": {}}}

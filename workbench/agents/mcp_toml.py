@@ -226,8 +226,9 @@ def uninstall(path: Path) -> tuple[bool, Path | None]:
             if not expected[KEY]:
                 del expected[KEY]
         out = tomlkit.dumps(doc)
-        # The blank line install put before our table stays behind at the end of the file.
-        out = out.rstrip("\n") + "\n" if out.strip() else ""
+        # The blank line install put before our table stays behind at the end of the file
+        # (CRLF in a CRLF file: ``config_file.write_text`` writes the ending back as CRLF).
+        out = out.rstrip("\r\n") + "\n" if out.strip() else ""
         if not _parses_to(out, expected):
             raise AgentConfigError(
                 f"{path} is laid out in a way workbench cannot edit without changing other "
