@@ -206,6 +206,31 @@ def test_generate_writes_each_touched_folder_and_clean_restores_every_byte(
     assert folder_files(project) == before
 
 
+def test_a_crlf_memory_file_keeps_its_line_endings_through_generate_and_clean(
+    recorded: tuple[Path, dict[str, str]],
+) -> None:
+    """A CLAUDE.md written on Windows (CRLF): generate adds our section in CRLF too and leaves
+    the user's lines as they were, a second run sees nothing to change, and clean gives the
+    bytes back. (The plan reads with universal newlines, so the file came back all LF.)"""
+    project, env = recorded
+    root = ["--root", str(project)]
+    mine = project / "src" / "CLAUDE.md"
+    before = USER_TEXT.replace("\n", "\r\n").encode()
+    mine.write_bytes(before)
+    done = {r["folder"]: r["action"] for r in cli(env, "generate", *root)}
+    assert done["src"] == "update"
+    written = mine.read_bytes()
+    assert written.startswith(before)
+    assert section.START.encode() in written
+    assert written.count(b"\n") == written.count(b"\r\n"), "a bare LF in a CRLF file"
+    again = {r["folder"]: r["action"] for r in cli(env, "generate", *root)}
+    assert again["src"] == "unchanged"
+    assert mine.read_bytes() == written
+    cleaned = {r["folder"]: r["action"] for r in cli(env, "clean", *root)}
+    assert cleaned["src"] == "strip"
+    assert mine.read_bytes() == before
+
+
 @pytest.mark.slow
 def test_markers_edited_by_hand_are_left_alone(recorded: tuple[Path, dict[str, str]]) -> None:
     project, env = recorded

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
+from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from workbench.folder_memory import section
+from workbench.folder_memory import apply, section
 
 pytestmark = pytest.mark.slow
 
@@ -82,6 +84,26 @@ def test_splice_then_strip_gives_the_users_text_back(text: str, found: list[sect
     assert section.strip(spliced) == expected
     start, end = section.find(spliced) or (0, 0)
     assert spliced[start:end] == block
+
+
+@given(text=user_texts, found=entries)
+def test_a_crlf_file_keeps_its_bytes_through_the_writer(
+    text: str, found: list[section.Entry]
+) -> None:
+    """The same through the files: a user's CLAUDE.md with CRLF line endings, read as the plan
+    reads it (universal newlines), spliced and written (``apply.write_atomically``), then read,
+    stripped and written again, comes back byte for byte; in between no line ends in a bare LF."""
+    lines = text.replace("\r", "").split("\n")
+    crlf = "\r\n".join(lines) + ("\r\n" if lines[-1] else "")
+    assume("\n" in crlf and crlf.strip())
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "CLAUDE.md"
+        path.write_bytes(crlf.encode("utf-8", "surrogatepass"))
+        apply.write_atomically(path, section.splice(path.read_text("utf-8"), section.render(found)))
+        written = path.read_bytes()
+        assert written.count(b"\n") == written.count(b"\r\n")
+        apply.write_atomically(path, section.strip(path.read_text("utf-8")))
+        assert path.read_bytes() == crlf.encode("utf-8", "surrogatepass")
 
 
 @pytest.mark.parametrize(

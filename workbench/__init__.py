@@ -7,6 +7,7 @@ Modules:
 - ``sections/`` each settings section's own checks (compressors, team lake, durations)
 - ``errors``    the few specific errors users meet, each carrying its fix
 - ``redact``    stdlib-only stripping of private and injected blocks (hooks and service)
+- ``line_endings`` stdlib-only: a user's CRLF file is written back with CRLF
 - ``models``    pydantic domain types (observation, summary, ...)
 - ``bounds``    the ranges a number from outside must fit before it reaches SQLite
 - ``clock``     timestamps: ISO text plus epoch milliseconds
@@ -57,7 +58,7 @@ never through a cycle: at module level, inside a function or for types only
 
 1. base: bounds, clock, errors, exact_json, instance, locate, models, event_payloads,
    own_tools, platforms, platform_filter, redact, spawn, spool, tokens, sections,
-   provider_errors, config_file, settings_file, pidfile, launch
+   provider_errors, line_endings, config_file, settings_file, pidfile, launch
 2. settings: settings, settings_edit
 3. resources: store, staleness, client, code, agents, demo
 4. capture: anthropic_api, compress, ingest, transcripts, derive

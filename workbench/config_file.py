@@ -20,7 +20,7 @@ Codex's hooks.json and config.toml, Gemini, Cursor, Windsurf, OpenCode) goes thr
 - **Its line endings are kept.** The writers serialise (JSON, TOML) or join lines (Goose's
   YAML) with ``\n``; a file whose every line ends in CRLF (edited on Windows, or copied from
   there) is written back with CRLF, so install does not rewrite each of its lines and
-  uninstall gives it back byte for byte (``_line_endings``).
+  uninstall gives it back byte for byte (``workbench.line_endings``).
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from workbench import line_endings
 from workbench.errors import WorkbenchError
 
 NOTHING_CHANGED = "nothing was changed"
@@ -169,7 +170,7 @@ def write_text(path: Path, text: str, new_mode: int = 0o644) -> Path | None:
     if current is not None:
         mode = stat.S_IMODE(os.stat(real).st_mode)
         backup = _backup(path, current, mode)
-    text = _line_endings(text, current)
+    text = line_endings.kept(text, current)
     fd, tmp = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -182,16 +183,6 @@ def write_text(path: Path, text: str, new_mode: int = 0o644) -> Path | None:
         Path(tmp).unlink(missing_ok=True)
         raise
     return backup
-
-
-def _line_endings(text: str, current: bytes | None) -> str:
-    """``text`` with CRLF line endings when every line of ``current`` (the file now) ends in
-    CRLF, else as it is: a new file, an LF file and one that mixes both get what the writer
-    made. Every line break of such a file was CRLF, so each one the writer made becomes one
-    (a JSON string holds none raw; a TOML or YAML multi-line string read from it had CRLF)."""
-    if not current or b"\n" not in current or current.count(b"\n") != current.count(b"\r\n"):
-        return text
-    return text.replace("\r\n", "\n").replace("\n", "\r\n")
 
 
 def _backup(path: Path, data: bytes, mode: int) -> Path:

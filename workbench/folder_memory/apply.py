@@ -23,6 +23,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+from workbench import line_endings
 from workbench.folder_memory import plan, section
 from workbench.folder_memory.plan import Planned
 
@@ -30,6 +31,10 @@ log = logging.getLogger(__name__)
 
 
 def write_atomically(path: Path, text: str) -> None:
+    """``text`` in ``path``, with the file's CRLF line endings if it has them: the plan reads
+    it with universal newlines, so a CRLF ``CLAUDE.md`` would come back LF (``line_endings``)."""
+    current = path.read_bytes() if path.exists() else None
+    text = line_endings.kept(text, current)
     mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
