@@ -16,7 +16,7 @@ their settings, with any query text, over a real store mixing tool notes and tur
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import SimilarityRanker
@@ -49,6 +49,16 @@ depths = st.integers(min_value=1, max_value=10)
     weights,
     depths,
     st.booleans(),
+)
+# Found by the long profile (`make fuzz`): a score so small against the peak that its share
+# is 0.0 (5e-324 / 2.0) made every aggregate 0, and the lift divided by it.
+@example(fused=[(1, 2.0), (25, 5e-324)], sessions={25: "a"}, weight=1.0, top=1, best=False)
+@example(
+    fused=[(1, 2.0), (26, 1.0), (25, 5e-324)],
+    sessions={25: "a", 26: "b"},
+    weight=1.0,
+    top=1,
+    best=True,
 )
 def test_the_session_term_only_reorders_and_only_lifts(
     fused: list[tuple[int, float]], sessions: dict[int, str], weight: float, top: int, best: bool

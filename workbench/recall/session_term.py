@@ -90,10 +90,16 @@ def lifted(
     peak = max(s for _, s in fused)
     if peak <= 0:
         return list(fused)
+    # Each scored hit's share of the peak; one too small to be told from 0 (5e-324 / 2.0
+    # underflows) has none and is left as it is, else an aggregate of 0 would divide below.
+    share = {
+        item: score / peak
+        for item, score in fused
+        if score > 0 and item in session_of and score / peak > 0
+    }
     members: dict[object, list[float]] = {}
-    for item, score in fused:
-        if score > 0 and item in session_of:
-            members.setdefault(session_of[item], []).append(score / peak)
+    for item, part in share.items():
+        members.setdefault(session_of[item], []).append(part)
     if not members:
         return list(fused)
     aggregate = {key: sum(sorted(v, reverse=True)[:top]) for key, v in members.items()}
@@ -102,7 +108,7 @@ def lifted(
     taken: dict[object, int] = {}
     scores = []
     for item, score in fused:  # best first: a session's first ``top`` are its best
-        if score > 0 and item in session_of:
+        if item in share:
             key = session_of[item]
             taken[key] = taken.get(key, 0) + 1
             if not best_only or taken[key] <= top:
