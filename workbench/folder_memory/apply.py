@@ -35,7 +35,7 @@ def write_atomically(path: Path, text: str) -> None:
     it with universal newlines, so a CRLF ``CLAUDE.md`` would come back LF (``line_endings``)."""
     current = path.read_bytes() if path.exists() else None
     text = line_endings.kept(text, current)
-    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644
+    mode = stat.S_IMODE(path.stat().st_mode) if current is not None else 0o644
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:

@@ -93,9 +93,9 @@ def lifted(
     # Each scored hit's share of the peak; one too small to be told from 0 (5e-324 / 2.0
     # underflows) has none and is left as it is, else an aggregate of 0 would divide below.
     share = {
-        item: score / peak
+        item: part
         for item, score in fused
-        if score > 0 and item in session_of and score / peak > 0
+        if score > 0 and item in session_of and (part := score / peak) > 0
     }
     members: dict[object, list[float]] = {}
     for item, part in share.items():

@@ -330,9 +330,8 @@ class VectorIndex:
             else None
         )
         self._index = _make(kind, dim)
-        self._prefilter: vector_prefilter.Prefilter | None = (
-            None  # codes of every slot, in slot order
-        )
+        # The prefilter's codes of every slot, in slot order (``prepare_prefilter``).
+        self._prefilter: vector_prefilter.Prefilter | None = None
         # slot → the text hash its vector was embedded from (ASCII, fixed width): a dict of
         # 100k ids to 64-char strings held ~18 MB of the service's RSS, this array 6.4 MB
         # (issue 21: service + worker ≤ 300 MiB at 100k).
