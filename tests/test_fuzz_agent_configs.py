@@ -203,7 +203,8 @@ def test_gemini_settings_json_of_any_shape(
 ) -> None:
     with agent_home(monkeypatch) as home:
         path = home / ".gemini" / "settings.json"
-        text = render(user).replace("\n", "\r\n" if crlf else "\n")
+        text = render(user)
+        text = text.replace("\n", "\r\n") if crlf else text
         path.write_text(text, encoding="utf-8")
         if not installs(gemini.install):
             assert path.read_bytes() == text.encode()  # refused: untouched

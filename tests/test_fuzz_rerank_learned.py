@@ -260,10 +260,12 @@ def test_the_fused_heads_sessions_keep_a_place_and_nothing_else_moves(
     lifted = [i for i in out[:page] if i not in before[:page]]
     assert len(lifted) == len(missing)
     assert {session_of[i] for i in lifted} == missing
-    for i in lifted:  # each its session's best-placed turn in the order without the rule
-        assert i == next(j for j in before if session_of.get(j) == session_of[i])
+    # Each needed session's best-placed turn in the order without the rule: the turns that
+    # may pass others, and the one each lifted turn must be.
     best = {s: next(j for j in before if session_of.get(j) == s) for s in needed}
-    keepers = {best[s] for s in needed}  # the turns that may pass others
+    for i in lifted:
+        assert i == best[session_of[i]]
+    keepers = set(best.values())
     was, now = {i: n for n, i in enumerate(before)}, {i: n for n, i in enumerate(out)}
     for i in ids:
         passers = [j for j in out[: now[i]] if was[j] > was[i]]
