@@ -8,6 +8,7 @@ Modules:
 - ``limits``     pure-ASGI guards: body size limit, HTML security headers, the JSON refusal
 - ``origin``     ``OwnOriginOnly``: only the service's own origin and Host read or write
 - ``instance_guard`` pure ASGI: the data dir's id on every reply; 421 for another's request
+- ``http_protocol`` uvicorn's httptools protocol, with a JSON 414 for a URL past its limit
 - ``worker``     the background thread that drains the durable queue
 - ``replay``     replays spooled hook events through the same ingest path
 - ``routes/``    one module per resource

@@ -14,6 +14,7 @@ import sys
 import uvicorn
 
 from service.app import create_app
+from service.http_protocol import protocol_for
 from workbench.errors import WorkbenchError
 from workbench.pidfile import AlreadyRunning, PidFile
 from workbench.recall.heap_trim import cap_arenas
@@ -52,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
             app,
             host=settings.host,
             port=settings.port,
+            http=protocol_for(app.state.instance_id),  # a JSON 414 for an over-long URL
             log_level="warning",
             access_log=False,
             lifespan="on",

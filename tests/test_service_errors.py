@@ -15,6 +15,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from fastapi.testclient import TestClient
 
 from service.app import create_app
 from tests.conftest import ROOT, Service, seeded_service
+from workbench import instance
 from workbench.settings import load_settings
 
 SMALL_LIMIT = 2048
@@ -214,6 +216,34 @@ def test_oversized_body_is_a_413_and_the_store_is_unharmed(make_service: Any) ->
     assert after[1] == "ok"
     # A body under the limit still goes through.
     assert svc.post("/api/memory/save", {"text": "small"})[0] == 200
+
+
+def test_a_url_past_the_parsers_limit_is_a_json_414_naming_its_longest_parameter(
+    make_service: Any,
+) -> None:
+    """httptools refuses a URL over 65,535 bytes, and uvicorn answered that with a plain-text
+    400 naming nothing (found by make fuzz: a search with two long filter values). The caller
+    gets the service's JSON refusal instead, with the data dir's id, and the service goes on."""
+    svc = make_service()
+    seed(svc)
+    before = store_state(svc.data_dir)
+    long_value = urllib.parse.quote("<privé" * 6000, safe="")
+    conn = http.client.HTTPConnection("127.0.0.1", svc.port, timeout=30)
+    try:
+        conn.request("GET", f"/api/search?format=json&query=x&concepts={long_value}&limit=5")
+        response = conn.getresponse()
+        body = json.loads(response.read())
+        assert response.status == 414, body
+        assert response.getheader("X-Workbench-Instance") == instance.read(svc.data_dir)
+    finally:
+        conn.close()
+    assert body["error"] == "URL_TOO_LONG"
+    assert "65,535" in body["message"]
+    assert "concepts" in body["message"]
+    assert store_state(svc.data_dir) == before
+    # The same value just under the limit is read and answered.
+    status, reply = svc.get(f"/api/search?format=json&concepts={long_value[:60000]}")
+    assert status == 200, reply
 
 
 def test_declared_length_over_the_limit_is_refused_before_the_body(make_service: Any) -> None:
