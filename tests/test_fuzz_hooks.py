@@ -1198,5 +1198,11 @@ def test_any_store_file_gives_the_block_or_nothing_and_is_never_written(
             text.startswith("<workbench-context>\n") and text.endswith("\n</workbench-context>")
         )
         assert db.read_bytes() == content
-    if content == real_store_bytes and not source.strip().lower().startswith(("resume", "fork")):
+    if content != real_store_bytes:
+        return
+    if len(session) > cold_context.MAX_SESSION_CHARS:
+        # The route refuses a longer contentSessionId (422), so the warm path has no block
+        # for it either; the cold one answers the same (make fuzz drew a 3,013-char id).
+        assert text == ""
+    elif not source.strip().lower().startswith(("resume", "fork")):
         assert "memory 11" in text

@@ -171,6 +171,25 @@ def test_a_port_that_accepts_and_never_answers_still_gets_the_memory(
     assert not (data_dir / "logs").exists()  # the port is held: a spawn could not bind
 
 
+def test_a_session_id_past_the_routes_limit_gets_no_block_warm_or_cold(
+    reference: Reference, data_dir: Path
+) -> None:
+    """The context route refuses a contentSessionId over 200 characters (422: the hook gets
+    no block from the service), and the store answers the same: one rule at both ends, so a
+    start's memory never depends on whether the service happened to be up (make fuzz drew a
+    3,013-character id and asked the cold path for the block)."""
+    from service.routes.context import SessionParam
+
+    (query,) = SessionParam.__metadata__
+    route_limit = next(m.max_length for m in query.metadata if hasattr(m, "max_length"))
+    assert route_limit == cold_context.MAX_SESSION_CHARS
+    _copy_store(reference, data_dir)
+    cwd = START["cwd"]
+    at_limit = cold_context.session_context(data_dir, cwd, "x" * route_limit, "startup")
+    assert at_limit == reference.startup_block
+    assert cold_context.session_context(data_dir, cwd, "x" * (route_limit + 1), "startup") == ""
+
+
 def test_the_first_session_after_a_stop_gets_the_memory_and_the_service_is_spawned(
     reference: Reference, data_dir: Path
 ) -> None:
