@@ -2,7 +2,10 @@
 
 SQLite connections must not be shared across threads mid-transaction, and opening one costs
 a few hundred microseconds; a thread-local cache gives each request thread and the worker its
-own long-lived connection. ``close()`` closes every connection it handed out.
+own long-lived connection. A thread's connection is closed when the thread ends: the
+service's routes run on anyio's worker threads, which anyio stops after 10 s idle and starts
+anew for the next burst, and a store that kept them all open leaked a few descriptors and
+megabytes per burst for the service's life. ``close()`` closes every connection still open.
 
 A writable store remembers which file it opened (device and inode). If that file is deleted
 or replaced while the store is open, ``problem()`` says so, no new connection is opened onto
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import weakref
 from pathlib import Path
 
 from workbench.errors import StoreGone
@@ -30,6 +34,22 @@ from workbench.store.connection import (
 )
 
 
+class _ThreadConnection:
+    """What a thread's local slot holds: its connection, closed when the slot is dropped (the
+    thread ended, or the store was closed) rather than whenever the collector gets to it."""
+
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __del__(self) -> None:
+        try:
+            self.conn.close()
+        except sqlite3.Error:
+            pass
+
+
 class Store:
     """The canonical SQLite store at ``path``."""
 
@@ -37,7 +57,8 @@ class Store:
         self.path = Path(path)
         self.readonly = readonly
         self._local = threading.local()
-        self._all: list[sqlite3.Connection] = []
+        # Every connection still open (a thread's slot holds the only strong reference).
+        self._all: weakref.WeakSet[sqlite3.Connection] = weakref.WeakSet()
         self._lock = threading.Lock()
         self.file_id: FileId | None = None
         self.companion_ids: dict[str, FileId | None] = {}
@@ -66,20 +87,20 @@ class Store:
     @property
     def conn(self) -> sqlite3.Connection:
         """This thread's connection (opened on first use)."""
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            problem = self.problem()
-            if problem is not None:
-                raise StoreGone(problem)
-            opened = connect(self.path, readonly=self.readonly)
-            if self.file_id is not None:
-                opened.file_id = self.file_id  # the file we migrated, not whatever is there now
-                opened.companion_ids = self.companion_ids
-            conn = opened
-            self._local.conn = conn
-            with self._lock:
-                self._all.append(conn)
-        return conn
+        held: _ThreadConnection | None = getattr(self._local, "held", None)
+        if held is not None:
+            return held.conn
+        problem = self.problem()
+        if problem is not None:
+            raise StoreGone(problem)
+        opened = connect(self.path, readonly=self.readonly)
+        if self.file_id is not None:
+            opened.file_id = self.file_id  # the file we migrated, not whatever is there now
+            opened.companion_ids = self.companion_ids
+        self._local.held = _ThreadConnection(opened)
+        with self._lock:
+            self._all.add(opened)
+        return opened
 
     def problem(self) -> str | None:
         """Why this store can no longer write its file (it, its WAL or its shared-memory
@@ -92,7 +113,7 @@ class Store:
 
     def close(self) -> None:
         with self._lock:
-            for conn in self._all:
+            for conn in list(self._all):
                 try:
                     conn.close()
                 except sqlite3.Error:
