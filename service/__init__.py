@@ -7,6 +7,7 @@ Modules:
 - ``schemas``    request bodies (the wire contract; unknown fields are a 422)
 - ``limits``     pure-ASGI guards: body size limit, HTML security headers, the JSON refusal
 - ``origin``     ``OwnOriginOnly``: only the service's own origin and Host read or write
+- ``idle_trim``  pure ASGI: a heap trim once the service goes quiet after requests
 - ``instance_guard`` pure ASGI: the data dir's id on every reply; 421 for another's request
 - ``http_protocol`` uvicorn's httptools protocol, with a JSON 414 for a URL past its limit
 - ``worker``     the background thread that drains the durable queue

@@ -10,7 +10,8 @@
   any other ``Origin`` on any request, and no-Origin loads from other sites on the API; CORS
   names only our own origins (its three spellings). ``BodyLimit`` caps bodies before
   parsing. ``InstanceGuard`` (outermost) stamps every reply with the data dir's id and
-  refuses (421) a request meant for another data dir (``workbench/instance.py``).
+  refuses (421) a request meant for another data dir (``workbench/instance.py``). ``IdleTrim``
+  gives the heap's freed pages back once the service goes quiet after requests.
 - The lifespan starts the ``Runtime`` (store, worker, spool replay, PID lock) unless one is
   passed in (tests of validation edge cases use an in-process app). ``pid_lock`` may be a
   ``PidFile`` already held (``python -m service`` takes it before uvicorn starts); the
@@ -32,6 +33,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 
 from service.boundary import TextBoundary
+from service.idle_trim import IdleTrim
 from service.instance_guard import InstanceGuard
 from service.limits import BodyLimit, HtmlSecurityHeaders
 from service.origin import OwnOriginOnly, own_origins
@@ -150,6 +152,8 @@ def create_app(settings: Settings, *, pid_lock: bool | PidFile = True) -> FastAP
     # Outside CORS, so another origin's preflight is a 403 too, never a CORS answer.
     app.add_middleware(OwnOriginOnly, port=settings.port)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    # Every request, refused or not, counts as activity; quiet after them: a heap trim.
+    app.add_middleware(IdleTrim)
     # Outermost: every reply names this data dir, and a request for another one is refused.
     settings.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     app.state.instance_id = instance.ensure(settings.data_dir)
