@@ -52,6 +52,7 @@ from bench.harness import (  # noqa: E402
     tree_at,
 )
 from bench.search import queries, seed  # noqa: E402
+from bench.search_targets import rss_mb  # noqa: E402
 
 IDLE_S = 11.0  # anyio stops a worker thread idle for 10 s, at the next request
 
@@ -79,10 +80,7 @@ def reading(pid: int) -> tuple[int, int, float]:
             fds += os.path.basename(os.readlink(f"/proc/{pid}/fd/{fd}")) == "workbench.db"
         except OSError:
             continue
-    threads = len(os.listdir(f"/proc/{pid}/task"))
-    with open(f"/proc/{pid}/status", encoding="ascii") as status:
-        rss = next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
-    return fds, threads, rss / 1024
+    return fds, len(os.listdir(f"/proc/{pid}/task")), rss_mb(pid)
 
 
 def client_command(port: int, texts: list[str]) -> list[str]:

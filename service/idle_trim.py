@@ -7,10 +7,12 @@ service's RSS stayed ~17 MiB higher after each burst than after its warm-up, fla
 given back (``bench/service_bursts.py``). ``heap_trim.trim_heap`` (``malloc_trim(0)``)
 returns them.
 
-It runs on the event loop, once per quiet spell: ``IDLE_S`` after the last request ended,
-when none is in flight, and only if a request came since the last trim. A trim takes a few
-milliseconds; a request that arrives during one waits that long, and a busy service never
-trims. A no-op off glibc.
+It runs on the event loop, once per quiet spell: ``IDLE_S`` after the last request started
+or ended, and only if a request ended since the last trim. A request still in flight does
+not hold it off: the viewer's event stream stays open for hours, and ``malloc_trim`` is safe
+beside running threads (it takes each arena's lock). A trim takes a few milliseconds; a
+request that arrives during one waits that long, and a busy service never trims. A no-op off
+glibc.
 """
 
 from __future__ import annotations
@@ -33,8 +35,7 @@ class IdleTrim:
         self.app = app
         self.idle_s = idle_s
         self.trim = trim
-        self.in_flight = 0
-        self.last_end = 0.0
+        self.last_seen = 0.0  # when a request last started or ended (monotonic)
         self.pending = False  # a request ended since the last trim
         self.timer: asyncio.TimerHandle | None = None
         self.trims = 0  # how many ran
@@ -43,12 +44,11 @@ class IdleTrim:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        self.in_flight += 1
+        self.last_seen = time.monotonic()
         try:
             await self.app(scope, receive, send)
         finally:
-            self.in_flight -= 1
-            self.last_end = time.monotonic()
+            self.last_seen = time.monotonic()
             self.pending = True
             if self.timer is None:
                 self.timer = asyncio.get_running_loop().call_later(self.idle_s, self._check)
@@ -58,10 +58,10 @@ class IdleTrim:
         self.timer = None
         if not self.pending:
             return
-        quiet = time.monotonic() - self.last_end
-        if self.in_flight or quiet < self.idle_s:
-            wait = self.idle_s - quiet if not self.in_flight else self.idle_s
-            self.timer = asyncio.get_running_loop().call_later(max(wait, 0.05), self._check)
+        quiet = time.monotonic() - self.last_seen
+        if quiet < self.idle_s:
+            wait = max(self.idle_s - quiet, 0.05)
+            self.timer = asyncio.get_running_loop().call_later(wait, self._check)
             return
         self.pending = False
         self.trim()
