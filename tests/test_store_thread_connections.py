@@ -24,22 +24,25 @@ from tests.conftest import http_json
 from workbench.store.database import Store
 
 
-def open_descriptors(pid: int | str, name: str) -> int:
-    """How many of ``pid``'s descriptors point at a file called ``name``."""
+def open_descriptors(pid: int | str, path: Path) -> int:
+    """How many of ``pid``'s descriptors point at ``path`` (this file only: the suite's other
+    tests may hold stores of their own open in the same process)."""
+    wanted = str(path.resolve())
     count = 0
     for fd in os.listdir(f"/proc/{pid}/fd"):
         try:
             target = os.readlink(f"/proc/{pid}/fd/{fd}")
         except OSError:  # closed meanwhile
             continue
-        count += os.path.basename(target) == name
+        count += target == wanted
     return count
 
 
 def test_a_threads_connection_is_closed_when_the_thread_ends(tmp_path: Path) -> None:
-    store = Store(tmp_path / "workbench.db")
+    db = tmp_path / "workbench.db"
+    store = Store(db)
     try:
-        assert open_descriptors("self", "workbench.db") == 1  # this thread's (the migration)
+        assert open_descriptors("self", db) == 1  # this thread's (the migration)
 
         counts: list[int] = []
 
@@ -53,7 +56,7 @@ def test_a_threads_connection_is_closed_when_the_thread_ends(tmp_path: Path) -> 
                 thread.start()
             for thread in threads:
                 thread.join()
-            after.append(open_descriptors("self", "workbench.db"))
+            after.append(open_descriptors("self", db))
         # SQLite's unix VFS may keep a closed connection's descriptor while another connection
         # of the process holds a lock on the file (closing it would drop that lock), and hands
         # it to the next open of the file: at most one burst's worth, never more per burst.
@@ -61,13 +64,14 @@ def test_a_threads_connection_is_closed_when_the_thread_ends(tmp_path: Path) -> 
         assert max(after) <= 1 + 10, after  # it was 11, 21, 31, 41
     finally:
         store.close()
-    assert open_descriptors("self", "workbench.db") == 0
+    assert open_descriptors("self", db) == 0
 
 
 def test_close_still_closes_the_connections_of_threads_still_running(tmp_path: Path) -> None:
     """``close()`` (the service's shutdown) ends every live connection, its own thread's or
     not, so nothing holds the file past the store."""
-    store = Store(tmp_path / "workbench.db")
+    db = tmp_path / "workbench.db"
+    store = Store(db)
     opened, release = threading.Event(), threading.Event()
 
     def hold() -> None:
@@ -79,9 +83,9 @@ def test_close_still_closes_the_connections_of_threads_still_running(tmp_path: P
     thread.start()
     try:
         assert opened.wait(30)
-        assert open_descriptors("self", "workbench.db") == 2
+        assert open_descriptors("self", db) == 2
         store.close()
-        assert open_descriptors("self", "workbench.db") == 0
+        assert open_descriptors("self", db) == 0
     finally:
         release.set()
         thread.join()
@@ -103,7 +107,7 @@ def test_the_service_holds_no_more_connections_after_each_burst(make_service: An
     for burst in range(4):
         with ThreadPoolExecutor(8) as pool:
             list(pool.map(search, range(burst * 8, burst * 8 + 8)))
-        after.append(open_descriptors(pid, "workbench.db"))
+        after.append(open_descriptors(pid, svc.data_dir / "workbench.db"))
         time.sleep(11)  # past anyio's MAX_IDLE_TIME: the next request stops the idle workers
         assert svc.get("/api/health")[0] == 200
     # Each burst's threads are new ones, their connections too. SQLite may keep a closed
