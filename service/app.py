@@ -31,6 +31,7 @@ from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
+from fastapi.telemetry import TelemetryConfig
 
 from service.boundary import TextBoundary
 from service.idle_trim import IdleTrim
@@ -96,6 +97,20 @@ ROUTERS: tuple[APIRouter, ...] = (
     viewer.router,
 )
 
+# FastAPI's built-in OpenTelemetry, all of it off: with ``FASTAPI_OTEL_AUTO_CONFIGURE=true``
+# and an OTLP endpoint in the user's environment (set for their own apps; hooks start this
+# service with that environment) and the SDK installed (``fastapi[standard]`` brings it), every
+# request became a span carrying its query string (a search's words: memory) and every
+# validation failure a log record, sent to that collector. No telemetry means none
+# (tests/test_service_no_telemetry.py).
+NO_TELEMETRY: TelemetryConfig = {
+    "tracing": False,
+    "metrics": False,
+    "logs": False,
+    "operation_spans": False,
+    "auto_configure": False,
+}
+
 
 def create_app(settings: Settings, *, pid_lock: bool | PidFile = True) -> FastAPI:
     @asynccontextmanager
@@ -114,6 +129,7 @@ def create_app(settings: Settings, *, pid_lock: bool | PidFile = True) -> FastAP
         lifespan=lifespan,
         docs_url=None,
         redoc_url=None,
+        telemetry=NO_TELEMETRY,
     )
     for router in ROUTERS:
         app.include_router(router)
