@@ -28,7 +28,8 @@ from tests.conftest import SimilarityRanker, store_of_titles
 from tests.fuzz_harness import budget
 from tests.test_rerank import MEMORIES, VECTOR_LED
 from workbench.errors import InvalidInput
-from workbench.recall import rerank_learned
+from workbench.recall import rerank_features, rerank_learned
+from workbench.recall.rerank_features import Candidates
 from workbench.recall.search import SearchEngine
 from workbench.settings import load_settings
 from workbench.store.database import Store
@@ -72,6 +73,39 @@ def test_any_query_is_only_reordered(store: Store, text: str, cosines: dict[int,
     found = SearchEngine(store, on, ranker).search(text, types="observations", limit=50)
     assert sorted(h.id for h in found.observations) == sorted(h.id for h in fused.observations)
     assert {h.rerank for h in found.observations} <= {"learned", None}
+
+
+# Turns that open with a speaker label, or something like one: names, "and", other scripts,
+# digits, colons and newlines where a label would be, labels past the 40-character limit.
+label = st.one_of(
+    st.sampled_from(["Caroline", "Ross and Rachel", "Grad E", "Jörg", "李雷", "AI", "3rd"]),
+    st.text(max_size=45),
+)
+turn = st.tuples(label, st.sampled_from([": ", ":", ":\n", " : ", ""]), st.text(max_size=30))
+
+
+@settings(max_examples=budget(200), deadline=None)
+@given(parts=turn, asked=query)
+def test_any_turn_gives_its_speaker_words_or_none(parts: tuple[str, str, str], asked: str) -> None:
+    """``speaker_words`` reads only a short label before the text's first colon: its content
+    words, never a word of what follows, none when the text opens with no such label; and the
+    stage's ``speaker`` column is 1 exactly when the query asks for one of them."""
+    name, colon, said = parts
+    title = f"{name}{colon}{said}"
+    found = rerank_learned.speaker_words(title)
+    if found:
+        head = title.split(":", 1)[0]
+        assert len(head.strip()) <= 40
+        assert ":" in title
+        assert found <= set(rerank_features.query_words(head))
+    if ":" not in title[:41]:
+        assert found == frozenset()
+    if not title.strip():
+        return
+    with tempfile.TemporaryDirectory() as tmp, store_of_titles(Path(tmp) / "w.db", [title]) as s:
+        _, rows = rerank_learned.compute(s.conn, asked, Candidates(fused=[(1, 1.0)]))
+    column = rows[0][rerank_learned.FEATURES.index("speaker")]
+    assert column == (1.0 if found & set(rerank_features.query_words(asked)) else 0.0)
 
 
 json_value = st.recursive(

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from tests.conftest import SimilarityRanker, store_of_titles
+from tests.conftest import SimilarityRanker, store_of_titles, store_of_turns
 from tests.relevance_set import QUERIES as RELEVANCE_QUERIES
 from tests.relevance_set import seed
 from tests.test_rerank import MEMORIES, QUERY, SIMILARITY, VECTOR_LED
@@ -672,3 +672,38 @@ def test_the_weights_file_reads_a_session_keep_and_refuses_a_bad_one() -> None:
         with pytest.raises(ValueError, match="session_keep must be null or a whole number"):
             rerank_learned.parse({**doc, "session_keep": bad})
     assert rerank_learned.weights().session_keep is not None  # the shipped stage keeps them
+
+
+# Three turns, each of its own session (no neighbour evidence). 2 and 3 hold the same words;
+# only their speaker differs. Every ranker puts Melanie's turn (3) above Caroline's (2): the
+# vector is slightly closer, and full text ties them and takes the newer. The question names
+# Caroline as the one who went.
+TURNS = (
+    ("a", "Caroline: the adoption agency called back about the interview on Friday"),
+    ("b", "Caroline: Melanie and I went hiking up to the lake on Sunday"),
+    ("c", "Melanie: Caroline and I went hiking up to the lake on Sunday"),
+)
+TURN_SIMILARITY = {1: 0.80, 2: 0.548, 3: 0.55}
+
+
+def test_the_turn_of_the_speaker_the_question_names_is_lifted(tmp_path: Path, pieces: Path) -> None:
+    """The ``speaker`` feature: of two turns that hold the same words, the one whose speaker
+    label (``"Caroline: …"``) names the person the question asks about goes above the one that
+    only mentions them. The shipped model weighs it (refitted on the eight relevance sets,
+    issue 21). Any short label opening a memory counts: the weight is the fit's to choose."""
+    query = "where did Caroline go hiking"
+    with store_of_turns(tmp_path / "workbench.db", TURNS) as store:
+
+        def melanie_first(settings: Settings) -> bool:
+            engine = SearchEngine(store, settings, SimilarityRanker(TURN_SIMILARITY))
+            found = ids(engine.search(query, types="observations", limit=3))
+            assert sorted(found) == [1, 2, 3]
+            return found.index(3) < found.index(2)
+
+        assert melanie_first(load_settings(tmp_path / "off", search_rerank=False, **VECTOR_LED))
+        assert not melanie_first(learned(tmp_path / "on"))
+    assert rerank_learned.speaker_words(TURNS[2][1]) == {"melanie"}
+    assert rerank_learned.speaker_words("Ross and Rachel: we were on a break") == {"ross", "rachel"}
+    assert rerank_learned.speaker_words("went hiking: the lake") == {"went", "hiking"}
+    assert rerank_learned.speaker_words("no label here") == frozenset()
+    assert rerank_learned.weights().values[rerank_learned.FEATURES.index("speaker")] > 0
