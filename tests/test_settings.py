@@ -152,6 +152,22 @@ def test_data_dir_env_moves_everything(tmp_path: Path, monkeypatch: pytest.Monke
     assert resolve_data_dir() == tmp_path / "elsewhere"
 
 
+@pytest.mark.parametrize("end", ["\x85", "\xa0", "\u3000", "\u2028"])
+def test_a_data_dir_ending_in_unicode_white_space_is_the_same_folder_for_the_service(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, end: str
+) -> None:
+    """The CLI resolves ``--data-dir`` and hands the service ``WORKBENCH_DATA_DIR`` (spawn.py);
+    the service resolves that again. NEL, NBSP, U+3000 and U+2028 are legal at a folder name's
+    end, and ``str.strip()`` took them off on the second reading: the service opened folder
+    ``memory`` for the user's ``memory`` + NBSP. Only ASCII blanks around a value are trimmed."""
+    chosen = resolve_data_dir(tmp_path / f"memory{end}")
+    assert chosen == tmp_path / f"memory{end}"
+    monkeypatch.setenv("WORKBENCH_DATA_DIR", str(chosen))
+    assert resolve_data_dir() == chosen
+    monkeypatch.setenv("WORKBENCH_DATA_DIR", f" {chosen}\n")  # a shell's stray blanks go
+    assert resolve_data_dir() == chosen
+
+
 def test_paths_cannot_be_configured_on_their_own(
     data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

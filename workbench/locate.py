@@ -44,14 +44,26 @@ MODEL_DIR_VARS = (
 )
 
 
+# What a shell or an editor adds around a value by accident: ASCII blanks only. ``str.strip()``
+# also takes NEL, NBSP, U+3000, U+2028… which are legal at a folder name's end: the CLI handed
+# the service an absolute path, and the service's second reading named another folder
+# (``memory`` for ``memory`` + NBSP; make fuzz, stop 40).
+BLANKS = " \t\n\r\x0b\x0c"
+
+
+def trimmed(value: str) -> str:
+    """``value`` without the ASCII blanks around it (see ``BLANKS``)."""
+    return value.strip(BLANKS)
+
+
 def _absolute(value: str) -> str:
     """A model folder's path as given (``~`` expanded), made absolute against this cwd."""
-    return os.path.abspath(os.path.expanduser(value.strip()))
+    return os.path.abspath(os.path.expanduser(trimmed(value)))
 
 
 def model_dir_override(var: str) -> Path | None:
     """``$var`` as an absolute folder (against this process's cwd), or None when unset."""
-    value = os.environ.get(var, "").strip()
+    value = trimmed(os.environ.get(var, ""))
     return Path(_absolute(value)) if value else None
 
 
@@ -76,7 +88,7 @@ def absolute_model_dirs(env: dict[str, str]) -> dict[str, str]:
     here, once, before the spawn. Changes ``env`` in place and returns it.
     """
     for var in MODEL_DIR_VARS:
-        value = env.get(var, "").strip()
+        value = trimmed(env.get(var, ""))
         if value:
             env[var] = _absolute(value)
     return env
@@ -93,7 +105,7 @@ def resolve_data_dir(explicit: Path | str | None = None) -> Path:
     if explicit is not None:
         chosen = Path(explicit).expanduser()
     else:
-        env = os.environ.get("WORKBENCH_DATA_DIR", "").strip()
+        env = trimmed(os.environ.get("WORKBENCH_DATA_DIR", ""))
         chosen = Path(env).expanduser() if env else default_data_dir()
     return Path(os.path.abspath(chosen))
 

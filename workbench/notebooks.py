@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import WorkbenchError
+from workbench.locate import trimmed
 from workbench.settings import Settings, load_settings
 
 NOTEBOOKS_DIR = Path(__file__).resolve().parent.parent / "notebooks"
@@ -84,7 +85,7 @@ def settings_for(data_dir: Path | str | None) -> Settings:
     ``notebooks/.demo/data``.
     """
     if data_dir is None:
-        data_dir = os.environ.get("WORKBENCH_DATA_DIR", "").strip() or None
+        data_dir = trimmed(os.environ.get("WORKBENCH_DATA_DIR", "")) or None
     if data_dir is not None:
         chosen = Path(data_dir).expanduser()
         typed_in = os.environ.get("PWD", "")
