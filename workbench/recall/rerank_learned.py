@@ -224,14 +224,18 @@ def _cap_keys(found: Mapping[int, tuple[str, str | None]]) -> dict[int, str]:
 _LABEL = re.compile(r"\s*([^\W\d_][^:\n]{0,39}):\s")
 
 
-@functools.lru_cache(maxsize=4096)
 def speaker_words(title: str) -> frozenset[str]:
     """The words of the speaker label a turn opens with (``"Ross and Rachel: …"``), none
     when it opens with no label."""
     found = _LABEL.match(title)
-    if found is None:
-        return frozenset()
-    return frozenset(rerank_features.query_words(found.group(1))) - {"and"}
+    return frozenset() if found is None else _label_words(found.group(1))
+
+
+@functools.lru_cache(maxsize=4096)
+def _label_words(label: str) -> frozenset[str]:
+    """Cached by the label (≤ 40 characters), not the title: a cache keyed by whole titles
+    kept thousands of memories' texts resident."""
+    return frozenset(rerank_features.query_words(label)) - {"and"}
 
 
 def compute(
