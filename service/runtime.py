@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from service.bus import Bus
-from service.replay import ReplayReport, replay
+from service.replay import ReplayAhead, ReplayReport, replay
 from service.worker import Worker
 from workbench.compress.base import build_compressor
 from workbench.derive import Derived
@@ -57,6 +57,8 @@ class Runtime:
     # hook write gets through again: health says "not storing" meanwhile.
     store_fault: str | None = None
     last_replay: ReplayReport | None = None
+    # Replays the spool ahead of each live hook event (capture order; service/replay.py).
+    replay_ahead: ReplayAhead = field(init=False)
     _stop: threading.Event = field(default_factory=threading.Event)
     _replayer: threading.Thread | None = None
     _last_status: float = 0.0
@@ -85,6 +87,9 @@ class Runtime:
     # The corpus routes' knowledge agent (it caches the Anthropic client), made on first use.
     _knowledge_agent: KnowledgeAgent | None = None
     _agent_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self.replay_ahead = ReplayAhead(self.ingestor)
 
     @classmethod
     def start(cls, settings: Settings, *, pid_lock: bool | PidFile = True) -> Runtime:

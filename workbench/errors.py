@@ -77,6 +77,16 @@ class StoreGone(StoreUnavailable):
     code = "STORE_GONE"
 
 
+class SpoolReplaying(WorkbenchError):
+    """Events spooled earlier are still being replayed: a live event must wait its turn.
+
+    A 503, so the hook spools this event too, behind them; replay keeps capture order.
+    """
+
+    status_code = 503
+    code = "SPOOL_REPLAYING"
+
+
 class CompressionError(WorkbenchError):
     """A compressor failed on one event.
 

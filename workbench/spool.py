@@ -152,9 +152,17 @@ def write(spool_dir: Path, envelope: Envelope) -> Path:
 
 def pending(spool_dir: Path) -> list[Path]:
     """Spooled envelopes in capture order (``.tmp`` stragglers are ignored)."""
-    if not spool_dir.is_dir():
+    return [spool_dir / name for name in pending_names(spool_dir)]
+
+
+def pending_names(spool_dir: Path) -> list[str]:
+    """The file names of ``pending``: one directory scan, no stat per file (the service asks
+    before every live hook event whether anything waits here)."""
+    try:
+        with os.scandir(spool_dir) as entries:
+            return sorted(e.name for e in entries if e.name.endswith(SUFFIX) and e.is_file())
+    except (FileNotFoundError, NotADirectoryError):
         return []
-    return sorted(p for p in spool_dir.iterdir() if p.is_file() and p.name.endswith(SUFFIX))
 
 
 def mark(path: Path, outcome: str, replacement: Envelope | None = None) -> Path:

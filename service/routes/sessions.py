@@ -49,11 +49,15 @@ class _HookBody(Protocol):
     def ingest(self, ingestor: Ingestor, event_key: str | None) -> IngestResult: ...
 
 
-def _ingest(body: _HookBody, ingestor: Ingestor, key: str | None) -> dict[str, Any]:
-    """Runs on a hook writer thread (contextvars do not cross the hop: set the wait here)."""
+def _ingest(body: _HookBody, runtime: Runtime, key: str | None) -> dict[str, Any]:
+    """Runs on a hook writer thread (contextvars do not cross the hop: set the wait here).
+
+    What hooks spooled earlier is stored first (``Runtime.replay_ahead``): a prompt spooled
+    while the service was starting must not land after the tool calls it caused."""
     try:
         with write_wait(HOOK_WRITE_WAIT_S):
-            return body.ingest(ingestor, key).to_json()
+            runtime.replay_ahead()
+            return body.ingest(runtime.ingestor, key).to_json()
     except sqlite3.Error as exc:
         if not is_store_fault(exc):
             raise
@@ -69,9 +73,7 @@ def _ingest(body: _HookBody, ingestor: Ingestor, key: str | None) -> dict[str, A
 async def _off_loop(runtime: Runtime, body: _HookBody, key: str | None) -> dict[str, Any]:
     loop = asyncio.get_running_loop()
     try:
-        reply = await loop.run_in_executor(
-            runtime.hook_writers, _ingest, body, runtime.ingestor, key
-        )
+        reply = await loop.run_in_executor(runtime.hook_writers, _ingest, body, runtime, key)
     except StoreBusy:
         runtime.store_busy_at = time.time()  # /api/health reports the store as busy a while
         raise
