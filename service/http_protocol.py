@@ -10,6 +10,14 @@ refusal instead (``service.limits.reject``'s shape): 414 ``URL_TOO_LONG``, with 
 length, the limit and the longest parameter, and the data dir's id header that every other
 reply carries (``service.instance_guard``). Nothing reaches the app or the store.
 
+A request's head (request line and headers) is bounded too. httptools sets no limit on it:
+one connection sending a header, or a URL, that never ended grew the service by ~1.6 MiB for
+each MiB sent (300 MiB took it from 89 to 492 MiB), and many such connections would take the
+machine's memory. Past ``MAX_HEAD_BYTES`` (the longest URL the parser takes plus 64 KiB of
+headers) the service answers 431 ``HEAD_TOO_LARGE`` and closes the connection, reading no
+more. The count is of bytes received while a head is open, checked after each read, so a
+connection holds at most the limit plus one read.
+
 Every other parser error is answered as uvicorn answers it.
 """
 
@@ -23,6 +31,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from workbench.instance import HEADER
 
 MAX_URL_BYTES = (1 << 16) - 1  # httptools' url_parser.pyx: MAX_URL_LENGTH
+MAX_HEAD_BYTES = 1 << 17  # the longest URL, and 64 KiB of headers
 
 
 def longest_parameter(url: bytes) -> tuple[str, int] | None:
@@ -52,19 +61,56 @@ def url_too_long_body(url: bytes) -> bytes:
     return json.dumps({"error": "URL_TOO_LONG", "message": message}).encode("utf-8")
 
 
+def head_too_large_body(received: int) -> bytes:
+    message = (
+        f"the request's head (its request line and headers) passed {received:,} bytes before "
+        f"it ended; the service reads at most {MAX_HEAD_BYTES:,}. Send a shorter URL (a long "
+        "value belongs in a POST body) or fewer and shorter headers."
+    )
+    return json.dumps({"error": "HEAD_TOO_LARGE", "message": message}).encode("utf-8")
+
+
 def protocol_for(instance_id: str) -> type[HttpToolsProtocol]:
     """The protocol class for ``uvicorn.run(http=...)``, stamping ``instance_id`` on the 414
     (uvicorn builds one protocol per connection from the class, with no room for arguments)."""
     stamp = instance_id.encode("latin-1")
 
     class WorkbenchHttpProtocol(HttpToolsProtocol):
+        # Bytes received since the last message (or the connection) ended; None from the end
+        # of a head to the end of its message (a body is BodyLimit's to bound).
+        head_bytes: int | None = 0
+
+        def on_headers_complete(self) -> None:
+            self.head_bytes = None
+            super().on_headers_complete()
+
+        def on_message_complete(self) -> None:
+            super().on_message_complete()
+            self.head_bytes = 0
+
+        def data_received(self, data: bytes) -> None:
+            if self.head_bytes is not None:
+                self.head_bytes += len(data)
+            super().data_received(data)
+            if (
+                self.head_bytes is not None
+                and self.head_bytes > MAX_HEAD_BYTES
+                and not self.transport.is_closing()
+            ):
+                self.refuse(
+                    b"431 Request Header Fields Too Large", head_too_large_body(self.head_bytes)
+                )
+
         def send_400_response(self, msg: str) -> None:
             url: bytes = getattr(self, "url", b"")
             if len(url) <= MAX_URL_BYTES:
                 super().send_400_response(msg)
                 return
-            body = url_too_long_body(url)
-            head: list[Any] = [b"HTTP/1.1 414 URI Too Long\r\n"]
+            self.refuse(b"414 URI Too Long", url_too_long_body(url))
+
+        def refuse(self, status: bytes, body: bytes) -> None:
+            """Answer with the service's JSON refusal and close: nothing more is read."""
+            head: list[Any] = [b"HTTP/1.1 " + status + b"\r\n"]
             for name, value in self.server_state.default_headers:
                 head.extend([name, b": ", value, b"\r\n"])
             head.extend(

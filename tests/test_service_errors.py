@@ -246,6 +246,71 @@ def test_a_url_past_the_parsers_limit_is_a_json_414_naming_its_longest_parameter
     assert status == 200, reply
 
 
+def endless_head(port: int, start: bytes, most: int) -> tuple[int, bytes]:
+    """Send ``start`` and then more of it (a header value or a URL that never ends), 64 KiB
+    at a time, up to ``most`` bytes; return how many were sent before the service stopped
+    reading, and its reply."""
+    sent = 0
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        try:
+            sock.sendall(start)
+            while sent < most:
+                sock.sendall(b"a" * 65536)
+                sent += 65536
+        except OSError:  # the service answered and closed: the rest is not read
+            pass
+        reply = b""
+        try:
+            while chunk := sock.recv(65536):
+                reply += chunk
+        except OSError:
+            pass
+    return sent, reply
+
+
+@pytest.mark.parametrize(
+    "start",
+    [b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: ", b"GET /api/search?query="],
+    ids=["header", "url"],
+)
+def test_a_head_that_never_ends_is_a_json_431_and_the_service_stays_small(
+    shared_service: Service, start: bytes
+) -> None:
+    """httptools sets no limit on a request's head: one connection sending an endless header
+    (or request line) grew the service by ~1.6 MiB per MiB sent, 300 MiB took it from 89 to
+    492 MiB. Past 128 KiB the service answers 431 (its JSON refusal, the data dir's id) and
+    closes, and its memory stays where it was."""
+    pid = int(shared_service.proc.pid) if shared_service.proc else 0
+    before = rss_mib(pid)
+    sent, reply = endless_head(shared_service.port, start, 64 << 20)
+    head, _, body = reply.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 431 "), (sent, reply[:300])
+    assert f"x-workbench-instance: {instance.read(shared_service.data_dir)}".encode() in head
+    refusal = json.loads(body)
+    assert refusal["error"] == "HEAD_TOO_LARGE"
+    assert "131,072" in refusal["message"]
+    assert sent < 8 << 20  # the service stopped reading long before 64 MiB
+    assert rss_mib(pid) - before < 20
+    assert shared_service.get("/api/health")[0] == 200
+
+
+def test_a_large_head_under_the_limit_is_read(shared_service: Service) -> None:
+    conn = http.client.HTTPConnection("127.0.0.1", shared_service.port, timeout=30)
+    try:
+        conn.request("GET", "/api/health", headers={"X-Padding": "a" * 100_000})
+        response = conn.getresponse()
+        assert response.status == 200, response.read()
+    finally:
+        conn.close()
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text("utf-8").splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError(f"no VmRSS for {pid}")
+
+
 def test_declared_length_over_the_limit_is_refused_before_the_body(make_service: Any) -> None:
     svc = make_service(WORKBENCH_MAX_BODY_BYTES=str(SMALL_LIMIT))
     conn = http.client.HTTPConnection("127.0.0.1", svc.port, timeout=10)
