@@ -1,0 +1,91 @@
+"""What a request head that never ends costs the service, per checkout. Prints figures.
+
+A client (any local process) opens ``--connections`` connections to a real service and on
+each sends a request line and one header whose value never ends, 1 MiB at a time, until
+``--mib`` MiB have gone out or the service stops reading (it answered and closed). Printed
+per checkout (``--root``, repeatable, each on a fresh data dir, no embedding model): the
+MiB the service read, its first reply's status line, and its RSS before, after, and at peak
+(VmHWM). Figures, never assertions.
+
+Usage: python bench/http_head.py --root A [--root B] [--mib 300] [--connections 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.harness import free_port, start_service, stop_service  # noqa: E402
+from bench.search_targets import rss_mb  # noqa: E402
+
+CHUNK = 1 << 20
+
+
+def flood(port: int, mib: int, connections: int) -> tuple[float, str]:
+    """MiB sent before the service stopped reading (all connections), and a reply's status."""
+    socks = [socket.create_connection(("127.0.0.1", port), timeout=30) for _ in range(connections)]
+    open_ = list(socks)
+    sent = 0
+    try:
+        for sock in socks:
+            sock.sendall(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nX-Pad: " % port)
+        while open_ and sent < mib * CHUNK:
+            for sock in list(open_):
+                try:
+                    sock.sendall(b"a" * CHUNK)
+                    sent += CHUNK
+                except OSError:
+                    open_.remove(sock)
+        status = "(no reply: still reading)"
+        for sock in socks:
+            if sock in open_:
+                continue
+            try:
+                reply = sock.recv(200)
+            except OSError:
+                continue
+            if reply:
+                status = reply.split(b"\r\n", 1)[0].decode("latin-1")
+                break
+        return sent / CHUNK, status
+    finally:
+        for sock in socks:
+            sock.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--root", action="append", type=Path, required=True)
+    parser.add_argument("--mib", type=int, default=300)
+    parser.add_argument("--connections", type=int, default=1)
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="wb-head-") as folder:
+        for n, root in enumerate(args.root):
+            port = free_port()
+            proc = start_service(
+                Path(folder) / f"data-{n}", port, root=root, WORKBENCH_EMBEDDER="none"
+            )
+            try:
+                before = rss_mb(proc.pid)
+                read, status = flood(port, args.mib, args.connections)
+                after = rss_mb(proc.pid)
+                peak = rss_mb(proc.pid, "VmHWM")
+            finally:
+                stop_service(proc)
+            rows.append((str(root), read, status, before, after, peak))
+    print(f"{args.connections} connection(s), up to {args.mib} MiB of one endless header in all")
+    print(f"{'checkout':<28} {'MiB sent':>9} {'RSS before':>11} {'after':>7} {'peak':>7}  reply")
+    for root, read, status, before, after, peak in rows:
+        print(f"{root:<28} {read:>9.0f} {before:>11.0f} {after:>7.0f} {peak:>7.0f}  {status}")
+
+
+if __name__ == "__main__":
+    main()
