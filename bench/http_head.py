@@ -4,8 +4,8 @@ A client (any local process) opens ``--connections`` connections to a real servi
 each sends a request line and one header whose value never ends, 1 MiB at a time, until
 ``--mib`` MiB have gone out or the service stops reading (it answered and closed). Printed
 per checkout (``--root``, repeatable, each on a fresh data dir, no embedding model): the
-MiB the service read, its first reply's status line, and its RSS before, after, and at peak
-(VmHWM). Figures, never assertions.
+MiB sent before it stopped reading (the kernel's socket buffers hold a few of them), its
+first reply's status line, and its RSS before, after, and at peak (VmHWM). Figures, never assertions.
 
 Usage: python bench/http_head.py --root A [--root B] [--mib 300] [--connections 1]
 """
