@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
             app,
             host=settings.host,
             port=settings.port,
-            http=protocol_for(app.state.instance_id),  # a JSON 414 for an over-long URL
+            http=protocol_for(app.state.instance_id),  # JSON 414 / 431: an over-long URL or head
             log_level="warning",
             access_log=False,
             lifespan="on",
