@@ -1,22 +1,24 @@
-"""What a request head that never ends costs the service, per checkout. Prints figures.
+"""What a request head that never ends, or never comes, costs the service. Prints figures.
 
 A client (any local process) opens ``--connections`` connections to a real service and on
 each sends a request line and one header whose value never ends, 1 MiB at a time, until
 ``--mib`` MiB have gone out or the service stops reading (it answered and closed). Printed
 per checkout (``--root``, repeatable, each on a fresh data dir, no embedding model): the
 MiB sent before it stopped reading (the kernel's socket buffers hold a few of them), its
-first reply's status line, and its RSS before, after, and at peak (VmHWM). Figures, never assertions.
-
+first reply's status line, and its RSS before, after, and at peak (VmHWM).
 Usage: python bench/http_head.py --root A [--root B] [--mib 300] [--connections 1]
 """
 
 from __future__ import annotations
 
 import argparse
+import selectors
 import socket
 import sys
 import tempfile
+import time
 from pathlib import Path
+from typing import cast
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -60,13 +62,59 @@ def flood(port: int, mib: int, connections: int) -> tuple[float, str]:
             sock.close()
 
 
+def stall(port: int, count: int, hold: float) -> tuple[float, float, str, float]:
+    """Open ``count`` partial heads and one silent connection; the median and longest seconds
+    the partial ones were held, the first reply's status, and the silent one's seconds."""
+    start = b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % port
+    selector = selectors.DefaultSelector()
+    opened = time.monotonic()
+    socks = []
+    for _ in range(count):
+        sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        sock.sendall(start)
+        sock.setblocking(False)
+        selector.register(sock, selectors.EVENT_READ, "partial")
+        socks.append(sock)
+    silent = socket.create_connection(("127.0.0.1", port), timeout=5)
+    silent.setblocking(False)
+    selector.register(silent, selectors.EVENT_READ, "silent")
+    socks.append(silent)
+    held: list[float] = []
+    silent_held = hold
+    status = "(none: held to the end)"
+    try:
+        while len(held) < count or silent_held == hold:
+            left = hold - (time.monotonic() - opened)
+            if left <= 0:
+                break
+            for key, _ in selector.select(left):
+                conn = cast(socket.socket, key.fileobj)
+                data = conn.recv(200)
+                selector.unregister(conn)
+                if key.data == "silent":
+                    silent_held = time.monotonic() - opened
+                    continue
+                held.append(time.monotonic() - opened)
+                if data and status.startswith("("):
+                    status = data.split(b"\r\n", 1)[0].decode("latin-1")
+    finally:
+        for sock in socks:
+            sock.close()
+    held += [hold] * (count - len(held))
+    held.sort()
+    return held[len(held) // 2], held[-1], status, silent_held
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", action="append", type=Path, required=True)
     parser.add_argument("--mib", type=int, default=300)
     parser.add_argument("--connections", type=int, default=1)
+    parser.add_argument("--stalled", type=int, default=200)
+    parser.add_argument("--hold", type=float, default=30.0)
     args = parser.parse_args()
     rows = []
+    stalls = []
     with tempfile.TemporaryDirectory(prefix="wb-head-") as folder:
         for n, root in enumerate(args.root):
             port = free_port()
@@ -78,6 +126,7 @@ def main() -> None:
                 read, status = flood(port, args.mib, args.connections)
                 after = rss_mb(proc.pid)
                 peak = rss_mb(proc.pid, "VmHWM")
+                stalls.append((str(root), *stall(port, args.stalled, args.hold)))
             finally:
                 stop_service(proc)
             rows.append((str(root), read, status, before, after, peak))
@@ -85,6 +134,11 @@ def main() -> None:
     print(f"{'checkout':<28} {'MiB sent':>9} {'RSS before':>11} {'after':>7} {'peak':>7}  reply")
     for root, read, status, before, after, peak in rows:
         print(f"{root:<28} {read:>9.0f} {before:>11.0f} {after:>7.0f} {peak:>7.0f}  {status}")
+    print()
+    print(f"{args.stalled} stalled heads and one silent connection, watched for {args.hold:g} s")
+    print(f"{'checkout':<28} {'held p50 s':>10} {'max s':>6} {'silent s':>9}  reply")
+    for root, p50, longest, status, silent in stalls:
+        print(f"{root:<28} {p50:>10.1f} {longest:>6.1f} {silent:>9.1f}  {status}")
 
 
 if __name__ == "__main__":

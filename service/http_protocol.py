@@ -18,11 +18,19 @@ headers) the service answers 431 ``HEAD_TOO_LARGE`` and closes the connection, r
 more. The count is of bytes received while a head is open, checked after each read, so a
 connection holds at most the limit plus one read.
 
+And in time: uvicorn closes a keep-alive connection idle between requests, but a connection
+that sends nothing, or part of a head and then nothing, was held for as long as its client
+liked; a thousand such (one process, a second's work) used up the service's file handles, and
+health, hooks and the viewer were refused until they closed. A head must now be complete
+within ``HEAD_TIMEOUT_S`` of the connection or of its first byte: past it, a 408
+``HEAD_TIMEOUT`` (or, when nothing came at all, a plain close).
+
 Every other parser error is answered as uvicorn answers it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -32,6 +40,8 @@ from workbench.instance import HEADER
 
 MAX_URL_BYTES = (1 << 16) - 1  # httptools' url_parser.pyx: MAX_URL_LENGTH
 MAX_HEAD_BYTES = 1 << 17  # the longest URL, and 64 KiB of headers
+# Hooks, the CLI, MCP and browsers send a head at once; a loaded machine may take a second.
+HEAD_TIMEOUT_S = 10.0
 
 
 def longest_parameter(url: bytes) -> tuple[str, int] | None:
@@ -70,6 +80,14 @@ def head_too_large_body(received: int) -> bytes:
     return json.dumps({"error": "HEAD_TOO_LARGE", "message": message}).encode("utf-8")
 
 
+def head_timeout_body() -> bytes:
+    message = (
+        f"the request's head (its request line and headers) did not end within "
+        f"{HEAD_TIMEOUT_S:g} s; send it whole, at once"
+    )
+    return json.dumps({"error": "HEAD_TIMEOUT", "message": message}).encode("utf-8")
+
+
 def protocol_for(instance_id: str) -> type[HttpToolsProtocol]:
     """The protocol class for ``uvicorn.run(http=...)``, stamping ``instance_id`` on the 414
     (uvicorn builds one protocol per connection from the class, with no room for arguments)."""
@@ -79,9 +97,23 @@ def protocol_for(instance_id: str) -> type[HttpToolsProtocol]:
         # Bytes received since the last message (or the connection) ended; None from the end
         # of a head to the end of its message (a body is BodyLimit's to bound).
         head_bytes: int | None = 0
+        head_timer: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self.arm_head_timer()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self.disarm_head_timer()
+            super().connection_lost(exc)
+
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            self.arm_head_timer()
 
         def on_headers_complete(self) -> None:
             self.head_bytes = None
+            self.disarm_head_timer()
             super().on_headers_complete()
 
         def on_message_complete(self) -> None:
@@ -100,6 +132,29 @@ def protocol_for(instance_id: str) -> type[HttpToolsProtocol]:
                 self.refuse(
                     b"431 Request Header Fields Too Large", head_too_large_body(self.head_bytes)
                 )
+
+        def arm_head_timer(self) -> None:
+            self.disarm_head_timer()
+            self.head_timer = self.loop.call_later(HEAD_TIMEOUT_S, self.head_timed_out)
+
+        def disarm_head_timer(self) -> None:
+            if self.head_timer is not None:
+                self.head_timer.cancel()
+                self.head_timer = None
+
+        def head_timed_out(self) -> None:
+            self.head_timer = None
+            if self.transport.is_closing() or self.head_bytes is None:
+                return
+            if self.cycle is not None and not self.cycle.response_complete:
+                # A pipelined head behind a reply still being written: a 408 now would cut
+                # into that reply. Its own time starts when the reply is done.
+                self.arm_head_timer()
+                return
+            if not self.head_bytes:  # nothing came: no request to answer
+                self.transport.close()
+                return
+            self.refuse(b"408 Request Timeout", head_timeout_body())
 
         def send_400_response(self, msg: str) -> None:
             url: bytes = getattr(self, "url", b"")

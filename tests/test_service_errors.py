@@ -15,6 +15,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import time
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +25,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from service.app import create_app
+from service.http_protocol import HEAD_TIMEOUT_S
 from tests.conftest import ROOT, Service, seeded_service
 from workbench import instance
 from workbench.settings import load_settings
@@ -291,6 +293,43 @@ def test_a_head_that_never_ends_is_a_json_431_and_the_service_stays_small(
     assert "131,072" in refusal["message"]
     assert sent < 8 << 20  # the service stopped reading long before 64 MiB
     assert rss_mib(pid) - before < 20
+    assert shared_service.get("/api/health")[0] == 200
+
+
+def read_to_end(sock: socket.socket) -> bytes:
+    reply = b""
+    while chunk := sock.recv(65536):
+        reply += chunk
+    return reply
+
+
+def test_a_head_that_stalls_is_a_json_408_and_a_silent_connection_is_closed(
+    shared_service: Service,
+) -> None:
+    """A connection that sent part of a head, or nothing, was held as long as its client
+    liked: a thousand of them used up the service's file handles (health refused until they
+    closed). Past ``HEAD_TIMEOUT_S`` the first gets a 408 and the second is closed; a head
+    sent in two pieces a moment apart is still read."""
+    port = shared_service.port
+    start = b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % port
+    wait = HEAD_TIMEOUT_S + 30
+    with (
+        socket.create_connection(("127.0.0.1", port), timeout=wait) as partial,
+        socket.create_connection(("127.0.0.1", port), timeout=wait) as silent,
+        socket.create_connection(("127.0.0.1", port), timeout=wait) as slow,
+    ):
+        partial.sendall(start)
+        slow.sendall(start)
+        time.sleep(1)
+        slow.sendall(b"Connection: close\r\n\r\n")
+        assert read_to_end(slow).startswith(b"HTTP/1.1 200 ")
+        reply = read_to_end(partial)
+        assert read_to_end(silent) == b""
+    head, _, body = reply.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408 "), reply[:300]
+    assert f"x-workbench-instance: {instance.read(shared_service.data_dir)}".encode() in head
+    refusal = json.loads(body)
+    assert refusal["error"] == "HEAD_TIMEOUT"
     assert shared_service.get("/api/health")[0] == 200
 
 
