@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from bench.search_targets import rss_mb
 from service.app import create_app
 from service.http_protocol import HEAD_TIMEOUT_S
 from tests.conftest import ROOT, Service, seeded_service
@@ -282,8 +283,10 @@ def test_a_head_that_never_ends_is_a_json_431_and_the_service_stays_small(
     (or request line) grew the service by ~1.6 MiB per MiB sent, 300 MiB took it from 89 to
     492 MiB. Past 128 KiB the service answers 431 (its JSON refusal, the data dir's id) and
     closes, and its memory stays where it was."""
-    pid = int(shared_service.proc.pid) if shared_service.proc else 0
-    before = rss_mib(pid)
+    assert shared_service.proc is not None
+    pid = shared_service.proc.pid
+    before = rss_mb(pid)
+    assert before > 0
     sent, reply = endless_head(shared_service.port, start, 64 << 20)
     head, _, body = reply.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 431 "), (sent, reply[:300])
@@ -293,7 +296,7 @@ def test_a_head_that_never_ends_is_a_json_431_and_the_service_stays_small(
     assert "131,072" in refusal["message"]
     # It stopped reading: not all 64 MiB went out (what did sat in socket buffers, not in it).
     assert sent < 64 << 20
-    assert rss_mib(pid) - before < 20
+    assert 0 < rss_mb(pid) < before + 20
     assert shared_service.get("/api/health")[0] == 200
 
 
@@ -342,13 +345,6 @@ def test_a_large_head_under_the_limit_is_read(shared_service: Service) -> None:
         assert response.status == 200, response.read()
     finally:
         conn.close()
-
-
-def rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text("utf-8").splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise AssertionError(f"no VmRSS for {pid}")
 
 
 def test_declared_length_over_the_limit_is_refused_before_the_body(make_service: Any) -> None:

@@ -16,7 +16,6 @@ The periodic replay is set to an hour, so only the service's own ordering can sa
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ import pytest
 from service import replay
 from tests.conftest import base_env, free_port
 from tests.hook_harness import load_payload, run_hook, script_for, spooled
+from tests.test_crash import query
 from workbench import spool
 from workbench.errors import SpoolReplaying
 from workbench.ingest import Ingestor
@@ -35,16 +35,11 @@ SESSION = "3f2b8c1e-7d4a-4e9b-a6c2-1b5e9d0f4a7c"  # the fixtures' session
 
 
 def stored_events(data_dir: Path) -> list[tuple[str, int]]:
-    conn = sqlite3.connect(f"file:{data_dir / 'workbench.db'}?mode=ro", uri=True, timeout=10)
-    try:
-        return list(
-            conn.execute(
-                "SELECT kind, prompt_number FROM events WHERE content_session_id = ? ORDER BY id",
-                (SESSION,),
-            )
-        )
-    finally:
-        conn.close()
+    return query(
+        data_dir,
+        "SELECT kind, prompt_number FROM events WHERE content_session_id = ? ORDER BY id",
+        (SESSION,),
+    )
 
 
 def test_a_spooled_prompt_is_stored_before_its_sessions_later_events(
@@ -78,14 +73,8 @@ def test_a_spooled_event_of_another_session_is_stored_first_too(
     prompt = load_payload("user_prompt_submit", tmp_path)
     run_hook(script_for(prompt), prompt, svc.env).output()
 
-    conn = sqlite3.connect(f"file:{data_dir / 'workbench.db'}?mode=ro", uri=True, timeout=10)
-    try:
-        order = [
-            row[0] for row in conn.execute("SELECT content_session_id FROM events ORDER BY id")
-        ]
-    finally:
-        conn.close()
-    assert order == ["another-session", SESSION]
+    order = query(data_dir, "SELECT content_session_id FROM events ORDER BY id")
+    assert order == [("another-session",), (SESSION,)]
 
 
 def spool_prompts(ingestor: Ingestor, n: int) -> list[str]:
