@@ -8,7 +8,9 @@ For any ``prefilter_from``, project filter, ``k``, query and set of removed ids:
   id, never misscore one);
 - when the prefilter is not built (fewer live vectors than the setting or ``MIN_VECTORS``)
   the list is the full scan's;
-- the codes always cover every slot once built (``prefiltered``), whatever was removed.
+- the codes always cover every slot once built (``prefiltered``), whatever was removed;
+- a removed vector leaves no copy: its dead slots decode to zeros in the index and in the
+  prefilter's codes (embeddings can be inverted to text).
 
 Real FAISS; one pair of indexes per module, a removal applied to both and undone by re-adding.
 """
@@ -24,6 +26,7 @@ from hypothesis import strategies as st
 
 from tests.conftest import clustered_vectors
 from tests.fuzz_harness import budget
+from tests.test_vectors_forget import prefilter_codes
 from workbench.recall.vector_prefilter import MIN_VECTORS
 from workbench.recall.vectors import VectorIndex
 
@@ -87,6 +90,11 @@ def test_a_prefiltered_index_never_leaks_never_misscores(
         assert all(s == cosine[i] for i, s in got)
         if not built:
             assert got == truth[:k]
+        # A removed vector leaves no copy: its slots decode to zeros, its prefilter codes are 0.
+        dead = np.flatnonzero(~fast._live)
+        assert not fast._index.reconstruct_batch(dead.astype(np.int64)).any()
+        if fast._prefilter is not None:
+            assert not prefilter_codes(fast, dead).any()
     finally:
         back = sorted(removed)
         for index in (fast, exact):

@@ -118,6 +118,9 @@ class Indexer(threading.Thread):
         self._stopping = threading.Event()
         self._job_lock = threading.Lock()
         self._last_save = time.monotonic()
+        # A pass removed vectors (a forget, an edit): the next save is not put off by the
+        # interval, so the saved file stops holding them within a pass (see ``_save``).
+        self._removed = False
         self._last_full = 0.0
         self.ranker = IndexRanker(self)
         # With ``embed_process`` documents are embedded by a child process (embed_worker.py)
@@ -516,6 +519,7 @@ class Indexer(threading.Thread):
             added, removed = sorted(db_ids - live - waiting), live - db_ids
             self._behind &= db_ids
         if removed:
+            self._removed = True
             vectors.forget(conn, index.remove(removed))
             if self.static is not None:
                 self.static.drop(removed)
@@ -567,6 +571,7 @@ class Indexer(threading.Thread):
         ).fetchall()
         current = {vectors.text_hash(vectors.embed_text(r)) for r in rows}
         unused = index.remove(ids)
+        self._removed = True
         if self.static is not None:
             self.static.drop(ids)
         self._behind -= ids
@@ -715,12 +720,14 @@ class Indexer(threading.Thread):
             return
         if (
             not force
+            and not self._removed
             and time.monotonic() - self._last_save < self.save_interval_s
             and not (self._stopping.is_set())
         ):
             return
         try:
             index.save(self.settings.index_dir)
+            self._removed = False
             if index.kind == self.settings.vector_index:  # on disk: the replaced kinds go
                 index_files.remove_replaced(self.settings.index_dir, index.model, index.kind)
         except OSError as exc:  # derived state: keep serving from memory, say so

@@ -102,6 +102,7 @@ class Prefilter:
         for start in range(0, count, CHUNK):
             n = min(CHUNK, count - start)
             made._codes.add(np.ascontiguousarray(index.reconstruct_n(start, n), dtype=np.float32))
+        made.scrub(np.flatnonzero(~live[:count]))  # dead slots: code 0, as a removal leaves them
         made.trained_on = count
         return made
 
@@ -112,6 +113,23 @@ class Prefilter:
     def add(self, vectors: Any) -> None:
         """Codes for the slots just added to the index (same order)."""
         self._codes.add(vectors)
+
+    def scrub(self, slots: Any) -> None:
+        """Overwrite the codes of removed ``slots`` with code 0 (``VectorIndex._scrub``): 4-bit
+        codes are a coarse copy of the vector, and a forgotten memory leaves none. Packed
+        codes are interleaved in blocks of ``nvec`` slots, so each is written through FAISS's
+        own packer; the other slots' codes do not move."""
+        import faiss
+        import numpy as np
+
+        packer = self._codes.get_CodePacker()  # type: ignore[attr-defined]
+        zero = np.zeros(int(packer.code_size), dtype=np.uint8)
+        data = faiss.rev_swig_ptr(self._codes.codes.data(), self._codes.codes.size())
+        nvec, size = int(packer.nvec), int(packer.block_size)
+        for slot in np.asarray(slots, dtype=np.int64).tolist():
+            if 0 <= slot < self.ntotal:
+                block = data[(slot // nvec) * size :]
+                packer.pack_1_c(faiss.swig_ptr(zero), slot % nvec, faiss.swig_ptr(block))
 
     def candidates(self, query: Any, want: int) -> Any:
         """The ``want`` slots whose codes score best against ``query`` (1 × dim float32)."""

@@ -44,8 +44,9 @@ query at 100k but a few in a thousand (a hit lost at rank 40-49 of 50), ~1 ms in
 
 Slots, not ids: FAISS labels are slots, and arrays over slots give the observation id, its
 project code and a live bit. A project filter is a bitmap over slots cached per project until
-the next add/remove (no SQL collecting ids); a removal clears a live bit (no kind rebuilds);
-dead slots are compacted away once they outnumber the live ones.
+the next add/remove (no SQL collecting ids); a removal clears a live bit (no kind rebuilds) and
+overwrites the slot's codes with zeros (``_scrub``: a forgotten vector leaves no copy in memory
+or in the next save); dead slots are compacted away once they outnumber the live ones.
 
 Filtered search: a small allowed set (≤ ``SUBSET_EXACT`` slots) is scored directly from its
 stored vectors, which stays exact under any selectivity; a larger one is passed to FAISS as an
@@ -460,12 +461,36 @@ class VectorIndex:
             if not len(slots):
                 return []
             self._live[slots] = False
+            self._scrub(slots)
             self._changed()
             if not orphans:
                 return []
             hashes = set(self._keys[slots].tolist())
             still = set(self._keys[self._live].tolist()) if len(self._slot_of) else set()
             return sorted(h.decode("ascii") for h in hashes if h not in still)
+
+    def _scrub(self, slots: Any) -> None:
+        """Overwrite the codes of dead ``slots`` with zeros, here and in the prefilter.
+
+        Trigger: a removal (a forget, an edit, a replacement, an upgrade out of the static
+        tier). Why: embeddings can be inverted to text, and a dead slot's codes used to stay
+        in memory and in every saved ``.faiss`` until a compaction, which runs only once dead
+        slots outnumber live ones: at 100k a forgotten memory stayed on disk for good.
+        Outcome: the slot decodes to a zero vector (it is never searched: dead slots are
+        masked out), so the next save holds nothing of it; ~1 µs per slot. A graph kind keeps
+        the node's links, which route a walk but hold no vector.
+        """
+        import numpy as np
+
+        faiss = _faiss()
+        inner = self._index
+        if self.kind in GRAPH_KINDS:
+            inner = faiss.downcast_index(inner.storage)
+        codes = faiss.rev_swig_ptr(inner.codes.data(), inner.codes.size())
+        rows = codes.reshape(int(inner.ntotal), int(inner.code_size))
+        rows[np.asarray(slots, dtype=np.int64)] = 0
+        if self._prefilter is not None:
+            self._prefilter.scrub(slots)
 
     def compact(self) -> None:
         """Rebuild the index from the live slots only (drops the dead ones).
@@ -581,6 +606,8 @@ class VectorIndex:
         the index as it stands, which only this thread changes. Installing them changes the
         version: a remembered ranking (``recall.anchor_memo``) is not reused across it.
         """
+        import numpy as np
+
         if self.prefilter_from is None:
             return False
         with self._lock:
@@ -600,6 +627,9 @@ class VectorIndex:
                 return False
             if int(index.ntotal) > total:
                 built.add(index.reconstruct_n(total, int(index.ntotal) - total))
+            # Slots removed while the codes were built may have been encoded before their
+            # scrub: scrub them in the new codes too (a forgotten vector leaves no copy).
+            built.scrub(np.flatnonzero(~self._live[:total] & live[:total]))
             self._prefilter = built
             self._version = next(_VERSIONS)
         return True
