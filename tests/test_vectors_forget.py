@@ -182,6 +182,15 @@ def test_forget_leaves_no_vector_of_the_memory_in_the_saved_index(make_service: 
     found = saved_index()
     assert found is not None
     assert nearest(decoded(found[1]), vector) < 0.99
+    # Nor is the cached float32 vector anywhere on disk: not in the database file, not in its
+    # WAL (a deleted row's bytes stay in a freed page unless the delete zeroes them).
+    pieces = [blob[start : start + 48] for start in range(0, len(blob) - 48, 256)]
+    holding = sorted(
+        str(path.relative_to(svc.data_dir))
+        for path in svc.data_dir.rglob("*")
+        if path.is_file() and any(piece in path.read_bytes() for piece in pieces)
+    )
+    assert holding == []
 
 
 def _row(conn: Any, observation_id: int) -> dict[str, Any]:
@@ -225,3 +234,46 @@ def test_a_pass_that_removed_vectors_saves_without_waiting_for_the_interval(
         saved_at = json.loads(meta.read_text())["saved_at"]
         indexer._save(force=False)  # nothing more until the next removal or the interval
         assert json.loads(meta.read_text())["saved_at"] == saved_at
+
+
+def test_forget_drops_the_cached_vector_before_the_purge(data_dir: Path) -> None:
+    """The embeddings cache row of a forgotten text goes in the forget itself, before its purge
+    (``VACUUM``, WAL truncated), so no byte of it is left in the file, whichever SQLite build
+    (one built without ``SECURE_DELETE`` leaves a deleted row's bytes in a freed page) and
+    whenever the indexer's next pass comes. A text another live observation shares keeps its
+    row (it is that observation's vector too)."""
+    from workbench import forget
+    from workbench.models import ObservationDraft
+    from workbench.store import observations
+    from workbench.store.connection import atomic
+    from workbench.store.database import Store
+
+    with Store(data_dir / "workbench.db") as store:
+        conn = store.conn
+        drafts = [
+            ObservationDraft(title="Rotated the webhook key", narrative="qvxsecret rotation"),
+            ObservationDraft(title="Shared wording", narrative="same text twice"),
+            ObservationDraft(title="Shared wording", narrative="same text twice"),
+        ]
+        with atomic(conn):
+            ids = [
+                observations.insert(conn, d, content_session_id=f"s{n}", project="p")[0]
+                for n, d in enumerate(drafts)
+            ]
+        hashes = {
+            i: vectors.text_hash(vectors.embed_text(observations.get(conn, i)))  # type: ignore[arg-type]
+            for i in ids
+        }
+        rng = np.random.default_rng(3)
+        cached = {h: rng.normal(size=DIM).astype(np.float32) for h in set(hashes.values())}
+        vectors.store_vectors(conn, "m", cached)
+        secret = vectors.pack(cached[hashes[ids[0]]])
+
+        report = forget.forget(conn, data_dir / "spool", [ids[0], ids[1]])
+        assert [d.id for d in report.deleted] == ids[:2]
+        left = {r[0] for r in conn.execute("SELECT text_hash FROM embeddings")}
+        assert left == {hashes[ids[2]]}  # the shared text's vector stays for its twin
+        assert "cached vectors" in {c.place for c in report.cleaned}
+    for path in data_dir.rglob("*"):
+        if path.is_file():
+            assert secret[:64] not in path.read_bytes(), path

@@ -15,8 +15,10 @@ them out of corpora and knowledge-agent conversations (``knowledge.forget_copies
 The report says exactly what went: observation ids, scrubbed event ids (and the ``scrub``
 records naming them), FTS rows, spool files, what the purge did, and under ``copies`` every
 other place cleaned and every place it could not clean, each with how to remove what is left
-there. Vectors and cached embeddings are removed by the indexer's next pass (the caller wakes
-it). The words themselves are never echoed in the report: it is printed and logged.
+there. The cached vectors of its text (embeddings can be inverted to text) are deleted before
+the purge, unless another live observation holds the same text; the vector index drops and
+zeroes its copy on the indexer's next pass (the caller wakes it). The words themselves are
+never echoed in the report: it is printed and logged.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench import forget_words
+from workbench.recall import vectors
 from workbench.store import deletions
 from workbench.store.deletions import Deleted, Purge
 
@@ -94,8 +97,10 @@ def forget(conn: sqlite3.Connection, spool_dir: Path, ids: list[int]) -> ForgetR
     report = ForgetReport()
     keys: list[str] = []
     said: list[forget_words.ForgottenText] = []
+    embedded: dict[str, str] = {}  # text hash -> title, of the observations deleted
     for observation_id in dict.fromkeys(ids):
         text = forget_words.read_text(conn, observation_id)
+        embedded.update(_embedded_text(conn, observation_id))
         gone = deletions.delete_observation(conn, observation_id)
         if gone is not None and text is not None:
             said.append(text)
@@ -115,6 +120,8 @@ def forget(conn: sqlite3.Connection, spool_dir: Path, ids: list[int]) -> ForgetR
         if scrub is not None and scrub.event_key:
             keys.append(scrub.event_key)
     keys += _forget_words(conn, said, report)
+    if report.deleted:
+        _forget_vectors(conn, embedded, report)
     for key in keys:
         report.spool_files.extend(remove_spool_copies(spool_dir, key))
     if report.deleted or report.scrubbed_event_ids or report.spool_files:
@@ -131,6 +138,46 @@ def forget(conn: sqlite3.Connection, spool_dir: Path, ids: list[int]) -> ForgetR
                 )
             )
     return report
+
+
+def _embedded_text(conn: sqlite3.Connection, observation_id: int) -> dict[str, str]:
+    """``{text hash: title}`` of the text the observation is embedded from (``vectors.
+    embed_text``), read before it is deleted; empty when there is no such row."""
+    row = conn.execute(
+        "SELECT title, subtitle, narrative, facts, concepts FROM observations WHERE id = ?",
+        (observation_id,),
+    ).fetchone()
+    if row is None:
+        return {}
+    return {vectors.text_hash(vectors.embed_text(row)): str(row[0] or "")}
+
+
+def _forget_vectors(
+    conn: sqlite3.Connection, embedded: dict[str, str], report: ForgetReport
+) -> None:
+    """Drop the cached vectors (every model) of the deleted observations' texts that no live
+    observation shares, before the purge.
+
+    Why here and not only in the indexer's next pass: that pass deletes the rows after the
+    purge has run, so a SQLite built without ``SECURE_DELETE`` left their bytes in a freed
+    page of the file, and until the pass ran the vector (which can be inverted to text) sat
+    in the file as a live row. A text another observation still holds keeps its row: it is
+    that observation's vector too (looked up by title, then compared whole).
+    """
+    if not embedded:
+        return
+    titles = sorted(set(embedded.values()))
+    shared = {
+        vectors.text_hash(vectors.embed_text(row))
+        for row in conn.execute(
+            "SELECT title, subtitle, narrative, facts, concepts FROM observations"
+            " WHERE title IN (SELECT value FROM json_each(?))",
+            (json.dumps(titles),),
+        )
+    }
+    dropped = vectors.forget(conn, [h for h in embedded if h not in shared])
+    if dropped:
+        report.cleaned.append(Copy("cached vectors", [str(dropped)]))
 
 
 def _forget_words(
