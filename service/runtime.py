@@ -256,8 +256,9 @@ class Runtime:
             self.pidfile.release()
 
     def forget(self, ids: list[int]) -> ForgetReport:
-        """Forget observations for good (``workbench.forget``), then wake the indexer (its
-        next pass drops their vectors and cached embeddings) and tell live pages."""
+        """Forget observations for good (``workbench.forget``: their cached embeddings go
+        before its purge), then wake the indexer (its next pass drops and zeroes their vectors
+        in the index and saves it) and tell live pages."""
         report = forget(self.store.conn, self.settings.spool_dir, ids)
         if report.deleted:
             forget_copies.record(report, self.settings)
