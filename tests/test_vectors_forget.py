@@ -277,3 +277,41 @@ def test_forget_drops_the_cached_vector_before_the_purge(data_dir: Path) -> None
     for path in data_dir.rglob("*"):
         if path.is_file():
             assert secret[:64] not in path.read_bytes(), path
+
+
+@pytest.mark.slow
+def test_a_vector_the_worker_embedded_while_its_memory_was_forgotten_is_not_stored(
+    data_dir: Path,
+) -> None:
+    """The embedding worker reads a chunk of observations, embeds them (seconds under load)
+    and stores the vectors. A forget in between used to be undone for the vector: the
+    worker wrote the forgotten text's vector after the forget had deleted it, and nothing
+    ever deleted it again (no observation holds that text any more). Here the worker's own
+    step runs on rows read before the forget, as that interleaving has it; the forgotten
+    text's vector is not stored, the other one is."""
+    from tests.shared_model import minilm
+    from workbench import forget
+    from workbench.models import ObservationDraft
+    from workbench.recall import embed_worker
+    from workbench.store import observations
+    from workbench.store.connection import atomic
+    from workbench.store.database import Store
+
+    with Store(data_dir / "workbench.db") as store:
+        conn = store.conn
+        with atomic(conn):
+            ids = [
+                observations.insert(
+                    conn, ObservationDraft(title=t, narrative=n), content_session_id="s",
+                    project="p",
+                )[0]
+                for t, n in [("Webhook key", "qvxsecret rotated"), ("Image pin", "16.4")]
+            ]  # fmt: skip
+        read = conn.execute(
+            "SELECT id, title, subtitle, narrative, facts, concepts FROM observations ORDER BY id"
+        ).fetchall()
+        assert forget.forget(conn, data_dir / "spool", ids[:1]).deleted
+        model = minilm()
+        embed_worker._embed_missing(conn, model, model.name, read, 0, ids[-1])
+        stored = {r[0] for r in conn.execute("SELECT text_hash FROM embeddings")}
+        assert stored == {vectors.text_hash(vectors.embed_text(read[1]))}

@@ -240,17 +240,22 @@ def _embed_missing(
     chunk it had only half stored (batches go by length, not by id)."""
     from workbench.recall import vectors
 
-    texts = {}
+    texts: dict[str, str] = {}
+    owners: dict[str, list[int]] = {}
     for row in rows:
         text = vectors.embed_text(row)
-        texts[vectors.text_hash(text)] = text
+        key = vectors.text_hash(text)
+        texts[key] = text
+        owners.setdefault(key, []).append(int(row[0]))
     have = vectors.cached_hashes(conn, model, list(texts), embedder.dim)
     # Similar lengths share a batch: less padding (the embedder pads to the longest).
     missing = sorted((h for h in texts if h not in have), key=lambda h: len(texts[h]))
     parts = [missing[start : start + BATCH] for start in range(0, len(missing), BATCH)]
     began = time.monotonic()
     for n, (part, matrix) in enumerate(zip(parts, _embedded(embedder, texts, parts), strict=True)):
-        vectors.store_vectors(conn, model, {h: matrix[i] for i, h in enumerate(part)})
+        # Only the texts still held by a memory: one forgotten meanwhile stays forgotten.
+        found = {h: matrix[i] for i, h in enumerate(part)}
+        vectors.store_vectors(conn, model, found, owners=owners)
         now = time.monotonic()
         say(
             "batch",

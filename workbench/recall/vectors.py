@@ -184,13 +184,36 @@ def cached_hashes(
     return {row[0] for row in rows}
 
 
-def store_vectors(conn: sqlite3.Connection, model: str, vectors: Mapping[str, Any]) -> None:
+def store_vectors(
+    conn: sqlite3.Connection,
+    model: str,
+    vectors: Mapping[str, Any],
+    *,
+    owners: Mapping[str, Sequence[int]] | None = None,
+) -> None:
     """Write new cache rows in one transaction. A duplicate of the same size is ignored (same
-    text, same row); one of another size replaces the stale row (see ``cached_vectors``)."""
+    text, same row); one of another size replaces the stale row (see ``cached_vectors``).
+
+    ``owners``: text hash -> the observation ids its text was read from. A text none of them
+    still exists for, checked inside the write transaction, is not stored. Why: the
+    embedding worker reads its rows, then embeds them for seconds; a forget in between
+    deleted their cached vectors already, and the worker's write would bring one back for
+    good (no observation holds that text, so nothing deletes it again).
+    """
     if not vectors:
         return
     now = int(time.time())
     with atomic(conn):
+        if owners is not None:
+            ids = sorted({int(i) for h in vectors for i in owners.get(h, ())})
+            alive = {
+                int(r[0])
+                for r in conn.execute(
+                    "SELECT id FROM observations WHERE id IN (SELECT value FROM json_each(?))",
+                    (json.dumps(ids),),
+                )
+            }
+            vectors = {h: v for h, v in vectors.items() if alive & set(owners.get(h, ()))}
         conn.executemany(
             "INSERT INTO embeddings (model, text_hash, dim, vector, created_at_epoch)"
             " VALUES (?, ?, ?, ?, ?) ON CONFLICT (model, text_hash) DO UPDATE SET"
