@@ -24,7 +24,6 @@ never echoed in the report: it is printed and logged.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import Any
 
 from workbench import forget_words
 from workbench.recall import vectors
+from workbench.shred import shred
 from workbench.store import deletions
 from workbench.store.deletions import Deleted, Purge
 
@@ -122,6 +122,7 @@ def forget(conn: sqlite3.Connection, spool_dir: Path, ids: list[int]) -> ForgetR
     keys += _forget_words(conn, said, report)
     if report.deleted:
         _forget_vectors(conn, embedded, report)
+        _forget_notebook_snapshots(report)
     for key in keys:
         report.spool_files.extend(remove_spool_copies(spool_dir, key))
     if report.deleted or report.scrubbed_event_ids or report.spool_files:
@@ -180,6 +181,37 @@ def _forget_vectors(
         report.cleaned.append(Copy("cached vectors", [str(dropped)]))
 
 
+def _forget_notebook_snapshots(report: ForgetReport) -> None:
+    """Remove marimo's snapshots of the notebooks' outputs (``notebooks.snapshot_paths``).
+
+    Why: ``marimo export html`` (and ``marimo edit`` with ``auto_instantiate`` off) writes
+    every output a notebook computed beside the notebook, outside the data dir: the corpus
+    builder's preview shows memories' titles. A snapshot is only a cache of what a run
+    showed (the next run writes it again), and which data dir it came from is not recorded,
+    so every one goes, whatever it holds.
+    """
+    from workbench.notebooks import snapshot_paths
+
+    removed, kept = [], []
+    for path in snapshot_paths():
+        try:
+            shred(path)
+            removed.append(str(path))
+        except OSError:
+            kept.append(str(path))
+    if removed:
+        report.cleaned.append(Copy("notebook snapshots", removed))
+    if kept:
+        report.not_cleaned.append(
+            Copy(
+                "notebook snapshots",
+                kept,
+                "marimo's snapshots of what a notebook showed; delete these files "
+                "(`workbench notebook NAME --html FILE` exports without writing one)",
+            )
+        )
+
+
 def _forget_words(
     conn: sqlite3.Connection, said: list[forget_words.ForgottenText], report: ForgetReport
 ) -> list[str]:
@@ -236,11 +268,7 @@ def remove_spool_copies(spool_dir: Path, event_key: str) -> list[str]:
                 data = path.read_bytes()
                 if _envelope_key(data) != event_key and path.name.split(".")[0] != event_key:
                     continue
-                with path.open("r+b") as handle:
-                    handle.write(b"\0" * len(data))
-                    handle.flush()
-                    os.fsync(handle.fileno())
-                path.unlink()
+                shred(path)
             except OSError:
                 continue  # unreadable: left for a person; the report lists only what went
             removed.append(str(path.relative_to(spool_dir)))
