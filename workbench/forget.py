@@ -17,8 +17,10 @@ records naming them), FTS rows, spool files, what the purge did, and under ``cop
 other place cleaned and every place it could not clean, each with how to remove what is left
 there. The cached vectors of its text (embeddings can be inverted to text) are deleted before
 the purge, unless another live observation holds the same text; the vector index drops and
-zeroes its copy on the indexer's next pass (the caller wakes it). The words themselves are
-never echoed in the report: it is printed and logged.
+zeroes its copy on the indexer's next pass (the caller wakes it). marimo's snapshots of the
+notebooks' outputs are removed, and the process's caches of memory text (``recall.
+text_caches``) emptied. The words themselves are never echoed in the report: it is printed
+and logged.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench import forget_words
-from workbench.recall import vectors
+from workbench.recall import text_caches, vectors
 from workbench.shred import shred
 from workbench.store import deletions
 from workbench.store.deletions import Deleted, Purge
@@ -123,6 +125,7 @@ def forget(conn: sqlite3.Connection, spool_dir: Path, ids: list[int]) -> ForgetR
     if report.deleted:
         _forget_vectors(conn, embedded, report)
         _forget_notebook_snapshots(report)
+        text_caches.clear()  # what searches kept of the memory's words, in this process
     for key in keys:
         report.spool_files.extend(remove_spool_copies(spool_dir, key))
     if report.deleted or report.scrubbed_event_ids or report.spool_files:

@@ -80,9 +80,10 @@ def words(text: str) -> list[str]:
 
 
 def clear_cache() -> None:
-    """Forget the cached words (benches time a cold stage)."""
+    """Forget the cached words (benches time a cold stage; a forget, ``text_caches``)."""
     _words.cache_clear()
     _identifiers.cache_clear()
+    stem.cache_clear()
 
 
 @functools.lru_cache(maxsize=512)

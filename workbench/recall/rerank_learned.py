@@ -231,6 +231,11 @@ def speaker_words(title: str) -> frozenset[str]:
     return frozenset() if found is None else _label_words(found.group(1))
 
 
+def clear_cache() -> None:
+    """Forget the cached speaker labels' words (a forget: ``text_caches``)."""
+    _label_words.cache_clear()
+
+
 @functools.lru_cache(maxsize=4096)
 def _label_words(label: str) -> frozenset[str]:
     """Cached by the label (≤ 40 characters), not the title: a cache keyed by whole titles

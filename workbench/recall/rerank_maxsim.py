@@ -177,7 +177,7 @@ def _meaning(table: TokenTable) -> tuple[bool, ...]:
 
 
 def clear_cache() -> None:
-    """Forget every text's pieces (benches time a cold stage)."""
+    """Forget every text's pieces (benches time a cold stage; a forget, ``text_caches``)."""
     with _LOCK:
         _CACHE.clear()
         _CHUNKS.clear()
