@@ -78,3 +78,28 @@ def test_workbench_notebook_html_exports_without_leaving_a_snapshot(
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert MARKER in out.read_text(encoding="utf-8")  # the notebook ran on this data dir
     assert not snapshot.exists()
+
+
+def test_workbench_notebook_html_leaves_no_service_it_started(
+    make_service: Any, tmp_path: Path
+) -> None:
+    """The knowledge agent starts the service to talk to it; a headless export stops it again,
+    as a notebook run as a script does (``marimo export html`` alone left it running)."""
+    from workbench import launch
+    from workbench.pidfile import terminate
+    from workbench.settings import load_settings
+
+    svc = make_service(start=False)
+    seed(svc.data_dir, "p", "s1", ["Rotated the key", "Pinned the image"])
+    settings = load_settings(svc.data_dir, port=svc.port)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "workbench", "notebook", "knowledge_agent", "--html",
+             str(tmp_path / "agent.html"), "--data-dir", str(svc.data_dir)],
+            capture_output=True, text=True, timeout=180, cwd=ROOT, env=svc.env,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "stopped the workbench service this run started" in proc.stderr
+        assert launch.health(svc.port) is None
+    finally:
+        terminate(settings.pid_path)

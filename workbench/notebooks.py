@@ -23,10 +23,11 @@ holds the few pieces every notebook needs, so each one stays a thin layer of wid
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sqlite3
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -194,8 +195,6 @@ def run_headless(
     could give), which is exit 1. ``store=False`` for a notebook that only talks to the
     service (``knowledge_agent``): the data dir must still exist.
     """
-    from workbench import launch
-    from workbench.pidfile import read_pid, terminate
 
     settings = settings_for(args.data_dir)
     if not settings.data_dir.is_dir():
@@ -210,19 +209,31 @@ def run_headless(
             open_store(settings).close()
         except (WorkbenchError, sqlite3.Error) as exc:
             return _fail(str(getattr(exc, "message", exc)))
-    was_running = launch.health(settings.port) is not None
-    try:
+    with stopping_what_it_starts(settings):
         _, defs = app.run(defs={"args": args})
-    finally:
-        pid = None if was_running else read_pid(settings.pid_path)
-        if pid is not None:
-            terminate(settings.pid_path)
-            sys.stderr.write(f"stopped the workbench service this run started (pid {pid})\n")
     lines = summarize(defs)
     if not lines:
         return _fail(f"the notebook stopped before computing anything for {settings.data_dir}")
     sys.stdout.write("\n".join(lines) + "\n")
     return 0
+
+
+@contextlib.contextmanager
+def stopping_what_it_starts(settings: Settings) -> Iterator[None]:
+    """Stop, at the end of the block, a service the block had to start (a notebook saving a
+    corpus, the knowledge agent): a headless run, as a script or an HTML export, never leaves
+    a daemon behind. A service that answered before is left alone."""
+    from workbench import launch
+    from workbench.pidfile import read_pid, terminate
+
+    was_running = launch.health(settings.port) is not None
+    try:
+        yield
+    finally:
+        pid = None if was_running else read_pid(settings.pid_path)
+        if pid is not None:
+            terminate(settings.pid_path)
+            sys.stderr.write(f"stopped the workbench service this run started (pid {pid})\n")
 
 
 def _fail(message: str, code: int = 1) -> int:

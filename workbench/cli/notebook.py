@@ -87,10 +87,16 @@ def notebook(
 ) -> None:
     """Open a marimo notebook (corpus builder, knowledge agent, analytics, evaluate)."""
     from workbench.errors import MissingDependency, WorkbenchError
-    from workbench.notebooks import NOTEBOOKS, notebook_path, snapshot_path
+    from workbench.notebooks import (
+        NOTEBOOKS,
+        notebook_path,
+        snapshot_path,
+        stopping_what_it_starts,
+    )
     from workbench.settings import load_settings
 
-    folder = load_settings(data_dir).data_dir
+    settings = load_settings(data_dir)
+    folder = settings.data_dir
     if name is None:
         _list(folder)
         return
@@ -122,7 +128,8 @@ def notebook(
     env.setdefault("TRANSFORMERS_OFFLINE", "1")
     if html is None:
         raise typer.Exit(subprocess.call(cmd, env=env))
-    code = subprocess.call(cmd, env=env)
+    with stopping_what_it_starts(settings):  # a headless run leaves no daemon behind
+        code = subprocess.call(cmd, env=env)
     # Trigger: marimo's export also writes a snapshot of every output beside the notebook,
     # outside the data dir. Why: it holds the memory the notebook showed, where neither the
     # data dir's owner nor forget looks. Outcome: the HTML the user asked for, and no copy.
