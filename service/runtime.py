@@ -9,11 +9,13 @@ start the periodic replayer. Stop runs it backwards and releases the lock last.
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from service.bus import Bus
@@ -22,7 +24,7 @@ from service.worker import Worker
 from workbench.compress.base import build_compressor
 from workbench.derive import Derived
 from workbench.folder_memory.apply import AutoRunner, summary_root
-from workbench.forget import ForgetReport, forget
+from workbench.forget import Copy, ForgetReport, forget
 from workbench.ingest import Ingestor
 from workbench.knowledge import forget_copies
 from workbench.knowledge.agent import KnowledgeAgent
@@ -259,9 +261,11 @@ class Runtime:
         """Forget observations for good (``workbench.forget``: their cached embeddings go
         before its purge), then wake the indexer (its next pass drops and zeroes their vectors
         in the index and saves it) and tell live pages."""
+        roots = self._folder_roots(ids)
         report = forget(self.store.conn, self.settings.spool_dir, ids)
         if report.deleted:
             forget_copies.record(report, self.settings)
+            self._forget_in_folder_memory(roots, {d.id for d in report.deleted}, report)
         if report.deleted and self.indexer is not None:
             self.indexer.notify()
         for gone in report.deleted:
@@ -271,6 +275,52 @@ class Runtime:
             # A forgotten row may be published: its tombstone should not wait for a session end.
             publisher.request()
         return report
+
+    def _folder_roots(self, ids: list[int]) -> list[Path]:
+        """The checkouts whose folder memory files may list ``ids`` (their sessions' roots),
+        read before the forget scrubs anything; none when folder memory is off."""
+        if self.folder_memory is None or not ids:
+            return []
+        sessions = [
+            str(r[0])
+            for r in self.store.conn.execute(
+                "SELECT DISTINCT content_session_id FROM observations"
+                " WHERE id IN (SELECT value FROM json_each(?)) AND content_session_id IS NOT NULL",
+                (json.dumps(sorted(set(ids))),),
+            )
+        ]
+        found = {summary_root(self.store.conn, session) for session in sessions}
+        return sorted(root for root in found if root is not None)
+
+    def _forget_in_folder_memory(
+        self, roots: list[Path], ids: set[int], report: ForgetReport
+    ) -> None:
+        """Take ``ids`` out of the folder memory files under ``roots`` now. Why: they list
+        observations by id and title in the user's checkout, and Claude Code reads them into
+        every session; the project's next summary could be days away."""
+        runner = self.folder_memory
+        if runner is None or not roots:
+            return
+        done, failed = [], []
+        for root in roots:
+            try:
+                items = runner.forget(root, ids)
+                done += [str(i.file) for i in items if i.action in ("update", "strip", "delete")]
+                failed += [f"{i.file} ({i.reason})" for i in items if i.action == "skip"]
+            except Exception as exc:  # a folder file must never fail the forget itself
+                log.warning("folder memory run after a forget failed for %s: %s", root, exc)
+                failed.append(f"{root} ({exc})")
+        if done:
+            report.cleaned.append(Copy("folder memory files", done))
+        if failed:
+            report.not_cleaned.append(
+                Copy(
+                    "folder memory files",
+                    failed,
+                    "remove the listed rows by hand, or `workbench folder-memory clean` in the"
+                    " checkout (it removes every section; generate writes them again)",
+                )
+            )
 
     def vectors_after_forget(self) -> str:
         """``removing`` while a ready indexer will drop the vectors on its next pass, else

@@ -92,6 +92,9 @@ class AutoRunner:
         self.roots: queue.Queue[Path | None] = queue.Queue()
         self.pending: set[Path] = set()
         self.lock = threading.Lock()
+        # One run at a time, this thread's or a forget's (``forget``): two runs of one root
+        # would plan from the same file and the second would find it changed meanwhile.
+        self.run_lock = threading.Lock()
         self.runs = 0
         self.thread = threading.Thread(
             target=self._loop, name="workbench-folder-memory", daemon=True
@@ -114,9 +117,24 @@ class AutoRunner:
             with self.lock:
                 self.pending.discard(root)
             try:
-                self.run(root)
+                with self.run_lock:
+                    self.run(root)
             except Exception:  # a folder file must never stop the service
                 log.exception("folder memory run failed for %s", root)
+
+    def forget(self, root: Path, ids: set[int]) -> list[Planned]:
+        """Take ``ids`` (just forgotten) out of every memory file under ``root``, on the
+        caller's thread (``plan.without``): their rows must leave the files before the forget
+        reports, not at the project's next summary. Returns what was done."""
+        from workbench.store.connection import connect
+
+        with self.run_lock:
+            conn = connect(self.db_path, readonly=True)
+            try:
+                items = plan.without(conn, root, self.filename, ids)
+            finally:
+                conn.close()
+            return carry_out(items)
 
     def run(self, root: Path) -> list[Planned]:
         from workbench.store.connection import connect

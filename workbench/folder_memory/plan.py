@@ -86,14 +86,7 @@ def entries_by_folder(
                 resolved[stored, base] = places.in_checkout(folder, checkouts[base], root)
             if (folder := resolved[stored, base]) is not None:
                 folders.add(folder)
-        tokens = estimate_tokens(row["title"], row["subtitle"], row["narrative"], row["facts"])
-        entry = section.Entry(
-            int(row["id"]),
-            int(row["created_at_epoch"] or 0),
-            str(row["type"] or ""),
-            str(row["title"] or ""),
-            tokens,
-        )
+        entry = _entry(row)
         for folder in folders:
             if len(found[folder]) < limit:
                 found[folder].append(entry)
@@ -113,6 +106,62 @@ def generate(
             planned.append(Planned(folder, target, "skip", len(entries), why))
             continue
         planned.append(_one(folder, target, section.render(entries), len(entries)))
+    return planned
+
+
+def _entry(row: sqlite3.Row) -> section.Entry:
+    """An observation row (id, type, title, subtitle, narrative, facts, created_at_epoch) as
+    the section shows it."""
+    tokens = estimate_tokens(row["title"], row["subtitle"], row["narrative"], row["facts"])
+    return section.Entry(
+        int(row["id"]),
+        int(row["created_at_epoch"] or 0),
+        str(row["type"] or ""),
+        str(row["title"] or ""),
+        tokens,
+    )
+
+
+def without(conn: sqlite3.Connection, root: Path, filename: str, ids: set[int]) -> list[Planned]:
+    """Every ``filename`` under ``root`` whose block lists one of ``ids`` (just forgotten),
+    its block rendered again from the other observations it lists, or taken out when none is
+    left (the file deleted when nothing else was in it).
+
+    Why not ``generate``: it plans only the folders the project's newest observations touch,
+    so a folder that listed only forgotten ones kept them; and rendering from the rows the
+    file lists changes nothing else in it (no newer rows, no older ones dropped).
+    """
+    root = places.real(root)
+    planned = []
+    for target in sorted(_walk(root, filename)):
+        folder = target.parent
+        if places.file_refusal(target):  # before reading: a FIFO would block the read
+            continue
+        old = _read(target)
+        if old is None:
+            continue
+        try:
+            where = section.find(old)
+        except section.MarkersBroken as exc:
+            planned.append(Planned(folder, target, "skip", 0, f"markers edited by hand: {exc}"))
+            continue
+        listed = section.listed_ids(old[where[0] : where[1]]) if where is not None else set()
+        if not listed & ids:
+            continue
+        rows = conn.execute(
+            "SELECT id, type, title, subtitle, narrative, facts, created_at_epoch"
+            " FROM observations WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted(listed - ids)),),
+        ).fetchall()
+        if rows:
+            entries = [_entry(row) for row in rows]
+            planned.append(_one(folder, target, section.render(entries), len(entries)))
+            continue
+        new = section.strip(old)
+        if new.strip():
+            planned.append(Planned(folder, target, "strip", 0, text=new))
+        else:
+            planned.append(Planned(folder, target, "delete", 0))
     return planned
 
 

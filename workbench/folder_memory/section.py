@@ -118,6 +118,11 @@ def find(text: str) -> tuple[int, int] | None:
     return starts[0], ends[0]
 
 
+def listed_ids(block: str) -> set[int]:
+    """The observation ids a rendered block lists (its rows' ``| #id |`` cells)."""
+    return {int(found) for found in re.findall(r"^\| #(\d+) \|", block, re.M)}
+
+
 def splice(text: str, block: str) -> str:
     """``text`` with ``block`` in place of our old block, or appended after a blank line."""
     where = find(text)
