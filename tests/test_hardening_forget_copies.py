@@ -104,7 +104,11 @@ def test_forget_leaves_no_copy_in_store_corpus_conversation_or_team_lake(
     assert cleaned >= {"summaries", "corpora", "conversations"}
     # What no forget can reach is named, each with how to remove it.
     not_cleaned = report["copies"]["notCleaned"]
-    assert {c["place"] for c in not_cleaned} >= {"team lake", "exports and backups"}
+    assert {c["place"] for c in not_cleaned} >= {
+        "team lake",
+        "exports and backups",
+        "agent session logs",
+    }
     assert all(c["howToRemove"] for c in not_cleaned)
 
     # What readers see: local search, the summary, a colleague's SQL over the lake.

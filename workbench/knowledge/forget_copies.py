@@ -141,6 +141,12 @@ EXPORTS = (
     "files written by `workbench export`, `sql --csv/--parquet` results, copies of the data "
     "dir and backups are outside workbench's reach: delete them, or export again"
 )
+AGENT_LOGS = (
+    "each agent keeps its own session logs, and they hold the context workbench gave it at "
+    "session start and what its memory tools returned (Claude Code: "
+    "~/.claude/projects/<project>/<session>.jsonl; Gemini CLI, Codex, Cursor, Windsurf and "
+    "OpenCode keep theirs in their own folders): delete those sessions there"
+)
 TEAM_LAKE = (
     "the current snapshot drops it at the next `workbench publish` (the service's publisher "
     "asks for one now when publishing is on); older snapshots and their files keep it until "
@@ -164,3 +170,4 @@ def record(report: ForgetReport, settings: Settings) -> None:
     if settings.team_catalog:
         report.not_cleaned.append(Copy("team lake", [], TEAM_LAKE))
     report.not_cleaned.append(Copy("exports and backups", [], EXPORTS))
+    report.not_cleaned.append(Copy("agent session logs", [], AGENT_LOGS))
