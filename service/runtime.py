@@ -23,7 +23,7 @@ from service.replay import ReplayAhead, ReplayReport, replay
 from service.worker import Worker
 from workbench.compress.base import build_compressor
 from workbench.derive import Derived
-from workbench.folder_memory.apply import AutoRunner, summary_root
+from workbench.folder_memory.apply import AutoRunner, forget_rows, summary_root
 from workbench.forget import Copy, ForgetReport, forget
 from workbench.ingest import Ingestor
 from workbench.knowledge import forget_copies
@@ -278,8 +278,8 @@ class Runtime:
 
     def _folder_roots(self, ids: list[int]) -> list[Path]:
         """The checkouts whose folder memory files may list ``ids`` (their sessions' roots),
-        read before the forget scrubs anything; none when folder memory is off."""
-        if self.folder_memory is None or not ids:
+        read before the forget scrubs anything."""
+        if not ids:
             return []
         sessions = [
             str(r[0])
@@ -299,12 +299,14 @@ class Runtime:
         observations by id and title in the user's checkout, and Claude Code reads them into
         every session; the project's next summary could be days away."""
         runner = self.folder_memory
-        if runner is None or not roots:
-            return
         done, failed = [], []
         for root in roots:
             try:
-                items = runner.forget(root, ids)
+                if runner is not None:
+                    items = runner.forget(root, ids)
+                else:  # off now, but a file written while it was on lists them too
+                    filename = self.settings.folder_memory_filename
+                    items = forget_rows(self.settings.db_path, root, filename, ids)
                 done += [str(i.file) for i in items if i.action in ("update", "strip", "delete")]
                 failed += [f"{i.file} ({i.reason})" for i in items if i.action == "skip"]
             except Exception as exc:  # a folder file must never fail the forget itself

@@ -84,3 +84,32 @@ def test_forget_rewrites_the_folder_memory_file_listing_the_memory(
     assert other.read_text(encoding="utf-8").startswith(USER_TEXT)  # and the user's own text
     cleaned = {c["place"]: c["items"] for c in report["copies"]["cleaned"]}
     assert str(target) in cleaned["folder memory files"]
+
+
+def test_forget_cleans_the_files_even_once_folder_memory_is_off(
+    make_service: Any, tmp_path: Path
+) -> None:
+    """Files written while the setting was on list the memory too; the forget takes it out
+    whether or not the service writes new ones now."""
+    project = make_project(tmp_path)
+    svc = make_service(WORKBENCH_FOLDER_MEMORY_FILES="1")
+    record_session(svc, project)
+    target = project / "src" / "util" / "CLAUDE.md"
+    deadline = time.monotonic() + 30
+    while not target.exists():
+        assert time.monotonic() < deadline, "the service never wrote the folder memory file"
+        time.sleep(0.1)
+    forgotten = sorted(listed(svc, target))
+    svc.stop()
+    off = make_service()  # the same data dir, folder memory off
+    proc = subprocess.run(
+        [sys.executable, "-m", "workbench", "forget", *map(str, forgotten), "--json"],
+        capture_output=True, text=True, timeout=120, cwd=ROOT, env=off.env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert not target.exists()
+    report = json.loads(proc.stdout)
+    assert (
+        str(target)
+        in {c["place"]: c["items"] for c in report["copies"]["cleaned"]}["folder memory files"]
+    )

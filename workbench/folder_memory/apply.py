@@ -84,6 +84,21 @@ def carry_out(items: list[Planned]) -> list[Planned]:
     return done
 
 
+def forget_rows(db_path: Path, root: Path, filename: str, ids: set[int]) -> list[Planned]:
+    """Take ``ids`` (just forgotten) out of every memory file under ``root`` now
+    (``plan.without``), and return what was done. A forget runs it whether or not
+    ``folder_memory_files`` is on: a file written while it was on lists them too, and the
+    rows must leave before the forget reports, not at the project's next summary."""
+    from workbench.store.connection import connect
+
+    conn = connect(db_path, readonly=True)
+    try:
+        items = plan.without(conn, root, filename, ids)
+    finally:
+        conn.close()
+    return carry_out(items)
+
+
 class AutoRunner:
     """One background thread running ``generate`` for the roots summaries name."""
 
@@ -123,18 +138,9 @@ class AutoRunner:
                 log.exception("folder memory run failed for %s", root)
 
     def forget(self, root: Path, ids: set[int]) -> list[Planned]:
-        """Take ``ids`` (just forgotten) out of every memory file under ``root``, on the
-        caller's thread (``plan.without``): their rows must leave the files before the forget
-        reports, not at the project's next summary. Returns what was done."""
-        from workbench.store.connection import connect
-
+        """``forget_rows`` under this runner's lock (no run of its own meanwhile)."""
         with self.run_lock:
-            conn = connect(self.db_path, readonly=True)
-            try:
-                items = plan.without(conn, root, self.filename, ids)
-            finally:
-                conn.close()
-            return carry_out(items)
+            return forget_rows(self.db_path, root, self.filename, ids)
 
     def run(self, root: Path) -> list[Planned]:
         from workbench.store.connection import connect
