@@ -24,7 +24,7 @@ from service.worker import Worker
 from workbench.compress.base import build_compressor
 from workbench.derive import Derived
 from workbench.folder_memory.apply import AutoRunner, forget_rows, summary_root
-from workbench.forget import Copy, ForgetReport, forget
+from workbench.forget import ForgetReport, forget
 from workbench.ingest import Ingestor
 from workbench.knowledge import forget_copies
 from workbench.knowledge.agent import KnowledgeAgent
@@ -312,17 +312,13 @@ class Runtime:
             except Exception as exc:  # a folder file must never fail the forget itself
                 log.warning("folder memory run after a forget failed for %s: %s", root, exc)
                 failed.append(f"{root} ({exc})")
-        if done:
-            report.cleaned.append(Copy("folder memory files", done))
-        if failed:
-            report.not_cleaned.append(
-                Copy(
-                    "folder memory files",
-                    failed,
-                    "remove the listed rows by hand, or `workbench folder-memory clean` in the"
-                    " checkout (it removes every section; generate writes them again)",
-                )
-            )
+        report.tally(
+            "folder memory files",
+            done,
+            failed,
+            "remove the listed rows by hand, or `workbench folder-memory clean` in the checkout"
+            " (it removes every section; generate writes them again)",
+        )
 
     def vectors_after_forget(self) -> str:
         """``removing`` while a ready indexer will drop the vectors on its next pass, else

@@ -54,6 +54,14 @@ class ForgetReport:
     cleaned: list[Copy] = field(default_factory=list)
     not_cleaned: list[Copy] = field(default_factory=list)
 
+    def tally(self, place: str, done: list[str], failed: list[str], how: str) -> None:
+        """List ``done`` under cleaned and ``failed`` under not cleaned (with ``how`` to remove
+        what is left), each only when it holds anything."""
+        if done:
+            self.cleaned.append(Copy(place, done))
+        if failed:
+            self.not_cleaned.append(Copy(place, failed, how))
+
     def to_json(self) -> dict[str, Any]:
         return {
             "forgotten": [d.id for d in self.deleted],
@@ -202,17 +210,13 @@ def _forget_notebook_snapshots(report: ForgetReport) -> None:
             removed.append(str(path))
         except OSError:
             kept.append(str(path))
-    if removed:
-        report.cleaned.append(Copy("notebook snapshots", removed))
-    if kept:
-        report.not_cleaned.append(
-            Copy(
-                "notebook snapshots",
-                kept,
-                "marimo's snapshots of what a notebook showed; delete these files "
-                "(`workbench notebook NAME --html FILE` exports without writing one)",
-            )
-        )
+    report.tally(
+        "notebook snapshots",
+        removed,
+        kept,
+        "marimo's snapshots of what a notebook showed; delete these files "
+        "(`workbench notebook NAME --html FILE` exports without writing one)",
+    )
 
 
 def _forget_words(

@@ -131,21 +131,9 @@ def without(conn: sqlite3.Connection, root: Path, filename: str, ids: set[int]) 
     so a folder that listed only forgotten ones kept them; and rendering from the rows the
     file lists changes nothing else in it (no newer rows, no older ones dropped).
     """
-    root = places.real(root)
-    planned = []
-    for target in sorted(_walk(root, filename)):
-        folder = target.parent
-        if places.file_refusal(target):  # before reading: a FIFO would block the read
-            continue
-        old = _read(target)
-        if old is None:
-            continue
-        try:
-            where = section.find(old)
-        except section.MarkersBroken as exc:
-            planned.append(Planned(folder, target, "skip", 0, f"markers edited by hand: {exc}"))
-            continue
-        listed = section.listed_ids(old[where[0] : where[1]]) if where is not None else set()
+    planned: list[Planned] = []
+    for folder, target, old, (start, end) in _ours(root, filename, planned):
+        listed = section.listed_ids(old[start:end])
         if not listed & ids:
             continue
         rows = conn.execute(
@@ -156,12 +144,8 @@ def without(conn: sqlite3.Connection, root: Path, filename: str, ids: set[int]) 
         if rows:
             entries = [_entry(row) for row in rows]
             planned.append(_one(folder, target, section.render(entries), len(entries)))
-            continue
-        new = section.strip(old)
-        if new.strip():
-            planned.append(Planned(folder, target, "strip", 0, text=new))
         else:
-            planned.append(Planned(folder, target, "delete", 0))
+            planned.append(_stripped(folder, target, section.strip(old)))
     return planned
 
 
@@ -189,27 +173,41 @@ def _one(folder: Path, target: Path, block: str, count: int) -> Planned:
 def clean(root: Path, filename: str) -> list[Planned]:
     """Every ``filename`` under ``root`` holding our block: strip it, or delete the file if
     nothing else is left (claude-mem's ``--clean``); denied folders are not walked."""
-    root = places.real(root)
-    planned = []
-    for target in sorted(_walk(root, filename)):
-        folder = target.parent
+    planned: list[Planned] = []
+    for folder, target, old, _ in _ours(root, filename, planned):
+        planned.append(_stripped(folder, target, section.strip(old)))
+    return planned
+
+
+def _ours(
+    root: Path, filename: str, planned: list[Planned]
+) -> list[tuple[Path, Path, str, tuple[int, int]]]:
+    """(folder, file, its text, where our block is) of every readable ``filename`` under
+    ``root`` holding our block (denied folders not walked, symlinks not followed), in path
+    order; a file whose markers were edited by hand is added to ``planned`` as a skip."""
+    found = []
+    for target in sorted(_walk(places.real(root), filename)):
         if places.file_refusal(target):  # before reading: a FIFO would block the read
             continue
         old = _read(target)
         if old is None:
             continue
         try:
-            new = section.strip(old)
+            where = section.find(old)
         except section.MarkersBroken as exc:
-            planned.append(Planned(folder, target, "skip", 0, f"markers edited by hand: {exc}"))
+            reason = f"markers edited by hand: {exc}"
+            planned.append(Planned(target.parent, target, "skip", 0, reason))
             continue
-        if new == old:
-            continue
-        if new.strip():
-            planned.append(Planned(folder, target, "strip", 0, text=new))
-        else:
-            planned.append(Planned(folder, target, "delete", 0))
-    return planned
+        if where is not None:
+            found.append((target.parent, target, old, where))
+    return found
+
+
+def _stripped(folder: Path, target: Path, new: str) -> Planned:
+    """The file without our block (``new``), or deleted when nothing else was in it."""
+    if new.strip():
+        return Planned(folder, target, "strip", 0, text=new)
+    return Planned(folder, target, "delete", 0)
 
 
 def _walk(root: Path, filename: str) -> list[Path]:
