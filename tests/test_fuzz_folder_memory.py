@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -201,3 +202,73 @@ def test_no_stored_path_ever_plans_a_write_outside_the_project(paths: list[list[
             assert folder.is_relative_to(real_root), item
             assert ".git" not in folder.relative_to(real_root).parts
             assert item.file.name == "CLAUDE.md"
+
+
+@pytest.fixture(scope="module")
+def titled_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real store holding observations 1..12 (ids are what ``plan.without`` looks up)."""
+    from workbench.models import ObservationDraft
+    from workbench.store import observations
+    from workbench.store.connection import atomic
+    from workbench.store.database import Store
+
+    path = tmp_path_factory.mktemp("fm-forget") / "workbench.db"
+    with Store(path) as store, atomic(store.conn):
+        for n in range(1, 13):
+            observations.insert(
+                store.conn, ObservationDraft(title=f"title {n} | #{n + 50} |"),
+                content_session_id="s", project="p",
+            )  # fmt: skip
+    return path
+
+
+@settings(deadline=None)
+@given(
+    files=st.lists(
+        st.tuples(user_texts, st.sets(st.integers(1, 12), min_size=1, max_size=6)),
+        min_size=1,
+        max_size=4,
+    ),
+    forgotten=st.sets(st.integers(1, 12), min_size=1),
+)
+def test_forgetting_takes_exactly_those_rows_out_and_keeps_the_users_text(
+    titled_store: Path, files: list[tuple[str, set[int]]], forgotten: set[int]
+) -> None:
+    """``plan.without`` + ``apply.carry_out`` (a forget) on files whose blocks list any ids,
+    beside any user text: a block lists exactly what it listed minus the forgotten ids; a block
+    left with none goes, and the file with it when it held nothing else; the user's text
+    outside the block is untouched; a file listing none of them is not rewritten."""
+    from workbench.folder_memory import plan
+    from workbench.store.connection import connect
+
+    conn = connect(titled_store, readonly=True)
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            root = Path(folder)
+            subprocess.run(["git", "init", "-q", str(root)], check=True)
+            placed = []
+            for n, (raw, ids) in enumerate(files):
+                text = raw.replace("\r", "")  # line endings: the CRLF property above
+                (root / f"d{n}").mkdir()
+                path = root / f"d{n}" / "CLAUDE.md"
+                entries = [
+                    section.Entry(i, 1_780_000_000_000 + i, "change", f"t{i}", 1) for i in ids
+                ]
+                path.write_text(section.splice(text, section.render(entries)), encoding="utf-8")
+                placed.append((path, text, ids, path.read_bytes()))
+            apply.carry_out(plan.without(conn, root, "CLAUDE.md", forgotten))
+            for path, text, ids, before in placed:
+                if not ids & forgotten:
+                    assert path.read_bytes() == before
+                    continue
+                left = ids - forgotten
+                user = text if not text or text.endswith("\n") else text + "\n"
+                if not left and not user.strip():
+                    assert not path.exists()
+                    continue
+                now = path.read_text(encoding="utf-8")
+                where = section.find(now)
+                assert section.listed_ids(now[where[0] : where[1]] if where else "") == left
+                assert section.strip(now) == (user if left or user.strip() else "")
+    finally:
+        conn.close()
