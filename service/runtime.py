@@ -23,6 +23,7 @@ from service.replay import ReplayAhead, ReplayReport, replay
 from service.worker import Worker
 from workbench.compress.base import build_compressor
 from workbench.derive import Derived
+from workbench.folder_memory import plan
 from workbench.folder_memory.apply import AutoRunner, forget_rows, summary_root
 from workbench.forget import ForgetReport, forget
 from workbench.ingest import Ingestor
@@ -276,37 +277,40 @@ class Runtime:
             publisher.request()
         return report
 
-    def _folder_roots(self, ids: list[int]) -> list[Path]:
+    def _folder_roots(self, ids: list[int]) -> dict[Path, set[Path]]:
         """The checkouts whose folder memory files may list ``ids`` (their sessions' roots),
-        read before the forget scrubs anything."""
+        each with the folders of those files (``plan.folders_listing``), read before the
+        forget deletes the rows."""
         if not ids:
-            return []
+            return {}
+        conn = self.store.conn
         sessions = [
             str(r[0])
-            for r in self.store.conn.execute(
+            for r in conn.execute(
                 "SELECT DISTINCT content_session_id FROM observations"
                 " WHERE id IN (SELECT value FROM json_each(?)) AND content_session_id IS NOT NULL",
                 (json.dumps(sorted(set(ids))),),
             )
         ]
-        found = {summary_root(self.store.conn, session) for session in sessions}
-        return sorted(root for root in found if root is not None)
+        roots = {summary_root(conn, session) for session in sessions}
+        found = {root: plan.folders_listing(conn, root, ids) for root in roots if root}
+        return {root: folders for root, folders in sorted(found.items()) if folders}
 
     def _forget_in_folder_memory(
-        self, roots: list[Path], ids: set[int], report: ForgetReport
+        self, roots: dict[Path, set[Path]], ids: set[int], report: ForgetReport
     ) -> None:
-        """Take ``ids`` out of the folder memory files under ``roots`` now. Why: they list
+        """Take ``ids`` out of the folder memory files of ``roots`` now. Why: they list
         observations by id and title in the user's checkout, and Claude Code reads them into
         every session; the project's next summary could be days away."""
         runner = self.folder_memory
         done, failed = [], []
-        for root in roots:
+        for root, folders in roots.items():
             try:
                 if runner is not None:
-                    items = runner.forget(root, ids)
+                    items = runner.forget(root, ids, folders)
                 else:  # off now, but a file written while it was on lists them too
                     filename = self.settings.folder_memory_filename
-                    items = forget_rows(self.settings.db_path, root, filename, ids)
+                    items = forget_rows(self.settings.db_path, root, filename, ids, folders)
                 done += [str(i.file) for i in items if i.action in ("update", "strip", "delete")]
                 failed += [f"{i.file} ({i.reason})" for i in items if i.action == "skip"]
             except Exception as exc:  # a folder file must never fail the forget itself

@@ -84,16 +84,18 @@ def carry_out(items: list[Planned]) -> list[Planned]:
     return done
 
 
-def forget_rows(db_path: Path, root: Path, filename: str, ids: set[int]) -> list[Planned]:
-    """Take ``ids`` (just forgotten) out of every memory file under ``root`` now
-    (``plan.without``), and return what was done. A forget runs it whether or not
-    ``folder_memory_files`` is on: a file written while it was on lists them too, and the
-    rows must leave before the forget reports, not at the project's next summary."""
+def forget_rows(
+    db_path: Path, root: Path, filename: str, ids: set[int], folders: set[Path]
+) -> list[Planned]:
+    """Take ``ids`` (just forgotten) out of the memory files of ``folders`` (under ``root``,
+    ``plan.folders_listing``) now (``plan.without``), and return what was done. A forget runs
+    it whether or not ``folder_memory_files`` is on: a file written while it was on lists them
+    too, and the rows must leave before the forget reports, not at the next summary."""
     from workbench.store.connection import connect
 
     conn = connect(db_path, readonly=True)
     try:
-        items = plan.without(conn, root, filename, ids)
+        items = plan.without(conn, root, filename, ids, folders)
     finally:
         conn.close()
     return carry_out(items)
@@ -137,10 +139,10 @@ class AutoRunner:
             except Exception:  # a folder file must never stop the service
                 log.exception("folder memory run failed for %s", root)
 
-    def forget(self, root: Path, ids: set[int]) -> list[Planned]:
+    def forget(self, root: Path, ids: set[int], folders: set[Path]) -> list[Planned]:
         """``forget_rows`` under this runner's lock (no run of its own meanwhile)."""
         with self.run_lock:
-            return forget_rows(self.db_path, root, self.filename, ids)
+            return forget_rows(self.db_path, root, self.filename, ids, folders)
 
     def run(self, root: Path) -> list[Planned]:
         from workbench.store.connection import connect

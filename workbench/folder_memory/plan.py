@@ -14,6 +14,7 @@ import json
 import os
 import sqlite3
 from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,15 +62,43 @@ def entries_by_folder(
     conn: sqlite3.Connection, root: Path, limit: int
 ) -> dict[Path, list[section.Entry]]:
     """Real folder -> its newest observations (at most ``limit``), for the project at ``root``."""
-    key = project_identity(str(root)).key
-    cwds = session_cwds(conn, key)
     rows = conn.execute(
         "SELECT id, type, title, subtitle, narrative, facts, files_read, files_modified,"
         " created_at_epoch, content_session_id FROM observations WHERE project_key = ?"
         " ORDER BY created_at_epoch DESC, id DESC LIMIT ?",
-        (key, SCAN_LIMIT),
+        (project_identity(str(root)).key, SCAN_LIMIT),
     )
     found: dict[Path, list[section.Entry]] = defaultdict(list)
+    for row, folders in _with_folders(conn, root, rows):
+        entry = _entry(row)
+        for folder in folders:
+            if len(found[folder]) < limit:
+                found[folder].append(entry)
+    return dict(found)
+
+
+def folders_listing(conn: sqlite3.Connection, root: Path, ids: Iterable[int]) -> set[Path]:
+    """The real folders under ``root`` whose memory file may list one of ``ids``: the folders
+    of the files they read or changed, resolved as ``entries_by_folder`` resolves them. Read
+    before a forget deletes the rows, so it looks at those files only, not the whole tree."""
+    root = places.real(root)
+    rows = conn.execute(
+        "SELECT id, files_read, files_modified, content_session_id FROM observations"
+        " WHERE id IN (SELECT value FROM json_each(?))",
+        (json.dumps(sorted(set(ids))),),
+    )
+    found: set[Path] = set()
+    for _, folders in _with_folders(conn, root, rows):
+        found |= {f for f in folders if places.relative(f, root) is not None}
+    return found
+
+
+def _with_folders(
+    conn: sqlite3.Connection, root: Path, rows: Iterable[sqlite3.Row]
+) -> Iterator[tuple[sqlite3.Row, set[Path]]]:
+    """Each observation row with the real folders of the files it read or changed, seen from
+    the checkout at ``root`` (a path relative to its session's cwd resolved against it)."""
+    cwds = session_cwds(conn, project_identity(str(root)).key)
     # (stored path, base) -> real folder: resolving is a syscall per path component, and the
     # same few files come back in observation after observation.
     resolved: dict[tuple[str, str], Path | None] = {}
@@ -86,11 +115,7 @@ def entries_by_folder(
                 resolved[stored, base] = places.in_checkout(folder, checkouts[base], root)
             if (folder := resolved[stored, base]) is not None:
                 folders.add(folder)
-        entry = _entry(row)
-        for folder in folders:
-            if len(found[folder]) < limit:
-                found[folder].append(entry)
-    return dict(found)
+        yield row, folders
 
 
 def generate(
@@ -122,17 +147,24 @@ def _entry(row: sqlite3.Row) -> section.Entry:
     )
 
 
-def without(conn: sqlite3.Connection, root: Path, filename: str, ids: set[int]) -> list[Planned]:
-    """Every ``filename`` under ``root`` whose block lists one of ``ids`` (just forgotten),
-    its block rendered again from the other observations it lists, or taken out when none is
-    left (the file deleted when nothing else was in it).
+def without(
+    conn: sqlite3.Connection,
+    root: Path,
+    filename: str,
+    ids: set[int],
+    folders: Iterable[Path] | None = None,
+) -> list[Planned]:
+    """Every ``filename`` under ``root`` (in ``folders`` only, when given: ``folders_listing``)
+    whose block lists one of ``ids`` (just forgotten), its block rendered again from the other
+    observations it lists, or taken out when none is left (the file deleted when nothing else
+    was in it).
 
     Why not ``generate``: it plans only the folders the project's newest observations touch,
     so a folder that listed only forgotten ones kept them; and rendering from the rows the
     file lists changes nothing else in it (no newer rows, no older ones dropped).
     """
     planned: list[Planned] = []
-    for folder, target, old, (start, end) in _ours(root, filename, planned):
+    for folder, target, old, (start, end) in _ours(root, filename, planned, folders):
         listed = section.listed_ids(old[start:end])
         if not listed & ids:
             continue
@@ -180,13 +212,18 @@ def clean(root: Path, filename: str) -> list[Planned]:
 
 
 def _ours(
-    root: Path, filename: str, planned: list[Planned]
+    root: Path, filename: str, planned: list[Planned], folders: Iterable[Path] | None = None
 ) -> list[tuple[Path, Path, str, tuple[int, int]]]:
     """(folder, file, its text, where our block is) of every readable ``filename`` under
-    ``root`` holding our block (denied folders not walked, symlinks not followed), in path
-    order; a file whose markers were edited by hand is added to ``planned`` as a skip."""
+    ``root`` (or in ``folders``) holding our block (denied folders not walked, symlinks not
+    followed), in path order; a file whose markers were edited by hand is added to
+    ``planned`` as a skip."""
     found = []
-    for target in sorted(_walk(places.real(root), filename)):
+    if folders is None:
+        targets = _walk(places.real(root), filename)
+    else:
+        targets = [f / filename for f in folders if (f / filename).is_file()]
+    for target in sorted(targets):
         if places.file_refusal(target):  # before reading: a FIFO would block the read
             continue
         old = _read(target)
