@@ -9,8 +9,8 @@ For any ``prefilter_from``, project filter, ``k``, query and set of removed ids:
 - when the prefilter is not built (fewer live vectors than the setting or ``MIN_VECTORS``)
   the list is the full scan's;
 - the codes always cover every slot once built (``prefiltered``), whatever was removed;
-- a removed vector leaves no copy: its dead slots decode to zeros in the index and in the
-  prefilter's codes (embeddings can be inverted to text).
+- a removed vector leaves no copy: its dead slots decode to zeros in the index, and hold the
+  neutral code in the prefilter's (embeddings can be inverted to text).
 
 Real FAISS; one pair of indexes per module, a removal applied to both and undone by re-adding.
 """
@@ -90,11 +90,13 @@ def test_a_prefiltered_index_never_leaks_never_misscores(
         assert all(s == cosine[i] for i, s in got)
         if not built:
             assert got == truth[:k]
-        # A removed vector leaves no copy: its slots decode to zeros, its prefilter codes are 0.
+        # A removed vector leaves no copy: its slots decode to zeros, and its prefilter codes
+        # are the neutral code (the codebooks' shortest centroids), whatever it was.
         dead = np.flatnonzero(~fast._live)
         assert not fast._index.reconstruct_batch(dead.astype(np.int64)).any()
         if fast._prefilter is not None:
-            assert not prefilter_codes(fast, dead).any()
+            neutral = fast._prefilter.neutral_code()
+            assert (prefilter_codes(fast, dead) == neutral).all()
     finally:
         back = sorted(removed)
         for index in (fast, exact):

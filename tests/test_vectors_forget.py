@@ -122,6 +122,9 @@ def test_the_prefilters_codes_of_a_removed_slot_are_scrubbed() -> None:
     index.remove(gone)
     after = prefilter_rows(index)
     assert nearest(after[[i - 1 for i in gone]], removed) < 0.5
+    # The neutral code: the shortest centroids, so dead slots never crowd a query's candidates.
+    neutral = index._prefilter._codes.pq.decode(index._prefilter.neutral_code()[None])  # type: ignore[union-attr]
+    assert np.linalg.norm(neutral) < np.linalg.norm(before, axis=1).min()
     live = [i - 1 for i in ids if i not in gone]
     assert np.array_equal(before[live], after[live])  # nobody else's codes moved
     assert index.prefiltered  # still in use: no rebuild needed
