@@ -14,6 +14,7 @@ import sys
 import uvicorn
 
 from service.app import create_app
+from service.file_limit import raise_file_limit
 from service.http_protocol import protocol_for
 from workbench.errors import WorkbenchError
 from workbench.pidfile import AlreadyRunning, PidFile
@@ -27,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=None)
     args = parser.parse_args(argv)
     cap_arenas()  # before any of the service's threads allocates (heap_trim.py)
+    raise_file_limit()  # a burst of connections must not lock hooks out (file_limit.py)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     overrides = {"port": args.port} if args.port else {}
