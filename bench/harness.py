@@ -17,6 +17,7 @@ Figures, never assertions: nothing here times anything.
 
 from __future__ import annotations
 
+import functools
 import http.client
 import json
 import os
@@ -105,6 +106,12 @@ def wait_health(
     raise ServiceDidNotStart(f"the service did not answer on port {port} within {timeout:.0f} s")
 
 
+def _limit_files(limit: tuple[int, int]) -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_NOFILE, limit)
+
+
 def start_service(
     data_dir: Path,
     port: int,
@@ -112,12 +119,14 @@ def start_service(
     root: Path = ROOT,
     log: Path | None = None,
     wait_s: float = 60.0,
+    file_limit: tuple[int, int] | None = None,
     **extra: str,
 ) -> subprocess.Popen[bytes]:
     """The real service of checkout ``root`` on ``data_dir``, returned once its health answers.
 
     ``extra`` are environment variables (``WORKBENCH_EMBEDDER="none"``…); output goes to
-    ``log`` (appended) or nowhere.
+    ``log`` (appended) or nowhere. ``file_limit``: the (soft, hard) open-files limit it starts
+    with (a login session's, say), else this process's.
     """
     data_dir.mkdir(parents=True, exist_ok=True)
     out = log.open("ab") if log is not None else subprocess.DEVNULL
@@ -133,6 +142,7 @@ def start_service(
             # the bench's session the niced embedding worker competed with the bench's own
             # processes for CPU and starved where a user's would not (issue 21).
             start_new_session=True,
+            preexec_fn=None if file_limit is None else functools.partial(_limit_files, file_limit),
         )
     finally:
         if log is not None:

@@ -6,7 +6,11 @@ each sends a request line and one header whose value never ends, 1 MiB at a time
 per checkout (``--root``, repeatable, each on a fresh data dir, no embedding model): the
 MiB sent before it stopped reading (the kernel's socket buffers hold a few of them), its
 first reply's status line, and its RSS before, after, and at peak (VmHWM).
+Then, per checkout, the service started as a login session starts it (open-files limit 1,024
+soft, 8,192 hard): its soft limit once up, and whether ``/api/health`` still answers while
+``--burst`` connections that send nothing are held open.
 Usage: python bench/http_head.py --root A [--root B] [--mib 300] [--connections 1]
+       [--stalled 200] [--hold 30] [--burst 1100]
 """
 
 from __future__ import annotations
@@ -105,6 +109,30 @@ def stall(port: int, count: int, hold: float) -> tuple[float, float, str, float]
     return held[len(held) // 2], held[-1], status, silent_held
 
 
+def burst(port: int, count: int) -> str:
+    """Hold ``count`` silent connections open and ask for health meanwhile: its status line."""
+    socks = []
+    try:
+        for _ in range(count):
+            socks.append(socket.create_connection(("127.0.0.1", port), timeout=5))
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            sock.sendall(b"GET /api/health HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % port)
+            reply = sock.recv(200)
+        return reply.split(b"\r\n", 1)[0].decode("latin-1") or "(closed)"
+    except OSError as exc:
+        return f"(refused: {exc.strerror or exc})"
+    finally:
+        for sock in socks:
+            sock.close()
+
+
+def soft_files(pid: int) -> str:
+    for line in Path(f"/proc/{pid}/limits").read_text(encoding="utf-8").splitlines():
+        if line.startswith("Max open files"):
+            return line.split()[3]
+    return "?"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--root", action="append", type=Path, required=True)
@@ -112,9 +140,11 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=1)
     parser.add_argument("--stalled", type=int, default=200)
     parser.add_argument("--hold", type=float, default=30.0)
+    parser.add_argument("--burst", type=int, default=1100)
     args = parser.parse_args()
     rows = []
     stalls = []
+    bursts = []
     with tempfile.TemporaryDirectory(prefix="wb-head-") as folder:
         for n, root in enumerate(args.root):
             port = free_port()
@@ -130,6 +160,18 @@ def main() -> None:
             finally:
                 stop_service(proc)
             rows.append((str(root), read, status, before, after, peak))
+            port = free_port()
+            proc = start_service(
+                Path(folder) / f"burst-{n}",
+                port,
+                root=root,
+                file_limit=(1024, 8192),
+                WORKBENCH_EMBEDDER="none",
+            )
+            try:
+                bursts.append((str(root), soft_files(proc.pid), burst(port, args.burst)))
+            finally:
+                stop_service(proc)
     print(f"{args.connections} connection(s), up to {args.mib} MiB of one endless header in all")
     print(f"{'checkout':<28} {'MiB sent':>9} {'RSS before':>11} {'after':>7} {'peak':>7}  reply")
     for root, read, status, before, after, peak in rows:
@@ -139,6 +181,11 @@ def main() -> None:
     print(f"{'checkout':<28} {'held p50 s':>10} {'max s':>6} {'silent s':>9}  reply")
     for root, p50, longest, status, silent in stalls:
         print(f"{root:<28} {p50:>10.1f} {longest:>6.1f} {silent:>9.1f}  {status}")
+    print()
+    print(f"{args.burst} silent connections held, the service started with 1,024 / 8,192 files")
+    print(f"{'checkout':<28} {'soft limit':>10}  health meanwhile")
+    for root, soft, status in bursts:
+        print(f"{root:<28} {soft:>10}  {status}")
 
 
 if __name__ == "__main__":
