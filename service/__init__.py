@@ -9,7 +9,8 @@ Modules:
 - ``origin``     ``OwnOriginOnly``: only the service's own origin and Host read or write
 - ``idle_trim``  pure ASGI: a heap trim once the service goes quiet after requests
 - ``instance_guard`` pure ASGI: the data dir's id on every reply; 421 for another's request
-- ``http_protocol`` uvicorn's httptools protocol, with a JSON 414 for a URL past its limit
+- ``http_protocol`` uvicorn's httptools protocol: JSON 414/431/408 for over-long or stalled heads
+- ``file_limit`` the soft open-files limit raised toward the hard one at start
 - ``worker``     the background thread that drains the durable queue
 - ``replay``     replays spooled hook events through the same ingest path
 - ``routes/``    one module per resource

@@ -20,7 +20,7 @@ import pytest
 
 from tests.conftest import ROOT
 from tests.team_harness import seed
-from workbench.notebooks import snapshot_path, snapshot_paths
+from workbench.notebook_files import snapshot_path, snapshot_paths
 
 pytestmark = pytest.mark.slow
 

@@ -14,6 +14,8 @@ Modules:
 - ``tokens``    stdlib-only token estimates, ``ceil(chars / 4)``, one rule for every figure
 - ``locate``    stdlib-only: the data dir, the service port, the project of a cwd (hooks use it)
 - ``spool``     stdlib-only: the on-disk spool of events the service could not take yet
+- ``shred``     stdlib-only: a file overwritten with zeros, synced, then removed (forget)
+- ``notebook_files`` stdlib-only: the notebooks, and where marimo snapshots their outputs
 - ``own_tools`` stdlib-only: tool calls that are never memories (our MCP tools, tool discovery)
 - ``platforms`` the agents events come from: hook platforms and MCP-only ones
 - ``platform_filter`` a ``platform_source`` filter checked against the known platforms
@@ -58,7 +60,8 @@ never through a cycle: at module level, inside a function or for types only
 
 1. base: bounds, clock, errors, exact_json, instance, locate, models, event_payloads,
    own_tools, platforms, platform_filter, redact, spawn, spool, tokens, sections,
-   provider_errors, line_endings, config_file, settings_file, pidfile, launch
+   provider_errors, line_endings, config_file, settings_file, pidfile, launch, shred,
+   notebook_files
 2. settings: settings, settings_edit
 3. resources: store, staleness, client, code, agents, demo
 4. capture: anthropic_api, compress, ingest, transcripts, derive

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench import forget_words
+from workbench.notebook_files import snapshot_paths
 from workbench.recall import text_caches, vectors
 from workbench.shred import shred
 from workbench.store import deletions
@@ -201,8 +202,6 @@ def _forget_notebook_snapshots(report: ForgetReport) -> None:
     showed (the next run writes it again), and which data dir it came from is not recorded,
     so every one goes, whatever it holds.
     """
-    from workbench.notebooks import snapshot_paths
-
     removed, kept = [], []
     for path in snapshot_paths():
         try:

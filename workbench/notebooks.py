@@ -12,9 +12,8 @@ holds the few pieces every notebook needs, so each one stays a thin layer of wid
 - ``service``: a client when the service answers, without starting one; ``writer``: start it
   if needed (what ``workbench corpus build`` does), saying so;
 - ``catalogue``: the projects, concepts and date span the widgets offer;
-- ``NOTEBOOKS`` / ``notebook_path``: the notebooks ``workbench notebook`` opens;
-- ``snapshot_path`` / ``snapshot_paths``: marimo's snapshots of their outputs (forget and
-  ``workbench notebook --html`` remove them: a copy of the memory outside the data dir);
+- ``notebook_path``: the file of a notebook ``workbench notebook`` opens (the names, and
+  marimo's snapshots of their outputs, are in ``notebook_files``);
 - ``run_headless``: ``python notebooks/x.py --data-dir DIR``: refuses a data dir that is not
   there (exit 2) or holds no memory (exit 1), runs the notebook, prints its short summary,
   and stops a service the run started (a script never leaves a daemon behind).
@@ -35,27 +34,8 @@ from typing import Any
 
 from workbench.errors import WorkbenchError
 from workbench.locate import trimmed
+from workbench.notebook_files import NOTEBOOKS, NOTEBOOKS_DIR
 from workbench.settings import Settings, load_settings
-
-NOTEBOOKS_DIR = Path(__file__).resolve().parent.parent / "notebooks"
-NOTEBOOKS: dict[str, str] = {
-    "corpus_builder": "filter the memory with widgets, preview it, save it as a corpus",
-    "knowledge_agent": "prime a corpus and chat with the knowledge agent, with citations",
-    "analytics": "token economics, activity, type mix, files, concepts, sessions, SQL",
-    "evaluate": "recall@k and MRR of full text / vector / hybrid on your own history",
-}
-
-
-def snapshot_path(name: str) -> Path:
-    """Where marimo keeps its snapshot of notebook ``name``'s outputs (``marimo export html``
-    writes it, and ``marimo edit`` with ``auto_instantiate`` off): beside the notebook, outside
-    the data dir, holding whatever the notebook showed (memories' titles, questions)."""
-    return NOTEBOOKS_DIR / "__marimo__" / "session" / f"{name}.py.json"
-
-
-def snapshot_paths() -> list[Path]:
-    """The snapshots of the notebooks that exist now (``workbench.forget`` removes them)."""
-    return [path for name in NOTEBOOKS if (path := snapshot_path(name)).is_file()]
 
 
 def notebook_path(name: str) -> Path:

@@ -53,7 +53,7 @@ def command(
 
 
 def _list(data_dir: Path) -> None:
-    from workbench.notebooks import NOTEBOOKS, NOTEBOOKS_DIR
+    from workbench.notebook_files import NOTEBOOKS, NOTEBOOKS_DIR
 
     table(
         f"notebooks (open one with `workbench notebook NAME`; data dir {data_dir})",
@@ -87,12 +87,8 @@ def notebook(
 ) -> None:
     """Open a marimo notebook (corpus builder, knowledge agent, analytics, evaluate)."""
     from workbench.errors import MissingDependency, WorkbenchError
-    from workbench.notebooks import (
-        NOTEBOOKS,
-        notebook_path,
-        snapshot_path,
-        stopping_what_it_starts,
-    )
+    from workbench.notebook_files import NOTEBOOKS, snapshot_path
+    from workbench.notebooks import notebook_path, stopping_what_it_starts
     from workbench.settings import load_settings
 
     settings = load_settings(data_dir)
