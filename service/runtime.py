@@ -262,11 +262,16 @@ class Runtime:
         """Forget observations for good (``workbench.forget``: their cached embeddings go
         before its purge), then wake the indexer (its next pass drops and zeroes their vectors
         in the index and saves it) and tell live pages."""
-        roots = self._folder_roots(ids)
+        missed: list[str] = []
+        try:
+            roots = self._folder_roots(ids)
+        except Exception as exc:  # an optional clean-up never stands in the forget's way
+            log.warning("could not look up the folder memory files of %s: %s", ids, exc)
+            roots, missed = {}, [f"(not looked up: {exc})"]
         report = forget(self.store.conn, self.settings.spool_dir, ids)
         if report.deleted:
             forget_copies.record(report, self.settings)
-            self._forget_in_folder_memory(roots, {d.id for d in report.deleted}, report)
+            self._forget_in_folder_memory(roots, {d.id for d in report.deleted}, report, missed)
         if report.deleted and self.indexer is not None:
             self.indexer.notify()
         for gone in report.deleted:
@@ -297,13 +302,18 @@ class Runtime:
         return {root: folders for root, folders in sorted(found.items()) if folders}
 
     def _forget_in_folder_memory(
-        self, roots: dict[Path, set[Path]], ids: set[int], report: ForgetReport
+        self,
+        roots: dict[Path, set[Path]],
+        ids: set[int],
+        report: ForgetReport,
+        failed: list[str],
     ) -> None:
         """Take ``ids`` out of the folder memory files of ``roots`` now. Why: they list
         observations by id and title in the user's checkout, and Claude Code reads them into
-        every session; the project's next summary could be days away."""
+        every session; the project's next summary could be days away. ``failed``: what could
+        not be done already (reported as not cleaned)."""
         runner = self.folder_memory
-        done, failed = [], []
+        done: list[str] = []
         for root, folders in roots.items():
             try:
                 if runner is not None:
