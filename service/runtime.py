@@ -42,6 +42,10 @@ from workbench.team.autopublish import AutoPublisher
 from workbench.transcripts.watch import TranscriptWatcher
 
 log = logging.getLogger("workbench.service")
+# After a hook was told to spool: the first replay round this long after, then twice as long
+# each time the store still refuses, up to the last (``Runtime.replay_soon``).
+REPLAY_SOON_S = 1.0
+REPLAY_SOON_MAX_S = 8.0
 
 
 @dataclass
@@ -63,6 +67,8 @@ class Runtime:
     # Replays the spool ahead of each live hook event (capture order; service/replay.py).
     replay_ahead: ReplayAhead = field(init=False)
     _stop: threading.Event = field(default_factory=threading.Event)
+    # Set when a hook was told to spool (a 503): the replayer runs soon (``replay_soon``).
+    _replay_soon: threading.Event = field(default_factory=threading.Event)
     _replayer: threading.Thread | None = None
     _last_status: float = 0.0
     # The background embedding pipeline (workbench/recall/indexer.py); it owns the model.
@@ -226,15 +232,41 @@ class Runtime:
         self.last_replay = replay(self.ingestor, self.settings.spool_retention_days)
         return self.last_replay
 
+    def replay_soon(self) -> None:
+        """A hook was just refused with a 503 and is spooling its event: replay soon.
+
+        Why: replay-ahead stores a spooled event before its session's next live one, but a
+        session's last events (its Stop) have no next one, and the periodic round comes every
+        ``spool_replay_interval_s`` (30 s). Outcome: a round ``REPLAY_SOON_S`` later (the hook
+        writes its file meanwhile), and again, twice as late each time up to
+        ``REPLAY_SOON_MAX_S``, while the store keeps refusing (a file failing on its own is
+        left to the periodic round)."""
+        self._replay_soon.set()
+
     def _replay_loop(self) -> None:
-        while not self._stop.wait(self.settings.spool_replay_interval_s):
+        pause = REPLAY_SOON_S
+        while True:
+            soon = self._replay_soon.wait(self.settings.spool_replay_interval_s)
+            if self._stop.is_set():
+                return
+            if soon:
+                self._replay_soon.clear()
+                if self._stop.wait(min(pause, self.settings.spool_replay_interval_s)):
+                    return
             try:
-                self.replay_spool()
+                report: ReplayReport | None = self.replay_spool()
             except Exception:
                 log.exception("spool replay failed")
+                report = None
+            if soon and report is not None and report.paused_by is not None:
+                pause = min(pause * 2, REPLAY_SOON_MAX_S)  # the store still refuses: again
+                self._replay_soon.set()
+            else:
+                pause = REPLAY_SOON_S
 
     def stop(self) -> None:
         self._stop.set()
+        self._replay_soon.set()  # wakes the replayer to see the stop
         if self.transcript_watcher is not None:
             self.transcript_watcher.stop()
         self.hook_writers.shutdown(wait=True)  # requests have ended: nothing new arrives

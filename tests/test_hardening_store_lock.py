@@ -12,6 +12,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -120,9 +121,10 @@ def test_an_external_write_lock_never_freezes_health_and_hooks_spool_then_replay
             assert run_hook("post_tool_use", read_payload(tmp_path, n), env).output() == {}
         assert len(spooled(svc.data_dir)) == hook_calls  # refused with 503, so spooled
 
+    # The service replays on its own soon after a refusal (the next test); this asks now.
     status, report = svc.post("/api/spool/replay")
     assert status == 200, report
-    assert report["replayed"] == hook_calls
+    assert report["replayed"] <= hook_calls
     assert spooled(svc.data_dir) == []
     svc.wait_idle()
     stored = query(
@@ -136,3 +138,33 @@ def test_an_external_write_lock_never_freezes_health_and_hooks_spool_then_replay
     ]
     assert query(svc.data_dir, "SELECT count(*) FROM observations") == [(hook_calls,)]
     assert query(svc.data_dir, "PRAGMA integrity_check") == [("ok",)]
+
+
+def test_what_hooks_spooled_on_a_503_is_replayed_soon_without_a_later_event(
+    make_service: Any, tmp_path: Path
+) -> None:
+    """A hook refused with a 503 (here ``STORE_BUSY``) spools its event. The periodic replay
+    is set to an hour, and no later event of the session comes to replay it ahead: a
+    session's last events (its Stop) waited for the periodic round, 30 s by default. The
+    service now replays soon after it refused, again while the store stays busy."""
+    svc = make_service(WORKBENCH_SPOOL_REPLAY_INTERVAL_S="3600")
+    env = base_env(svc.data_dir, svc.port)
+    prompt = load_payload("user_prompt_submit", tmp_path)
+    run_hook("user_prompt_submit", prompt, env).output()
+    hook_calls = 3
+    with external_write_lock(svc.data_dir / "workbench.db"):
+        for n in range(hook_calls):
+            assert run_hook("post_tool_use", read_payload(tmp_path, n), env).output() == {}
+        assert len(spooled(svc.data_dir)) == hook_calls  # refused with 503, so spooled
+        time.sleep(3)  # rounds meanwhile find the store busy, and try again
+    deadline = time.monotonic() + 30
+    while spooled(svc.data_dir):
+        assert time.monotonic() < deadline, "the spooled events were not replayed"
+        time.sleep(0.2)
+    svc.wait_idle()
+    stored = query(
+        svc.data_dir,
+        "SELECT json_extract(payload, '$.tool_use_id') FROM events WHERE kind = 'observation'"
+        " ORDER BY id",
+    )
+    assert [r[0] for r in stored] == [f"toolu_read_{n}" for n in range(hook_calls)]

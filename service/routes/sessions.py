@@ -32,7 +32,7 @@ from service.runtime import Runtime
 from service.schemas import SessionEnd, SessionInit, Summarize, ToolObservation
 from workbench.api_models.ingest import IngestReply
 from workbench.api_models.pages import Page
-from workbench.errors import StoreBusy, StoreUnavailable
+from workbench.errors import SpoolReplaying, StoreBusy, StoreUnavailable
 from workbench.ingest import Ingestor, IngestResult
 from workbench.models import Session
 from workbench.store import sessions
@@ -76,9 +76,14 @@ async def _off_loop(runtime: Runtime, body: _HookBody, key: str | None) -> dict[
         reply = await loop.run_in_executor(runtime.hook_writers, _ingest, body, runtime, key)
     except StoreBusy:
         runtime.store_busy_at = time.time()  # /api/health reports the store as busy a while
+        runtime.replay_soon()  # the hook spools it: no later event may come to replay it
         raise
     except StoreUnavailable as exc:
         runtime.store_fault = exc.message  # /api/health says "not storing" until a write works
+        runtime.replay_soon()
+        raise
+    except SpoolReplaying:
+        runtime.replay_soon()
         raise
     runtime.store_fault = None
     return reply
