@@ -67,6 +67,16 @@ def read_payload(tmp_path: Path, n: int) -> dict[str, Any]:
     return payload
 
 
+def stored_tool_calls(svc: Any) -> list[str]:
+    """The tool_use_id of every stored tool call, in the order the events log holds them."""
+    stored = query(
+        svc.data_dir,
+        "SELECT json_extract(payload, '$.tool_use_id') FROM events WHERE kind = 'observation'"
+        " ORDER BY id",
+    )
+    return [r[0] for r in stored]
+
+
 def test_an_external_write_lock_never_freezes_health_and_hooks_spool_then_replay(
     make_service: Any, tmp_path: Path
 ) -> None:
@@ -127,12 +137,7 @@ def test_an_external_write_lock_never_freezes_health_and_hooks_spool_then_replay
     assert report["replayed"] <= hook_calls
     assert spooled(svc.data_dir) == []
     svc.wait_idle()
-    stored = query(
-        svc.data_dir,
-        "SELECT json_extract(payload, '$.tool_use_id') FROM events WHERE kind = 'observation'"
-        " ORDER BY id",
-    )
-    assert [r[0] for r in stored] == [f"toolu_read_{n}" for n in range(hook_calls)]
+    assert stored_tool_calls(svc) == [f"toolu_read_{n}" for n in range(hook_calls)]
     assert query(svc.data_dir, "SELECT status, count(*) FROM queue GROUP BY status") == [
         ("done", hook_calls)
     ]
@@ -162,9 +167,4 @@ def test_what_hooks_spooled_on_a_503_is_replayed_soon_without_a_later_event(
         assert time.monotonic() < deadline, "the spooled events were not replayed"
         time.sleep(0.2)
     svc.wait_idle()
-    stored = query(
-        svc.data_dir,
-        "SELECT json_extract(payload, '$.tool_use_id') FROM events WHERE kind = 'observation'"
-        " ORDER BY id",
-    )
-    assert [r[0] for r in stored] == [f"toolu_read_{n}" for n in range(hook_calls)]
+    assert stored_tool_calls(svc) == [f"toolu_read_{n}" for n in range(hook_calls)]

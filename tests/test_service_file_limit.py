@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import resource
 import socket
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, base_env, free_port, http_json
+from bench.harness import free_port, start_service, stop_service
+from tests.conftest import http_json
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc/<pid>/limits")
 
@@ -36,37 +35,13 @@ def limits_of(pid: int) -> tuple[int, int]:
     raise AssertionError("no open-files line")
 
 
-def start_limited(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
-    def limited() -> None:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (SOFT, HARD))
-
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "service"],
-        env=base_env(data_dir, port),
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        preexec_fn=limited,
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            status, body = http_json("GET", f"http://127.0.0.1:{port}/api/health", timeout=1.0)
-            if status == 200:
-                return proc
-        except OSError:
-            time.sleep(0.1)
-    proc.kill()
-    raise AssertionError("the service did not answer")
-
-
 def test_a_burst_of_silent_connections_does_not_lock_others_out(data_dir: Path) -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if hard != resource.RLIM_INFINITY and hard < 1300:
         pytest.skip(f"this process may open only {hard} files; the burst needs 1,200")
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1300), hard))
     port = free_port()
-    proc = start_limited(data_dir, port)
+    proc = start_service(data_dir, port, file_limit=(SOFT, HARD), WORKBENCH_EMBEDDER="none")
     held: list[socket.socket] = []
     try:
         assert limits_of(proc.pid) == (HARD, HARD)  # raised to the hard limit
@@ -77,6 +52,5 @@ def test_a_burst_of_silent_connections_does_not_lock_others_out(data_dir: Path) 
     finally:
         for sock in held:
             sock.close()
-        proc.terminate()
-        proc.wait(timeout=30)
+        stop_service(proc)
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
