@@ -194,7 +194,7 @@ def _forget_vectors(
 
 
 def _forget_notebook_snapshots(report: ForgetReport) -> None:
-    """Remove marimo's snapshots of the notebooks' outputs (``notebooks.snapshot_paths``).
+    """Remove marimo's snapshots of the notebooks' outputs (``notebook_files.snapshot_paths``).
 
     Why: ``marimo export html`` (and ``marimo edit`` with ``auto_instantiate`` off) writes
     every output a notebook computed beside the notebook, outside the data dir: the corpus

@@ -5,9 +5,9 @@ interpreter (``--app`` uses ``marimo run``, the read-only app view), so the note
 the same memory as every other command. With no name it lists the notebooks; an unknown
 name lists them too and fails. ``--html FILE`` runs it headless (``marimo export html``;
 arguments after ``--`` go to the notebook) and removes the snapshot of its outputs marimo
-writes beside the notebook (``notebooks.snapshot_path``: a copy of the memory outside the data
-dir). marimo is started as a subprocess: ``workbench`` itself never
-imports it.
+writes beside the notebook (``notebook_files.snapshot_path``: a copy of the memory outside
+the data dir), as forget does (zeros, then removed). marimo is started as a subprocess:
+``workbench`` itself never imports it.
 """
 
 from __future__ import annotations
@@ -90,6 +90,7 @@ def notebook(
     from workbench.notebook_files import NOTEBOOKS, snapshot_path
     from workbench.notebooks import notebook_path, stopping_what_it_starts
     from workbench.settings import load_settings
+    from workbench.shred import shred
 
     settings = load_settings(data_dir)
     folder = settings.data_dir
@@ -129,5 +130,6 @@ def notebook(
     # Trigger: marimo's export also writes a snapshot of every output beside the notebook,
     # outside the data dir. Why: it holds the memory the notebook showed, where neither the
     # data dir's owner nor forget looks. Outcome: the HTML the user asked for, and no copy.
-    snapshot_path(name).unlink(missing_ok=True)
+    if (snapshot := snapshot_path(name)).is_file():
+        shred(snapshot)
     raise typer.Exit(code)

@@ -629,8 +629,6 @@ class VectorIndex:
         the index as it stands, which only this thread changes. Installing them changes the
         version: a remembered ranking (``recall.anchor_memo``) is not reused across it.
         """
-        import numpy as np
-
         if self.prefilter_from is None:
             return False
         with self._lock:
@@ -650,9 +648,6 @@ class VectorIndex:
                 return False
             if int(index.ntotal) > total:
                 built.add(index.reconstruct_n(total, int(index.ntotal) - total))
-            # Slots removed while the codes were built may have been encoded before their
-            # scrub: scrub them in the new codes too (a forgotten vector leaves no copy).
-            built.scrub(np.flatnonzero(~self._live[:total] & live[:total]))
             self._prefilter = built
             self._version = next(_VERSIONS)
         return True
