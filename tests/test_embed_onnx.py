@@ -491,3 +491,39 @@ def test_a_stream_stopped_early_or_failing_leaves_no_lane_running(onnx_model: Pa
     with pytest.raises(RuntimeError, match="lane fault"):
         list(model.embed_groups([TEXTS_OF_MANY_LENGTHS] * 6))
     assert threading.active_count() == before
+
+
+CUT_TEXTS = [
+    "",
+    "   \n\t ",
+    "x",
+    "Stripe webhook retries caused duplicate refunds " * 40,  # ~280 pieces: cut
+    "naïve café ☃ 日本語 e\u0301 ΟΔΟΣ " * 30,
+    "[CLS] [SEP] [MASK] [UNK] inside the text " * 20,
+    "a" * 3000,  # one word of many pieces
+    "\x00\ufffd\u2028 control and odd blanks " * 25,
+]
+
+
+def test_the_query_embedder_shares_the_static_tiers_tokenizer_and_cuts_as_it_did(
+    installed_onnx_model: Path, installed_static_model: Path
+) -> None:
+    """Issue 21 (service RSS ≤ 300 MiB): the query embedder parsed its own copy of the
+    ``tokenizer.json`` the static tier also reads, byte for byte the same file, and each parsed
+    copy holds ~6 MiB. Now identical files share one parse, and the embedder cuts a text to
+    ``max_tokens`` itself ([CLS], the first pieces, [SEP]): the same ids a truncating
+    tokenizer gives, so the same vectors and cache rows."""
+    from tokenizers import Tokenizer
+
+    onnx = embed.OnnxEmbedder(installed_onnx_model, threads=1)
+    static = embed.StaticEmbedder(installed_static_model)
+    assert onnx._tokenizer is static._tokenizer
+    for cut in (onnx.max_tokens, 2, 3, 512):
+        truncating = Tokenizer.from_file(str(installed_onnx_model / "tokenizer.json"))
+        truncating.enable_truncation(max_length=cut)
+        truncating.no_padding()
+        want = [found.ids for found in truncating.encode_batch(CUT_TEXTS)]
+        assert (
+            embed.OnnxEmbedder(installed_onnx_model, threads=1, max_tokens=cut).token_ids(CUT_TEXTS)
+            == want
+        )

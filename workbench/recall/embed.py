@@ -310,28 +310,39 @@ def one_blas_thread() -> Any:
 
 
 def shared_tokenizer(path: Path) -> Any:
-    """The tokenizer in ``path`` (no padding, no truncation), one per file and process.
+    """The tokenizer in ``path`` (no padding, no truncation), one per file content and process.
 
-    Why: the static tier and the ``learned`` second stage read the same ``tokenizer.json``,
-    and each parsed copy costs ~8 MiB of the service's RSS (issue 21). Encoding only reads it,
-    so threads share it. A file changed since (a rebuild) is parsed again.
+    Why: the static tier, the ``learned`` second stage and the query embedder read the same
+    ``tokenizer.json`` (``workbench models build`` copies the ONNX MiniLM's into the static
+    model's folder, so two paths hold the same bytes), and each parsed copy costs ~6-8 MiB of
+    the service's RSS (issue 21). Keyed by the file's sha256, not its path: identical files
+    share one parse, a rebuilt file with other bytes gets its own. The bytes hashed are the
+    bytes parsed. Encoding only reads it, so threads share it; nobody may change its padding
+    or truncation (``OnnxEmbedder`` cuts its ids itself).
     """
     try:
-        stamp = path.stat().st_mtime_ns
+        raw = path.read_bytes()
     except OSError:
-        stamp = 0  # Tokenizer.from_file below raises the error that names the file
-    return _tokenizer(str(path), stamp)
+        from tokenizers import Tokenizer
 
+        return Tokenizer.from_file(str(path))  # raises the error that names the file
+    digest = hashlib.sha256(raw).hexdigest()
+    with _TOKENIZERS_LOCK:
+        tokenizer = _TOKENIZERS.get(digest)
+        if tokenizer is None:
+            from tokenizers import Tokenizer
 
-@functools.lru_cache(maxsize=4)
-def _tokenizer(path: str, stamp: int) -> Any:
-    del stamp  # only the cache key
-    from tokenizers import Tokenizer
-
-    tokenizer = Tokenizer.from_file(path)
-    tokenizer.no_padding()
-    tokenizer.no_truncation()
+            tokenizer = Tokenizer.from_str(raw.decode("utf-8"))
+            tokenizer.no_padding()
+            tokenizer.no_truncation()
+            _TOKENIZERS[digest] = tokenizer
     return tokenizer
+
+
+# sha256 of a tokenizer.json -> its one parsed tokenizer (``shared_tokenizer``). A handful at
+# most: one per distinct file a process reads (tests build several models).
+_TOKENIZERS: dict[str, Any] = {}
+_TOKENIZERS_LOCK = threading.Lock()
 
 
 def mapped_table(weights: Path) -> Any:
@@ -414,6 +425,12 @@ def vectors_digest(manifest: dict[str, Any]) -> str:
     return str(manifest.get("vectors_sha256") or manifest["sha256"])
 
 
+def cut_ids(ids: list[int], max_tokens: int) -> list[int]:
+    """``ids`` (one text's, [CLS] first and [SEP] last) cut to ``max_tokens`` as a truncating
+    tokenizer cuts one text: its first pieces kept, its closing [SEP] kept."""
+    return ids if len(ids) <= max_tokens else [*ids[: max_tokens - 1], ids[-1]]
+
+
 class OnnxEmbedder:
     """The same MiniLM weights through ONNX Runtime, int8 (``workbench models build``).
 
@@ -456,14 +473,14 @@ class OnnxEmbedder:
                 f"no ONNX int8 MiniLM at {self.path}; build it from the shipped weights with "
                 "`workbench models build` (offline, ~15 s), or set WORKBENCH_EMBED_RUNTIME=torch"
             )
-        from tokenizers import Tokenizer
-
+        if max_tokens < 2:
+            raise ValueError(f"max_tokens must be at least 2 ([CLS] and [SEP]), not {max_tokens}")
         self.threads = max(1, threads or background_threads())
         self._session = self._open()
         self._inputs = {i.name for i in self._session.get_inputs()}
-        self._tokenizer = Tokenizer.from_file(str(self.path / TOKENIZER_FILE))
-        self._tokenizer.enable_truncation(max_length=max_tokens)
-        self._tokenizer.no_padding()  # each batch is padded in ``_run``, to its own longest
+        # Shared (``shared_tokenizer``): never padded (each batch is padded in ``_run``, to its
+        # own longest) nor truncated (``token_ids`` cuts).
+        self._tokenizer = shared_tokenizer(self.path / TOKENIZER_FILE)
         self.max_tokens = max_tokens
         self.sha256 = str(manifest["sha256"])
         self.name = f"minilm-int8-{vectors_digest(manifest)[:12]}-t{max_tokens}"
@@ -474,6 +491,15 @@ class OnnxEmbedder:
         from workbench.recall.onnx_export import MODEL_FILE
 
         return onnx_session(self.path / MODEL_FILE)
+
+    def token_ids(self, texts: list[str]) -> list[list[int]]:
+        """Each text's ids as the model reads it: [CLS], its first ``max_tokens - 2`` pieces,
+        [SEP]; what a tokenizer with ``enable_truncation(max_tokens)`` gives (a single text is
+        cut at its end, before the special tokens go around it), done here because the
+        tokenizer is shared and must not be changed."""
+        with self._lock:  # held with the session's runs, as before the tokenizer was shared
+            encoded = self._tokenizer.encode_batch(texts)
+        return [cut_ids(found.ids, self.max_tokens) for found in encoded]
 
     def set_threads(self, threads: int) -> None:
         """Lanes from the next ``embed`` on (the embedding worker adapts to the spare cores
@@ -552,12 +578,11 @@ class _Lanes:
         for n, texts in enumerate(groups):
             if not texts:
                 continue
-            with embedder._lock:  # the fast tokenizer is shared with the service's threads
-                encoded = embedder._tokenizer.encode_batch(texts)
-            order = sorted(range(len(texts)), key=lambda i: len(encoded[i].ids))
+            ids = embedder.token_ids(texts)
+            order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
             for start in range(0, len(order), ONNX_BATCH):
                 chunk = order[start : start + ONNX_BATCH]
-                yield n, chunk, [encoded[i].ids for i in chunk]
+                yield n, chunk, [ids[i] for i in chunk]
 
     def lane(self) -> None:
         while True:
