@@ -12,6 +12,17 @@ four, the indexer's) held 2-5 MiB more at 100k than with two arenas (issue 21: s
 worker ≤ 300 MiB; measured 285-288 → 283 MiB after 100 searches, ``MALLOC_ARENA_MAX=2`` alike;
 ``mallopt`` sets it from inside the process, before its threads start). The embedding worker
 (two lanes) measured the same with and without (116.5 / 116.9 MiB), so it is not capped.
+
+``fix_mmap_threshold``: glibc maps a block of ``M_MMAP_THRESHOLD`` (128 KiB) or more on its
+own and unmaps it when freed, but when it frees such a block of up to 32 MiB it raises the
+threshold to that block's size ("dynamic" threshold). From then on blocks below it come from
+the heap, and a heap page is given back only once everything above it is free: one small block
+still in use keeps every freed array below it resident. Loading the index and the models frees
+blocks of several MiB, so the service's per-request arrays (query batches, candidate rows,
+bitmaps, replies) went on the heap for good. A fixed threshold turns the adjustment off.
+Measured at 100k with full vectors, after 1,500 requests of five routes
+(``bench/search.py``'s mix): 292-294 MiB right after them without it, 278-280 with it, and
+280 either way once the idle trim ran (``service/idle_trim.py``).
 """
 
 from __future__ import annotations
@@ -45,6 +56,22 @@ def cap_arenas(count: int = ARENAS) -> bool:
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
     return bool(mallopt(_M_ARENA_MAX, count))
+
+
+MMAP_THRESHOLD = 128 * 1024  # glibc's default starting value, kept fixed
+_M_MMAP_THRESHOLD = -3  # glibc's malloc.h
+
+
+def fix_mmap_threshold(size: int = MMAP_THRESHOLD) -> bool:
+    """Blocks of ``size`` bytes or more are mapped on their own and unmapped when freed, for
+    good (glibc's dynamic raise turned off); True when it was set. Called first thing by the
+    service, with ``cap_arenas``."""
+    mallopt = _function("mallopt")
+    if mallopt is None:
+        return False
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    mallopt.restype = ctypes.c_int
+    return bool(mallopt(_M_MMAP_THRESHOLD, size))
 
 
 @functools.cache
