@@ -18,7 +18,7 @@ from service.file_limit import raise_file_limit
 from service.http_protocol import protocol_for
 from workbench.errors import WorkbenchError
 from workbench.pidfile import AlreadyRunning, PidFile
-from workbench.recall.heap_trim import cap_arenas, fix_mmap_threshold
+from workbench.recall.heap_trim import cap_arenas, fix_heap_thresholds
 from workbench.settings import load_settings
 
 
@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=None)
     args = parser.parse_args(argv)
     cap_arenas()  # before any of the service's threads allocates (heap_trim.py)
-    fix_mmap_threshold()  # freed arrays go back to the OS, not to heap holes (heap_trim.py)
+    fix_heap_thresholds()  # freed MiB arrays go back to the OS (heap_trim.py)
     raise_file_limit()  # a burst of connections must not lock hooks out (file_limit.py)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

@@ -5,12 +5,12 @@ service RSS ≤ 300 MiB).
   each keeps its freed pages. A real Python process (a subprocess, so the setting does not leak
   into the test run) starts eight threads that allocate numpy arrays, then counts its arenas
   with glibc's own ``malloc_info`` report: past two without the cap, at most two with it.
-- ``fix_mmap_threshold``: once a block of 128 KiB-32 MiB that glibc had mapped on its own is
+- ``fix_heap_thresholds``: once a block of up to 32 MiB that glibc had mapped on its own is
   freed, glibc raises its threshold to that size, and later blocks below it come from the heap,
   where one small block still in use above them keeps their pages after they are freed. A
-  process frees one 16 MiB array, then allocates a hundred 512 KiB arrays each followed by a
-  64 KiB block it keeps, and frees the arrays: ~56 MiB stay resident by default, none once the
-  threshold is fixed.
+  process frees one 30 MiB array, then allocates twenty 6 MiB arrays each followed by a 64 KiB
+  block it keeps, and frees the arrays: ~120 MiB stay resident by default, none once the
+  thresholds are fixed (at 4 MiB).
 
 And the service's entry point sets both before anything else runs.
 """
@@ -82,20 +82,20 @@ from pathlib import Path
 import numpy as np
 from workbench.recall import heap_trim
 if sys.argv[1] == "fixed":
-    assert heap_trim.fix_mmap_threshold()
+    assert heap_trim.fix_heap_thresholds()
 def rss():
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
-big = np.ones(16 * 2**20 // 8)  # mapped by glibc, then freed: raises the default threshold
+big = np.ones(30 * 2**20 // 8)  # mapped by glibc, then freed: raises the default threshold
 del big
 before = rss()
 blocks, kept = [], []
-for _ in range(100):
-    blocks.append(np.ones(512 * 1024 // 8))
+for _ in range(20):
+    blocks.append(np.ones(6 * 2**20 // 8))
     kept.append(ctypes.create_string_buffer(64 * 1024))  # still in use above each array
 del blocks
-print(rss() - before - 100 * 64 / 1024)
+print(rss() - before - 20 * 64 / 1024)
 """
 
 
@@ -111,12 +111,12 @@ def held_mib(mode: str) -> float:
     return float(done.stdout.strip())
 
 
-def test_freed_half_mib_arrays_leave_no_pages_behind_once_the_threshold_is_fixed() -> None:
-    assert held_mib("default") > 30  # 100 arrays of 0.5 MiB, most of them still resident
+def test_freed_mib_arrays_leave_no_pages_behind_once_the_thresholds_are_fixed() -> None:
+    assert held_mib("default") > 60  # 20 arrays of 6 MiB, most of them still resident
     assert held_mib("fixed") < 5
 
 
-def test_the_service_fixes_the_threshold_before_anything_else_runs() -> None:
+def test_the_service_fixes_the_thresholds_before_anything_else_runs() -> None:
     source = (ROOT / "service" / "__main__.py").read_text(encoding="utf-8")
     body = source.split("def main(", 1)[1]
-    assert body.index("fix_mmap_threshold()") < body.index("load_settings(")
+    assert body.index("fix_heap_thresholds()") < body.index("load_settings(")

@@ -13,16 +13,29 @@ worker ≤ 300 MiB; measured 285-288 → 283 MiB after 100 searches, ``MALLOC_AR
 ``mallopt`` sets it from inside the process, before its threads start). The embedding worker
 (two lanes) measured the same with and without (116.5 / 116.9 MiB), so it is not capped.
 
-``fix_mmap_threshold``: glibc maps a block of ``M_MMAP_THRESHOLD`` (128 KiB) or more on its
-own and unmaps it when freed, but when it frees such a block of up to 32 MiB it raises the
-threshold to that block's size ("dynamic" threshold). From then on blocks below it come from
-the heap, and a heap page is given back only once everything above it is free: one small block
-still in use keeps every freed array below it resident. Loading the index and the models frees
-blocks of several MiB, so the service's per-request arrays (query batches, candidate rows,
-bitmaps, replies) went on the heap for good. A fixed threshold turns the adjustment off.
-Measured at 100k with full vectors, after 1,500 requests of five routes
-(``bench/search.py``'s mix): 292-294 MiB right after them without it, 278-280 with it, and
-280 either way once the idle trim ran (``service/idle_trim.py``).
+``fix_heap_thresholds``: glibc maps a block of ``M_MMAP_THRESHOLD`` or more on its own and
+unmaps it when freed, but when it frees such a block of up to 32 MiB it raises the threshold
+to that block's size ("dynamic" threshold). From then on blocks below it come from the heap,
+and a heap page is given back only once everything above it is free: one small block still in
+use keeps every freed array below it resident. Loading the index and the models frees blocks
+of several MiB, so the service's arrays of MiBs (index scratch, slot arrays, bitmaps) went on
+the heap for good. Fixed thresholds turn the adjustment off: blocks of ``MMAP_THRESHOLD``
+(4 MiB) or more are always mapped and given back, and the top of a heap is given back once
+``TRIM_THRESHOLD`` (32 MiB) of it is free. Why those two (issue 21; ``bench/search.py`` at
+100k with full vectors after its 1,200-1,500 requests, ``bench/heldout_locomo.py`` hybrid p50
+at 5.9k memories with a project per conversation, interleaved in one run each):
+- none: 295-304 MiB right after the requests;
+- 128 KiB (glibc's starting value), trim left at 128 KiB: 277-281 MiB, but hybrid p50
+  +0.6 to +1.2 ms. Two costs, both page faults: every request's thread gave its heap's top
+  back (``strace`` at 100k: one ``madvise`` of ~30 MB per hybrid request) and the next request
+  faulted in what it touched there again; and, likely the larger part at 5.9k, a project's
+  ~600 vectors read for exact scoring (0.9 MB, ``VectorIndex._score_slots``) were mapped and
+  faulted in anew on every search;
+- 1 MiB / 4 MiB, trim left at 128 KiB: 279 / 280 MiB, hybrid p50 still +0.3 to +0.7 ms;
+- 4 MiB and a 32 MiB trim (the default's own trim at a 16 MiB threshold): 287 MiB, hybrid
+  p50 15.8 against 16.1 ms without (no cost).
+Once the service has been idle for ``service/idle_trim.py``'s few seconds every choice holds
+the same (279-281 MiB): the thresholds decide what it holds while it works.
 """
 
 from __future__ import annotations
@@ -58,20 +71,23 @@ def cap_arenas(count: int = ARENAS) -> bool:
     return bool(mallopt(_M_ARENA_MAX, count))
 
 
-MMAP_THRESHOLD = 128 * 1024  # glibc's default starting value, kept fixed
-_M_MMAP_THRESHOLD = -3  # glibc's malloc.h
+MMAP_THRESHOLD = 4 * 1024 * 1024
+TRIM_THRESHOLD = 32 * 1024 * 1024
+_M_TRIM_THRESHOLD = -1  # glibc's malloc.h
+_M_MMAP_THRESHOLD = -3
 
 
-def fix_mmap_threshold(size: int = MMAP_THRESHOLD) -> bool:
-    """Blocks of ``size`` bytes or more are mapped on their own and unmapped when freed, for
-    good (glibc's dynamic raise turned off); True when it was set. Called first thing by the
-    service, with ``cap_arenas``."""
+def fix_heap_thresholds(mmap_at: int = MMAP_THRESHOLD, trim_at: int = TRIM_THRESHOLD) -> bool:
+    """Blocks of ``mmap_at`` bytes or more are mapped on their own and unmapped when freed, and
+    a heap's top is given back once ``trim_at`` bytes of it are free, for good (glibc's dynamic
+    raise turned off); True when both were set. Called first thing by the service, with
+    ``cap_arenas``."""
     mallopt = _function("mallopt")
     if mallopt is None:
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
-    return bool(mallopt(_M_MMAP_THRESHOLD, size))
+    return bool(mallopt(_M_MMAP_THRESHOLD, mmap_at)) and bool(mallopt(_M_TRIM_THRESHOLD, trim_at))
 
 
 @functools.cache
