@@ -172,6 +172,37 @@ json_values = st.recursive(
 json_objects = st.dictionaries(keys, json_values, max_size=6)
 
 
+# Text for a word-piece tokenizer: any characters, the blanks and controls it cleans, accents
+# (composed and not), other scripts, its special tokens written out, identifiers and long words
+# (tests/test_fuzz_rerank_chunks.py, tests/test_fuzz_embed_cut.py).
+TOKENIZER_BLANKS = [
+    " ",
+    "\t",
+    "\n",
+    "\r",
+    "\u00a0",
+    "\u3000",
+    "\u2028",
+    "\x0b",
+    "\x85",
+    "\x00",
+    "\ufffd",
+]
+_tokenizer_piece = st.one_of(
+    st.text(max_size=12),
+    st.sampled_from(TOKENIZER_BLANKS),
+    st.sampled_from(["[MASK]", "[CLS]", "[SEP]", "[UNK]", "é", "e\u0301", "ΟΔΟΣ", "中文"]),
+    st.sampled_from(
+        ["refund", "charged", "twice", "snake_case", "a.b/c.py", "RefundWorker", "x" * 120]
+    ),
+)
+
+
+def tokenizer_texts(pieces: int) -> st.SearchStrategy[str]:
+    """Texts of up to ``pieces`` pieces for a word-piece tokenizer (see above)."""
+    return st.lists(_tokenizer_piece, max_size=pieces).map("".join)
+
+
 def render(value: Any) -> str:
     """JSON text for ``value``: ASCII-escaped, with ``NaN``/``Infinity`` and ``Raw`` tokens."""
     if isinstance(value, Raw):

@@ -20,18 +20,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.fuzz_harness import budget
+from tests.fuzz_strategies import tokenizer_texts
 from workbench.recall import embed
 
 pytestmark = pytest.mark.slow
 
-SPECIAL = [" ", "\t", "\n", "\r", "\u00a0", "\u3000", "\u2028", "\x0b", "\x85", "\x00", "\ufffd"]
-piece = st.one_of(
-    st.text(max_size=12),
-    st.sampled_from(SPECIAL),
-    st.sampled_from(["[MASK]", "[CLS]", "[SEP]", "[PAD]", "é", "e\u0301", "ΟΔΟΣ", "中文"]),
-    st.sampled_from(["refund", "charged", "twice", "snake_case", "a.b/c.py", "x" * 120]),
-)
-text = st.lists(piece, max_size=60).map("".join)
+text = tokenizer_texts(60)
 
 
 @functools.cache

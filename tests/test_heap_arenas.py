@@ -53,16 +53,21 @@ print(buf.value.decode().count("<heap nr="))
 """
 
 
-def arenas(mode: str) -> int:
+def child(script: str, mode: str) -> str:
+    """What a fresh Python process running ``script`` with argument ``mode`` prints."""
     done = subprocess.run(
-        [sys.executable, "-c", COUNT_ARENAS, mode],
+        [sys.executable, "-c", script, mode],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=60,
         check=True,
     )
-    return int(done.stdout.strip())
+    return done.stdout.strip()
+
+
+def arenas(mode: str) -> int:
+    return int(child(COUNT_ARENAS, mode))
 
 
 def test_eight_allocating_threads_share_two_arenas_once_capped() -> None:
@@ -100,15 +105,7 @@ print(rss() - before - 20 * 64 / 1024)
 
 
 def held_mib(mode: str) -> float:
-    done = subprocess.run(
-        [sys.executable, "-c", HOLD_PAGES, mode],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    return float(done.stdout.strip())
+    return float(child(HOLD_PAGES, mode))
 
 
 def test_freed_mib_arrays_leave_no_pages_behind_once_the_thresholds_are_fixed() -> None:
