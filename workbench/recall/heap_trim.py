@@ -24,7 +24,8 @@ the heap for good. Fixed thresholds turn the adjustment off: blocks of ``MMAP_TH
 ``TRIM_THRESHOLD`` (32 MiB) of it is free. Why those two (issue 21; ``bench/search.py`` at
 100k with full vectors after its 1,200-1,500 requests, ``bench/heldout_locomo.py`` hybrid p50
 at 5.9k memories with a project per conversation, interleaved in one run each):
-- none: 295-304 MiB right after the requests;
+- none: 295-299 MiB right after the requests (304-305 before the query embedder shared the
+  static tier's tokenizer);
 - 128 KiB (glibc's starting value), trim left at 128 KiB: 277-281 MiB, but hybrid p50
   +0.6 to +1.2 ms. Two costs, both page faults: every request's thread gave its heap's top
   back (``strace`` at 100k: one ``madvise`` of ~30 MB per hybrid request) and the next request
@@ -34,8 +35,8 @@ at 5.9k memories with a project per conversation, interleaved in one run each):
 - 1 MiB / 4 MiB, trim left at 128 KiB: 279 / 280 MiB, hybrid p50 still +0.3 to +0.7 ms;
 - 4 MiB and a 32 MiB trim (the default's own trim at a 16 MiB threshold): 287 MiB, hybrid
   p50 15.8 against 16.1 ms without (no cost).
-Once the service has been idle for ``service/idle_trim.py``'s few seconds every choice holds
-the same (279-281 MiB): the thresholds decide what it holds while it works.
+Once the service had been idle for ``service/idle_trim.py``'s few seconds every choice held
+276-281 MiB (but none, once: 294): the thresholds mostly decide what it holds while it works.
 """
 
 from __future__ import annotations
