@@ -64,12 +64,7 @@ _M_ARENA_MAX = -8  # glibc's malloc.h
 def cap_arenas(count: int = ARENAS) -> bool:
     """At most ``count`` malloc arenas for this process (glibc); True when it was set.
     Called first thing by the service, before any thread allocates."""
-    mallopt = _function("mallopt")
-    if mallopt is None:
-        return False
-    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
-    mallopt.restype = ctypes.c_int
-    return bool(mallopt(_M_ARENA_MAX, count))
+    return _mallopt(_M_ARENA_MAX, count)
 
 
 MMAP_THRESHOLD = 4 * 1024 * 1024
@@ -83,12 +78,17 @@ def fix_heap_thresholds(mmap_at: int = MMAP_THRESHOLD, trim_at: int = TRIM_THRES
     a heap's top is given back once ``trim_at`` bytes of it are free, for good (glibc's dynamic
     raise turned off); True when both were set. Called first thing by the service, with
     ``cap_arenas``."""
+    return _mallopt(_M_MMAP_THRESHOLD, mmap_at) and _mallopt(_M_TRIM_THRESHOLD, trim_at)
+
+
+def _mallopt(param: int, value: int) -> bool:
+    """glibc's ``mallopt(param, value)``; True when it was set (False off glibc)."""
     mallopt = _function("mallopt")
     if mallopt is None:
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
     mallopt.restype = ctypes.c_int
-    return bool(mallopt(_M_MMAP_THRESHOLD, mmap_at)) and bool(mallopt(_M_TRIM_THRESHOLD, trim_at))
+    return bool(mallopt(param, value))
 
 
 @functools.cache
