@@ -29,12 +29,19 @@ text = tokenizer_texts(60)
 
 
 @functools.cache
-def _truncating(path: str, cut: int) -> Any:
+def _reference(path: str) -> Any:
+    """One tokenizer of the file for the reference ids (a parsed copy holds ~6-10 MiB, so not
+    one per cut): its truncation is set before each use, on this one thread."""
     from tokenizers import Tokenizer
 
     tokenizer = Tokenizer.from_file(path)
-    tokenizer.enable_truncation(max_length=cut)
     tokenizer.no_padding()
+    return tokenizer
+
+
+def _truncating(path: str, cut: int) -> Any:
+    tokenizer = _reference(path)
+    tokenizer.enable_truncation(max_length=cut)
     return tokenizer
 
 
