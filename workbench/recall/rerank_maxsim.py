@@ -201,9 +201,9 @@ def scores(table: TokenTable, query: str, texts: Sequence[str]) -> list[float]:
     every = itertools.chain.from_iterable(docs)
     pieces = np.fromiter(every, dtype=np.int64, count=int(lengths.sum()))
     distinct, spread = np.unique(pieces, return_inverse=True)
-    # The query's rows and the candidates' in one read of the table (each read of a mapped
-    # table lets its pages go and faults them back: ``rerank_tokens.RowFile``); each part is
-    # then its own array, as two reads gave.
+    # The query's rows and the candidates' in one read of the table (a read the static
+    # model's row cache misses faults the file's pages in and lets them go:
+    # ``rerank_tokens.RowFile``); each part is then its own array, as two reads gave.
     both = _rows(table, np.concatenate((np.asarray(query_ids, dtype=distinct.dtype), distinct)))
     q, d = both[: len(query_ids)].copy(), both[len(query_ids) :].copy()
     # Query pieces × every distinct piece. By numpy's own loop, not BLAS: OpenBLAS runs even

@@ -21,6 +21,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,9 @@ MANIFEST = "manifest.json"
 FORMAT = 1
 BATCH = 1024  # word pieces per ONNX call while building
 CLS, SEP = 101, 102  # BERT's [CLS] and [SEP] in MiniLM's vocabulary
+# Rows of the static model a process keeps read (``RowFile``): the pieces of a few hundred
+# searches' candidates (the 100k bench's 300 timeline searches read 559 distinct rows); 4 MiB.
+CACHE_ROWS = 4096
 
 
 def tokens_dir() -> Path:
@@ -246,18 +250,27 @@ def _load_static(path: str, stamp: tuple[int, int]) -> TokenTable:
 
 
 class RowFile:
-    """A float32 matrix in a file, mapped, whose pages are let go after every read.
+    """A float32 matrix in a file, whose rows are read through a bounded cache.
 
-    Why: a search reads a few hundred of the static model's 30k rows, but a plain mapping
-    keeps every page it ever touched resident: ~21 MiB of the service's RSS after a few
-    hundred searches (issue 21). Here each read copies its rows out, then tells the kernel
-    the mapping's pages are not needed (``MADV_DONTNEED``): the next read faults its pages
-    back in from the page cache (~0.3 ms a search, against ~0.9 ms for a ``pread`` per run of
-    rows). The file is read-only and the rows are copies, so a read on another thread at the
-    same moment only faults again. ``rows[ids]`` gives what ``numpy.memmap(...)[ids]`` gave.
+    Why: a search gathers ~200 of the static model's 30k rows, mostly the same ones from one
+    search to the next (the pieces of common words). A plain mapping keeps every page a read
+    touched resident, and the kernel maps neighbouring pages with each fault: ~21 MiB of the
+    service's RSS after a few hundred searches (issue 21). So the mapping's pages are let go
+    right after each read from it (``MADV_DONTNEED``). But faulting them back in on every
+    search cost ~0.7 ms of its CPU at 100k, against ~0.02 ms for the same rows resident
+    (``bench/search_stages.py``). So the rows read are kept in a cache of ``cache_rows`` rows
+    (anonymous memory, touched as it fills: 4 MiB at 256 dimensions), emptied when a read
+    would overflow it; only the rows a read misses come from the file. A read of more rows
+    than the cache holds (the whole matrix, for tests) goes to the file alone.
+
+    ``rows[ids]`` gives what ``numpy.memmap(...)[ids]`` gave (a copy, any shape of integer
+    ids, negative ones from the end, ``IndexError`` past either end). Searches read on several
+    threads: one lock covers the cache.
     """
 
-    def __init__(self, path: Path, offset: int, rows: int, dim: int) -> None:
+    def __init__(
+        self, path: Path, offset: int, rows: int, dim: int, cache_rows: int = CACHE_ROWS
+    ) -> None:
         import mmap
 
         import numpy as np
@@ -271,16 +284,49 @@ class RowFile:
         self._rows = np.frombuffer(self._map, dtype="<f4", count=rows * dim, offset=offset).reshape(
             rows, dim
         )
+        self._slot = np.full(rows, -1, dtype=np.int32)  # row -> its place in the cache, or -1
+        self._cache = np.empty((max(1, min(cache_rows, rows)), dim), dtype="<f4")
+        self.cached = 0  # rows in the cache (its first ``cached`` places)
+        self.from_file = 0  # rows read from the file so far (tests, benches)
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return self.shape[0]
 
     def __getitem__(self, ids: Any) -> Any:
         """A copy of the rows of ``ids`` (row numbers), in that order."""
+        import numpy as np
+
+        wanted = np.asarray(ids)
+        if wanted.dtype.kind not in "iu":
+            wanted = wanted.astype(np.int64)  # [] and the like, as numpy would index them
+        rows = self.shape[0]
+        flat = wanted.ravel()
+        if flat.size and (int(flat.min()) < -rows or int(flat.max()) >= rows):
+            raise IndexError(f"row ids must lie in [-{rows}, {rows}), the matrix's rows")
+        flat = np.where(flat < 0, flat + rows, flat)
+        with self._lock:
+            missing = np.unique(flat[self._slot[flat] < 0])
+            if self.cached + missing.size > len(self._cache):
+                self._slot[:] = -1  # full: start over with this read's rows
+                self.cached = 0
+                missing = np.unique(flat)
+            if missing.size > len(self._cache):
+                return self._from_file(flat).reshape(*wanted.shape, self.shape[1])
+            if missing.size:
+                places = np.arange(self.cached, self.cached + missing.size)
+                self._cache[places] = self._from_file(missing)
+                self._slot[missing] = places
+                self.cached += missing.size
+            return self._cache[self._slot[flat]].reshape(*wanted.shape, self.shape[1])
+
+    def _from_file(self, rows: Any) -> Any:
+        """A copy of ``rows`` read from the mapping, whose pages are let go at once."""
         import mmap
 
+        self.from_file += len(rows)
         try:
-            return self._rows[ids]  # fancy indexing copies: the pages can go at once
+            return self._rows[rows]  # fancy indexing copies: the pages can go at once
         finally:
             if hasattr(mmap, "MADV_DONTNEED"):  # Linux; elsewhere the pages stay mapped
                 self._map.madvise(mmap.MADV_DONTNEED)
