@@ -85,6 +85,26 @@ def test_a_prefiltered_search_scores_exactly_and_keeps_the_full_scans_list() -> 
     assert same >= 294, f"only {same} of 300 lists equal the full scan's"
 
 
+def test_tied_scores_keep_the_hits_the_full_scan_keeps() -> None:
+    """Memories with the same text share a vector, so their scores tie. The prefilter's
+    candidates are scored by the index's own scan restricted to them, in slot order as the
+    full scan reads them, so a list cut inside a tied group keeps the same members (the
+    earliest slots) and the same bits."""
+    base = clustered_vectors(3000, DIM, clusters=100, spread=0.35, seed=12)
+    matrix = np.vstack([base, np.repeat(base[:40:8], 12, axis=0)])  # 5 texts, 12 copies each
+    ids = list(range(1, len(matrix) + 1))
+    fast = VectorIndex("m", DIM, "fp16", prefilter_from=1000)
+    exact = VectorIndex("m", DIM, "fp16")
+    for index in (fast, exact):
+        index.add(ids, [f"h{i}" for i in ids], matrix, projects=["a"] * len(ids))
+    assert fast.prepare_prefilter()
+    for row in range(0, 40, 8):
+        q = base[row] / np.linalg.norm(base[row])
+        for k in (3, 7, 12, 13, 20):
+            assert fast.search(q, k) == exact.search(q, k), (row, k)
+            assert fast.search(q, k, projects=["a"]) == exact.search(q, k, projects=["a"])
+
+
 def test_adds_keep_the_codes_in_step_and_removals_are_never_returned() -> None:
     fast, exact, matrix = twins()
     fast.prepare_prefilter()
