@@ -112,7 +112,7 @@ def _encode(table: TokenTable, texts: list[str]) -> list[list[int]]:
         return [found.ids[:MAX_PIECES] for found in encoded]
     code = _id_code(table)
     known = _CHUNKS.setdefault((table.sha256, code), {})
-    split = [_BLANKS.split(text) for text in texts]  # "" at a text's blank start or end
+    split = [_chunks(text) for text in texts]
     unique: set[str] = set().union(*split)
     # Read once: another thread may drop entries from ``known`` meanwhile.
     have = {c: found for c in unique if (found := known.get(c)) is not None}
@@ -131,6 +131,13 @@ def _encode(table: TokenTable, texts: list[str]) -> list[list[int]]:
     return [
         array(code, b"".join(map(have.__getitem__, chunks))[:width]).tolist() for chunks in split
     ]
+
+
+def _chunks(text: str) -> list[str]:
+    """``text`` split at each space, tab, newline and carriage return; ``""`` between two of
+    them and at a blank start or end (the chunk of no piece). Three ``replace`` and a
+    ``split`` cost a fifth of the regular expression's split (~0.3 ms a search)."""
+    return text.replace("\t", " ").replace("\n", " ").replace("\r", " ").split(" ")
 
 
 def _id_code(table: TokenTable) -> str:
