@@ -79,7 +79,7 @@ def test_ids_are_checked_as_numpy_checks_them(tmp_path: Path) -> None:
     rows = RowFile(path, HEADER, 50, 4, cache_rows=8)
     assert np.array_equal(rows[[-1, -50, 3]], matrix[[-1, -50, 3]])
     assert rows[np.asarray([], dtype=np.int64)].shape == (0, 4)
-    for bad in ([50], [-51], [0, 10**9]):
+    for bad in ([50], [-51], [0, 10**9], [1.0, 2.0], np.ones(50, dtype=bool)):
         with pytest.raises(IndexError):
             rows[bad]
     assert np.array_equal(rows[[1, 2]], matrix[[1, 2]])  # a refused read left nothing behind

@@ -299,7 +299,9 @@ class RowFile:
 
         wanted = np.asarray(ids)
         if wanted.dtype.kind not in "iu":
-            wanted = wanted.astype(np.int64)  # [] and the like, as numpy would index them
+            if wanted.size:  # numpy would read a boolean array as a mask: not row numbers
+                raise IndexError(f"row ids must be integers, not {wanted.dtype}")
+            wanted = wanted.astype(np.int64)  # [] (float64 to numpy): no row
         rows = self.shape[0]
         flat = wanted.ravel()
         if flat.size and (int(flat.min()) < -rows or int(flat.max()) >= rows):
