@@ -307,14 +307,15 @@ class RowFile:
         if flat.size and (int(flat.min()) < -rows or int(flat.max()) >= rows):
             raise IndexError(f"row ids must lie in [-{rows}, {rows}), the matrix's rows")
         flat = np.where(flat < 0, flat + rows, flat)
+        distinct = np.unique(flat)
         with self._lock:
-            missing = np.unique(flat[self._slot[flat] < 0])
+            if distinct.size > len(self._cache):  # more than it holds: the file alone
+                return self._from_file(flat).reshape(*wanted.shape, self.shape[1])
+            missing = distinct[self._slot[distinct] < 0]
             if self.cached + missing.size > len(self._cache):
                 self._slot[:] = -1  # full: start over with this read's rows
                 self.cached = 0
-                missing = np.unique(flat)
-            if missing.size > len(self._cache):
-                return self._from_file(flat).reshape(*wanted.shape, self.shape[1])
+                missing = distinct
             if missing.size:
                 places = np.arange(self.cached, self.cached + missing.size)
                 self._cache[places] = self._from_file(missing)
