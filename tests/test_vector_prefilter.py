@@ -90,7 +90,8 @@ def test_tied_scores_keep_the_hits_the_full_scan_keeps() -> None:
     candidates are scored by the index's own scan restricted to them, in slot order as the
     full scan reads them, so a list cut inside a tied group keeps the same members (the
     earliest slots) and the same bits."""
-    base = clustered_vectors(3000, DIM, clusters=100, spread=0.35, seed=12)
+    base = clustered_vectors(N, DIM, clusters=100, spread=0.35, seed=12)  # a filter of all:
+    # more than SUBSET_EXACT slots, so the filtered search takes the prefilter too
     matrix = np.vstack([base, np.repeat(base[:40:8], 12, axis=0)])  # 5 texts, 12 copies each
     ids = list(range(1, len(matrix) + 1))
     fast = VectorIndex("m", DIM, "fp16", prefilter_from=1000)
