@@ -230,6 +230,19 @@ def _memo() -> dict[tuple[str, str, str], Any] | None:
     return memo
 
 
+def search_memo(key: tuple[str, str, str]) -> dict[Any, Any] | None:
+    """A dict kept under ``key`` for the current ``one_search`` block (None outside one):
+    other stages of one search keep what they read there, so a later stage need not read it
+    again. Like the counts, it is forgotten when the block ends."""
+    memo = _memo()
+    if memo is None:
+        return None
+    held: dict[Any, Any] | None = memo.get(key)
+    if held is None:
+        held = memo[key] = {}
+    return held
+
+
 def _db_key(conn: sqlite3.Connection) -> str:
     memo = _memo()
     # The connection stays open for the whole block, so its id names it there.

@@ -87,6 +87,7 @@ from typing import Any
 from workbench.recall import rerank_features, rerank_maxsim
 from workbench.recall.rerank_features import Candidates
 from workbench.recall.rerank_tokens import TokenTable
+from workbench.recall.session_keys import session_rows
 
 __all__ = [
     "FEATURES",
@@ -197,12 +198,8 @@ def weights() -> Weights:
 def _sessions(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, tuple[str, str | None]]:
     """``id -> (project, session)`` of ``ids`` and the ids beside them (one primary-key
     lookup); the session is None for a memory that has none."""
-    wanted = sorted({j for i in ids for j in (i - 1, i, i + 1)})
-    sql = (
-        "SELECT id, content_session_id, project FROM observations"
-        f" WHERE id IN ({', '.join('?' * len(wanted))})"
-    )
-    return {int(r[0]): (r[2], r[1]) for r in conn.execute(sql, wanted)}
+    wanted = [j for i in ids for j in (i - 1, i, i + 1)]
+    return {i: (project, session) for i, (session, project) in session_rows(conn, wanted).items()}
 
 
 def _feature_keys(found: Mapping[int, tuple[str, str | None]]) -> dict[int, str]:
