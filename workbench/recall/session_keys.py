@@ -13,7 +13,8 @@ the ids beside those, nearly the same rows (two primary-key lookups of ~90 rows 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from workbench.recall import fts
 
@@ -28,15 +29,7 @@ def session_rows(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, Row]
     memo = fts.search_memo(("", "session rows", str(id(conn))))
     unique = sorted(set(ids))
     missing = unique if memo is None else [i for i in unique if i not in memo]
-    found: dict[int, Row | None] = {}
-    for start in range(0, len(missing), CHUNK):
-        chunk = missing[start : start + CHUNK]
-        sql = (
-            "SELECT id, content_session_id, project FROM observations"
-            f" WHERE id IN ({', '.join('?' * len(chunk))})"
-        )
-        for row in conn.execute(sql, chunk):
-            found[int(row[0])] = (row[1], row[2])
+    found: dict[int, Row | None] = {int(r[0]): (r[1], r[2]) for r in _read(conn, missing)}
     if memo is None:
         return {i: row for i, row in found.items() if row is not None}
     for i in missing:
@@ -54,14 +47,16 @@ def session_keys(
     """
     if not where:
         return {i: (str(s), str(p)) for i, (s, p) in session_rows(conn, ids).items()}
-    unique = sorted(set(ids))
-    out: dict[int, tuple[str, str]] = {}
-    for start in range(0, len(unique), CHUNK):
-        chunk = unique[start : start + CHUNK]
+    return {int(r[0]): (str(r[1]), str(r[2])) for r in _read(conn, sorted(set(ids)), where)}
+
+
+def _read(conn: sqlite3.Connection, ids: list[int], where: str = "") -> Iterator[Any]:
+    """``(id, content_session_id, project)`` rows of ``ids`` (and ``where``), in chunks."""
+    extra = f" AND {where}" if where else ""
+    for start in range(0, len(ids), CHUNK):
+        chunk = ids[start : start + CHUNK]
         sql = (
             "SELECT id, content_session_id, project FROM observations"
-            f" WHERE id IN ({', '.join('?' * len(chunk))}) AND {where}"
+            f" WHERE id IN ({', '.join('?' * len(chunk))}){extra}"
         )
-        for row in conn.execute(sql, chunk):
-            out[int(row[0])] = (str(row[1]), str(row[2]))
-    return out
+        yield from conn.execute(sql, chunk)
