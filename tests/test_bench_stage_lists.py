@@ -34,11 +34,32 @@ def test_session_features_read_the_candidates_of_the_same_session() -> None:
     session = {1: "a", 2: "a", 5: "b"}
     fused_of = {1: 0.5, 2: 1.0, 5: 0.8}
     rows = relevance_stage_lists.extras([2, 5, 1], texts, session, "red kite Leeds", fused_of)
-    best, first, cover, near = zip(*rows, strict=True)
+    best, first, cover, near, said = zip(*rows, strict=True)
     assert best == (1.0, 0.8, 1.0)  # 1's session holds the list's best (2)
     assert first == (1.0, 1.0, 0.0)  # 1 comes after 2, its session's best
     assert cover == (1.0, 2 / 3, 1.0)  # 1 and 2 together hold red, kite and Leeds
     assert near == (1.0, 2 / 3, 1.0)  # 1 and 2 are neighbouring turns
+    assert said == (0.0, 0.0, 0.0)  # not a question about a time
+
+
+def test_time_said_marks_the_turns_that_name_a_time_when_the_question_asks_one() -> None:
+    def text(words: str) -> ObsText:
+        return {"title": words, "body": "", "type": "", "epoch": 0}
+
+    texts = {
+        1: text("Caroline: I went to the support group yesterday"),
+        2: text("Melanie: the support group was lovely"),
+        3: text("Caroline: we moved in May 2022"),
+        4: text("Melanie: you may go to the group"),  # "may", the verb: no time
+        5: {"title": "Caroline: notes", "body": "on the 5th, before lunch", "type": "", "epoch": 0},
+    }
+    session = dict.fromkeys(texts, "a")
+    fused_of = dict.fromkeys(texts, 1.0)
+    ids = list(texts)
+    asked = relevance_stage_lists.extras(ids, texts, session, "When did she go?", fused_of)
+    assert [row[-1] for row in asked] == [1.0, 0.0, 1.0, 0.0, 1.0]
+    other = relevance_stage_lists.extras(ids, texts, session, "Who went to the group?", fused_of)
+    assert [row[-1] for row in other] == [0.0] * 5
 
 
 def test_reorder_keeps_every_fused_id_once_when_the_stage_reads_more_than_the_head() -> None:
