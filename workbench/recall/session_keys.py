@@ -29,9 +29,9 @@ def session_rows(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, Row]
     memo = fts.search_memo(("", "session rows", str(id(conn))))
     unique = sorted(set(ids))
     missing = unique if memo is None else [i for i in unique if i not in memo]
-    found: dict[int, Row | None] = {int(r[0]): (r[1], r[2]) for r in _read(conn, missing)}
+    found: dict[int, Row] = {int(r[0]): (r[1], r[2]) for r in _read(conn, missing)}
     if memo is None:
-        return {i: row for i, row in found.items() if row is not None}
+        return found
     for i in missing:
         memo[i] = found.get(i)
     return {i: row for i in unique if (row := memo[i]) is not None}
