@@ -108,14 +108,14 @@ VARIANTS = (
 # word, a relative day or period, a year, a day of the month). Month names only capitalised:
 # "may" and "march" are verbs too.
 ASKS_TIME = re.compile(
-    r"\b(?:when|since when|what (?:year|month|day|date|time)|which (?:year|month|day|date)"
+    r"\b(?:when|what (?:year|month|day|date|time)|which (?:year|month|day|date)"
     r"|how long ago)\b",
     re.IGNORECASE,
 )
 NAMES_TIME = re.compile(
     r"\b(?:(?i:yesterday|today|tonight|tomorrow|ago|weekend"
     r"|(?:last|next|this|that|past|coming) (?:week|month|year|night|morning|evening|summer"
-    r"|winter|spring|fall|autumn|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    r"|winter|spring|fall|autumn)"
     r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
     r"|January|February|March|April|May|June|July|August|September|October|November"
     r"|December|(?:1[89]|20)\d\d|\d{1,2}(?:st|nd|rd|th))\b"
