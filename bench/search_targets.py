@@ -179,6 +179,7 @@ def start(side: Side, n: int) -> float:
     side.conn = http.client.HTTPConnection("127.0.0.1", side.port, timeout=120)
     took = wait_indexed(side, n)
     wait_prefiltered(side)
+    wait_words_kept(side)
     return took
 
 
@@ -189,6 +190,17 @@ def wait_prefiltered(side: Side, most_s: float = 30.0) -> None:
     until = time.perf_counter() + most_s
     while time.perf_counter() < until:
         if json.loads(side.get("/api/index/status", {})).get("prefiltered", True):
+            return
+        time.sleep(0.5)
+
+
+def wait_words_kept(side: Side, most_s: float = 120.0) -> None:
+    """Until the side's indexer has made every memory's words for the second stage
+    (``wordsKept``: ~10 s of its thread at 100k after a start on an older store), so no side
+    is timed half-made. A checkout without them (no such field) is done at once."""
+    until = time.perf_counter() + most_s
+    while time.perf_counter() < until:
+        if json.loads(side.get("/api/index/status", {})).get("wordsKept", True) is not False:
             return
         time.sleep(0.5)
 

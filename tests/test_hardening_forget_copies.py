@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -81,6 +83,9 @@ def test_forget_leaves_no_copy_in_store_corpus_conversation_or_team_lake(
     )
     assert status == 200, body
     assert cli.publish_json()["added"]["summaries"] == 1
+    # The indexer keeps each memory's words for the second stage (``observation_tokens``):
+    # one more copy of the marker the forget must take.
+    assert kept_words(svc.data_dir, forgotten, MARKER)
     before = scan(svc, team_lake)
     print("byte scan before forget:", json.dumps(before))
     assert before["lake"], "the scan cannot see the published Parquet"
@@ -130,6 +135,25 @@ def test_forget_leaves_no_copy_in_store_corpus_conversation_or_team_lake(
     assert "queue timeout" in proc.stdout  # the rest of the memory is still there
     status, kept_row = svc.get(f"/api/observation/{kept}")
     assert status == 200, kept_row
+
+
+def kept_words(data_dir: Path, observation_id: int, word: str, wait_s: float = 60.0) -> bool:
+    """Whether the service's indexer kept ``word`` among the observation's words within
+    ``wait_s`` (read here through a read-only connection: this process writes nothing)."""
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        conn = sqlite3.connect(f"file:{data_dir / 'workbench.db'}?mode=ro", uri=True)
+        try:
+            row = conn.execute(
+                "SELECT title_words FROM observation_tokens WHERE observation_id = ?",
+                (observation_id,),
+            ).fetchone()
+        finally:
+            conn.close()
+        if row is not None and word in str(row[0]).split(" "):
+            return True
+        time.sleep(0.2)
+    return False
 
 
 def _rel(root: Path) -> Any:

@@ -161,6 +161,15 @@ EXPECTED_COLUMNS = {
     },
     "observation_edits": {"seq": "INTEGER", "observation_id": "INTEGER"},
     "observation_generation": {"id": "INTEGER", "n": "INTEGER"},
+    "observation_tokens": {
+        "observation_id": "INTEGER",
+        "digest": "BLOB",
+        "words_version": "INTEGER",
+        "title_words": "TEXT",
+        "body_words": "TEXT",
+        "pieces_recipe": "TEXT",
+        "pieces": "BLOB",
+    },
 }
 
 # (from column, to table, to column, on delete)
@@ -194,6 +203,7 @@ PROJECT_KEY_TRIGGERS = {
 }
 VECTOR_EDIT_TRIGGERS = {"observation_edits_au"}
 GENERATION_TRIGGERS = {f"observation_generation_{suffix}" for suffix in ("ai", "au", "ad")}
+TOKEN_TRIGGERS = {"observation_tokens_ad", "observation_tokens_au"}
 
 
 # ----- helpers --------------------------------------------------------------------------------
@@ -303,6 +313,7 @@ def test_blank_database_gets_exact_triggers(migrated: sqlite3.Connection) -> Non
         | STALENESS_TRIGGERS
         | VECTOR_EDIT_TRIGGERS
         | GENERATION_TRIGGERS
+        | TOKEN_TRIGGERS
     )
 
 

@@ -54,6 +54,11 @@ class IndexStatus(CamelModel):
     # Which tier finds each observation by meaning: ``minilm`` (its index), ``static`` (MiniLM
     # has not reached it yet), ``fullTextOnly`` (neither); None without an index.
     tiers: dict[str, int] | None = None
+    # Every memory's words for the second stage are kept (recall/token_rows.py): True once the
+    # indexer's sweep reached the last observation; False while it makes them (after an
+    # upgrade or a reindex, ~10 s at 100k; not while the embedding worker catches up, when a
+    # search tokenizes what has no row); None when no second stage reads words.
+    words_kept: bool | None = None
     # The memo of recent rankings' first observation (recall/anchor_memo.py): ``held``,
     # ``capacity``, ``reused`` (timeline anchors it gave) and ``ranked`` (anchors ranked).
     timeline_anchors: dict[str, int] | None = None

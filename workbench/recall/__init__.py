@@ -50,6 +50,7 @@ Modules:
 - ``rerank_learned`` the ``learned`` second stage: a linear learning-to-rank model
 - ``rerank_maxsim``  the ``maxsim`` second stage: late interaction over word-piece vectors
 - ``rerank_tokens``  the ``maxsim`` token table: one vector per MiniLM word piece
+- ``token_rows``     each memory's words for the second stage, made once by the indexer
 - ``text_caches``    the process's caches of memory text, emptied by a forget
 - ``evaluate``  recall evaluation on a person's own history (questions, metrics, sweeps)
 """

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from workbench.recall import index_files, vectors
+from workbench.recall import index_files, token_rows, vectors
 from workbench.recall.embed import Embedder, background_threads, load_embedder
 from workbench.recall.heap_trim import trim_heap
 from workbench.recall.static_tier import StaticTier
@@ -58,6 +58,9 @@ RENAME_S = 10.0  # behind ids a worker has passed are named to it again this oft
 # What waits is only MiniLM's index catching up on vectors already cached, and new memories
 # reaching the static tier: half a second against the minute a burst may lag.
 WORKER_PASS_GAP_S = 0.5
+# ``token_rows`` batches per pass: a 100k store's words are made in ~10 passes after an
+# upgrade or a reindex (~1 s of this thread each), one batch of new memories after that.
+TOKEN_BATCHES_PER_PASS = 20
 
 
 @dataclass
@@ -145,6 +148,11 @@ class Indexer(threading.Thread):
         # until the swap, so ``memoryBytes`` counts both.
         self._building: VectorIndex | None = None
         self._loaded = ""  # what ``load`` said of the embedder (the reason's first part)
+        # ``observation_tokens`` (``token_rows``): the id the fill goes on after, whether its
+        # sweep reached the last observation, and when the sweep began.
+        self._tokens_after = 0
+        self._tokens_done = False
+        self._tokens_sweep = time.monotonic()
 
     # ----- control (any thread) ----------------------------------------------------------
     def notify(self, *_: Any) -> None:
@@ -198,6 +206,7 @@ class Indexer(threading.Thread):
             "static": self.static.status() if self.static is not None else None,
             "unsearchable": self.unsearchable(),
             "tiers": self.tiers(),
+            "wordsKept": self._tokens_done if token_rows.wanted(self.settings) else None,
         }
 
     def memory_bytes(self) -> int:
@@ -297,6 +306,7 @@ class Indexer(threading.Thread):
                         self._switch_kind()
                     self._save(force=False)
                     self._prepare_prefilter()
+                self._fill_tokens()
                 self.pass_error = None
             except Exception as exc:  # the loop must outlive a bad moment (disk full…)
                 log.exception("indexer pass failed")
@@ -327,6 +337,36 @@ class Indexer(threading.Thread):
         index = self.index
         if index is not None and index.prepare_prefilter():
             trim_heap()  # the build's scratch: the codebooks' sample and decoded chunks
+
+    def _fill_tokens(self) -> None:
+        """Keep each memory's words made for the second stage (``token_rows``): a few batches
+        a pass while a sweep over the observations finds rows missing; then only new ids, and
+        a new sweep from the first id every ``FULL_CHECK_S`` (an edit deletes its row).
+
+        Not while the embedding worker embeds: its catch-up is what the CPU is for then, and
+        a search tokenizes what has no row (as it did before the rows).
+        """
+        process = self.process
+        if (process is not None and process.state == "embedding") or not token_rows.wanted(
+            self.settings
+        ):
+            return
+        conn = self.store.conn
+        newest = int(conn.execute("SELECT coalesce(max(id), 0) FROM observations").fetchone()[0])
+        now = time.monotonic()
+        if self._tokens_done:
+            if now - self._tokens_sweep >= FULL_CHECK_S:
+                self._tokens_after, self._tokens_done, self._tokens_sweep = 0, False, now
+            elif newest <= self._tokens_after:
+                return
+        table = token_rows.table_for(self.settings)
+        for _ in range(TOKEN_BATCHES_PER_PASS):
+            filled = token_rows.fill(conn, table, self._tokens_after)
+            self._tokens_after = max(filled.after, newest) if filled.done else filled.after
+            self._tokens_done = filled.done
+            if filled.done or self._stopping.is_set():
+                return
+            self._yield_to_ingest()
 
     def _worker_pass_gap(self) -> None:
         """While the embedding worker embeds, the next pass waits up to ``WORKER_PASS_GAP_S``;
@@ -744,6 +784,8 @@ class Indexer(threading.Thread):
             conn = self.store.conn
             # In short transactions beside the live index: hook writes go on meanwhile.
             fts_rebuild.rebuild(conn, stopping=self._stopping.is_set)
+            token_rows.clear(conn)  # derived too: the passes after this one make them again
+            self._tokens_after, self._tokens_done, self._tokens_sweep = 0, False, time.monotonic()
             job.fts_seconds = round(time.monotonic() - started, 3)
             if self.embedder is None or self.state != "ready":
                 job.vectors = f"skipped: {self.reason}"

@@ -15,12 +15,13 @@ no FTS query. ``FEATURES`` names the columns; a stored model whose names differ 
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import re
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from workbench.store.identifiers import split_identifiers
 
@@ -53,6 +54,10 @@ _STOP = frozenset(
     " or our so that the their them then there these this to was we were what when where which"
     " who why will with you your".split()
 )
+# The recipe of ``words`` (``_WORD``, ``stem``, ``split_identifiers``): rows of
+# ``observation_tokens`` written under another are not read. Bump it with any change to what
+# ``words`` gives (tests/test_token_rows.py pins the words of sample texts).
+WORDS_VERSION = 1
 
 
 @dataclass
@@ -79,6 +84,28 @@ def words(text: str) -> list[str]:
     return list(_words(text))
 
 
+def words_of(text: str) -> tuple[str, ...]:
+    """``words``, uncached (the indexer's ``token_rows`` runs it over every memory once)."""
+    expanded = split_identifiers(text)
+    return tuple(map(stem, _WORD.findall(str(expanded).lower())))
+
+
+def digest(title: str, body: str) -> bytes:
+    """What ``observation_tokens`` rows are checked against: the title and body they were
+    made from (apart, so moving a word between them is another text)."""
+    text = f"{title}\x00{body}".encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(text, digest_size=16).digest()
+
+
+def text_words(found: ObsText) -> tuple[Sequence[str], Sequence[str]]:
+    """``words`` of a candidate's title and of its body: its ``observation_tokens`` row's
+    when ``load_texts`` found one made from this text by this recipe, else tokenized here."""
+    kept = found.get("words")
+    if kept is not None:
+        return kept
+    return _words(found["title"]), _words(found["body"])
+
+
 def clear_cache() -> None:
     """Forget the cached words (benches time a cold stage; a forget, ``text_caches``)."""
     _words.cache_clear()
@@ -89,8 +116,7 @@ def clear_cache() -> None:
 @functools.lru_cache(maxsize=512)
 def _words(text: str) -> tuple[str, ...]:
     """``words``, cached: a search's stages read the same candidates' title and body twice."""
-    expanded = split_identifiers(text)
-    return tuple(map(stem, _WORD.findall(str(expanded).lower())))
+    return words_of(text)
 
 
 def query_words(query: str) -> list[str]:
@@ -145,26 +171,48 @@ class ObsText(TypedDict):
     title: str
     body: str
     epoch: int
+    # Its ``observation_tokens`` row, when one was made from this title and body: the words
+    # of each (``words``, under ``WORDS_VERSION``), and MaxSim's pieces with their recipe
+    # (``rerank_maxsim.kept_pieces`` checks the recipe).
+    words: NotRequired[tuple[Sequence[str], Sequence[str]]]
+    pieces: NotRequired[tuple[str, bytes]]
 
 
 def load_texts(conn: sqlite3.Connection, ids: Sequence[int]) -> dict[int, ObsText]:
-    """Title, body text, type and time of each observation in ``ids`` (one query)."""
+    """Title, body text, type and time of each observation in ``ids`` (one query), with its
+    ``observation_tokens`` row where one was made from that text (``ObsText``)."""
     if not ids:
         return {}
     sql = (
-        "SELECT id, type, title, subtitle, narrative, facts, concepts, created_at_epoch"
-        f" FROM observations WHERE id IN ({', '.join('?' * len(ids))})"
+        "SELECT o.id, o.type, o.title, o.subtitle, o.narrative, o.facts, o.concepts,"
+        " o.created_at_epoch, t.digest, t.words_version, t.title_words, t.body_words,"
+        " t.pieces_recipe, t.pieces FROM observations o"
+        " LEFT JOIN observation_tokens t ON t.observation_id = o.id"
+        f" WHERE o.id IN ({', '.join('?' * len(ids))})"
     )
     out: dict[int, ObsText] = {}
     for row in conn.execute(sql, list(ids)):
         body = " ".join(str(v or "") for v in (row[3], row[4], flat(row[5]), flat(row[6])))
-        out[int(row[0])] = {
+        found: ObsText = {
             "type": str(row[1] or ""),
             "title": str(row[2] or ""),
             "body": body,
             "epoch": int(row[7] or 0),
         }
+        if row[8] is not None and row[8] == digest(found["title"], body):
+            if row[9] == WORDS_VERSION:
+                found["words"] = (_split(row[10]), _split(row[11]))
+            if row[12] is not None and isinstance(row[13], bytes):
+                found["pieces"] = (str(row[12]), row[13])
+        out[int(row[0])] = found
     return out
+
+
+def _split(joined: object) -> tuple[str, ...]:
+    """Words kept joined by spaces (``token_rows``), back as ``words`` gave them: a word holds
+    letters and digits only, never a space, and is never empty."""
+    text = str(joined or "")
+    return tuple(text.split(" ")) if text else ()
 
 
 def flat(value: object) -> str:
@@ -241,7 +289,7 @@ def _text_features(
     if found is None:
         return [0.0] * (len(FEATURES) - 8)
     title, body = str(found["title"]), str(found["body"])
-    t_words, b_words = words(title), words(body)
+    t_words, b_words = text_words(found)
     t_set, b_set = set(t_words), set(b_words)
     share = len(q_words) or 1
     run = max(longest_run(q_words, t_words), longest_run(q_words, b_words))

@@ -81,6 +81,7 @@ import sqlite3
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -264,12 +265,9 @@ def compute(
     lengths: list[int] = []
     for i in ids:
         found = texts.get(i)
-        # Title and body apart, as ``rerank_features`` reads them (its cache then serves both).
-        bag = (
-            rerank_features.words(found["title"]) + rerank_features.words(found["body"])
-            if found
-            else []
-        )
+        # Title and body apart, as ``rerank_features`` reads them (its cache, or the row
+        # ``load_texts`` found, then serves both).
+        bag = [*chain.from_iterable(rerank_features.text_words(found))] if found else []
         held.append(set(bag))
         lengths.append(len(bag))
     present = {w: sum(w in h for h in held) for w in q_words}
@@ -474,11 +472,10 @@ def order(
     if first_only and pinned(rerank_features.rank_rows(sub), model.pin_gap):
         return list(candidates.fused)
     head_ids = [i for i, _ in head]
-    loaded = rerank_features.load_texts(conn, head_ids)  # one SELECT for every feature
-    texts = [
-        f"{loaded[i]['title']} {loaded[i]['body']}".strip() if i in loaded else "" for i in head_ids
-    ]
-    maxsim = rerank_maxsim.scores(table, query, texts)
+    # One SELECT for every feature, with the texts' kept words and pieces (``token_rows``).
+    loaded = rerank_features.load_texts(conn, head_ids)
+    texts = [rerank_maxsim.candidate_text(loaded.get(i)) for i in head_ids]
+    maxsim = rerank_maxsim.scores(table, query, texts, rerank_maxsim.known_pieces(table, loaded))
     found = _sessions(conn, head_ids)  # one lookup for the features and the session cap
     ids, rows = compute(conn, query, sub, maxsim, loaded, found)
     fused = dict(head)

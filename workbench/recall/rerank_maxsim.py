@@ -22,17 +22,23 @@ import itertools
 import json
 import re
 import sqlite3
+import sys
 import threading
 from array import array
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from workbench.recall import rerank_features
-from workbench.recall.rerank_features import Candidates
+from workbench.recall.rerank_features import Candidates, ObsText
 from workbench.recall.rerank_tokens import TokenTable
 
 DEFAULT_FUSED_WEIGHT = 0.7
 MAX_PIECES = 256  # per candidate: a long memory's first 256 word pieces
+# The recipe of ``content_pieces`` (with the tokenizer's content, ``pieces_recipe``): rows of
+# ``observation_tokens`` written under another are not read. Bump it with any change to what
+# ``content_pieces`` gives (tests/test_token_rows.py pins the pieces of sample texts).
+PIECES_VERSION = 1
+_RECIPES: dict[str, str] = {}  # table -> its ``pieces_recipe``
 CACHE_SIZE = 4096  # texts whose pieces are kept (~200 bytes each: ~1 MB at most)
 # By table and a digest of the text: the pieces as 2- or 4-byte integers. Keeping the text
 # and a tuple of Python ints instead cost ~2.5 KB a text, ~10 MiB of RSS (issue 21).
@@ -60,16 +66,19 @@ def _key(table: TokenTable, text: str) -> tuple[str, bytes]:
     ).digest()
 
 
-def content_pieces(table: TokenTable, texts: list[str]) -> list[list[int]]:
+def content_pieces(
+    table: TokenTable, texts: list[str], known: Mapping[str, list[int]] | None = None
+) -> list[list[int]]:
     """Per text, the word pieces that carry meaning: no stop words, no punctuation.
 
     A memory's pieces never change, and tokenizing 30–50 candidates is most of this stage's
-    cost (~1 µs per character on a busy 2-core box), so each text's pieces are kept
+    cost (~1 µs per character on a busy 2-core box). ``known``: texts whose pieces were read
+    (``known_pieces``: the indexer's ``observation_tokens`` rows). The others' are kept
     (``_CACHE``, by table and text, the last ``CACHE_SIZE`` texts): a later search over the
     same memories only tokenizes the query and the texts it has not seen.
     """
-    have: dict[str, list[int]] = {}
-    keys = {text: _key(table, text) for text in dict.fromkeys(texts)}
+    have: dict[str, list[int]] = {t: list(known[t]) for t in texts if known and t in known}
+    keys = {text: _key(table, text) for text in dict.fromkeys(texts) if text not in have}
     with _LOCK:  # searches run on several threads; the tokenizing itself runs outside
         for text, key in keys.items():
             found = _CACHE.pop(key, None)
@@ -79,10 +88,8 @@ def content_pieces(table: TokenTable, texts: list[str]) -> list[list[int]]:
     missing = [t for t in keys if t not in have]
     fresh: dict[str, array] = {}
     if missing:
-        meaning = _meaning(table)
         wide = _id_code(table)
-        for text, ids in zip(missing, _encode(table, missing), strict=True):
-            kept = [i for i in ids if meaning[i]] or ids
+        for text, kept in zip(missing, fresh_pieces(table, missing), strict=True):
             have[text] = kept
             fresh[text] = array(wide, kept)
     with _LOCK:
@@ -93,7 +100,50 @@ def content_pieces(table: TokenTable, texts: list[str]) -> list[list[int]]:
     return [list(have[text]) for text in texts]
 
 
-def _encode(table: TokenTable, texts: list[str]) -> list[list[int]]:
+def fresh_pieces(table: TokenTable, texts: list[str], *, keep: bool = True) -> list[list[int]]:
+    """``content_pieces`` of ``texts``, tokenized now. ``keep=False``: chunks not seen before
+    are not kept (the indexer tokenizing every memory would push out the searches' own)."""
+    meaning = _meaning(table)
+    return [[i for i in ids if meaning[i]] or ids for ids in _encode(table, texts, keep=keep)]
+
+
+def pieces_recipe(table: TokenTable) -> str:
+    """What a text's kept pieces (``observation_tokens.pieces``) depend on besides the text:
+    this code's rules (``PIECES_VERSION``, ``MAX_PIECES``), the tokenizer's content and how
+    the ids are packed. A row of another recipe is not read."""
+    found = _RECIPES.get(table.sha256)
+    if found is None:
+        spec = hashlib.sha256(table.tokenizer.to_str().encode("utf-8")).hexdigest()[:16]
+        found = f"{PIECES_VERSION}:{MAX_PIECES}:{spec}:{_id_code(table)}:{sys.byteorder}"
+        _RECIPES[table.sha256] = found
+    return found
+
+
+def packed(table: TokenTable, pieces: Sequence[int]) -> bytes:
+    """``pieces`` as ``observation_tokens.pieces`` holds them (``pieces_recipe``)."""
+    return array(_id_code(table), pieces).tobytes()
+
+
+def candidate_text(found: ObsText | None) -> str:
+    """A candidate's text for MaxSim: its title and body ("" for one deleted)."""
+    return f"{found['title']} {found['body']}".strip() if found is not None else ""
+
+
+def known_pieces(table: TokenTable, loaded: Mapping[int, ObsText]) -> dict[str, list[int]]:
+    """Candidate text -> its pieces, for each ``observation_tokens`` row ``load_texts`` found
+    made from that text by this table's recipe (``pieces_recipe``)."""
+    recipe = pieces_recipe(table)
+    code = _id_code(table)
+    width = array(code).itemsize
+    known: dict[str, list[int]] = {}
+    for found in loaded.values():
+        kept = found.get("pieces")
+        if kept is not None and kept[0] == recipe and len(kept[1]) % width == 0:
+            known[candidate_text(found)] = array(code, kept[1]).tolist()
+    return known
+
+
+def _encode(table: TokenTable, texts: list[str], *, keep: bool = True) -> list[list[int]]:
     """Each text's first ``MAX_PIECES`` word-piece ids, as the table's tokenizer gives them.
 
     Why: tokenizing the candidates' text was most of the stage (~3 ms a hybrid search at 100k
@@ -122,11 +172,12 @@ def _encode(table: TokenTable, texts: list[str]) -> list[list[int]]:
         encoded = tokenizer.encode_batch_fast(new, add_special_tokens=False)
         fresh = {c: array(code, e.ids).tobytes() for c, e in zip(new, encoded, strict=True)}
         have.update(fresh)
-        if len(known) + len(fresh) > CHUNK_CACHE_SIZE:
+        if keep and len(known) + len(fresh) > CHUNK_CACHE_SIZE:
             # The older half leaves (insertion order); a refill costs one tokenizing a chunk.
             for old in list(itertools.islice(known, len(known) // 2 + len(fresh))):
                 known.pop(old, None)
-        known.update(fresh)
+        if keep:
+            known.update(fresh)
     width = array(code).itemsize * MAX_PIECES
     return [
         array(code, b"".join(map(have.__getitem__, chunks))[:width]).tolist() for chunks in split
@@ -190,11 +241,17 @@ def clear_cache() -> None:
         _CHUNKS.clear()
 
 
-def scores(table: TokenTable, query: str, texts: Sequence[str]) -> list[float]:
-    """MaxSim of ``query`` against each text, IDF-weighted over ``texts`` (0 for an empty one)."""
+def scores(
+    table: TokenTable,
+    query: str,
+    texts: Sequence[str],
+    known: Mapping[str, list[int]] | None = None,
+) -> list[float]:
+    """MaxSim of ``query`` against each text, IDF-weighted over ``texts`` (0 for an empty one).
+    ``known``: texts whose pieces were read (``known_pieces``)."""
     import numpy as np
 
-    query_ids, *docs = content_pieces(table, [query, *texts])
+    query_ids, *docs = content_pieces(table, [query, *texts], known)
     if not query_ids or not any(docs):
         return [0.0] * len(texts)
     # Candidates holding each query piece (only the query's pieces are ever looked up).
@@ -238,7 +295,7 @@ def _rows(table: TokenTable, ids: Any) -> Any:
 def candidate_texts(conn: sqlite3.Connection, ids: Sequence[int]) -> list[str]:
     """Each candidate's title and body ("" for one deleted since it was indexed)."""
     found = rerank_features.load_texts(conn, ids)
-    return [f"{found[i]['title']} {found[i]['body']}".strip() if i in found else "" for i in ids]
+    return [candidate_text(found.get(i)) for i in ids]
 
 
 def combine(
@@ -267,8 +324,10 @@ def order(
     head, tail = candidates.fused[:top_n], candidates.fused[top_n:]
     if len(head) < 2:
         return list(candidates.fused)
-    texts = candidate_texts(conn, [i for i, _ in head])
-    reordered = combine(head, scores(table, query, texts), fused_weight)
+    loaded = rerank_features.load_texts(conn, [i for i, _ in head])
+    texts = [candidate_text(loaded.get(i)) for i, _ in head]
+    known = known_pieces(table, loaded)
+    reordered = combine(head, scores(table, query, texts, known), fused_weight)
     if sorted(i for i, _ in reordered) != sorted(i for i, _ in head):
         raise RuntimeError("the reranker changed the candidate set")
     return reordered + list(tail)

@@ -924,3 +924,48 @@ def m016_observation_generation(conn: sqlite3.Connection) -> None:
         BEGIN {bump} END;
         """,
     )
+
+
+# What the second stage reads of an observation (``rerank_features.load_texts``), and its id.
+_READ_COLUMNS = ("id", "title", "subtitle", "narrative", "facts", "concepts")
+
+
+@migration
+def m017_observation_tokens(conn: sqlite3.Connection) -> None:
+    """``observation_tokens``: each observation's words as the second stage reads them.
+
+    Why: tokenizing a search's ~30 candidates (MaxSim's word pieces, the features' stemmed
+    words) was ~1.7 ms of a timeline by query's ~15 ms CPU at 100k (issue 21), and a memory's
+    words never change while its text does not. The indexer writes a row per observation
+    (``recall.token_rows``); a search uses a row only when its digest is that of the text it
+    read and its recipe that of the code and tokenizer it runs, else it tokenizes as before.
+
+    A row is a copy of the memory's words, so it goes with them: a trigger (any writer: the
+    service, forget, a migration, a user's own ``sqlite3``) deletes it when its observation is
+    deleted or its text changes, before a forget's purge runs. Derived: ``workbench reindex``
+    empties the table and the indexer fills it again.
+    """
+    changed = " OR ".join(f"old.{c} IS NOT new.{c}" for c in _READ_COLUMNS)
+    run_script(
+        conn,
+        f"""
+        CREATE TABLE IF NOT EXISTS observation_tokens (
+            observation_id INTEGER PRIMARY KEY,
+            digest BLOB NOT NULL,
+            words_version INTEGER NOT NULL,
+            title_words TEXT NOT NULL,
+            body_words TEXT NOT NULL,
+            pieces_recipe TEXT,
+            pieces BLOB
+        );
+        CREATE TRIGGER IF NOT EXISTS observation_tokens_ad AFTER DELETE ON observations
+        BEGIN
+            DELETE FROM observation_tokens WHERE observation_id = old.id;
+        END;
+        CREATE TRIGGER IF NOT EXISTS observation_tokens_au
+        AFTER UPDATE OF {", ".join(_READ_COLUMNS)} ON observations
+        WHEN {changed} BEGIN
+            DELETE FROM observation_tokens WHERE observation_id = old.id;
+        END;
+        """,
+    )
