@@ -103,14 +103,22 @@ class Tokenized:
         monkeypatch.setattr(rerank_maxsim, "fresh_pieces", counted_pieces)
 
 
-def test_a_search_reads_the_kept_words_and_tokenizes_only_its_query(
-    seeded: tuple[Store, Seeded], static: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    store, _ = seeded
+@pytest.fixture
+def answered(
+    seeded: tuple[Store, Seeded], static: Path, tmp_path: Path
+) -> tuple[Store, Seeded, Settings, list[list[tuple[int, float, str | None]]]]:
+    """The seeded store, the learned stage's settings and its answers before any row."""
+    store, ids = seeded
     settings = settings_of(tmp_path / "s")
     without = answers(store, settings)
     assert any(label == "learned" for hits in without for _, _, label in hits)
+    return store, ids, settings, without
 
+
+def test_a_search_reads_the_kept_words_and_tokenizes_only_its_query(
+    answered: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, _, settings, without = answered
     table = token_rows.table_for(settings)
     assert table is not None
     assert fill_all(store, table) == len(rows(store)) > 0
@@ -124,11 +132,9 @@ def test_a_search_reads_the_kept_words_and_tokenizes_only_its_query(
 
 
 def test_a_row_made_from_another_text_or_recipe_is_not_read(
-    seeded: tuple[Store, Seeded], static: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    answered: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store, ids = seeded
-    settings = settings_of(tmp_path / "s")
-    without = answers(store, settings)
+    store, ids, settings, without = answered
     fill_all(store, token_rows.table_for(settings))
     # Each row says it was made otherwise, and holds what a search would rank wrongly by.
     wrong_words, wrong_pieces = "title_words = 'zz', body_words = 'zz'", "pieces = x'0100'"

@@ -173,7 +173,7 @@ class ObsText(TypedDict):
     epoch: int
     # Its ``observation_tokens`` row, when one was made from this title and body: the words
     # of each (``words``, under ``WORDS_VERSION``), and MaxSim's pieces with their recipe
-    # (``rerank_maxsim.kept_pieces`` checks the recipe).
+    # (``rerank_maxsim.known_pieces`` checks the recipe).
     words: NotRequired[tuple[Sequence[str], Sequence[str]]]
     pieces: NotRequired[tuple[str, bytes]]
 

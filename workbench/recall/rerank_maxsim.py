@@ -152,8 +152,8 @@ def _encode(table: TokenTable, texts: list[str], *, keep: bool = True) -> list[l
     and everything else it does (cleaning, accents, lower case, CJK, punctuation, word
     pieces, its special tokens) happens within a word: so a text's ids are its chunks' ids
     (split at those four characters) one after the other, and each chunk is tokenized once
-    and kept (``_CHUNKS``, its ids packed as bytes). Any other tokenizer takes the whole
-    texts, as before.
+    and kept (``_CHUNKS``, its ids packed as bytes; ``keep=False``: chunks new to the process
+    are used, not kept). Any other tokenizer takes the whole texts, as before.
     """
     tokenizer = table.tokenizer
     if not _by_word(table):
