@@ -64,7 +64,9 @@ def scan(svc: Any, team_lake: Any) -> dict[str, list[str]]:
 def test_forget_leaves_no_copy_in_store_corpus_conversation_or_team_lake(
     team_lake: Any, make_service: Any, tmp_path: Path
 ) -> None:
-    svc = make_service(**team_env(team_lake))
+    # With the embedder on, as a user's service runs: its vectors and the words the second
+    # stage keeps per memory are copies too.
+    svc = make_service(**team_env(team_lake, WORKBENCH_EMBEDDER="minilm"))
     forgotten, kept = seed(
         svc.data_dir,
         PROJECT,
@@ -117,9 +119,12 @@ def test_forget_leaves_no_copy_in_store_corpus_conversation_or_team_lake(
     assert all(c["howToRemove"] for c in not_cleaned)
 
     # What readers see: local search, the summary, a colleague's SQL over the lake.
-    status, found = svc.get(f"/api/search?query={quote(MARKER)}&format=json")
+    status, found = svc.get(f"/api/search?query={quote(MARKER)}&format=json&mode=fts")
     assert status == 200
     assert (found["observations"], found["sessions"], found["prompts"]) == ([], [], [])
+    status, found = svc.get(f"/api/search?query={quote(MARKER)}&format=json")  # by meaning
+    assert status == 200
+    assert forgotten not in [hit["id"] for hit in found["observations"]]
     status, summaries = svc.get("/api/summaries")
     assert status == 200
     assert MARKER not in json.dumps(summaries)

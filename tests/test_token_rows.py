@@ -50,8 +50,9 @@ def seeded(tmp_path: Path) -> Iterator[tuple[Store, Seeded]]:
         yield store, seed(store)
 
 
-def settings_of(where: Path) -> Settings:
-    return load_settings(where, search_rerank=True, search_rerank_method="learned")
+def settings_of(where: Path, **extra: Any) -> Settings:
+    chosen = {"search_rerank": True, "search_rerank_method": "learned", "embedder": "minilm"}
+    return load_settings(where, **{**chosen, **extra})
 
 
 def fill_all(store: Store, table: Any) -> int:
@@ -228,9 +229,11 @@ def test_reindex_empties_the_rows_and_the_indexer_passes_make_them_again(
     store, ids = seeded
     settings = settings_of(data_dir)
     indexer = Indexer(store, settings, lambda _: (None, "no embedder in this test"))
+    assert indexer.status()["wordsKept"] is False
     indexer._fill_tokens()
     assert set(rows(store)) == set(ids.ids.values())
     assert all(r[5] is not None and r[6] for r in rows(store).values())  # pieces made too
+    assert indexer.status()["wordsKept"] is True
 
     job = indexer.reindex(ReindexJob(id=1))
     assert job.state == "done", job.error
@@ -239,13 +242,16 @@ def test_reindex_empties_the_rows_and_the_indexer_passes_make_them_again(
     assert set(rows(store)) == set(ids.ids.values())
 
 
+@pytest.mark.parametrize("off", [{"search_rerank": False}, {"embedder": "none"}])
 def test_with_no_stage_that_reads_words_nothing_is_made(
-    seeded: tuple[Store, Seeded], data_dir: Path
+    seeded: tuple[Store, Seeded], data_dir: Path, off: dict[str, Any]
 ) -> None:
+    """No second stage, or no embedder (every search is then full text: no stage runs)."""
     store, _ = seeded
-    indexer = Indexer(store, load_settings(data_dir, search_rerank=False), lambda _: (None, "-"))
+    indexer = Indexer(store, settings_of(data_dir, **off), lambda _: (None, "-"))
     indexer._fill_tokens()
     assert rows(store) == {}
+    assert indexer.status()["wordsKept"] is None
 
 
 # What this code makes of a few texts. A change here changes what a kept row holds: bump

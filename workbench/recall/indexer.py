@@ -306,7 +306,10 @@ class Indexer(threading.Thread):
                         self._switch_kind()
                     self._save(force=False)
                     self._prepare_prefilter()
-                self._fill_tokens()
+                try:
+                    self._fill_tokens()
+                except Exception:  # derived and optional: searches tokenize what has no row
+                    log.warning("could not keep the memories' words (token_rows)", exc_info=True)
                 self.pass_error = None
             except Exception as exc:  # the loop must outlive a bad moment (disk full…)
                 log.exception("indexer pass failed")

@@ -65,10 +65,15 @@ def table_for(settings: Any) -> TokenTable | None:
 
 
 def wanted(settings: Any) -> bool:
-    """Whether searches read rows at all: a second stage that reads words runs."""
+    """Whether searches read rows at all: a second stage that reads words runs, and it runs
+    only on a hybrid ranking (no embedder: every search is full text)."""
     from workbench.recall import rerank
 
-    return rerank.enabled(settings) and rerank.method(settings) in ("learned", "maxsim", "features")
+    return (
+        getattr(settings, "embedder", "minilm") != "none"
+        and rerank.enabled(settings)
+        and rerank.method(settings) in ("learned", "maxsim", "features")
+    )
 
 
 def fill(
