@@ -32,8 +32,8 @@ from workbench.recall import rerank_features, rerank_maxsim
 from workbench.recall.rerank_tokens import TokenTable
 from workbench.store.connection import atomic
 
-# Observations made per ``fill``: ~40 ms of the indexer thread's CPU (a 100k store fills in
-# ~200 passes, ~10 s of CPU in all), and the write transaction holds the lock ~2 ms of that.
+# Observations made per ``fill``: ~40 ms of the indexer thread's CPU (a 100k store takes ~200
+# of them, ~10 s of CPU in all), and the write transaction holds the lock ~6 ms of that.
 BATCH = 512
 
 
