@@ -187,20 +187,23 @@ def wait_prefiltered(side: Side, most_s: float = 30.0) -> None:
     """Until the side's indexer has built its vector prefilter (``prefiltered``: ~2 s of its
     thread after the index fills at 100k), so no side is timed half-built. A checkout without
     one (no such field) is done at once; a side with it off gives up after ``most_s``."""
-    until = time.perf_counter() + most_s
-    while time.perf_counter() < until:
-        if json.loads(side.get("/api/index/status", {})).get("prefiltered", True):
-            return
-        time.sleep(0.5)
+    wait_status(side, "prefiltered", most_s)
 
 
 def wait_words_kept(side: Side, most_s: float = 120.0) -> None:
     """Until the side's indexer has made every memory's words for the second stage
     (``wordsKept``: ~10 s of its thread at 100k after a start on an older store), so no side
     is timed half-made. A checkout without them (no such field) is done at once."""
+    wait_status(side, "wordsKept", most_s)
+
+
+def wait_status(side: Side, field_name: str, most_s: float) -> None:
+    """Until ``/api/index/status`` says anything but false for ``field_name`` (absent or null
+    count as done), at most ``most_s``."""
     until = time.perf_counter() + most_s
     while time.perf_counter() < until:
-        if json.loads(side.get("/api/index/status", {})).get("wordsKept", True) is not False:
+        found = json.loads(side.get("/api/index/status", {})).get(field_name, True)
+        if found is not False:
             return
         time.sleep(0.5)
 

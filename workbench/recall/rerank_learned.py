@@ -474,8 +474,7 @@ def order(
     head_ids = [i for i, _ in head]
     # One SELECT for every feature, with the texts' kept words and pieces (``token_rows``).
     loaded = rerank_features.load_texts(conn, head_ids)
-    texts = [rerank_maxsim.candidate_text(loaded.get(i)) for i in head_ids]
-    maxsim = rerank_maxsim.scores(table, query, texts, rerank_maxsim.known_pieces(table, loaded))
+    maxsim = rerank_maxsim.loaded_scores(table, query, head_ids, loaded)
     found = _sessions(conn, head_ids)  # one lookup for the features and the session cap
     ids, rows = compute(conn, query, sub, maxsim, loaded, found)
     fused = dict(head)

@@ -172,11 +172,11 @@ def _encode(table: TokenTable, texts: list[str], *, keep: bool = True) -> list[l
         encoded = tokenizer.encode_batch_fast(new, add_special_tokens=False)
         fresh = {c: array(code, e.ids).tobytes() for c, e in zip(new, encoded, strict=True)}
         have.update(fresh)
-        if keep and len(known) + len(fresh) > CHUNK_CACHE_SIZE:
-            # The older half leaves (insertion order); a refill costs one tokenizing a chunk.
-            for old in list(itertools.islice(known, len(known) // 2 + len(fresh))):
-                known.pop(old, None)
         if keep:
+            if len(known) + len(fresh) > CHUNK_CACHE_SIZE:
+                # The older half leaves (insertion order); a refill costs one tokenizing a chunk.
+                for old in list(itertools.islice(known, len(known) // 2 + len(fresh))):
+                    known.pop(old, None)
             known.update(fresh)
     width = array(code).itemsize * MAX_PIECES
     return [
@@ -292,6 +292,15 @@ def _rows(table: TokenTable, ids: Any) -> Any:
     return rows
 
 
+def loaded_scores(
+    table: TokenTable, query: str, ids: Sequence[int], loaded: Mapping[int, ObsText]
+) -> list[float]:
+    """``scores`` of the candidates ``ids`` from their ``load_texts`` (their text, and the
+    pieces their ``observation_tokens`` rows hold: ``known_pieces``)."""
+    texts = [candidate_text(loaded.get(i)) for i in ids]
+    return scores(table, query, texts, known_pieces(table, loaded))
+
+
 def candidate_texts(conn: sqlite3.Connection, ids: Sequence[int]) -> list[str]:
     """Each candidate's title and body ("" for one deleted since it was indexed)."""
     found = rerank_features.load_texts(conn, ids)
@@ -324,10 +333,9 @@ def order(
     head, tail = candidates.fused[:top_n], candidates.fused[top_n:]
     if len(head) < 2:
         return list(candidates.fused)
-    loaded = rerank_features.load_texts(conn, [i for i, _ in head])
-    texts = [candidate_text(loaded.get(i)) for i, _ in head]
-    known = known_pieces(table, loaded)
-    reordered = combine(head, scores(table, query, texts, known), fused_weight)
+    ids = [i for i, _ in head]
+    maxsim = loaded_scores(table, query, ids, rerank_features.load_texts(conn, ids))
+    reordered = combine(head, maxsim, fused_weight)
     if sorted(i for i, _ in reordered) != sorted(i for i, _ in head):
         raise RuntimeError("the reranker changed the candidate set")
     return reordered + list(tail)
