@@ -347,11 +347,18 @@ class Indexer(threading.Thread):
         a new sweep from the first id every ``FULL_CHECK_S`` (an edit deletes its row).
 
         Not while the embedding worker embeds: its catch-up is what the CPU is for then, and
-        a search tokenizes what has no row (as it did before the rows).
+        a search tokenizes what has no row (as it did before the rows). Nor while hooks post a
+        burst: the pass returns (before a batch, and between two) rather than wait for the
+        burst to end, so the next pass gives the burst's memories their vectors. Waiting
+        between the batches held this thread ~41 s of a 50 events/s burst right after a 100k
+        catch-up (20 batches, up to 2 s each), when no new memory reached any tier
+        (``bench/vectors_catch_up.py``, stop 47).
         """
         process = self.process
-        if (process is not None and process.state == "embedding") or not token_rows.wanted(
-            self.settings
+        if (
+            (process is not None and process.state == "embedding")
+            or not token_rows.wanted(self.settings)
+            or self._ingest_busy()
         ):
             return
         conn = self.store.conn
@@ -367,9 +374,8 @@ class Indexer(threading.Thread):
             filled = token_rows.fill(conn, table, self._tokens_after)
             self._tokens_after = max(filled.after, newest) if filled.done else filled.after
             self._tokens_done = filled.done
-            if filled.done or self._stopping.is_set():
+            if filled.done or self._stopping.is_set() or self._ingest_busy():
                 return
-            self._yield_to_ingest()
 
     def _worker_pass_gap(self) -> None:
         """While the embedding worker embeds, the next pass waits up to ``WORKER_PASS_GAP_S``;
