@@ -63,7 +63,8 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -657,6 +658,39 @@ def shipped_weights(fitted: dict[str, Any], previous: Path) -> dict[str, Any]:
     return {**fitted, **rules}
 
 
+@contextmanager
+def loaded_items(cache: Path | None = None) -> Iterator[tuple[dict[str, Loaded], list[Item]]]:
+    """Every available set loaded into a temporary store (``relevance_sets.load``) and every
+    question's ``Item`` (``items_of``), read from ``cache`` when that pickle exists (written
+    there otherwise); the stores close when the block ends."""
+    reason = rerank_tokens.static_problem()
+    if reason is not None:
+        raise SystemExit(f"no static model for the learned stage's MaxSim: {reason}")
+    table = rerank_tokens.load_static()
+    # The ``maxsim`` stage's own table, for its comparison rows when built.
+    maxsim_table = rerank_tokens.load() if rerank_tokens.problem() is None else None
+    model = minilm()
+    with tempfile.TemporaryDirectory() as tmp:
+        every = {name: load(name, Path(tmp), model) for name in available_sets()}
+        model.save()
+        try:
+            items: list[Item] = []
+            if cache is not None and cache.exists():
+                items = pickle.loads(cache.read_bytes())
+            else:
+                for loaded in every.values():
+                    started = time.perf_counter()
+                    items += items_of(loaded, table, maxsim_table)
+                    took = time.perf_counter() - started
+                    print(f"{loaded.name}: collected in {took:.0f} s", file=sys.stderr)
+                if cache is not None:
+                    cache.write_bytes(pickle.dumps(items))
+            yield every, items
+        finally:
+            for loaded in every.values():
+                loaded.store.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--write", action="store_true", help="write the shipped weights file")
@@ -664,30 +698,10 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--cache", type=Path, help="keep the collected rows in this pickle")
     args = parser.parse_args()
-    reason = rerank_tokens.static_problem()
-    if reason is not None:
-        raise SystemExit(f"no static model for the learned stage's MaxSim: {reason}")
-    table = rerank_tokens.load_static()
-    # The ``maxsim`` stage's own table, for its comparison rows (and --latency) when built.
-    maxsim_table = rerank_tokens.load() if rerank_tokens.problem() is None else None
-    if maxsim_table is None and args.latency:
+    if args.latency and rerank_tokens.problem() is not None:
         raise SystemExit("--latency times the maxsim stage too: run `workbench rerank build`")
-    model = minilm()
     doc: dict[str, Any] = {"tables": {}, "chosen": {}}
-    with tempfile.TemporaryDirectory() as tmp:
-        every = {name: load(name, Path(tmp), model) for name in available_sets()}
-        model.save()
-        items: list[Item] = []
-        if args.cache is not None and args.cache.exists():
-            items = pickle.loads(args.cache.read_bytes())
-        else:
-            for loaded in every.values():
-                started = time.perf_counter()
-                items += items_of(loaded, table, maxsim_table)
-                took = time.perf_counter() - started
-                print(f"{loaded.name}: collected in {took:.0f} s", file=sys.stderr)
-            if args.cache is not None:
-                args.cache.write_bytes(pickle.dumps(items))
+    with loaded_items(args.cache) as (every, items):
         doc["gates"] = gate_rows(items)
         pairs = Pairs(items)
         session_of = sessions_of(every)
@@ -723,8 +737,6 @@ def main() -> None:
         if args.latency:
             rerank_learned.weights.cache_clear()
             doc["latency"] = latency(every)
-        for loaded in every.values():
-            loaded.store.close()
     if args.json:
         print(json.dumps(doc, indent=2))
         return
