@@ -178,7 +178,9 @@ def prior(width: int = len(FEATURES)) -> Any:
 
 
 class Pairs:
-    """Every (gold, other) candidate pair's feature difference, per depth, built once."""
+    """Every (gold, other) candidate pair's feature difference, per depth, built once; and
+    every candidate's row with each pair's two places among them (``bench/relevance_trees.py``
+    scores candidates, not differences)."""
 
     def __init__(self, items: Sequence[Item]) -> None:
         import numpy as np
@@ -187,12 +189,17 @@ class Pairs:
         self.owner: dict[int, Any] = {}
         self.count: dict[int, Any] = {}
         self.on_page: dict[int, Any] = {}  # either candidate of the pair in the fused top 10
+        self.rows: dict[int, Any] = {}  # every item's candidates' rows, in item order
+        self.gold_at: dict[int, Any] = {}  # each pair's gold candidate: its place in ``rows``
+        self.other_at: dict[int, Any] = {}  # and its other candidate's
         for depth in DEPTHS:
-            diffs, owner, page = [], [], []
+            diffs, owner, page, every, gold_at, other_at = [], [], [], [], [], []
             count = np.zeros(len(items))
+            offset = 0
             for n, it in enumerate(items):
                 ids, rows = it.rows[depth]
                 x = np.asarray(rows, dtype=np.float64)
+                every.append(x)
                 pos = [k for k, i in enumerate(ids) if i in it.gold]
                 neg = [k for k, i in enumerate(ids) if i not in it.gold]
                 for p in pos:
@@ -200,11 +207,43 @@ class Pairs:
                         diffs.append(x[p] - x[neg])
                         owner.append(np.full(len(neg), n))
                         page.append(np.asarray([min(p, q) < PAGE for q in neg]))
+                        gold_at.append(np.full(len(neg), offset + p))
+                        other_at.append(offset + np.asarray(neg))
                 count[n] = len(pos) * len(neg)
+                offset += len(ids)
             self.x[depth] = np.concatenate(diffs)
             self.owner[depth] = np.concatenate(owner)
             self.count[depth] = count
             self.on_page[depth] = np.concatenate(page)
+            self.rows[depth] = np.concatenate(every)
+            self.gold_at[depth] = np.concatenate(gold_at)
+            self.other_at[depth] = np.concatenate(other_at)
+
+
+def pair_weights(
+    items: Sequence[Item],
+    pairs: Pairs,
+    train: Sequence[int],
+    depth: int,
+    below_page: float = 1.0,
+) -> tuple[Any, Any]:
+    """``(keep, weights)``: which of ``pairs``' pairs the items ``train`` own, and their
+    weights, summing to 1: every (set, class) group alike, each question's pairs alike, a pair
+    with both candidates below the fused top 10 weighted ``below_page``."""
+    import numpy as np
+
+    groups: dict[tuple[str, str], int] = {}
+    for n in train:
+        key = (items[n].set, items[n].cls)
+        groups[key] = groups.get(key, 0) + 1
+    per_item = np.zeros(len(items))
+    for n in train:
+        if pairs.count[depth][n] > 0:
+            per_item[n] = 1.0 / (groups[(items[n].set, items[n].cls)] * pairs.count[depth][n])
+    sw = per_item[pairs.owner[depth]] * np.where(pairs.on_page[depth], 1.0, below_page)
+    keep = sw > 0
+    sw = sw[keep]
+    return keep, sw / sw.sum()
 
 
 def fit(
@@ -222,18 +261,8 @@ def fit(
     import numpy as np
     from scipy.optimize import minimize
 
-    groups: dict[tuple[str, str], int] = {}
-    for n in train:
-        key = (items[n].set, items[n].cls)
-        groups[key] = groups.get(key, 0) + 1
-    per_item = np.zeros(len(items))
-    for n in train:
-        if pairs.count[depth][n] > 0:
-            per_item[n] = 1.0 / (groups[(items[n].set, items[n].cls)] * pairs.count[depth][n])
-    sw = per_item[pairs.owner[depth]] * np.where(pairs.on_page[depth], 1.0, below_page)
-    keep = sw > 0
-    x, sw = pairs.x[depth][keep], sw[keep]
-    sw = sw / sw.sum()
+    keep, sw = pair_weights(items, pairs, train, depth, below_page)
+    x = pairs.x[depth][keep]
     width = pairs.x[depth].shape[1]
     w0 = prior(width)
     free = np.ones(width, dtype=bool)

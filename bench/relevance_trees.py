@@ -86,56 +86,30 @@ def shipped() -> dict[str, Any]:
     return doc
 
 
-def group_weights(items: Sequence[ltr.Item], train: Sequence[int]) -> dict[int, float]:
-    """Each training question's weight: every (set, class) group counts alike (as ``fit``)."""
-    sizes: dict[tuple[str, str], int] = {}
-    for n in train:
-        key = (items[n].set, items[n].cls)
-        sizes[key] = sizes.get(key, 0) + 1
-    return {n: 1.0 / sizes[(items[n].set, items[n].cls)] for n in train}
-
-
 def boost(
-    items: Sequence[ltr.Item],
-    train: Sequence[int],
+    pairs: ltr.Pairs,
+    keep: Any,
+    weights: Any,
     linear: Sequence[float],
     how: Boost,
-    below_page: float,
 ) -> list[Any]:
-    """Trees boosted on the pairwise logistic loss, starting from the linear score."""
+    """Trees boosted on the pairwise logistic loss over the pairs ``keep`` selects (weighted
+    ``weights``: ``relevance_ltr.pair_weights``, as the linear fit weighs them), starting from
+    the linear score."""
     import numpy as np
     from sklearn.tree import DecisionTreeRegressor
 
-    weight = group_weights(items, train)
-    rows, gold_at, other_at, pair_weight = [], [], [], []
-    offset = 0
-    for n in train:
-        ids, x = items[n].rows[DEPTH]
-        rows.append(np.asarray(x, dtype=np.float64))
-        gold = [k for k, i in enumerate(ids) if i in items[n].gold]
-        others = [k for k, i in enumerate(ids) if i not in items[n].gold]
-        for g in gold:
-            for o in others:
-                gold_at.append(offset + g)
-                other_at.append(offset + o)
-                on_page = min(g, o) < ltr.PAGE
-                pair_weight.append(
-                    weight[n] / (len(gold) * len(others)) * (1.0 if on_page else below_page)
-                )
-        offset += len(ids)
-    x_all = np.concatenate(rows)
+    x_all = pairs.rows[DEPTH]
     score = x_all @ np.asarray(linear, dtype=np.float64)
-    p, q = np.asarray(gold_at), np.asarray(other_at)
-    sw = np.asarray(pair_weight)
-    sw = sw / sw.sum()
+    p, q = pairs.gold_at[DEPTH][keep], pairs.other_at[DEPTH][keep]
     trees = []
     for _ in range(how.trees):
         wrong = 1.0 / (1.0 + np.exp(np.clip(score[p] - score[q], -30, 30)))
         grad = np.zeros(len(score))
         hess = np.zeros(len(score))
-        np.add.at(grad, p, -sw * wrong)
-        np.add.at(grad, q, sw * wrong)
-        curve = sw * wrong * (1.0 - wrong)
+        np.add.at(grad, p, -weights * wrong)
+        np.add.at(grad, q, weights * wrong)
+        curve = weights * wrong * (1.0 - wrong)
         np.add.at(hess, p, curve)
         np.add.at(hess, q, curve)
         used = hess > 0
@@ -154,28 +128,28 @@ def ordered(
     settings: Mapping[str, Any],
     session_of: Mapping[int, str],
 ) -> list[int]:
-    """``it``'s candidates as the service would order them under this score, then the rest of
-    the fused list."""
+    """``it``'s candidates as the service orders them (``rerank_learned.ranked``: the pin, the
+    demotion cap, the session keep rule) under the linear score plus the trees', then the
+    rest of the fused list. The trees' score goes in as one more column, weighted 1."""
     import numpy as np
 
     ids, rows = it.rows[DEPTH]
     x = np.asarray(rows, dtype=np.float64)
-    values = x @ np.asarray(linear, dtype=np.float64)
-    for tree in trees:
-        values = values + rate * tree.predict(x)
-    scored = sorted(
-        ((float(v), -k, i) for k, (i, v) in enumerate(zip(ids, values, strict=True))),
-        reverse=True,
+    extra = sum((rate * tree.predict(x) for tree in trees), np.zeros(len(ids)))
+    model = rerank_learned.Weights(
+        (*linear, 1.0),
+        DEPTH,
+        settings.get("demotion"),
+        settings.get("pin_gap"),
+        None,
+        settings.get("session_keep"),
     )
-    order = [i for _, _, i in scored]
-    if rerank_learned.pinned(rows, settings.get("pin_gap")):
-        order.remove(ids[0])
-        order.insert(0, ids[0])
-    order = rerank_learned.capped(order, ids, settings.get("demotion"))
     sessions = {i: session_of[i] for i in ids if i in session_of}
-    order = rerank_learned.kept(order, ids, sessions, settings.get("session_keep"))
-    taken = set(order)
-    return order + [i for i in it.fused if i not in taken]
+    head = rerank_learned.ranked(
+        model, ids, [[*row, float(e)] for row, e in zip(rows, extra, strict=True)], sessions
+    )
+    taken = set(head)
+    return head + [i for i in it.fused if i not in taken]
 
 
 def figures(
@@ -211,7 +185,8 @@ def held_out(
     for name in sorted({it.set for it in items}):
         train = [n for n, it in enumerate(items) if it.set != name]
         linear = ltr.fit(items, pairs, train, DEPTH, float(settings["l2"]), True, below)
-        trees = boost(items, train, linear, how, below) if how.trees else []
+        keep, weights = ltr.pair_weights(items, pairs, train, DEPTH, below)
+        trees = boost(pairs, keep, weights, linear, how) if how.trees else []
         for n, it in enumerate(items):
             if it.set == name:
                 orders[n] = ordered(it, linear, trees, how.rate, settings, sessions.get(name, {}))

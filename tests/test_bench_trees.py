@@ -68,9 +68,11 @@ def test_the_trees_learn_what_a_linear_score_cannot() -> None:
             rows.append(row)
         items.append(item(n, rows, {k for k in range(10) if k % 5 == 2}))
     train = list(range(len(items)))
-    linear = relevance_ltr.fit(items, relevance_ltr.Pairs(items), train, 30, 0.003, True)
+    pairs = relevance_ltr.Pairs(items)
+    linear = relevance_ltr.fit(items, pairs, train, 30, 0.003, True)
     how = relevance_trees.Boost(trees=30, depth=2, rate=0.3, leaf=5)
-    trees = relevance_trees.boost(items, train, linear, how, below_page=1.0)
+    keep, weights = relevance_ltr.pair_weights(items, pairs, train, 30, below_page=1.0)
+    trees = relevance_trees.boost(pairs, keep, weights, linear, how)
     settings = {"pin_gap": None, "demotion": None, "session_keep": None}
     firsts = [
         relevance_trees.ordered(it, linear, [], 0.0, settings, {})[0] in it.gold for it in items
