@@ -28,13 +28,36 @@ First run of the distillation (stop 30, 12,000 docstring texts, batch 32, L3): t
 vectors took ~10 min and a training step ~21 s on the box at load ~20 (seven helpers'
 benches); the loss (1 − cosine) fell 0.78 → 0.52 in 40 of 375 steps, and the run was stopped
 there: a full pass would have taken over 2 h here, and even on an idle box (~2–3 s per
-step, est.) it is far past what an install may take. No recall figure for a trained student
-yet. The pipeline was checked end to end on 64 texts (built, loaded by ``OnnxEmbedder``).
+step, est.) it is far past what an install may take. The pipeline was checked end to end on
+64 texts (built, loaded by ``OnnxEmbedder``).
+
+Trained students, measured (issue 21, stop 48; an idle 2-core box, ~1.3 s a step of 32):
+
+- Which layers to start from (``--keep``; untrained, mean cosine of the pooled vector to the
+  full model's on 600 texts no run trains on): first three 0,1,2 0.303; 0,2,4 0.378;
+  1,3,5 0.425; 0,2,5 0.549; 0,3,5 0.609; **0,4,5 0.666**. The first layer (the word pieces
+  in context) and the last two (the space the pooled vector lives in) matter most.
+- Training texts (``--corpus mixed``): 8,000 standard-library docstrings and 8,000 turns of
+  QMSum's train split (meetings no relevance set reads). One pass, 500 steps:
+  - first three layers, rate 5e-5: loss 0.60 → 0.40 (≈ 0.6 cosine), 751 s;
+  - layers 0,4,5, rate 1e-4: loss 0.23 at step 20, flat at ~0.15 from step 300 on, 701 s.
+    On the seeded 100k store's texts: mean cosine 0.851 to MiniLM's, 99 against 54 texts per
+    CPU-second (×1.83, one thread, ``--speed``).
+- Recall of the 0,4,5 student (``bench/embed_recall.py --variant "rows8 t128" --variant "L3
+  distil t128" --baseline "rows8 t128" --cv``, eight sets; Δ hybrid against MiniLM ± 2 SE):
+  coding R@10 −0.167 ± 0.097, MRR −0.106 ± 0.063; conversations MRR −0.073 ± 0.071;
+  meetings R@10 −0.031 ± 0.016; musique R@10 −0.058 ± 0.044, MRR −0.084 ± 0.058 (vector
+  alone −0.178 MRR); committee, memorybank, friends, hotpot within noise. **Not adopted**:
+  it loses outside noise on four of eight sets, and ×1.83 would still not give full vectors
+  for 100k in five minutes beside two burners (~820 s with MiniLM, so ~450 s). A student
+  that keeps recall needs far more than 16,000 texts and one pass; at ~1.3 s a step that is
+  hours of an idle box, not an install step.
 
 Nothing is chosen on a relevance set: the sets only measure (``bench/embed_recall.py
 --variant "L3 distil t128"``), so every recall figure is held out by construction.
 
-Usage: python bench/embed_student.py [--layers 3] [--texts 8000] [--epochs 1]
+Usage: python bench/embed_student.py [--layers 3 | --keep 0,4,5] [--texts 8000] [--epochs 1]
+       [--corpus stdlib|mixed] [--rate 5e-5]
        python bench/embed_student.py --store DATA/workbench.db --speed MODEL_DIR ...
 """
 
@@ -81,14 +104,44 @@ def corpus(limit: int) -> list[str]:
     return list(seen)[:limit]
 
 
+def meeting_turns(limit: int, qmsum: Path | None = None) -> list[str]:
+    """Turns of QMSum's *train* split (40–800 characters, unique, files sorted): dialogue like
+    a memory's, from meetings no relevance set reads (``meetings`` and ``committee`` read the
+    test and val splits), so a student trained on them is still measured on held-out text.
+    ``qmsum``: QMSum's ``data/ALL`` (default: where ``relevance_set_qmsum`` reads it)."""
+    from bench.relevance_set_qmsum import DEFAULT_PATH
+
+    root = qmsum or DEFAULT_PATH
+    seen: dict[str, None] = {}
+    for path in sorted((root / "train").glob("*.json")):
+        for turn in json.loads(path.read_text(encoding="utf-8")).get("meeting_transcripts", []):
+            text = " ".join(str(turn.get("content") or "").replace("{disfmarker}", "").split())
+            if 40 <= len(text) <= 800:
+                seen.setdefault(text, None)
+        if len(seen) >= limit:
+            break
+    if not seen:
+        sys.exit(f"no QMSum train split at {root / 'train'} (see relevance_set_qmsum)")
+    return list(seen)[:limit]
+
+
+def mixed(limit: int, qmsum: Path | None = None) -> list[str]:
+    """Half standard-library docstrings (code), half meeting turns (dialogue), interleaved."""
+    code, talk = corpus(limit // 2), meeting_turns(limit - limit // 2, qmsum)
+    out = [t for pair in zip(code, talk, strict=False) for t in pair]
+    return out + code[len(talk) :] + talk[len(code) :]
+
+
 def teacher_vectors(texts: list[str]) -> Any:
     from workbench.recall.embed import OnnxEmbedder
 
     return OnnxEmbedder(threads=2).embed(texts)
 
 
-def distil(layers: int, texts: list[str], targets: Any, epochs: int, batch: int) -> Any:
-    """The first ``layers`` layers of MiniLM, trained so their pooled vector meets the teacher's."""
+def distil(
+    keep: list[int], texts: list[str], targets: Any, epochs: int, batch: int, rate: float
+) -> Any:
+    """MiniLM's layers ``keep`` (in order), trained so their pooled vector meets the teacher's."""
     import torch
     from tokenizers import Tokenizer
     from transformers import AutoModel
@@ -97,15 +150,19 @@ def distil(layers: int, texts: list[str], targets: Any, epochs: int, batch: int)
 
     torch.manual_seed(0)
     torch.set_num_threads(2)
-    model = AutoModel.from_pretrained(str(minilm_dir()), num_hidden_layers=layers)
+    model = AutoModel.from_pretrained(str(minilm_dir()))
+    model.encoder.layer = torch.nn.ModuleList([model.encoder.layer[i] for i in keep])
+    model.config.num_hidden_layers = len(keep)
     model.train()
     tokenizer = Tokenizer.from_file(str(minilm_dir() / "tokenizer.json"))
     tokenizer.enable_truncation(max_length=128)
     tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-    optimiser = torch.optim.AdamW(model.parameters(), lr=5e-5, weight_decay=0.01)
+    optimiser = torch.optim.AdamW(model.parameters(), lr=rate, weight_decay=0.01)
     goal = torch.tensor(targets, dtype=torch.float32)
     steps = epochs * ((len(texts) + batch - 1) // batch)
-    schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda s: max(0.0, 1 - s / steps))
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimiser, lambda s: max(0.0, 1 - s / max(steps, 1))
+    )
     order = list(range(len(texts)))
     generator = torch.Generator().manual_seed(0)
     started, step = time.monotonic(), 0
@@ -231,9 +288,21 @@ def main() -> None:
     )
     parser.add_argument("--store", type=Path, help="a workbench.db whose texts --speed embeds")
     parser.add_argument("--layers", type=int, default=3)
+    parser.add_argument(
+        "--keep",
+        help="which of MiniLM's six layers the student starts from, e.g. 0,4,5 "
+        "(default: the first --layers)",
+    )
+    parser.add_argument("--rate", type=float, default=5e-5, help="AdamW's learning rate")
     parser.add_argument("--texts", type=int, default=8000)
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument(
+        "--corpus",
+        choices=("stdlib", "mixed"),
+        default="stdlib",
+        help="training texts: stdlib docstrings, or those and QMSum train turns (mixed)",
+    )
     args = parser.parse_args()
     if args.speed:
         if args.store is None:
@@ -241,9 +310,9 @@ def main() -> None:
         speed(args.store, args.speed, 600)
         return
     started = time.monotonic()
-    texts = corpus(args.texts)
+    texts = corpus(args.texts) if args.corpus == "stdlib" else mixed(args.texts)
     print(f"{len(texts)} corpus texts", file=sys.stderr, flush=True)
-    cache = VARIANT_DIR / f"teacher-stdlib-{len(texts)}.npy"
+    cache = VARIANT_DIR / f"teacher-{args.corpus}-{len(texts)}.npy"
     if cache.exists():
         import numpy as np
 
@@ -255,12 +324,21 @@ def main() -> None:
         cache.parent.mkdir(parents=True, exist_ok=True)
         np.save(cache, targets)
     print(f"teacher vectors after {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
-    model = distil(args.layers, texts, targets, args.epochs, args.batch)
-    target = student_dir(args.layers)
+    keep = [int(i) for i in args.keep.split(",")] if args.keep else list(range(args.layers))
+    model = distil(keep, texts, targets, args.epochs, args.batch, args.rate)
+    target = student_dir(len(keep))
     save_onnx(
         model,
         target,
-        {"layers": args.layers, "texts": len(texts), "epochs": args.epochs, "batch": args.batch},
+        {
+            "layers": len(keep),
+            "keep": keep,
+            "rate": args.rate,
+            "texts": len(texts),
+            "corpus": args.corpus,
+            "epochs": args.epochs,
+            "batch": args.batch,
+        },
     )
     print(f"{target} after {time.monotonic() - started:.0f} s", file=sys.stderr)
 
