@@ -43,7 +43,12 @@ def test_a_mixed_corpus_interleaves_code_and_dialogue(
     monkeypatch.setattr(embed_student, "corpus", lambda n: [f"doc {i}" for i in range(n)])
 
     assert embed_student.mixed(6, tmp_path) == [
-        "doc 0", talk[0], "doc 1", talk[1], "doc 2", talk[2]
+        "doc 0",
+        talk[0],
+        "doc 1",
+        talk[1],
+        "doc 2",
+        talk[2],
     ]
 
 
