@@ -33,10 +33,11 @@ step, est.) it is far past what an install may take. The pipeline was checked en
 
 Trained students, measured (issue 21, stop 48; an idle 2-core box, ~1.3 s a step of 32):
 
-- Which layers to start from (``--keep``; untrained, mean cosine of the pooled vector to the
-  full model's on 600 texts no run trains on): first three 0,1,2 0.303; 0,2,4 0.378;
-  1,3,5 0.425; 0,2,5 0.549; 0,3,5 0.609; **0,4,5 0.666**. The first layer (the word pieces
-  in context) and the last two (the space the pooled vector lives in) matter most.
+- Which layers to start from (``--picks``; untrained, mean cosine of the pooled vector to the
+  full model's on 600 meeting turns no run trains on): first three 0,1,2 0.312; 0,2,4 0.384;
+  1,3,5 0.429; 0,1,5 0.506; 0,2,5 0.565; 0,3,5 0.616; **0,4,5 0.674**; 0,5 0.386. The first
+  layer (the word pieces in context) and the last two (the space the pooled vector lives in)
+  matter most.
 - Training texts (``--corpus mixed``): 8,000 standard-library docstrings and 8,000 turns of
   QMSum's train split (meetings no relevance set reads). One pass, 500 steps:
   - first three layers, rate 5e-5: loss 0.60 → 0.40 (≈ 0.6 cosine), 751 s;
@@ -58,6 +59,7 @@ Nothing is chosen on a relevance set: the sets only measure (``bench/embed_recal
 
 Usage: python bench/embed_student.py [--layers 3 | --keep 0,4,5] [--texts 8000] [--epochs 1]
        [--corpus stdlib|mixed] [--rate 5e-5]
+       python bench/embed_student.py --picks 0,1,2 0,4,5 ...
        python bench/embed_student.py --store DATA/workbench.db --speed MODEL_DIR ...
 """
 
@@ -132,6 +134,51 @@ def mixed(limit: int, qmsum: Path | None = None) -> list[str]:
     return out + code[len(talk) :] + talk[len(code) :]
 
 
+def pooled(model: Any, texts: list[str]) -> Any:
+    """``model``'s normalised mean-pooled vectors of ``texts`` (no gradient), as torch rows."""
+    import torch
+    from tokenizers import Tokenizer
+
+    from workbench.recall.embed import minilm_dir
+
+    tokenizer = Tokenizer.from_file(str(minilm_dir() / "tokenizer.json"))
+    tokenizer.enable_truncation(max_length=128)
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+    encoded = tokenizer.encode_batch(texts)
+    mask = torch.tensor([e.attention_mask for e in encoded])
+    with torch.no_grad():
+        hidden = model(input_ids=torch.tensor([e.ids for e in encoded]), attention_mask=mask)
+    weights = mask.unsqueeze(-1).float()
+    vectors = (hidden.last_hidden_state * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
+    return torch.nn.functional.normalize(vectors, dim=1)
+
+
+def kept_layers(keep: list[int]) -> Any:
+    """MiniLM (torch) with only its layers ``keep``, in that order: an untrained student."""
+    import torch
+    from transformers import AutoModel
+
+    from workbench.recall.embed import minilm_dir
+
+    model = AutoModel.from_pretrained(str(minilm_dir()))
+    model.encoder.layer = torch.nn.ModuleList([model.encoder.layer[i] for i in keep])
+    model.config.num_hidden_layers = len(keep)
+    return model
+
+
+def compare_picks(picks: list[list[int]], count: int = 600) -> None:
+    """Mean cosine of each untrained pick's pooled vectors to the full model's, on ``count``
+    meeting turns past the first 20,000 (the mixed corpus trains on the first ones)."""
+    import torch
+
+    torch.set_num_threads(1)
+    texts = meeting_turns(20_000 + count)[20_000:]
+    full = pooled(kept_layers(list(range(6))).eval(), texts)
+    for keep in picks:
+        cosine = (pooled(kept_layers(keep).eval(), texts) * full).sum(1).mean().item()
+        print(f"layers {','.join(map(str, keep))}: mean cosine to the full model {cosine:.3f}")
+
+
 def teacher_vectors(texts: list[str]) -> Any:
     from workbench.recall.embed import OnnxEmbedder
 
@@ -144,15 +191,12 @@ def distil(
     """MiniLM's layers ``keep`` (in order), trained so their pooled vector meets the teacher's."""
     import torch
     from tokenizers import Tokenizer
-    from transformers import AutoModel
 
     from workbench.recall.embed import minilm_dir
 
     torch.manual_seed(0)
     torch.set_num_threads(2)
-    model = AutoModel.from_pretrained(str(minilm_dir()))
-    model.encoder.layer = torch.nn.ModuleList([model.encoder.layer[i] for i in keep])
-    model.config.num_hidden_layers = len(keep)
+    model = kept_layers(keep)
     model.train()
     tokenizer = Tokenizer.from_file(str(minilm_dir() / "tokenizer.json"))
     tokenizer.enable_truncation(max_length=128)
@@ -294,6 +338,12 @@ def main() -> None:
         "(default: the first --layers)",
     )
     parser.add_argument("--rate", type=float, default=5e-5, help="AdamW's learning rate")
+    parser.add_argument(
+        "--picks",
+        nargs="+",
+        metavar="LAYERS",
+        help="only print how close untrained students of these layers (0,4,5 …) start",
+    )
     parser.add_argument("--texts", type=int, default=8000)
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--batch", type=int, default=32)
@@ -304,6 +354,9 @@ def main() -> None:
         help="training texts: stdlib docstrings, or those and QMSum train turns (mixed)",
     )
     args = parser.parse_args()
+    if args.picks:
+        compare_picks([[int(i) for i in pick.split(",")] for pick in args.picks])
+        return
     if args.speed:
         if args.store is None:
             parser.error("--speed needs --store PATH/workbench.db")

@@ -2,7 +2,7 @@
 relevance set reads.
 
 Why: the layers a student keeps decide where it starts (untrained, MiniLM's layers 0,4,5 give
-pooled vectors at cosine 0.67 to the full model's, its first three 0.30), and its training
+pooled vectors at cosine 0.67 to the full model's, its first three 0.31), and its training
 texts must stay out of the sets that measure it, or its recall figures would not be held out.
 """
 
