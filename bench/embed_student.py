@@ -134,9 +134,8 @@ def mixed(limit: int, qmsum: Path | None = None) -> list[str]:
     return out + code[len(talk) :] + talk[len(code) :]
 
 
-def pooled(model: Any, texts: list[str]) -> Any:
-    """``model``'s normalised mean-pooled vectors of ``texts`` (no gradient), as torch rows."""
-    import torch
+def padded_tokenizer() -> Any:
+    """MiniLM's tokenizer cut at 128 pieces (the shipped embedder's cut), padding a batch."""
     from tokenizers import Tokenizer
 
     from workbench.recall.embed import minilm_dir
@@ -144,12 +143,26 @@ def pooled(model: Any, texts: list[str]) -> Any:
     tokenizer = Tokenizer.from_file(str(minilm_dir() / "tokenizer.json"))
     tokenizer.enable_truncation(max_length=128)
     tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-    encoded = tokenizer.encode_batch(texts)
+    return tokenizer
+
+
+def pooled(model: Any, texts: list[str]) -> Any:
+    """``model``'s normalised mean-pooled vectors of ``texts`` (no gradient), as torch rows."""
+    import torch
+
+    encoded = padded_tokenizer().encode_batch(texts)
     mask = torch.tensor([e.attention_mask for e in encoded])
     with torch.no_grad():
         hidden = model(input_ids=torch.tensor([e.ids for e in encoded]), attention_mask=mask)
+    return mean_pooled(hidden.last_hidden_state, mask)
+
+
+def mean_pooled(hidden: Any, mask: Any) -> Any:
+    """The sentence vectors MiniLM gives: hidden states averaged over the mask, normalised."""
+    import torch
+
     weights = mask.unsqueeze(-1).float()
-    vectors = (hidden.last_hidden_state * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
+    vectors = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
     return torch.nn.functional.normalize(vectors, dim=1)
 
 
@@ -190,17 +203,12 @@ def distil(
 ) -> Any:
     """MiniLM's layers ``keep`` (in order), trained so their pooled vector meets the teacher's."""
     import torch
-    from tokenizers import Tokenizer
-
-    from workbench.recall.embed import minilm_dir
 
     torch.manual_seed(0)
     torch.set_num_threads(2)
     model = kept_layers(keep)
     model.train()
-    tokenizer = Tokenizer.from_file(str(minilm_dir() / "tokenizer.json"))
-    tokenizer.enable_truncation(max_length=128)
-    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+    tokenizer = padded_tokenizer()
     optimiser = torch.optim.AdamW(model.parameters(), lr=rate, weight_decay=0.01)
     goal = torch.tensor(targets, dtype=torch.float32)
     steps = epochs * ((len(texts) + batch - 1) // batch)
@@ -218,9 +226,7 @@ def distil(
             ids = torch.tensor([e.ids for e in encoded])
             mask = torch.tensor([e.attention_mask for e in encoded])
             hidden = model(input_ids=ids, attention_mask=mask).last_hidden_state
-            weights = mask.unsqueeze(-1).float()
-            pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
-            pooled = torch.nn.functional.normalize(pooled, dim=1)
+            pooled = mean_pooled(hidden, mask)
             loss = (1 - (pooled * goal[chunk]).sum(1)).mean()
             optimiser.zero_grad()
             loss.backward()
