@@ -73,10 +73,22 @@ def test_a_removed_vector_is_gone_from_memory_and_from_the_saved_file(
     assert nearest(decoded(raw), removed) < 0.995
 
     for q in matrix[::17]:  # live searches are those of an index that never held them
-        assert index.search(q, 10) == twin.search(q, 10)
-        assert index.search(q, 5, projects=None, allowed_ids=ids[:150]) == twin.search(
-            q, 5, allowed_ids=ids[:150]
+        same_hits(index.search(q, 10), twin.search(q, 10))
+        same_hits(
+            index.search(q, 5, projects=None, allowed_ids=ids[:150]),
+            twin.search(q, 5, allowed_ids=ids[:150]),
         )
+
+
+def same_hits(found: list[tuple[int, float]], expected: list[tuple[int, float]]) -> None:
+    """The same ids in the same order, each score equal to float32's precision.
+
+    Why not ``==``: the two indexes hold their rows in different graphs, and FAISS computes
+    a distance one row or four at a time, depending on where the walk meets it. On an AVX2-only
+    host the two paths round differently (0.8639568 against 0.8639567: one float32 step).
+    """
+    assert [i for i, _ in found] == [i for i, _ in expected]
+    assert [s for _, s in found] == pytest.approx([s for _, s in expected], abs=1e-6)
 
 
 def test_a_replaced_vector_is_gone_too() -> None:
