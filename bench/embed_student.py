@@ -141,10 +141,10 @@ def padded_tokenizer() -> Any:
     """MiniLM's tokenizer cut at 128 pieces (the shipped embedder's cut), padding a batch."""
     from tokenizers import Tokenizer
 
-    from workbench.recall.embed import minilm_dir
+    from workbench.recall.embed import ONNX_MAX_TOKENS, minilm_dir
 
     tokenizer = Tokenizer.from_file(str(minilm_dir() / "tokenizer.json"))
-    tokenizer.enable_truncation(max_length=128)
+    tokenizer.enable_truncation(max_length=ONNX_MAX_TOKENS)
     tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
     return tokenizer
 
@@ -193,6 +193,11 @@ def compare_picks(picks: list[list[int]], count: int = 600) -> None:
     for keep in picks:
         cosine = (pooled(kept_layers(keep).eval(), texts) * full).sum(1).mean().item()
         print(f"layers {','.join(map(str, keep))}: mean cosine to the full model {cosine:.3f}")
+
+
+def layer_list(text: str) -> list[int]:
+    """``0,4,5`` → ``[0, 4, 5]``: the argument type of ``--keep`` and ``--picks``."""
+    return [int(i) for i in text.split(",")]
 
 
 def teacher_vectors(texts: list[str]) -> Any:
@@ -343,12 +348,14 @@ def main() -> None:
     parser.add_argument("--layers", type=int, default=3)
     parser.add_argument(
         "--keep",
+        type=layer_list,
         help="which of MiniLM's six layers the student starts from, e.g. 0,4,5 "
         "(default: the first --layers)",
     )
     parser.add_argument("--rate", type=float, default=5e-5, help="AdamW's learning rate")
     parser.add_argument(
         "--picks",
+        type=layer_list,
         nargs="+",
         metavar="LAYERS",
         help="only print how close untrained students of these layers (0,4,5 …) start",
@@ -364,7 +371,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.picks:
-        compare_picks([[int(i) for i in pick.split(",")] for pick in args.picks])
+        compare_picks(args.picks)
         return
     if args.speed:
         if args.store is None:
@@ -386,7 +393,7 @@ def main() -> None:
         cache.parent.mkdir(parents=True, exist_ok=True)
         np.save(cache, targets)
     print(f"teacher vectors after {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
-    keep = [int(i) for i in args.keep.split(",")] if args.keep else list(range(args.layers))
+    keep = args.keep or list(range(args.layers))
     model = distil(keep, texts, targets, args.epochs, args.batch, args.rate)
     target = student_dir(len(keep))
     save_onnx(
