@@ -95,6 +95,8 @@ VARIANTS: dict[str, tuple[tuple[str, ...], int, int | None]] = {
 FUSED_LN = "rows8 t128 fused-ln"
 # name → layers of a student trained by bench/embed_student.py (it must have run first)
 STUDENTS: dict[str, int] = {"L3 distil t128": 3, "L2 distil t128": 2}
+# all six layers fine-tuned on QMSum train's question → span pairs by bench/embed_tune.py
+TUNED = "tuned t128"
 BASELINE = "int8 t128"
 TORCH = "torch fp32"  # the same weights unquantised: how far int8 already moved recall
 
@@ -117,6 +119,11 @@ def student_dir(layers: int) -> Path:
     return VARIANT_DIR / f"distil-l{layers}"
 
 
+def tuned_dir() -> Path:
+    """Where ``bench/embed_tune.py`` writes its fine-tuned MiniLM."""
+    return VARIANT_DIR / "tuned"
+
+
 def embedder(name: str) -> CachedEmbedder:
     from workbench.recall import embed
     from workbench.recall.embed import OnnxEmbedder
@@ -131,6 +138,10 @@ def embedder(name: str) -> CachedEmbedder:
         path, cut = student_dir(STUDENTS[name]), 128
         if read_manifest(path) is None:
             sys.exit(f"no student at {path}: run bench/embed_student.py --layers {STUDENTS[name]}")
+    elif name == TUNED:
+        path, cut = tuned_dir(), 128
+        if read_manifest(path) is None:
+            sys.exit(f"no fine-tuned model at {path}: run bench/embed_tune.py")
     else:
         ops, cut, layers = VARIANTS[name]
         path = model_dir(ops, layers)
@@ -180,7 +191,7 @@ def paired(base: Rows, other: Rows, idx: Sequence[int], k: int) -> tuple[float, 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
-        "--variant", choices=[*VARIANTS, FUSED_LN, *STUDENTS, TORCH], action="append"
+        "--variant", choices=[*VARIANTS, FUSED_LN, *STUDENTS, TUNED, TORCH], action="append"
     )
     parser.add_argument("--set", action="append", help="only these sets (default: every one)")
     parser.add_argument("--cv", action="store_true", help="hybrid fused per held-out set")

