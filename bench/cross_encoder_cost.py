@@ -22,8 +22,18 @@ The first line is the query embedding hybrid already pays (one sequence of the q
 CPU, not wall: two lanes could split a batch between the two cores (wall ≈ CPU / 2 at best),
 but a service serving searches has no idle core to give. Figures, never assertions.
 
-What it printed (stop 49, 2-core AMD EPYC, AVX2 without VNNI; memories of the seeded 100k
-store, median 52 tokens a pair): see the closing note of issue 21 for the run's table.
+What it printed (issue 21, stop 49; 2-core AMD EPYC, AVX2 without VNNI; ``--db`` the seeded
+100k store, whose memories' median is 86 pieces, so pairs of 101): CPU ms per search
+
+    layers   query   depth 10   depth 30   depth 50
+         6     5.2      267.7      860.9     1486.0
+         2     1.2       91.9      286.7      483.6
+         1     0.9       38.0      139.5      326.2
+
+so even a one-layer cross-encoder at depth 30 costs ~7 times the whole search's 20 ms, and
+MiniLM-L6's shape at depth 30 ~43 times. The lever is closed on cost on this class of host,
+whatever its weights; the second stage stays late interaction (``rerank_maxsim``) and the
+learned features.
 
 Usage: .venv/bin/python bench/cross_encoder_cost.py [--db DIR/workbench.db] [--depths 10 30 50]
        [--layers 6 2 1] [--repeats 7]

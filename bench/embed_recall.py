@@ -38,6 +38,10 @@ Trained (stop 48: layers 0,4,5, 16,000 texts, one pass; ``L3 distil t128``): hyb
 loses outside 2 SE on coding (R@10 −0.167), conversations (MRR −0.073), meetings (R@10 −0.031)
 and musique (MRR −0.084). Not adopted; the figures are in embed_student.py.
 
+``tuned t128`` (issue 21, stop 49): all six layers fine-tuned on QMSum train's query → span
+pairs by ``bench/embed_tune.py``: nothing outside 2 SE against the shipped model on any set,
+vector MRR up on meetings, memorybank and friends; the figures and the held-out run are in
+embed_tune.py.
 ``rows8 t128 fused-ln`` (issue 21, stop 34): the shipped build with ONNX Runtime's
 ``SkipLayerNormalization`` fusion on, as the embedder ran before it turned it off
 (``embed.UNFUSED``, ~17% less CPU a text); ``--variant "rows8 t128 fused-ln" --variant "rows8
