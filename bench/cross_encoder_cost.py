@@ -42,7 +42,6 @@ Usage: .venv/bin/python bench/cross_encoder_cost.py [--db DIR/workbench.db] [--d
 from __future__ import annotations
 
 import argparse
-import sqlite3
 import statistics
 import sys
 import time
@@ -54,6 +53,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.embed_recall import ROWS8, model_dir  # noqa: E402
+from bench.embed_student import store_texts  # noqa: E402
 
 QUERY_TOKENS = 12  # a typical search's word pieces (the held-out questions' median is ~12)
 BUDGET_MS = 20.0  # issue 21's hybrid p50 target, for the whole search
@@ -62,21 +62,12 @@ BUDGET_MS = 20.0  # issue 21's hybrid p50 target, for the whole search
 def memory_tokens(database: Path, count: int = 2000) -> int:
     """The median word-piece count of ``count`` observations' embedded texts, cut at 128."""
     from workbench.recall.embed import ONNX_MAX_TOKENS
-    from workbench.recall.vectors import embed_text
 
-    tokenizer = _tokenizer()
-    with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as connection:
-        connection.row_factory = sqlite3.Row
-        rows = connection.execute(
-            "SELECT title, subtitle, narrative, facts, concepts FROM observations "
-            "WHERE id % 53 = 0 ORDER BY id LIMIT ?",
-            (count,),
-        ).fetchall()
-    if not rows:
+    texts = store_texts(database, count)
+    if not texts:
         sys.exit(f"no observations in {database}")
-    encoded = tokenizer.encode_batch([embed_text(row) for row in rows])
-    lengths = [min(len(e.ids), ONNX_MAX_TOKENS) for e in encoded]
-    return int(statistics.median(lengths))
+    encoded = _tokenizer().encode_batch(texts)
+    return int(statistics.median(min(len(e.ids), ONNX_MAX_TOKENS) for e in encoded))
 
 
 def _tokenizer() -> Any:

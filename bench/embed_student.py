@@ -301,13 +301,10 @@ def save_onnx(model: Any, target: Path, recipe: dict[str, Any]) -> None:
         (work / onnx_export.MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
 
 
-def speed(database: Path, models: list[Path], count: int) -> None:
-    """Texts per CPU-second of each model (one thread) on ``count`` texts of a real store.
-
-    CPU time, not wall: on a box shared with other benches wall time measures the queue."""
+def store_texts(database: Path, count: int) -> list[str]:
+    """The embedded texts of ``count`` observations of a real store, spread over its ids."""
     import sqlite3
 
-    from workbench.recall.embed import OnnxEmbedder
     from workbench.recall.vectors import embed_text
 
     with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as connection:
@@ -317,7 +314,16 @@ def speed(database: Path, models: list[Path], count: int) -> None:
             "WHERE id % 97 = 0 ORDER BY id LIMIT ?",
             (count,),
         ).fetchall()
-    texts = [embed_text(row) for row in rows]
+    return [embed_text(row) for row in rows]
+
+
+def speed(database: Path, models: list[Path], count: int) -> None:
+    """Texts per CPU-second of each model (one thread) on ``count`` texts of a real store.
+
+    CPU time, not wall: on a box shared with other benches wall time measures the queue."""
+    from workbench.recall.embed import OnnxEmbedder
+
+    texts = store_texts(database, count)
     mean = sum(map(len, texts)) / max(len(texts), 1)
     print(f"{len(texts)} texts of {database} (mean {mean:.0f} characters), one thread")
     reference = None
