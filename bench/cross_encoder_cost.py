@@ -23,15 +23,18 @@ CPU, not wall: two lanes could split a batch between the two cores (wall ≈ CPU
 but a service serving searches has no idle core to give. Figures, never assertions.
 
 What it printed (issue 21, stop 49; 2-core AMD EPYC, AVX2 without VNNI; ``--db`` the seeded
-100k store, whose memories' median is 86 pieces, so pairs of 101): CPU ms per search
+100k store, whose memories' median is 84 pieces, so pairs of 99): CPU ms per search
 
     layers   query   depth 10   depth 30   depth 50
-         6     5.2      267.7      860.9     1486.0
-         2     1.2       91.9      286.7      483.6
-         1     0.9       38.0      139.5      326.2
+         6     5.5      268.8      912.2     1373.5
+         2     1.6       98.7      314.8      472.2
+         1     1.1       56.4      115.7      237.4
 
-so even a one-layer cross-encoder at depth 30 costs ~7 times the whole search's 20 ms, and
-MiniLM-L6's shape at depth 30 ~43 times. The lever is closed on cost on this class of host,
+(a first run, which counted each memory's [CLS] and [SEP] twice, pairs of 101: 6 layers 861 ms
+at depth 30, 1 layer 140 ms: this host's speed drifts by that much between runs).
+
+So even a one-layer cross-encoder at depth 30 costs ~6 times the whole search's 20 ms, and
+MiniLM-L6's shape at depth 30 ~45 times. The lever is closed on cost on this class of host,
 whatever its weights; the second stage stays late interaction (``rerank_maxsim``) and the
 learned features.
 
@@ -60,24 +63,16 @@ BUDGET_MS = 20.0  # issue 21's hybrid p50 target, for the whole search
 
 
 def memory_tokens(database: Path, count: int = 2000) -> int:
-    """The median word-piece count of ``count`` observations' embedded texts, cut at 128."""
-    from workbench.recall.embed import ONNX_MAX_TOKENS
+    """The median word-piece count of ``count`` observations' embedded texts as the embedder
+    reads them (cut at its 128 with ``cut_ids``), less its [CLS] and [SEP]: a pair adds its
+    own three special tokens around the query's and the memory's pieces."""
+    from workbench.recall.embed import ONNX_MAX_TOKENS, cut_ids, minilm_dir, shared_tokenizer
 
     texts = store_texts(database, count)
     if not texts:
         sys.exit(f"no observations in {database}")
-    encoded = _tokenizer().encode_batch(texts)
-    return int(statistics.median(min(len(e.ids), ONNX_MAX_TOKENS) for e in encoded))
-
-
-def _tokenizer() -> Any:
-    from tokenizers import Tokenizer
-
-    from workbench.recall.embed import minilm_dir
-
-    tokenizer = Tokenizer.from_file(str(minilm_dir() / "tokenizer.json"))
-    tokenizer.no_padding()  # the file pads every text to 128: a length must be the text's own
-    return tokenizer
+    encoded = shared_tokenizer(minilm_dir() / "tokenizer.json").encode_batch(texts)
+    return int(statistics.median(len(cut_ids(e.ids, ONNX_MAX_TOKENS)) - 2 for e in encoded))
 
 
 def model_path(layers: int) -> Path:
