@@ -109,6 +109,13 @@ def corpus(limit: int) -> list[str]:
     return list(seen)[:limit]
 
 
+def spoken(turn: dict[str, Any]) -> str | None:
+    """A QMSum turn's words, its disfluency marks gone and its spaces collapsed; None when it
+    is too short to mean anything alone ("Okay .") or too long for one memory (40-800)."""
+    text = " ".join(str(turn.get("content") or "").replace("{disfmarker}", "").split())
+    return text if 40 <= len(text) <= 800 else None
+
+
 def meeting_turns(limit: int, qmsum: Path | None = None) -> list[str]:
     """Turns of QMSum's *train* split (40–800 characters, unique, files sorted): dialogue like
     a memory's, from meetings no relevance set reads (``meetings`` and ``committee`` read the
@@ -120,8 +127,8 @@ def meeting_turns(limit: int, qmsum: Path | None = None) -> list[str]:
     seen: dict[str, None] = {}
     for path in sorted((root / "train").glob("*.json")):
         for turn in json.loads(path.read_text(encoding="utf-8")).get("meeting_transcripts", []):
-            text = " ".join(str(turn.get("content") or "").replace("{disfmarker}", "").split())
-            if 40 <= len(text) <= 800:
+            text = spoken(turn)
+            if text is not None:
                 seen.setdefault(text, None)
         if len(seen) >= limit:
             break

@@ -57,7 +57,13 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.embed_recall import tuned_dir  # noqa: E402
-from bench.embed_student import kept_layers, mean_pooled, padded_tokenizer, save_onnx  # noqa: E402
+from bench.embed_student import (  # noqa: E402
+    kept_layers,
+    mean_pooled,
+    padded_tokenizer,
+    save_onnx,
+    spoken,
+)
 
 SCALE = 20.0  # sentence-transformers' MultipleNegativesRankingLoss default
 
@@ -75,11 +81,9 @@ def span_pairs(qmsum: Path | None = None) -> list[tuple[str, list[str]]]:
             kept: list[str] = []
             for start, end in asked["relevant_text_span"]:
                 for turn in turns[int(start) : int(end) + 1]:
-                    said = str(turn.get("content") or "").replace("{disfmarker}", "")
-                    said = " ".join(said.split())
-                    text = f"{turn.get('speaker', '')}: {said}"
-                    if 40 <= len(said) <= 800:
-                        kept.append(text)
+                    said = spoken(turn)
+                    if said is not None:
+                        kept.append(f"{turn.get('speaker', '')}: {said}")
             if kept:
                 out.append((" ".join(str(asked["query"]).split()), kept))
     if not out:
