@@ -286,6 +286,21 @@ def run_workbench(
     )
 
 
+def run_bench(*argv: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """A bench script (``bench/x.py ARGS``) as a real subprocess from the repo root, without
+    the developer's ``WORKBENCH_*`` settings, its tables 200 columns wide."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
+    env.update(PYTHONPATH=str(ROOT), COLUMNS="200")
+    return subprocess.run(
+        [sys.executable, *argv],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def http_json(
     method: str,
     url: str,

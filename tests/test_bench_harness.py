@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from bench import harness
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_bench
 
 pytestmark = pytest.mark.slow
 
@@ -25,19 +25,6 @@ SCRIPTS = sorted(  # the runnable ones; relevance_set*.py are data modules
     for p in (ROOT / "bench").glob("*.py")
     if 'if __name__ == "__main__":' in p.read_text(encoding="utf-8")
 )
-
-
-def run_bench(*argv: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
-    env.update(PYTHONPATH=str(ROOT), COLUMNS="200")
-    return subprocess.run(
-        [sys.executable, *argv],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 def test_start_service_runs_this_checkout_in_the_data_dir_and_stop_ends_it(

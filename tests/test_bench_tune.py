@@ -11,13 +11,10 @@ from the model and the memories the service has, not from a guess.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from bench import cross_encoder_cost, embed_tune
-from tests.conftest import ROOT, store_of_titles
+from tests.conftest import run_bench, store_of_titles
 
 SAID = "we should move the remote control's buttons to the other side of the case"
 
@@ -78,17 +75,8 @@ def test_the_pair_length_is_the_median_of_real_memories(tmp_path: Path) -> None:
 
 
 def test_the_price_table_runs_the_shipped_model_over_pairs() -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")}
-    env["PYTHONPATH"] = str(ROOT)
     argv = ["--memory-tokens", "8", "--depths", "2", "3", "--layers", "6", "--repeats", "1"]
-    proc = subprocess.run(
-        [sys.executable, "bench/cross_encoder_cost.py", *argv],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    proc = run_bench("bench/cross_encoder_cost.py", *argv)
 
     assert proc.returncode == 0, proc.stderr
     assert "pairs of 23 word pieces: query 12 + memory 8 (given) + 3" in proc.stdout
