@@ -51,14 +51,17 @@ screenshot: $(STAMP)
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml constraints.txt
+# The recipe too: a new fine-tuned MiniLM (its sha256 is in the recipe) is installed by
+# `make install` in a venv that has the old one.
+$(STAMP): pyproject.toml constraints.txt workbench/recall/minilm_tuned/recipe.json
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	# torch first, from the CPU build: installed by a dependency it could become a CUDA build.
 	$(BIN)/python -m pip install -q -c constraints.txt torch==2.13.0
 	$(BIN)/python -m pip install -q -c constraints.txt -e '.[dev]'
-	# The int8 ONNX copy of the shipped MiniLM (offline, ~15 s): the service embeds with it
-	# and never loads torch. Idempotent; without it recall falls back to torch and says so.
+	# The int8 ONNX MiniLM, fine-tuned, shipped in workbench/recall/minilm_tuned (offline, ~1 s),
+	# and the static model distilled from it (~30 s): the service embeds with them and never
+	# loads torch. Idempotent; without them recall falls back to torch and says so.
 	HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 $(BIN)/workbench models build
 	touch $(STAMP)
 

@@ -78,7 +78,13 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench import relevance_cv  # noqa: E402
-from bench.relevance_sets import CachedEmbedder, available_sets, load, minilm  # noqa: E402
+from bench.relevance_sets import (  # noqa: E402
+    CachedEmbedder,
+    available_sets,
+    load,
+    minilm,
+    onnx_cache_name,
+)
 from workbench.recall.fusion import FusionParams  # noqa: E402
 
 VARIANT_DIR = Path(tempfile.gettempdir()) / "workbench-bench-onnx-variants"
@@ -157,10 +163,7 @@ def embedder(name: str) -> CachedEmbedder:
             return embed.onnx_session(self.path / MODEL_FILE, unfused=unfused)
 
     probe = OnnxEmbedder(path=path, threads=1, max_tokens=cut)
-    # The vectors' name does not change with the fusions (their cosine moves < 0.01), but
-    # this bench compares them: the cache is kept per fusion choice.
-    fusions = "-".join(unfused).lower() + "-off" if unfused else "all-fused"
-    cached = f"{probe.name}-{fusions}"
+    cached = onnx_cache_name(probe.name, unfused)
     return CachedEmbedder(cached, probe.dim, lambda: Runtime(path=path, threads=2, max_tokens=cut))
 
 

