@@ -72,9 +72,31 @@ def hook_env(data_dir: Path, port: int, **extra: str) -> dict[str, str]:
 
 
 def service_env(data_dir: Path, port: int, *, root: Path = ROOT, **extra: str) -> dict[str, str]:
-    """The service's environment: ``hook_env`` as ``workbench.spawn`` completes it for ``root``."""
-    base = hook_env(data_dir, port, **extra)
+    """The service's environment: ``hook_env`` as ``workbench.spawn`` completes it for ``root``,
+    with ``root``'s own model builds (``own_models``) unless ``extra`` names others."""
+    base = hook_env(data_dir, port, **{**own_models(root), **extra})
     return spawn.service_env(data_dir, port, base, code_root=root.resolve())
+
+
+def own_models(root: Path) -> dict[str, str]:
+    """The model builds in another checkout's venv (``<root>/.venv/share/workbench``), as the
+    ``WORKBENCH_*_MODEL_DIR`` settings that point its service at them; nothing for this one.
+
+    Why: every variant's service runs on this interpreter, and a model directory defaults to
+    the interpreter's venv, so a checkout from before a model change served the new model and
+    a before/after run compared it with itself (issue 21, stop 50: the fine-tuned MiniLM).
+    """
+    if root.resolve() == ROOT.resolve():
+        return {}
+    from workbench.recall.embed import STATIC_MODEL_NAME
+    from workbench.recall.onnx_export import ONNX_MODEL_NAME
+
+    share = root / ".venv" / "share" / "workbench"
+    wanted = {
+        "WORKBENCH_ONNX_MODEL_DIR": share / ONNX_MODEL_NAME,
+        "WORKBENCH_STATIC_MODEL_DIR": share / STATIC_MODEL_NAME,
+    }
+    return {key: str(where) for key, where in wanted.items() if (where / "manifest.json").is_file()}
 
 
 def health(port: int, timeout: float = 1.0) -> dict[str, Any] | None:

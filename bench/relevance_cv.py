@@ -65,7 +65,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench import relevance_readings  # noqa: E402
 from bench.relevance import metrics  # noqa: E402
-from bench.relevance_sets import Loaded, available_sets, load, minilm  # noqa: E402
+from bench.relevance_sets import Loaded, available_sets, load, served  # noqa: E402
 from workbench.recall import feedback, fts, fusion, query_dates  # noqa: E402
 from workbench.recall.filters import SearchFilters  # noqa: E402
 from workbench.recall.fusion import FusionParams  # noqa: E402
@@ -366,7 +366,7 @@ def main() -> None:
     parser.add_argument("--rerank", action="store_true", help="also the reranker's 5-fold CV")
     parser.add_argument("--set", action="append", help="only these sets (default: every one)")
     args = parser.parse_args()
-    model = minilm()
+    model = served()
     names = [n for n in available_sets(args.qmsum) if not args.set or n in args.set]
     every: list[Case] = []
     groups: dict[str, list[Any]] = {}

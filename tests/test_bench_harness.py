@@ -89,6 +89,29 @@ def test_the_service_environment_drops_the_developers_settings(
     assert env["PYTHONPATH"] == str((tmp_path / "before").resolve())  # that checkout's code
 
 
+def test_another_checkouts_service_serves_that_checkouts_own_models(tmp_path: Path) -> None:
+    """A before/after run across a model change: every variant's service runs on this
+    interpreter, whose venv holds the new model, so the old checkout must be pointed at the
+    builds of its own venv, or it serves the new model and the run compares it with itself."""
+    before = tmp_path / "before"
+    share = before / ".venv" / "share" / "workbench"
+    onnx_dir, static_dir = share / "minilm-l6-v2-int8", share / "minilm-static-256"
+    assert harness.own_models(before) == {}  # no venv there: the service's defaults
+    for where in (onnx_dir, static_dir):
+        where.mkdir(parents=True)
+        (where / "manifest.json").write_text("{}", encoding="utf-8")
+    env = harness.service_env(tmp_path / "data", 4242, root=before)
+    assert env["WORKBENCH_ONNX_MODEL_DIR"] == str(onnx_dir)
+    assert env["WORKBENCH_STATIC_MODEL_DIR"] == str(static_dir)
+    elsewhere = str(tmp_path / "elsewhere")
+    named = harness.service_env(
+        tmp_path / "data", 4242, root=before, WORKBENCH_ONNX_MODEL_DIR=elsewhere
+    )
+    assert named["WORKBENCH_ONNX_MODEL_DIR"] == elsewhere  # a variant's own setting wins
+    this = harness.service_env(tmp_path / "data", 4242)
+    assert "WORKBENCH_ONNX_MODEL_DIR" not in this  # this checkout: its venv's, by default
+
+
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_every_bench_script_still_parses_its_arguments(script: str) -> None:
     out = run_bench(f"bench/{script}", "--help", timeout=120)

