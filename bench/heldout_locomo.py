@@ -30,6 +30,12 @@ hybrid R@10 0.742, R@5 0.654, MRR 0.512 and session R@10 0.933 are, for the fuse
 ``bcbf170``, hit@10 0.667 and 0.740, hit@5 0.663, MRR 0.506 and session hit@10 0.921; the share
 figures (R@5, R@10, session R@10) are well below them. So both readings are printed.
 
+A variant from another checkout serves the model builds of that checkout's own venv
+(``harness.own_models``), or ``WORKBENCH_ONNX_MODEL_DIR`` / ``WORKBENCH_STATIC_MODEL_DIR`` as
+its ``KEY=VALUE`` pairs name them: across a model change (the fine-tuned MiniLM of stop 50), a
+worktree whose ``.venv`` is a link to this one's must name the old builds (``workbench models
+build --base --into DIR --static-into DIR`` makes them), or both variants serve the new model.
+
 Usage: python bench/heldout_locomo.py --data /path/to/locomo [--variant before=/old/checkout]
        [--variant after=.] [--questions N] [--json]
 """
