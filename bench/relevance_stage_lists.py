@@ -86,7 +86,7 @@ if str(ROOT) not in sys.path:
 from bench import relevance_ltr as ltr  # noqa: E402
 from bench import relevance_readings  # noqa: E402
 from bench.relevance_rerank import collect  # noqa: E402
-from bench.relevance_sets import Loaded, available_sets, load, minilm  # noqa: E402
+from bench.relevance_sets import Loaded, available_sets, load, served  # noqa: E402
 from workbench.recall import rerank_features, rerank_learned, rerank_maxsim, rerank_tokens  # noqa: E402
 from workbench.recall.rerank_features import Candidates, ObsText  # noqa: E402
 from workbench.recall.rerank_tokens import TokenTable  # noqa: E402
@@ -277,11 +277,12 @@ def folds(
 def stage_models() -> tuple[TokenTable, Any]:
     """The static word-piece table the stage's MaxSim reads and the MiniLM the sets are
     embedded with, for every bench that collects the stage's rows; exits saying why when the
-    static model is missing (``make install`` builds it)."""
+    static model is missing (``make install`` builds it). The MiniLM is the served one
+    (``relevance_sets.served``): the stage is fit to the scores search serves."""
     reason = rerank_tokens.static_problem()
     if reason is not None:
         raise SystemExit(f"no static model for the learned stage's MaxSim: {reason}")
-    return rerank_tokens.load_static(), minilm()
+    return rerank_tokens.load_static(), served()
 
 
 def cached_rows(
