@@ -7,8 +7,8 @@ the two-tier index's fast tier (workbench/recall/static_distill.py): distilled f
 weights (for the fine-tuned model through a temporary ``--base`` build, ~15 s with torch) and
 calibrated to the served model's cosines.
 ``make install`` runs this; running it again keeps complete artifacts from the same weights.
-Switching weights gives the vectors another name, so a store's vectors are rebuilt by the
-service's index switch (``workbench index``), never mixed.
+Switching weights gives the vectors another name, so the service's embedding worker embeds a
+store's memories again on its next start; the two models' vectors never mix.
 """
 
 from __future__ import annotations
