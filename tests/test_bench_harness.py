@@ -126,6 +126,7 @@ def test_every_bench_script_still_parses_its_arguments(script: str) -> None:
         ("bench/hooks.py", "--runs", "1", "--cold", "1"),
         ("bench/hooks_ab.py", "--before", ".", "--after", ".", "--runs", "1", "--settle", "0"),
         ("bench/service_bursts.py", "--n", "300", "--bursts", "1", "--clients", "2", "--warm", "2"),
+        ("bench/vector_subsets.py", "--vectors", "16000", "--queries", "3"),
     ],
     ids=lambda argv: Path(argv[0]).stem,
 )

@@ -48,9 +48,11 @@ the next add/remove (no SQL collecting ids); a removal clears a live bit (no kin
 overwrites the slot's codes with zeros (``_scrub``: a forgotten vector leaves no copy in memory
 or in the next save); dead slots are compacted away once they outnumber the live ones.
 
-Filtered search: a small allowed set (≤ ``SUBSET_EXACT`` slots) is scored directly from its
-stored vectors, which stays exact under any selectivity; a larger one is passed to FAISS as an
-``IDSelectorBitmap`` (a graph kind scans it exactly unless it keeps ``GRAPH_MIN_SHARE``).
+Filtered search: a tiny allowed set (``_direct_limit``: a few dozen slots, ~200 at 100k) is
+scored from its decoded vectors; a set up to ``SUBSET_EXACT`` slots by an exact FAISS scan of
+the stored codes under its ``IDSelectorBitmap`` (a graph kind: its storage), both exact under
+any selectivity; a larger one is searched as the whole index is (the prefilter, or the graph
+unless the set keeps less than ``GRAPH_MIN_SHARE``), under its bitmap.
 """
 
 from __future__ import annotations
@@ -75,6 +77,10 @@ from workbench.store.connection import atomic
 IndexKind = Literal["flat", "hnsw", "fp16", "hnsw_fp16", "sq8"]
 KINDS: tuple[str, ...] = ("flat", "hnsw", "fp16", "hnsw_fp16", "sq8")
 SUBSET_EXACT = 4096
+# A filter this small (or ``ntotal // DIRECT_SHARE``) is scored from its decoded vectors; a
+# larger one up to ``SUBSET_EXACT`` by an exact FAISS scan under its bitmap (``_direct_limit``).
+DIRECT_MIN = 32
+DIRECT_SHARE = 512
 HNSW_M = 32
 # 200, not 80: at 100k near-duplicate clusters an efConstruction-80 graph left ~1% of queries
 # stranded in the wrong cluster even at efSearch 1024; 200 builds in ~30 s per 100k, not 12.
@@ -578,9 +584,19 @@ class VectorIndex:
                     slots, selector = np.flatnonzero(mask), None
                 if not len(slots):
                     return []
-                if len(slots) <= SUBSET_EXACT:
+                if len(slots) <= self._direct_limit():
                     return self._score_slots(q, slots, k, exact)
                 k = min(k, len(slots))
+                if len(slots) <= SUBSET_EXACT:
+                    # Trigger: a project or id filter of a few hundred to a few thousand
+                    # slots. Why: FAISS scans the stored codes exactly under the bitmap (a
+                    # graph kind: its storage), ~0.5 ms at 100k, where decoding each slot's
+                    # vector for a numpy product cost ~3 µs a slot (4,000 slots: 14 ms;
+                    # bench/vector_subsets.py). Outcome: exact at any selectivity, as before,
+                    # and the full scan's own scores.
+                    if selector is None:
+                        selector = self._bitmap(mask)
+                    return self._faiss_search(q, k, selector, exact, graph=False)
                 if (found := self._prefiltered(q, k, mask, len(slots))) is not None:
                     return found
                 if selector is None:
@@ -659,6 +675,16 @@ class VectorIndex:
         prefilter = self._prefilter
         return prefilter is not None and prefilter.ntotal == int(self._index.ntotal)
 
+    def _direct_limit(self) -> int:
+        """The most slots a filtered search scores from their decoded vectors (``_score_slots``)
+        rather than by a FAISS scan under a bitmap.
+
+        Decoding costs ~3 µs a slot; the scan ~30 µs plus ~5 ns for every slot of the index,
+        allowed or not (measured on 2 cores, fp16, bench/vector_subsets.py): so a few dozen
+        slots in a small index, ~200 at 100k.
+        """
+        return max(DIRECT_MIN, int(self._index.ntotal) // DIRECT_SHARE)
+
     def _graph_for(self, allowed: int) -> bool:
         """Whether a search over ``allowed`` live slots walks the graph (else: exact scan).
 
@@ -688,7 +714,7 @@ class VectorIndex:
         everything = projects == _ALL_LIVE
         mask = self._live if everything else self._mask(None, projects)
         slots = np.flatnonzero(mask)
-        wanted = everything or len(slots) > SUBSET_EXACT  # small sets are scored directly
+        wanted = everything or len(slots) > self._direct_limit()  # the smallest: directly
         entry = (mask, slots, self._bitmap(mask) if wanted else None)
         self._selectors[projects] = (self._version, entry)
         return entry
