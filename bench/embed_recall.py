@@ -106,6 +106,8 @@ FUSED_LN = "rows8 t128 fused-ln"
 STUDENTS: dict[str, int] = {"L3 distil t128": 3, "L2 distil t128": 2}
 # all six layers fine-tuned on QMSum train's question → span pairs by bench/embed_tune.py
 TUNED = "tuned t128"
+TUNED_MIXED = "tuned qmsum+friends t128"
+TUNED_ON = {TUNED: ("qmsum",), TUNED_MIXED: ("qmsum", "friends")}  # embed_tune.py --data
 BASELINE = "int8 t128"
 TORCH = "torch fp32"  # the same weights unquantised: how far int8 already moved recall
 
@@ -128,9 +130,10 @@ def student_dir(layers: int) -> Path:
     return VARIANT_DIR / f"distil-l{layers}"
 
 
-def tuned_dir() -> Path:
-    """Where ``bench/embed_tune.py`` writes its fine-tuned MiniLM."""
-    return VARIANT_DIR / "tuned"
+def tuned_dir(data: Sequence[str] = ("qmsum",)) -> Path:
+    """Where ``bench/embed_tune.py`` writes its MiniLM fine-tuned on ``data``'s pairs
+    (``tuned``: QMSum's alone, the shipped model's recipe)."""
+    return VARIANT_DIR / ("tuned" if list(data) == ["qmsum"] else "-".join(["tuned", *data]))
 
 
 def embedder(name: str) -> CachedEmbedder:
@@ -146,10 +149,11 @@ def embedder(name: str) -> CachedEmbedder:
         path, cut = student_dir(STUDENTS[name]), 128
         if read_manifest(path) is None:
             sys.exit(f"no student at {path}: run bench/embed_student.py --layers {STUDENTS[name]}")
-    elif name == TUNED:
-        path, cut = tuned_dir(), 128
+    elif name in TUNED_ON:
+        path, cut = tuned_dir(TUNED_ON[name]), 128
         if read_manifest(path) is None:
-            sys.exit(f"no fine-tuned model at {path}: run bench/embed_tune.py")
+            data = ",".join(TUNED_ON[name])
+            sys.exit(f"no fine-tuned model at {path}: run bench/embed_tune.py --data {data}")
     else:
         ops, cut, layers = VARIANTS[name]
         path = model_dir(ops, layers)
@@ -187,7 +191,7 @@ def paired(base: Rows, other: Rows, idx: Sequence[int], k: int) -> tuple[float, 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
-        "--variant", choices=[*VARIANTS, FUSED_LN, *STUDENTS, TUNED, TORCH], action="append"
+        "--variant", choices=[*VARIANTS, FUSED_LN, *STUDENTS, *TUNED_ON, TORCH], action="append"
     )
     parser.add_argument("--set", action="append", help="only these sets (default: every one)")
     parser.add_argument("--cv", action="store_true", help="hybrid fused per held-out set")
