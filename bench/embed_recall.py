@@ -197,7 +197,7 @@ def main() -> None:
     parser.add_argument("--cv", action="store_true", help="hybrid fused per held-out set")
     parser.add_argument(
         "--baseline",
-        choices=[*VARIANTS, FUSED_LN],
+        choices=[*VARIANTS, FUSED_LN, *TUNED_ON],
         default=BASELINE,
         help="the Δ columns' reference",
     )

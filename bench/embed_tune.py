@@ -58,6 +58,21 @@ or turn twice in a batch. The settings are the shipped recipe's, fixed before an
 ``tuned-qmsum-friends`` beside ``tuned`` (``embed_recall.tuned_dir``); measured as the variant
 ``"tuned qmsum+friends t128"``.
 
+What it found (stop 51; 2,486 s of training, loss → ~0.4; sha256 ``78977749…``), **not
+adopted**. The rule, written down before any figure: adopt only if no set, mode or metric of
+``bench/embed_recall.py --variant "tuned t128" --variant "tuned qmsum+friends t128" --baseline
+"tuned t128" --cv`` falls more than 2 SE below the shipped model. Two do, both QMSum's own
+kind of talk, which got half the steps: meetings R@10 −0.012 ± 0.011 (vector and hybrid
+alike) and committee hybrid R@10 −0.030 ± 0.022 (0.462 → 0.432; full text 0.418). Elsewhere
+it gains: friends (in-domain) vector R@10 +0.137 ± 0.042, hybrid +0.067 ± 0.037; memorybank
+hybrid R@10 +0.041 ± 0.037, MRR +0.041 ± 0.032; conversations hybrid MRR +0.062 ± 0.056;
+coding hybrid R@10 +0.014 ± 0.048 (0.819 → 0.833), MRR +0.023; hotpot and musique within
+noise (musique vector MRR −0.032 ± 0.050). The held-out LoCoMo ran beside that CV (its first
+launch stopped on a CLI error, so the held-out table came first; it did not enter the rule):
+hybrid R@5 0.677 → 0.693, R@10 0.749 → 0.779, MRR 0.574 → 0.593, hit@10 0.824 → 0.852,
+session hit@10 0.949 → 0.953; vector alone hit@10 0.639 → 0.744. Next: a recipe that keeps
+QMSum's 600 steps and adds the FriendsQA ones (900 in all), measured by the same rule.
+
 Usage: python bench/embed_tune.py [--steps 600] [--batch 32] [--rate 2e-5]
        [--data qmsum[,friends]]
 """
