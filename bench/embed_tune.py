@@ -288,8 +288,11 @@ def main() -> None:
             file=sys.stderr,
             flush=True,
         )
-    dealt = batches(sources[0], args.batch, args.steps) if len(sources) == 1 else None
-    model = tune(dealt or mixed(sources, args.batch, args.steps), args.rate)
+    if len(sources) == 1:
+        dealt = batches(sources[0], args.batch, args.steps)  # the shipped recipe's deal
+    else:
+        dealt = mixed(sources, args.batch, args.steps)
+    model = tune(dealt, args.rate)
     target = tuned_dir(names)
     save_onnx(
         model,

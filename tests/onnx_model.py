@@ -26,8 +26,11 @@ from workbench.recall.onnx_export import ONNX_MODEL_NAME
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def models_build(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
-    """``workbench models build ARGS --json`` as a user runs it: offline, no WORKBENCH_*."""
+def models_build(
+    *args: str, timeout: float, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``workbench models build ARGS --json`` as a user runs it: offline, no WORKBENCH_*
+    (``env``: more variables, e.g. a ``PYTHONPATH`` that shadows a module)."""
     return subprocess.run(
         [sys.executable, "-m", "workbench", "models", "build", *args, "--json"],
         cwd=ROOT,
@@ -38,6 +41,7 @@ def models_build(*args: str, timeout: float) -> subprocess.CompletedProcess[str]
             **{k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_")},
             "HF_HUB_OFFLINE": "1",
             "TRANSFORMERS_OFFLINE": "1",
+            **(env or {}),
         },
     )
 

