@@ -107,7 +107,12 @@ STUDENTS: dict[str, int] = {"L3 distil t128": 3, "L2 distil t128": 2}
 # all six layers fine-tuned on QMSum train's question → span pairs by bench/embed_tune.py
 TUNED = "tuned t128"
 TUNED_MIXED = "tuned qmsum+friends t128"
-TUNED_ON = {TUNED: ("qmsum",), TUNED_MIXED: ("qmsum", "friends")}  # embed_tune.py --data
+TUNED_MIXED2 = "tuned 2qmsum+friends t128"  # QMSum keeps its 600 steps, FriendsQA adds 300
+TUNED_ON = {
+    TUNED: ("qmsum",),
+    TUNED_MIXED: ("qmsum", "friends"),
+    TUNED_MIXED2: ("qmsum:2", "friends"),
+}  # embed_tune.py --data
 BASELINE = "int8 t128"
 TORCH = "torch fp32"  # the same weights unquantised: how far int8 already moved recall
 
@@ -133,7 +138,8 @@ def student_dir(layers: int) -> Path:
 def tuned_dir(data: Sequence[str] = ("qmsum",)) -> Path:
     """Where ``bench/embed_tune.py`` writes its MiniLM fine-tuned on ``data``'s pairs
     (``tuned``: QMSum's alone, the shipped model's recipe)."""
-    return VARIANT_DIR / ("tuned" if list(data) == ["qmsum"] else "-".join(["tuned", *data]))
+    parts = [d.replace(":", "x") for d in data]
+    return VARIANT_DIR / ("tuned" if parts == ["qmsum"] else "-".join(["tuned", *parts]))
 
 
 def embedder(name: str) -> CachedEmbedder:

@@ -73,8 +73,13 @@ hybrid R@5 0.677 → 0.693, R@10 0.749 → 0.779, MRR 0.574 → 0.593, hit@10 0.
 session hit@10 0.949 → 0.953; vector alone hit@10 0.639 → 0.744. Next: a recipe that keeps
 QMSum's 600 steps and adds the FriendsQA ones (900 in all), measured by the same rule.
 
+``--data qmsum:2,friends --steps 900`` (stop 52) is that recipe: a source's ``:N`` gives it N
+steps of each round, so QMSum gets 600 steps and FriendsQA 300, each dealt as in the 1:1 run
+(equal shares deal exactly as before). Written to ``tuned-qmsumx2-friends``; measured as the
+variant ``"tuned 2qmsum+friends t128"``.
+
 Usage: python bench/embed_tune.py [--steps 600] [--batch 32] [--rate 2e-5]
-       [--data qmsum[,friends]]
+       [--data qmsum[:N][,friends[:N]]]
 """
 
 from __future__ import annotations
@@ -213,16 +218,39 @@ def batches(
 
 
 def mixed(
-    sources: list[list[tuple[str, list[str]]]], size: int, steps: int
+    sources: list[list[tuple[str, list[str]]]],
+    size: int,
+    steps: int,
+    shares: list[int] | None = None,
 ) -> list[list[tuple[str, str]]]:
-    """``steps`` batches taking the sources in turn (step n from source n mod their count):
-    each batch holds one corpus only, so its in-batch negatives are turns of the same kind of
-    talk (a meeting turn is an easy negative for a question about a sitcom scene)."""
+    """``steps`` batches taking the sources in turn, source n for ``shares[n]`` steps of each
+    round (one step each by default): each batch holds one corpus only, so its in-batch
+    negatives are turns of the same kind of talk (a meeting turn is an easy negative for a
+    question about a sitcom scene). Source n is dealt with seed n, so equal shares deal as
+    they did before shares existed."""
+    rounds = [n for n, share in enumerate(shares or [1] * len(sources)) for _ in range(share)]
+    turn = [rounds[step % len(rounds)] for step in range(steps)]
     dealt = [
-        batches(pairs, size, -(-(steps - n) // len(sources)), seed=n, distinct=True)
+        iter(batches(pairs, size, turn.count(n), seed=n, distinct=True))
         for n, pairs in enumerate(sources)
     ]
-    return [dealt[step % len(sources)][step // len(sources)] for step in range(steps)]
+    return [next(dealt[n]) for n in turn]
+
+
+def parsed_data(text: str) -> list[tuple[str, int]]:
+    """``--data``'s sources with their shares: ``qmsum:2,friends`` → qmsum 2, friends 1."""
+    out: list[tuple[str, int]] = []
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        name, _, share = part.partition(":")
+        if name not in SOURCES or not (share or "1").isdigit() or int(share or "1") < 1:
+            raise ValueError(
+                f"{part!r}: a source is one of {', '.join(SOURCES)}, optionally with :N"
+                " (a whole number ≥ 1)"
+            )
+        out.append((name, int(share or "1")))
+    if not out or len({n for n, _ in out}) != len(out):
+        raise ValueError(f"{text!r}: name at least one source, each once")
+    return out
 
 
 def tune(dealt: list[list[tuple[str, str]]], rate: float) -> Any:
@@ -274,12 +302,17 @@ def main() -> None:
     parser.add_argument(
         "--data",
         default="qmsum",
-        help=f"the pairs' sources, comma-separated, taken in turn by batch: {', '.join(SOURCES)}",
+        help=(
+            f"the pairs' sources, comma-separated, taken in turn by batch: {', '.join(SOURCES)};"
+            " name:N gives a source N steps of each round (qmsum:2,friends)"
+        ),
     )
     args = parser.parse_args()
-    names = [n.strip() for n in args.data.split(",") if n.strip()]
-    if not names or any(n not in SOURCES for n in names):
-        parser.error(f"--data takes {', '.join(SOURCES)} (comma-separated), not {args.data!r}")
+    try:
+        data = parsed_data(args.data)
+    except ValueError as exc:
+        parser.error(f"--data {exc}")
+    names = [n for n, _ in data]
     started = time.monotonic()
     sources = [SOURCES[n]() for n in names]
     for name, pairs in zip(names, sources, strict=True):
@@ -291,14 +324,18 @@ def main() -> None:
     if len(sources) == 1:
         dealt = batches(sources[0], args.batch, args.steps)  # the shipped recipe's deal
     else:
-        dealt = mixed(sources, args.batch, args.steps)
+        dealt = mixed(sources, args.batch, args.steps, [share for _, share in data])
     model = tune(dealt, args.rate)
-    target = tuned_dir(names)
+    target = tuned_dir([f"{n}:{share}" if share > 1 else n for n, share in data])
     save_onnx(
         model,
         target,
         {
-            "tuned_on": " + ".join(TUNED_ON[n] for n in names),
+            "tuned_on": " + ".join(
+                TUNED_ON[n]
+                + (f" ({share} steps of every {sum(s for _, s in data)})" if len(data) > 1 else "")
+                for n, share in data
+            ),
             "steps": args.steps,
             "batch": args.batch,
             "rate": args.rate,

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from bench import cross_encoder_cost, embed_tune
 from tests.conftest import run_bench, store_of_titles
 
@@ -83,3 +85,32 @@ def test_the_price_table_runs_the_shipped_model_over_pairs() -> None:
     rows = [line.split() for line in proc.stdout.splitlines() if line.split()[:1] == ["6"]]
     assert [row[1] for row in rows] == ["query", "2", "3"]
     assert all(float(row[2]) > 0 for row in rows)
+
+
+def test_shares_give_each_source_its_steps_of_every_round_in_its_own_deal() -> None:
+    meetings = [(f"meeting q{q}", [f"meeting t{q}.{t}" for t in range(3)]) for q in range(12)]
+    scenes = [(f"scene q{q}", [f"scene t{q}"]) for q in range(8)]
+
+    dealt = embed_tune.mixed([meetings, scenes], size=4, steps=9, shares=[2, 1])
+
+    # rounds of two meeting batches then one scene batch; a batch holds one source only
+    kinds = [{q.split()[0] for q, _ in batch} for batch in dealt]
+    assert kinds == [{"meeting"}, {"meeting"}, {"scene"}] * 3
+    # each source's batches are its own deal, in order (seed = the source's place)
+    own = embed_tune.batches(meetings, 4, 6, seed=0, distinct=True)
+    assert [b for b, k in zip(dealt, kinds, strict=True) if k == {"meeting"}] == own
+    # equal shares are the default: the sources simply take turns
+    assert embed_tune.mixed([meetings, scenes], 4, 4) == embed_tune.mixed(
+        [meetings, scenes], 4, 4, shares=[1, 1]
+    )
+
+
+def test_data_names_sources_with_whole_shares() -> None:
+    assert embed_tune.parsed_data("qmsum:2, friends") == [("qmsum", 2), ("friends", 1)]
+    assert embed_tune.parsed_data("qmsum") == [("qmsum", 1)]
+
+
+@pytest.mark.parametrize("bad", ["", "qmsum:0", "qmsum:x", "qmsum,qmsum", "meetings", "qmsum:-1"])
+def test_data_refuses_unknown_repeated_or_empty_sources_and_bad_shares(bad: str) -> None:
+    with pytest.raises(ValueError, match="source"):
+        embed_tune.parsed_data(bad)
