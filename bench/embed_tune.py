@@ -78,6 +78,20 @@ steps of each round, so QMSum gets 600 steps and FriendsQA 300, each dealt as in
 (equal shares deal exactly as before). Written to ``tuned-qmsumx2-friends``; measured as the
 variant ``"tuned 2qmsum+friends t128"``.
 
+What it found (stop 52; 4,408 s with the export; sha256 ``6c0f55bb…``), **not adopted**, by
+the same rule: musique vector MRR −0.058 ± 0.052 (0.738 → 0.680) falls 0.006 beyond 2 SE (the
+1:1 run had −0.032 ± 0.050 there: the same direction). Every other set, mode and metric is
+inside 2 SE, and QMSum's two kinds of talk, which the 1:1 run lost, are level: meetings R@10
+−0.001 ± 0.007 (vector), −0.000 ± 0.010 (hybrid); committee hybrid R@10 +0.004 ± 0.020, MRR
+−0.026 ± 0.032. It gains: friends (in-domain) vector R@10 +0.152 ± 0.043, hybrid R@10 +0.095 ±
+0.035, MRR +0.057 ± 0.025; memorybank hybrid R@10 +0.026 ± 0.030, MRR +0.037 ± 0.035;
+conversations vector MRR +0.050 ± 0.060. The held-out LoCoMo was not asked (nothing to
+adopt). A note on the rule, for the next retrain and not applied to this one: it makes 32
+paired tests at 2 SE, so even a model exactly as good as the shipped one would break it by
+chance often (1 − 0.977³² ≈ 0.52 were the cells independent; they are correlated, so less);
+a rule fixed before the next figure should correct for that (Holm's method over the 32
+cells, or the hybrid cells the product serves).
+
 Usage: python bench/embed_tune.py [--steps 600] [--batch 32] [--rate 2e-5]
        [--data qmsum[:N][,friends[:N]]]
 """
