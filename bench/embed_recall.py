@@ -56,7 +56,10 @@ figures are held out by construction. Hybrid is fused with each fold's parameter
 ``bench/relevance_cv.py``'s grid, leaving the reported set out (``--cv``; otherwise with the
 shipped defaults, ``FusionParams()``). Per set and variant: R@5 / R@10 / MRR of vector alone and
 of hybrid, and the difference to the shipped build (``int8 t128``) with twice its standard error
-over questions (paired): "within noise" means |Δ| < 2 SE.
+over questions (paired): "within noise" means |Δ| < 2 SE. The last line per variant counts its
+cells (set × vector/hybrid × R@10/MRR) more than 2 SE below the baseline, and names those
+Holm's method finds worse with a family-wise error of 0.05 (``holm_worse``): the adoption
+rule for a retrained model since stop 52 (``bench/embed_tune.py``).
 
 Usage: python bench/embed_recall.py [--variant NAME ...] [--set NAME ...] [--cv]
        [--baseline NAME]
@@ -194,6 +197,30 @@ def paired(base: Rows, other: Rows, idx: Sequence[int], k: int) -> tuple[float, 
     return mean, math.sqrt(var / len(diffs))
 
 
+def worse_p(mean: float, se: float) -> float:
+    """One-sided p-value of "worse than the baseline" for a paired mean difference and its
+    standard error (normal approximation; a difference with no spread is certain)."""
+    if se <= 0:
+        return 0.0 if mean < 0 else 1.0 if mean > 0 else 0.5
+    return 0.5 * math.erfc(-(mean / se) / math.sqrt(2))
+
+
+def holm_worse(cells: Sequence[tuple[str, float, float]], alpha: float = 0.05) -> list[str]:
+    """The cells (``label, mean, se``) Holm's step-down method finds worse than the baseline
+    with family-wise error ``alpha`` over all of them.
+
+    Why: an adoption rule of "no cell more than 2 SE below" over 32 cells (8 sets × 2 modes ×
+    R@10 and MRR) is broken by chance often even by a model as good as the baseline (stop 52).
+    Holm's method keeps the chance that any flagged cell is a false alarm at ``alpha``."""
+    ranked = sorted(cells, key=lambda c: worse_p(c[1], c[2]))
+    worse: list[str] = []
+    for n, (label, mean, se) in enumerate(ranked):
+        if worse_p(mean, se) > alpha / (len(ranked) - n):
+            break
+        worse.append(label)
+    return worse
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
@@ -252,13 +279,14 @@ def main() -> None:
         }
     fusion = "each set fused as chosen leaving it out" if args.cv else "shipped fusion defaults"
     print(f"R@5 / R@10 / MRR per set ({fusion}); Δ vs {baseline} ± 2 SE (paired, by question)")
+    cells: dict[str, list[tuple[str, float, float]]] = {v: [] for v in chosen if v != baseline}
     for name in names:
         idx = [i for i, s in enumerate(sets_of) if s == name]
         fts = results[baseline]["fts"]
         means = [sum(fts[i][k] for i in idx) / len(idx) for k in range(3)]
         print(f"\n{name} ({len(idx)} questions)   fts {'/'.join(f'{m:.3f}' for m in means)}")
         for variant in chosen:
-            cells = []
+            shown_modes = []
             for mode in ("vector", "hybrid"):
                 rows = results[variant][mode]
                 base = results[baseline][mode]
@@ -267,8 +295,20 @@ def main() -> None:
                 if variant != baseline:
                     (d10, e10), (dmrr, emrr) = (paired(base, rows, idx, k) for k in (1, 2))
                     shown += f" (R@10 {d10:+.3f}±{2 * e10:.3f}, MRR {dmrr:+.3f}±{2 * emrr:.3f})"
-                cells.append(f"{mode} {shown}")
-            print(f"  {variant:12s} " + " | ".join(cells))
+                    cells[variant] += [
+                        (f"{name} {mode} R@10", d10, e10),
+                        (f"{name} {mode} MRR", dmrr, emrr),
+                    ]
+                shown_modes.append(f"{mode} {shown}")
+            print(f"  {variant:12s} " + " | ".join(shown_modes))
+    for variant, mine in cells.items():
+        beyond = [f"{label} {d:+.3f}±{2 * e:.3f}" for label, d, e in mine if d < -2 * e]
+        worse = holm_worse(mine)
+        print(
+            f"\n{variant} vs {baseline} over {len(mine)} cells: {len(beyond)} more than 2 SE below"
+            f"{': ' + '; '.join(beyond) if beyond else ''}; worse by Holm (one-sided, family"
+            f" α 0.05): {', '.join(worse) if worse else 'none'}"
+        )
 
 
 if __name__ == "__main__":

@@ -89,8 +89,10 @@ conversations vector MRR +0.050 ± 0.060. The held-out LoCoMo was not asked (not
 adopt). A note on the rule, for the next retrain and not applied to this one: it makes 32
 paired tests at 2 SE, so even a model exactly as good as the shipped one would break it by
 chance often (1 − 0.977³² ≈ 0.52 were the cells independent; they are correlated, so less);
-a rule fixed before the next figure should correct for that (Holm's method over the 32
-cells, or the hybrid cells the product serves).
+so the rule for the next candidate, fixed here before its figures, is ``embed_recall.py``'s
+last line: adopt only if Holm's method (one-sided, family α 0.05 over the 32 cells) finds no
+cell worse. This run would pass it (musique's one-sided p 0.013 against 0.05 / 32), but a
+rule chosen after its figures cannot adopt it.
 
 Usage: python bench/embed_tune.py [--steps 600] [--batch 32] [--rate 2e-5]
        [--data qmsum[:N][,friends[:N]]]

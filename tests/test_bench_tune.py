@@ -114,3 +114,21 @@ def test_data_names_sources_with_whole_shares() -> None:
 def test_data_refuses_unknown_repeated_or_empty_sources_and_bad_shares(bad: str) -> None:
     with pytest.raises(ValueError, match="source"):
         embed_tune.parsed_data(bad)
+
+
+def test_the_adoption_check_corrects_for_its_many_cells() -> None:
+    """32 cells, one at -2.2 SE (stop 52's musique vector MRR): beyond 2 SE, but not worse by
+    Holm over the family; a cell at -4.5 SE is, and a worse one alone is found at once."""
+    from bench.embed_recall import holm_worse, worse_p
+
+    level = [(f"cell {n}", 0.0, 0.02) for n in range(31)]
+    edge = ("musique vector MRR", -0.058, 0.026)
+    assert edge[1] < -2 * edge[2]
+    assert holm_worse([*level, edge]) == []
+    far = ("meetings hybrid R@10", -0.045, 0.010)
+    assert holm_worse([*level, edge, far]) == ["meetings hybrid R@10"]
+    assert holm_worse([edge]) == ["musique vector MRR"]  # one test: alpha itself
+    assert worse_p(-0.01, 0.0) == 0.0
+    assert worse_p(0.01, 0.0) == 1.0
+    assert worse_p(0.0, 0.0) == 0.5
+    assert worse_p(-0.02, 0.01) == pytest.approx(0.02275, abs=1e-4)
