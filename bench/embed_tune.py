@@ -349,7 +349,7 @@ def main() -> None:
         {
             "tuned_on": " + ".join(
                 TUNED_ON[n]
-                + (f" ({share} steps of every {sum(s for _, s in data)})" if len(data) > 1 else "")
+                + (f" ({share} of every {sum(s for _, s in data)} steps)" if len(data) > 1 else "")
                 for n, share in data
             ),
             "steps": args.steps,
