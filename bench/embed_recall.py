@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import statistics
 import sys
 import tempfile
 import time
@@ -202,7 +203,7 @@ def worse_p(mean: float, se: float) -> float:
     standard error (normal approximation; a difference with no spread is certain)."""
     if se <= 0:
         return 0.0 if mean < 0 else 1.0 if mean > 0 else 0.5
-    return 0.5 * math.erfc(-(mean / se) / math.sqrt(2))
+    return statistics.NormalDist().cdf(mean / se)
 
 
 def holm_worse(cells: Sequence[tuple[str, float, float]], alpha: float = 0.05) -> list[str]:
@@ -212,10 +213,10 @@ def holm_worse(cells: Sequence[tuple[str, float, float]], alpha: float = 0.05) -
     Why: an adoption rule of "no cell more than 2 SE below" over 32 cells (8 sets × 2 modes ×
     R@10 and MRR) is broken by chance often even by a model as good as the baseline (stop 52).
     Holm's method keeps the chance that any flagged cell is a false alarm at ``alpha``."""
-    ranked = sorted(cells, key=lambda c: worse_p(c[1], c[2]))
+    ranked = sorted((worse_p(mean, se), label) for label, mean, se in cells)
     worse: list[str] = []
-    for n, (label, mean, se) in enumerate(ranked):
-        if worse_p(mean, se) > alpha / (len(ranked) - n):
+    for n, (p, label) in enumerate(ranked):
+        if p > alpha / (len(ranked) - n):
             break
         worse.append(label)
     return worse
